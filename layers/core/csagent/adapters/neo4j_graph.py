@@ -1,0 +1,65 @@
+"""Neo4j adapter for the `GraphStore` port."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from neo4j import Driver
+
+
+class Neo4jGraph:
+    """`GraphStore` over a neo4j Driver: READ/WRITE transactions, timeouts and row caps."""
+
+    def __init__(self, driver: Driver, database: str = "neo4j", default_timeout_s: float = 10.0) -> None:
+        self._driver = driver
+        self._database = database
+        self._timeout = default_timeout_s
+
+    @property
+    def driver(self) -> Driver:
+        return self._driver
+
+    def _run(self, access: str, cypher: str, params: Mapping[str, Any] | None,
+             timeout_s: float | None, max_rows: int | None) -> list[dict[str, Any]]:
+        from neo4j import Query
+
+        query = Query(cypher, timeout=timeout_s or self._timeout)  # type: ignore[arg-type]
+        def work(tx: Any) -> list[dict[str, Any]]:
+            result = tx.run(query, dict(params or {}))
+            rows: list[dict[str, Any]] = []
+            for record in result:
+                rows.append(record.data())
+                if max_rows is not None and len(rows) >= max_rows:
+                    break
+            return rows
+
+        with self._driver.session(database=self._database) as session:
+            if access == "READ":
+                return session.execute_read(work)
+            return session.execute_write(work)
+
+    def read(self, cypher: str, params: Mapping[str, Any] | None = None, *,
+             timeout_s: float | None = None, max_rows: int | None = None) -> list[dict[str, Any]]:
+        return self._run("READ", cypher, params, timeout_s, max_rows)
+
+    def write(self, cypher: str, params: Mapping[str, Any] | None = None, *,
+              timeout_s: float | None = None) -> list[dict[str, Any]]:
+        return self._run("WRITE", cypher, params, timeout_s, None)
+
+    def ping(self) -> bool:
+        try:
+            return self.read("RETURN 1 AS ok", timeout_s=2.0) == [{"ok": 1}]
+        except Exception:  # noqa: BLE001 - health checks report, never raise
+            return False
+
+
+@lru_cache(maxsize=4)
+def neo4j_driver(uri: str, user: str, password: str) -> Driver:
+    """A process-wide driver per endpoint, created on first use (never at import)."""
+    from neo4j import GraphDatabase
+
+    auth = (user, password) if password else None
+    return GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0, max_connection_pool_size=20)

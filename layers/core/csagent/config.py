@@ -1,0 +1,56 @@
+"""Typed configuration: one pydantic-settings model, read through a cached getter.
+
+Values come from environment variables (the SAM template sets them in AWS; `make` and the
+tests set them locally). Logic never reads `os.environ` directly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Settings shared by the router, tool and worker functions."""
+
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    # Deployment
+    stage: Literal["local", "dev", "prod"] = "local"
+    auth_mode: Literal["jwt", "dev"] = "jwt"
+    aws_region: str = Field(default="us-east-1", alias="AWS_REGION")
+    aws_endpoint_url: str | None = Field(default=None, alias="AWS_ENDPOINT_URL")
+
+    # Neo4j
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str = "neo4j"
+    neo4j_query_timeout_s: float = 10.0
+
+    # DynamoDB / S3 (names as `template.yaml` gives them for the local stack name)
+    checkpoints_table: str = "csagent-local-checkpoints"
+    sessions_table: str = "csagent-local-sessions"
+    checkpoint_ttl_seconds: int = 7 * 24 * 3600
+    checkpoint_bucket: str | None = None
+
+    # Conversation limits
+    max_message_chars: int = 4000
+    max_tasks_per_turn: int = 5
+    embedding_dimension: int = 384
+
+    @model_validator(mode="after")
+    def _dev_auth_is_local_only(self) -> Settings:
+        # Dev auth trusts a header anyone can write; it must never run in a deployed stage.
+        if self.auth_mode == "dev" and self.stage != "local":
+            raise ValueError("AUTH_MODE=dev is only allowed when STAGE=local")
+        return self
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (cached; tests call `get_settings.cache_clear()`)."""
+    return Settings()

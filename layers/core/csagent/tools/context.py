@@ -1,0 +1,19 @@
+"""What a tool may use: the authenticated customer and the ports, nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from csagent.ports import Embedder, GraphStore
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """`customer_id` comes from the authenticated session, never from message text."""
+
+    graph: GraphStore
+    customer_id: str | None
+    embedder: Embedder | None = None
+    roles: frozenset[str] = field(default_factory=lambda: frozenset({"customer"}))

@@ -1,0 +1,259 @@
+"""`template.yaml` is the one source of truth: it parses, it is valid, and it keeps its promises.
+
+Durability and encryption of every table, least-privilege IAM, JWT auth everywhere but the
+health check, and names that resolve for the local stack exactly as the application's
+settings expect them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from csagent.config import Settings
+from devstack.template import load_template, local_resources
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template.yaml"
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_template(TEMPLATE)
+
+
+def _resources_of_type(template: dict[str, Any], *types: str) -> dict[str, dict[str, Any]]:
+    return {name: res for name, res in template["Resources"].items() if res["Type"] in types}
+
+
+def _tables(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        name: res["Properties"] for name, res in _resources_of_type(template, "AWS::DynamoDB::Table").items()
+    }
+
+
+def _allow_statements(template: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every Allow statement an identity policy in the template grants, with its owner."""
+    for name, res in template["Resources"].items():
+        props = res.get("Properties", {})
+        documents: list[Any] = []
+        if res["Type"] in ("AWS::Serverless::Function", "AWS::Serverless::StateMachine"):
+            policies = props.get("Policies", [])
+            for policy in policies if isinstance(policies, list) else [policies]:
+                if isinstance(policy, dict) and "Statement" in policy:
+                    documents.append(policy)
+        elif res["Type"] == "AWS::IAM::Role":
+            documents.extend(p["PolicyDocument"] for p in props.get("Policies", []))
+        elif res["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
+            documents.append(props["PolicyDocument"])
+        for document in documents:
+            statements = document["Statement"]
+            for statement in statements if isinstance(statements, list) else [statements]:
+                if statement.get("Effect") == "Allow":
+                    yield name, statement
+
+
+def _environments(template: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    globals_env = template.get("Globals", {}).get("Function", {}).get("Environment", {})
+    yield "Globals", globals_env.get("Variables", {})
+    for name, res in _resources_of_type(
+        template, "AWS::Serverless::Function", "AWS::Lambda::Function"
+    ).items():
+        yield name, res.get("Properties", {}).get("Environment", {}).get("Variables", {})
+
+
+def test_template_parses_with_cloudformation_short_tags(template: dict[str, Any]) -> None:
+    # Given the SAM template with short tags (!Ref, !GetAtt, !Sub)
+    # When it is loaded
+    router_env = template["Resources"]["RouterFunction"]["Properties"]["Environment"]["Variables"]
+    policies = template["Resources"]["RouterFunction"]["Properties"]["Policies"]
+
+    # Then it is a SAM template and the tags are in CloudFormation's long form
+    assert template["Transform"] == "AWS::Serverless-2016-10-31"
+    assert router_env["CHECKPOINTS_TABLE"] == {"Ref": "CheckpointsTable"}
+    assert {"SQSSendMessagePolicy": {"QueueName": {"Fn::GetAtt": ["HandoffQueue", "QueueName"]}}} in policies
+
+
+def test_cfn_lint_passes() -> None:
+    # Given the cfn-lint of the project's environment
+    cfn_lint = Path(sys.executable).parent / "cfn-lint"
+    executable = str(cfn_lint) if cfn_lint.exists() else shutil.which("cfn-lint")
+    assert executable, "cfn-lint is a dev dependency; install requirements/dev.in"
+
+    # When it lints the template
+    result = subprocess.run(
+        [executable, str(TEMPLATE)], capture_output=True, text=True, timeout=120, check=False
+    )
+
+    # Then it reports nothing at all (no errors, no warnings)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_table_is_billed_on_demand(template: dict[str, Any]) -> None:
+    # Given every DynamoDB table of the template
+    tables = _tables(template)
+
+    # Then each one is PAY_PER_REQUEST
+    assert tables
+    assert {name: props.get("BillingMode") for name, props in tables.items()} == dict.fromkeys(
+        tables, "PAY_PER_REQUEST"
+    )
+
+
+def test_every_table_has_point_in_time_recovery(template: dict[str, Any]) -> None:
+    # Given every DynamoDB table of the template
+    tables = _tables(template)
+
+    # Then each one can be restored to any point in the last 35 days
+    without_pitr = [
+        name
+        for name, props in tables.items()
+        if props.get("PointInTimeRecoverySpecification", {}).get("PointInTimeRecoveryEnabled") is not True
+    ]
+    assert without_pitr == []
+
+
+def test_every_table_is_encrypted(template: dict[str, Any]) -> None:
+    # Given every DynamoDB table of the template
+    tables = _tables(template)
+
+    # Then each one has server-side encryption switched on
+    unencrypted = [
+        name
+        for name, props in tables.items()
+        if props.get("SSESpecification", {}).get("SSEEnabled") is not True
+    ]
+    assert unencrypted == []
+
+
+def test_checkpoints_table_has_the_saver_key_layout_and_ttl(template: dict[str, Any]) -> None:
+    # Given the checkpoints table (langgraph-checkpoint-aws DynamoDBSaver layout)
+    props = _tables(template)["CheckpointsTable"]
+
+    # Then it has string PK/SK keys and expires items on "ttl"
+    assert props["KeySchema"] == [
+        {"AttributeName": "PK", "KeyType": "HASH"},
+        {"AttributeName": "SK", "KeyType": "RANGE"},
+    ]
+    assert {(a["AttributeName"], a["AttributeType"]) for a in props["AttributeDefinitions"]} == {
+        ("PK", "S"),
+        ("SK", "S"),
+    }
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
+
+
+def test_idempotency_table_has_the_powertools_layout(template: dict[str, Any]) -> None:
+    # Given the idempotency table used by Powertools' DynamoDBPersistenceLayer defaults
+    props = _tables(template)["IdempotencyTable"]
+
+    # Then its key is "id" and records expire on "expiration"
+    assert props["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expiration", "Enabled": True}
+
+
+def test_no_allow_statement_uses_a_wildcard_action(template: dict[str, Any]) -> None:
+    # Given every Allow statement of every identity policy in the template
+    statements = list(_allow_statements(template))
+
+    # Then none grants "*", "service:*" or "service:Get*"-style actions, and none uses NotAction
+    offending = []
+    for owner, statement in statements:
+        actions = statement.get("Action", [])
+        actions = actions if isinstance(actions, list) else [actions]
+        if "NotAction" in statement or any("*" in str(action) for action in actions):
+            offending.append((owner, statement.get("Sid"), actions))
+    assert statements, "expected the router's inline statements to be found"
+    assert offending == []
+
+
+def test_no_function_attaches_a_broad_managed_policy(template: dict[str, Any]) -> None:
+    # Given the policies attached to every serverless function
+    functions = _resources_of_type(template, "AWS::Serverless::Function", "AWS::Serverless::StateMachine")
+    names = [
+        policy
+        for res in functions.values()
+        for policy in res["Properties"].get("Policies", [])
+        if isinstance(policy, str)
+    ]
+
+    # Then none is an AWS "full access" / admin managed policy
+    assert [n for n in names if "FullAccess" in n or n in ("AdministratorAccess", "PowerUserAccess")] == []
+
+
+def test_auth_mode_is_jwt_everywhere_and_never_dev(template: dict[str, Any]) -> None:
+    # Given the environment of the globals and of every function
+    auth_modes = {owner: env["AUTH_MODE"] for owner, env in _environments(template) if "AUTH_MODE" in env}
+
+    # Then the globals set JWT auth and nothing overrides it with anything else
+    assert auth_modes.get("Globals") == "jwt"
+    assert set(auth_modes.values()) == {"jwt"}
+
+
+def test_only_the_health_check_is_reachable_without_a_jwt(template: dict[str, Any]) -> None:
+    # Given the HTTP API and the router's routes
+    api_auth = template["Resources"]["HttpApi"]["Properties"]["Auth"]
+    events = template["Resources"]["RouterFunction"]["Properties"]["Events"]
+
+    # Then the JWT authorizer is the default and only GET /healthz opts out of it
+    assert api_auth["DefaultAuthorizer"] == "JwtAuthorizer"
+    assert "JwtConfiguration" in api_auth["Authorizers"]["JwtAuthorizer"]
+    public = [
+        (e["Properties"]["Method"], e["Properties"]["Path"])
+        for e in events.values()
+        if e["Properties"].get("Auth", {}).get("Authorizer") == "NONE"
+    ]
+    assert public == [("GET", "/healthz")]
+
+
+def test_local_table_names_match_the_settings_defaults() -> None:
+    # Given the application's settings defaults (the names the code uses when nothing is set)
+    defaults = Settings.model_fields
+
+    # When the template is resolved for the local stack name
+    resources = local_resources(TEMPLATE, stack_name="csagent-local")
+
+    # Then the checkpoints and sessions tables carry exactly those names
+    assert resources.table("CheckpointsTable").table_name == defaults["checkpoints_table"].default
+    assert resources.table("SessionsTable").table_name == defaults["sessions_table"].default
+
+
+def test_every_physical_name_is_derived_from_the_stack_name() -> None:
+    # Given the template resolved for two different stacks
+    first = local_resources(TEMPLATE, stack_name="csagent-a").names()
+    second = local_resources(TEMPLATE, stack_name="csagent-b").names()
+
+    # Then every table, bucket and queue name is prefixed by its stack and none collide
+    assert all(name.startswith("csagent-a-") for name in first.values())
+    assert all(name.startswith("csagent-b-") for name in second.values())
+    assert set(first.values()).isdisjoint(second.values())
+
+
+def test_router_environment_points_at_template_resources(template: dict[str, Any]) -> None:
+    # Given the router's environment
+    env = template["Resources"]["RouterFunction"]["Properties"]["Environment"]["Variables"]
+
+    # Then the names the application reads are references to resources of this template
+    assert env["CHECKPOINTS_TABLE"] == {"Ref": "CheckpointsTable"}
+    assert env["SESSIONS_TABLE"] == {"Ref": "SessionsTable"}
+    assert env["CHECKPOINT_BUCKET"] == {"Ref": "CheckpointBucket"}
+    assert env["NEO4J_URI"] == {"Ref": "Neo4jUri"}
+    assert env["NEO4J_SECRET_ARN"] == {"Ref": "Neo4jSecretArn"}
+
+
+def test_samconfig_deploys_each_stage_to_its_own_stack() -> None:
+    # Given samconfig.toml
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text(encoding="utf-8"))
+
+    # Then dev and prod deploy their own stage to their own stack, with IAM capability
+    assert config["version"] == 0.1
+    for env, stack in (("default", "csagent-dev"), ("dev", "csagent-dev"), ("prod", "csagent-prod")):
+        deploy = config[env]["deploy"]["parameters"]
+        assert config[env]["global"]["parameters"]["stack_name"] == stack
+        assert deploy["capabilities"] == "CAPABILITY_IAM"
+        assert f'Stage="{stack.removeprefix("csagent-")}"' in deploy["parameter_overrides"]

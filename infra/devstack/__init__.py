@@ -1,0 +1,1 @@
+"""Local-stack tooling: never shipped to Lambda."""

@@ -1,0 +1,83 @@
+"""Shared test configuration: the local stack's addresses, the tau-retail dataset, and fixtures
+for the real Neo4j (seeded with tau-retail once per session) and the moto server.
+
+`make test` exports the same variables; the defaults here let `pytest` run on its own
+against a stack started with `make up`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TAU_DATA = ROOT.parent / "shared" / "data" / "tau-retail"
+EVENTS = ROOT / "events"
+
+for key, value in {
+    "STAGE": "local",
+    "AUTH_MODE": "dev",
+    "NEO4J_URI": f"bolt://127.0.0.1:{os.environ.get('NEO4J_BOLT_PORT', '7687')}",
+    "AWS_ENDPOINT_URL": f"http://127.0.0.1:{os.environ.get('MOTO_PORT', '4566')}",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "HF_HUB_OFFLINE": "1",
+}.items():
+    os.environ.setdefault(key, value)
+
+
+@pytest.fixture(scope="session")
+def tau_data() -> Path:
+    if not (TAU_DATA / "orders.json").exists():
+        pytest.fail(f"the tau-retail dataset is missing at {TAU_DATA} (expected ../shared beside the repo)")
+    return TAU_DATA
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver() -> Iterator[Any]:
+    from neo4j import GraphDatabase
+    from neo4j.exceptions import ServiceUnavailable
+
+    driver = GraphDatabase.driver(os.environ["NEO4J_URI"], auth=None)
+    try:
+        driver.verify_connectivity()
+    except ServiceUnavailable:
+        pytest.fail(f"Neo4j is not answering at {os.environ['NEO4J_URI']}: run `make up` first")
+    yield driver
+    driver.close()
+
+
+@pytest.fixture(scope="session")
+def tau_store(neo4j_driver: Any, tau_data: Path) -> Any:
+    """The tau-retail store in Neo4j. Tests that change it restore it with `reseed_tau`."""
+    from devstack.seed.loader import seed_store
+
+    return seed_store(neo4j_driver, tau_data)
+
+
+@pytest.fixture
+def reseed_tau(neo4j_driver: Any, tau_data: Path) -> Iterator[None]:
+    """Use in a test that writes to the store: the store is restored afterwards."""
+    from devstack.seed.loader import seed_store
+
+    yield
+    seed_store(neo4j_driver, tau_data)
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> str:
+    import boto3
+    from botocore.exceptions import EndpointConnectionError
+
+    endpoint = os.environ["AWS_ENDPOINT_URL"]
+    try:
+        boto3.client("dynamodb", endpoint_url=endpoint).list_tables()
+    except EndpointConnectionError:
+        pytest.fail(f"moto is not answering at {endpoint}: run `make up` first")
+    return endpoint

@@ -1,0 +1,137 @@
+"""Calibrate the out-of-scope threshold (and top-k) on the held-out labelled set.
+
+    python -m csagent.nlp.calibrate            # sweep, print the report, write data/calibration.json
+    python -m csagent.nlp.calibrate --dry-run  # sweep and print only
+
+Why a held-out set: a threshold chosen on the training examples would be optimistic (every
+training phrasing is its own nearest neighbour). `data/intents_heldout.jsonl` holds in-scope and
+out-of-scope questions that are not in `data/intents.jsonl`.
+
+For each candidate top-k, English held-out texts are scored once; every candidate threshold
+(midpoints between observed winning scores) is then evaluated without re-embedding. The pick
+maximises accuracy over the whole held-out set (Chinese lines included: their lexicon path does
+not depend on the threshold), ties broken by macro-F1, then by the middle of the tied plateau
+(the threshold furthest from both edges generalises best).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from csagent.nlp.intents import OUT_OF_SCOPE, Example, IntentClassifier, detect_language, load_examples
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One evaluated (top_k, threshold) setting."""
+
+    top_k: int
+    threshold: float
+    accuracy: float
+    macro_f1: float
+    oos_precision: float
+    oos_recall: float
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """Unweighted mean F1 over the labels present in gold or predictions."""
+    labels = set(gold) | set(pred)
+    f1s = []
+    for label in labels:
+        tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == p == label)
+        fp = sum(1 for g, p in zip(gold, pred, strict=True) if p == label != g)
+        fn = sum(1 for g, p in zip(gold, pred, strict=True) if g == label != p)
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(f1s) / len(f1s) if f1s else 0.0
+
+
+def _oos_pr(gold: Sequence[str], pred: Sequence[str]) -> tuple[float, float]:
+    tp = sum(1 for g, p in zip(gold, pred, strict=True) if g == p == OUT_OF_SCOPE)
+    predicted = sum(1 for p in pred if p == OUT_OF_SCOPE)
+    actual = sum(1 for g in gold if g == OUT_OF_SCOPE)
+    return (tp / predicted if predicted else 0.0, tp / actual if actual else 0.0)
+
+
+def sweep(heldout: Sequence[Example], top_ks: Sequence[int] = (1, 3, 5),
+          classifier_factory: type[IntentClassifier] = IntentClassifier) -> list[Candidate]:
+    """Evaluate every (top_k, threshold) candidate on the held-out set."""
+    gold = [e.intent for e in heldout]
+    english = {i for i, e in enumerate(heldout) if detect_language(e.text) == "en"}
+    results: list[Candidate] = []
+    for k in top_ks:
+        clf = classifier_factory(top_k=k)
+        base = clf.classify_many([e.text for e in heldout], threshold=0.0)
+        scores = sorted({p.confidence for i, p in enumerate(base) if i in english})
+        cuts = [0.0] + [(a + b) / 2 for a, b in zip(scores, scores[1:], strict=False)] + [1.0]
+        for cut in cuts:
+            pred = [p.intent if (i not in english or p.confidence >= cut) else OUT_OF_SCOPE
+                    for i, p in enumerate(base)]
+            acc = sum(g == p for g, p in zip(gold, pred, strict=True)) / len(gold)
+            prec, rec = _oos_pr(gold, pred)
+            results.append(Candidate(k, round(cut, 4), acc, macro_f1(gold, pred), prec, rec))
+    return results
+
+
+def choose(candidates: Sequence[Candidate]) -> Candidate:
+    """Best accuracy, then macro-F1; among exact ties, the middle threshold of the plateau."""
+    best_key = max((c.accuracy, c.macro_f1) for c in candidates)
+    tied = [c for c in candidates if (c.accuracy, c.macro_f1) == best_key]
+    by_k: dict[int, list[Candidate]] = {}
+    for c in tied:
+        by_k.setdefault(c.top_k, []).append(c)
+    k = max(by_k, key=lambda kk: (len(by_k[kk]), -kk))  # widest plateau, then the smaller k
+    plateau = sorted(by_k[k], key=lambda c: c.threshold)
+    return plateau[len(plateau) // 2]
+
+
+def errors(heldout: Sequence[Example], chosen: Candidate) -> list[tuple[str, str, str, float]]:
+    """(text, gold, predicted, confidence) for every held-out miss at the chosen setting."""
+    clf = IntentClassifier(top_k=chosen.top_k, threshold=chosen.threshold)
+    preds = clf.classify_many([e.text for e in heldout])
+    return [(e.text, e.intent, p.intent, p.confidence) for e, p in zip(heldout, preds, strict=True)
+            if p.intent != e.intent]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the sweep, print a report, and (unless --dry-run) write `data/calibration.json`."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dry-run", action="store_true", help="print, do not write")
+    parser.add_argument("--output", type=Path, default=Path(__file__).parent / "data" / "calibration.json")
+    args = parser.parse_args(argv)
+
+    heldout = load_examples("intents_heldout.jsonl")
+    chosen = choose(sweep(heldout))
+    misses = errors(heldout, chosen)
+    n_en = sum(1 for e in heldout if detect_language(e.text) == "en")
+    report = {
+        "threshold": chosen.threshold,
+        "top_k": chosen.top_k,
+        "zh_min_score": IntentClassifier().zh_min_score,
+        "heldout_accuracy": round(chosen.accuracy, 4),
+        "heldout_macro_f1": round(chosen.macro_f1, 4),
+        "heldout_oos_precision": round(chosen.oos_precision, 4),
+        "heldout_oos_recall": round(chosen.oos_recall, 4),
+        "heldout_size": len(heldout),
+        "heldout_english": n_en,
+        "heldout_chinese": len(heldout) - n_en,
+        "model": "all-MiniLM-L6-v2-onnx-int8",
+        "method": "mean cosine of the top-k examples per intent; below threshold -> out_of_scope",
+        "calibrated_at": datetime.now(UTC).strftime("%Y-%m-%d"),
+    }
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    for text, gold, pred, conf in misses:
+        print(f"  miss: {text!r}: gold={gold} pred={pred} conf={conf:.3f}", file=sys.stderr)
+    if not args.dry_run:
+        args.output.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,242 @@
+"""Clause splitting: one customer message → the separate requests it holds.
+
+"where is order #W2611340, what is the warranty on those headphones, and ship it to my new
+address: 12 Main St, Springfield, IL 62704" → three clauses, each classified and planned on its
+own.
+
+Rules, in order:
+1. Protected spans are never split: postal addresses, e-mails, order ids, decimals, and
+   abbreviations such as "St." or "e.g.".
+2. Hard boundaries: sentence ends (. ? ! 。 ？ ！), semicolons and line breaks.
+3. Soft boundaries — a comma (, ，), "and", "and also", "also", "plus", 另外, 还有 … — split only
+   when both sides are requests: the right side must open with a request word ("what", "ship",
+   "can", "I", 我, 帮, 请 …) and the left side must be a request of its own. So "a red and blue
+   shirt" and "the shirt, the hat and the bottle" stay whole, while "cancel it and refund me" splits.
+
+Lossless by construction: `segment` returns clauses whose `raw` slices concatenate to the input;
+`text` is the raw slice without the connector, surrounding punctuation and spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from csagent.nlp.entities import EMAIL_RE, ORDER_ID_RE, address_pattern, terms
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One request in a message: `text` is cleaned, `raw` is the exact slice at `start:end`."""
+
+    text: str
+    raw: str
+    start: int
+    end: int
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_DECIMAL = re.compile(r"\d\.\d")
+_HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)")
+_EDGE_PUNCT = " \t\r\n,，;；:：.。!！、-–—"
+
+
+def _connector_alternatives() -> tuple[str, str]:
+    """Regex alternations of the English and Chinese connectors, longest first."""
+    t = terms()
+    en = sorted(t["connectors_en"], key=len, reverse=True)
+    zh = sorted(t["connectors_zh"], key=len, reverse=True)
+    return ("|".join(re.escape(c).replace(r"\ ", r"\s+") for c in en), "|".join(re.escape(c) for c in zh))
+
+
+@lru_cache(maxsize=1)
+def _soft() -> re.Pattern[str]:
+    """A soft boundary: comma and/or connector ("and also", "plus", 另外 …)."""
+    en, zh = _connector_alternatives()
+    # Group 1: what the clause boundary consumes (comma and/or connector).
+    return re.compile(
+        rf"(\s*[,，、]\s*(?:(?:{en})\b\s*|(?:{zh})\s*)?|\s+(?:{en})\b\s*|\s*(?:{zh})\s*)",
+        re.IGNORECASE,
+    )
+
+
+@lru_cache(maxsize=1)
+def _leading_connector() -> re.Pattern[str]:
+    """Punctuation and one connector at the start of a clause ("and also", ", plus", 另外)."""
+    en, zh = _connector_alternatives()
+    return re.compile(rf"^[\s,，、;；:：.。!！]*(?:(?:{en})\b|(?:{zh}))?[\s,，、:：]*", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _abbreviation() -> re.Pattern[str]:
+    abbr = "|".join(re.escape(a) for a in sorted(terms()["abbreviations"], key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?:{abbr})\.", re.IGNORECASE)
+
+
+def _protected(text: str) -> list[bool]:
+    """Per character: True where no boundary may start (addresses, e-mails, ids, decimals,
+    abbreviations)."""
+    mask = [False] * len(text)
+
+    def protect(a: int, b: int) -> None:
+        for i in range(max(a, 0), min(b, len(text))):
+            mask[i] = True
+
+    for m in address_pattern().finditer(text):
+        protect(m.start(), m.end())
+    for pattern in (EMAIL_RE, ORDER_ID_RE):
+        for m in pattern.finditer(text):
+            protect(m.start(), m.end())
+    for m in _DECIMAL.finditer(text):
+        protect(m.start(), m.end())
+    for m in _abbreviation().finditer(text):
+        protect(m.start(), m.end())
+    return mask
+
+
+def _first_word(text: str) -> str:
+    m = _WORD.search(text)
+    return m.group(0).lower().replace("’", "'") if m else ""
+
+
+def _word_count(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def _is_cjk(text: str) -> bool:
+    cjk = len(_CJK.findall(text))
+    return cjk > 0 and cjk * 2 >= _word_count(text)
+
+
+def _starts_request(text: str) -> bool:
+    """Does this side open like a request ("what…", "ship…", "I…", 我…, 帮…)?"""
+    t = terms()
+    stripped = text.strip(_EDGE_PUNCT)
+    if _is_cjk(stripped):
+        return any(stripped.startswith(s) for s in t["zh_request_starters"])
+    first = _first_word(stripped)
+    return first in t["request_starters"] or first in t["standalone_words"]
+
+
+def _is_request(text: str) -> bool:
+    """Is this whole side a request (or a greeting/thanks that stands alone)?"""
+    t = terms()
+    stripped = text.strip(_EDGE_PUNCT)
+    if not stripped:
+        return False
+    if _is_cjk(stripped):
+        cjk = len(_CJK.findall(stripped))
+        return cjk >= 2 and (any(stripped.startswith(s) for s in t["zh_request_starters"])
+                             or any(q in stripped for q in t["zh_question_markers"]))
+    words = [w.lower() for w in _WORD.findall(stripped)]
+    social = set(t["standalone_words"]) | {"you", "so", "much", "there", "all"}
+    if words and all(w in social for w in words):
+        return True
+    while len(words) > 2 and words[0] in t["standalone_words"]:
+        words = words[1:]  # "hello i need help": the greeting opens a request
+    return len(words) >= 2 and (words[0] in t["request_starters"] or bool(ORDER_ID_RE.search(stripped)))
+
+
+def _ends_with_verb(text: str) -> bool:
+    """"return and refund the shirt": coordinated verbs share the object, so no split."""
+    words = _WORD.findall(text)
+    if not words:
+        return False
+    last = words[-1].lower()
+    verbs = set(terms()["request_starters"]) - {"i", "i'd", "i'm", "im", "i've", "i'll", "we", "my", "please"}
+    return last in verbs
+
+
+def _clean(raw: str) -> str:
+    """Drop surrounding spaces/punctuation and a leading connector; keep a final '?'."""
+    text = raw.strip()
+    m = _leading_connector().match(text)
+    if m and m.end() < len(text):
+        text = text[m.end():]
+    text = text.strip(_EDGE_PUNCT)
+    return text
+
+
+def _hard_pieces(text: str, mask: list[bool]) -> list[tuple[int, int]]:
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    for m in _HARD.finditer(text):
+        if any(mask[m.start():m.end()]):
+            continue
+        pieces.append((start, m.end()))
+        start = m.end()
+    pieces.append((start, len(text)))
+    return [(a, b) for a, b in pieces if a < b]
+
+
+def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
+    """Positions inside text[a:b] where a new clause starts (at the connector)."""
+    piece = text[a:b]
+    cuts: list[int] = []
+    last = a
+    matches = [m for m in _soft().finditer(piece) if m.start() > 0 and not mask[a + m.start()]]
+    for idx, m in enumerate(matches):
+        cut = a + m.start()
+        left = text[last:cut]
+        nxt = a + matches[idx + 1].start() if idx + 1 < len(matches) else b
+        right = text[a + m.end():b]
+        right_local = text[a + m.end():nxt]
+        connector = m.group(1).strip(" ,，、").lower()
+        after_comma = bool(re.search(r"[,，、]", m.group(1)))
+        if connector in terms()["connectors_zh_need_comma"] and not after_comma:
+            continue  # bare 还有 is also "still" (我的订单还有多久到)
+        if not right.strip(_EDGE_PUNCT) or not left.strip(_EDGE_PUNCT):
+            continue
+        if not (_starts_request(right_local or right) and _is_request(left)):
+            continue
+        if connector == "and" and _ends_with_verb(left):
+            continue
+        cjk_connector = bool(_CJK.search(connector))
+        if (cjk_connector or _is_cjk(right)) and len(_CJK.findall(right)) < 2 and _word_count(right) < 2:
+            continue
+        cuts.append(cut)
+        last = cut
+    return cuts
+
+
+def segment(text: str) -> list[Clause]:
+    """Split a message into clauses (see the module docstring for the rules).
+
+    Lossless: "".join(c.raw for c in clauses) == text whenever text has a non-space character.
+    Never returns an empty clause: a piece with nothing but punctuation or a connector is merged
+    into its neighbour. Whitespace-only input gives [].
+    """
+    if not text or not text.strip():
+        return []
+    mask = _protected(text)
+    bounds: list[int] = [0]
+    for a, b in _hard_pieces(text, mask):
+        if a:
+            bounds.append(a)
+        bounds.extend(_soft_cuts(text, a, b, mask))
+    bounds = sorted(set(bounds)) + [len(text)]
+    spans = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1) if bounds[i] < bounds[i + 1]]
+
+    # Merge pieces that hold no words (only punctuation or connectors) into a neighbour.
+    merged: list[list[int]] = []
+    for s, e in spans:
+        cleaned = _clean(text[s:e])
+        has_content = bool(_WORD.search(cleaned))
+        previous_empty = bool(merged) and not _WORD.search(_clean(text[merged[-1][0]:merged[-1][1]]))
+        if merged and (not has_content or previous_empty):
+            merged[-1][1] = e
+        else:
+            merged.append([s, e])
+    clauses: list[Clause] = []
+    for s, e in merged:
+        raw = text[s:e]
+        cleaned = _clean(raw) or raw.strip()
+        clauses.append(Clause(cleaned, raw, s, e))
+    return clauses
+
+
+def split_clauses(text: str) -> list[str]:
+    """The cleaned clause texts of a message, in order (never empty strings)."""
+    return [c.text for c in segment(text)]

@@ -1,0 +1,293 @@
+"""Example-based intent classification for the local tier (no generative model).
+
+Why examples and not a trained head: the label set changes with the business, and adding a few
+phrasings to `data/intents.jsonl` is a reviewable data change, not a training run.
+
+English: every example is embedded once (lazily) with MiniLM; a message scores each intent by
+the mean cosine similarity of its `k` nearest examples of that intent (a top-k vote that is
+robust to one odd example). The best intent wins if its score reaches the threshold calibrated
+on a held-out set (`python -m csagent.nlp.calibrate` writes `data/calibration.json`); below it
+the prediction is `out_of_scope`, with the low score reported as the confidence.
+
+Chinese: MiniLM-L6 is English-only, so Chinese text goes through a weighted keyword lexicon
+(`data/zh_lexicon.json`). Chinese text with no keyword is out of scope.
+
+Entities (order ids, tracking numbers, emails, addresses) are masked to generic words before
+embedding: the intent of "where is #W2611340" should not depend on the digits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Literal
+
+from csagent.nlp.embeddings import MiniLMEmbedder, get_embedder
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
+Lang = Literal["en", "zh"]
+
+INTENTS: tuple[str, ...] = (
+    "greeting", "thanks", "smalltalk", "order_status", "tracking", "order_items", "order_list",
+    "cancel_order", "return_request", "refund_status", "change_order_address",
+    "update_default_address", "product_info", "product_availability", "warranty",
+    "policy_question", "human_handoff", "out_of_scope",
+)
+OUT_OF_SCOPE = "out_of_scope"
+
+#: Used when `data/calibration.json` is missing (e.g. before the first calibration run).
+DEFAULT_THRESHOLD = 0.45
+DEFAULT_TOP_K = 3
+DEFAULT_ZH_MIN_SCORE = 0.5
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+_CJK_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+
+# Masks applied before embedding (order matters: e-mails before ids, ids before bare numbers).
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), " email "),
+    (re.compile(r"#?\b[Ww]\d{7}\b"), " order "),
+    (re.compile(r"(?<!\d)\d{12}(?!\d)"), " tracking number "),
+    (re.compile(r"(?<!\d)\d{5}(?:-\d{4})?(?!\d)"), " "),
+    (re.compile(r"\s+"), " "),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IntentPrediction:
+    """The outcome of classifying one clause.
+
+    `confidence` is the winning score (cosine similarity for English, lexicon score for
+    Chinese); when the score is below the threshold, `intent` is `out_of_scope` and
+    `confidence` is that low score, while `runner_up` holds the best in-scope guess so the
+    router can ask a clarifying question about it.
+    """
+
+    intent: str
+    confidence: float
+    runner_up: str | None
+    runner_up_score: float
+    lang: Lang = "en"
+    source: Literal["embedding", "lexicon", "empty"] = "embedding"
+
+    @property
+    def in_scope(self) -> bool:
+        """True when the message is something the assistant handles."""
+        return self.intent != OUT_OF_SCOPE
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One labelled phrasing from `data/intents.jsonl`."""
+
+    text: str
+    intent: str
+    lang: Lang
+
+
+def detect_language(text: str) -> Lang:
+    """"zh" when CJK ideographs make up at least a third of the letters, else "en".
+
+    Digits, punctuation and spaces are ignored, so "#W2611340 到哪了" is Chinese and
+    "order #W2611340" is English.
+    """
+    cjk = len(_CJK_IDEOGRAPH.findall(text))
+    if not cjk:
+        return "en"
+    latin = len(_LATIN_LETTER.findall(text))
+    return "zh" if cjk * 3 >= cjk + latin else "en"
+
+
+def mask_entities(text: str) -> str:
+    """Replace order ids, tracking numbers, e-mails and zip codes by generic words."""
+    out = text
+    for pattern, repl in _MASKS:
+        out = pattern.sub(repl, out)
+    return out.strip()
+
+
+# -- data files ------------------------------------------------------------------------------
+def _data_text(name: str) -> str:
+    return resources.files("csagent.nlp").joinpath("data", name).read_text(encoding="utf-8")
+
+
+def load_examples(name: str = "intents.jsonl") -> list[Example]:
+    """Read labelled examples (training or held-out file) from `nlp/data/`."""
+    rows: list[Example] = []
+    for line in _data_text(name).splitlines():
+        if line.strip():
+            obj = json.loads(line)
+            rows.append(Example(text=obj["text"], intent=obj["intent"], lang=obj.get("lang", "en")))
+    return rows
+
+
+@lru_cache(maxsize=1)
+def load_calibration() -> dict[str, Any]:
+    """The calibrated settings (threshold, top-k, Chinese lexicon minimum), or defaults."""
+    try:
+        data = json.loads(_data_text("calibration.json"))
+    except FileNotFoundError:
+        data = {}
+    return {"threshold": float(data.get("threshold", DEFAULT_THRESHOLD)),
+            "top_k": int(data.get("top_k", DEFAULT_TOP_K)),
+            "zh_min_score": float(data.get("zh_min_score", DEFAULT_ZH_MIN_SCORE)),
+            **{k: v for k, v in data.items() if k not in {"threshold", "top_k", "zh_min_score"}}}
+
+
+@lru_cache(maxsize=1)
+def load_zh_lexicon() -> dict[str, dict[str, float]]:
+    """Intent → {keyword: weight} for Chinese text."""
+    raw = json.loads(_data_text("zh_lexicon.json"))["keywords"]
+    return {intent: {k: float(w) for k, w in kws.items()} for intent, kws in raw.items()}
+
+
+def lexicon_scores(text: str, lexicon: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Per intent: its strongest keyword's weight, plus 1% of the other matches as a tie-break.
+
+    Keywords match longest first (then heaviest) and each character is used once, so 退款进度
+    ("refund progress") is not also counted as 退款 ("refund"). The strongest keyword decides
+    rather than the sum, so a request (帮我取消) beats several weak context words (订单, 发货).
+    """
+    entries = sorted(((kw, intent, w) for intent, kws in lexicon.items() for kw, w in kws.items()),
+                     key=lambda e: (-len(e[0]), -e[2], e[0]))
+    used = [False] * len(text)
+    matched: dict[str, list[float]] = {}
+    for kw, intent, weight in entries:
+        start = text.find(kw)
+        while start != -1:
+            end = start + len(kw)
+            if not any(used[start:end]):
+                for i in range(start, end):
+                    used[i] = True
+                matched.setdefault(intent, []).append(weight)
+            start = text.find(kw, start + 1)
+    return {intent: round(min(1.0, max(ws) + 0.01 * (sum(ws) - max(ws))), 4)
+            for intent, ws in matched.items()}
+
+
+# -- classifier ------------------------------------------------------------------------------
+class IntentClassifier:
+    """Top-k example vote over MiniLM embeddings (English) plus a keyword lexicon (Chinese).
+
+    Examples are embedded on the first `classify` call, not at construction.
+    """
+
+    def __init__(self, embedder: MiniLMEmbedder | None = None, examples: Sequence[Example] | None = None,
+                 *, threshold: float | None = None, top_k: int | None = None,
+                 zh_min_score: float | None = None,
+                 zh_lexicon: dict[str, dict[str, float]] | None = None) -> None:
+        self._embedder = embedder
+        self._examples = list(examples) if examples is not None else None
+        self._threshold = threshold
+        self._top_k = top_k
+        self._zh_min_score = zh_min_score
+        self._zh_lexicon = zh_lexicon
+        self._matrix: np.ndarray | None = None
+        self._labels: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def threshold(self) -> float:
+        """Minimum English similarity for an in-scope intent."""
+        return self._threshold if self._threshold is not None else load_calibration()["threshold"]
+
+    @property
+    def top_k(self) -> int:
+        return self._top_k if self._top_k is not None else load_calibration()["top_k"]
+
+    @property
+    def zh_min_score(self) -> float:
+        return self._zh_min_score if self._zh_min_score is not None else load_calibration()["zh_min_score"]
+
+    def _ensure_index(self) -> None:
+        if self._matrix is not None:
+            return
+        with self._lock:
+            if self._matrix is not None:
+                return
+            if self._embedder is None:
+                self._embedder = get_embedder()
+            examples = self._examples if self._examples is not None else load_examples()
+            english = [e for e in examples if e.lang == "en"]
+            self._labels = [e.intent for e in english]
+            self._matrix = self._embedder.embed_np([mask_entities(e.text) for e in english])
+
+    # The score table is public so calibration can sweep thresholds without re-embedding.
+    def english_scores(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """Per text, intent → mean cosine similarity of its top-k examples."""
+        import numpy as np
+
+        self._ensure_index()
+        assert self._matrix is not None and self._embedder is not None
+        queries = self._embedder.embed_np([mask_entities(t) or t for t in texts])
+        sims = queries @ self._matrix.T  # (n_texts, n_examples)
+        labels = np.asarray(self._labels)
+        out: list[dict[str, float]] = []
+        for row in sims:
+            scores: dict[str, float] = {}
+            for intent in dict.fromkeys(self._labels):
+                values = row[labels == intent]
+                k = min(self.top_k, values.size)
+                scores[intent] = float(np.sort(values)[-k:].mean())
+            out.append(scores)
+        return out
+
+    def _decide(self, scores: dict[str, float], *, threshold: float, lang: Lang,
+                source: Literal["embedding", "lexicon"]) -> IntentPrediction:
+        ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+        best, best_score = ranked[0]
+        second, second_score = ranked[1] if len(ranked) > 1 else (None, 0.0)
+        if best_score < threshold:
+            # Too far from every example: out of scope, with the best guess kept as runner-up.
+            runner = best if best != OUT_OF_SCOPE else second
+            runner_score = best_score if best != OUT_OF_SCOPE else second_score
+            return IntentPrediction(OUT_OF_SCOPE, round(best_score, 4), runner, round(runner_score, 4),
+                                    lang, source)
+        return IntentPrediction(best, round(best_score, 4), second, round(second_score, 4), lang, source)
+
+    def _classify_zh(self, text: str) -> IntentPrediction:
+        scores = lexicon_scores(text, self._zh_lexicon or load_zh_lexicon())
+        if not scores:
+            return IntentPrediction(OUT_OF_SCOPE, 0.0, None, 0.0, "zh", "lexicon")
+        return self._decide(scores, threshold=self.zh_min_score, lang="zh", source="lexicon")
+
+    def classify_many(self, texts: Sequence[str], *,
+                      threshold: float | None = None) -> list[IntentPrediction]:
+        """Classify several clauses (English ones embedded in one batch)."""
+        limit = self.threshold if threshold is None else threshold
+        results: list[IntentPrediction | None] = [None] * len(texts)
+        english: list[int] = []
+        for i, text in enumerate(texts):
+            if not text or not text.strip():
+                results[i] = IntentPrediction(OUT_OF_SCOPE, 0.0, None, 0.0, "en", "empty")
+            elif detect_language(text) == "zh":
+                results[i] = self._classify_zh(text)
+            else:
+                english.append(i)
+        if english:
+            for i, scores in zip(english, self.english_scores([texts[i] for i in english]), strict=True):
+                results[i] = self._decide(scores, threshold=limit, lang="en", source="embedding")
+        return [r for r in results if r is not None]
+
+    def classify(self, text: str) -> IntentPrediction:
+        """Classify one clause (split compound messages with `csagent.nlp.clauses` first)."""
+        return self.classify_many([text])[0]
+
+
+@lru_cache(maxsize=1)
+def get_intent_classifier() -> IntentClassifier:
+    """The process-wide classifier on the shared embedder (examples embedded on first use)."""
+    return IntentClassifier()
+
+
+def classify_intent(text: str) -> IntentPrediction:
+    """Classify one clause with the process-wide classifier."""
+    return get_intent_classifier().classify(text)

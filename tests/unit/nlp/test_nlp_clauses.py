@@ -1,0 +1,130 @@
+"""Clause splitting of compound customer messages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from csagent.nlp.clauses import segment, split_clauses
+
+COMPOUND = ("where is order #W2611340, what is the warranty on those headphones, and ship it to my new "
+            "address: 12 Main St, Springfield, IL 62704")
+
+
+def test_compound_message_splits_into_its_three_requests() -> None:
+    # Given a message holding an order question, a warranty question and an address change
+    # When it is split
+    clauses = split_clauses(COMPOUND)
+    # Then there are three clauses, connectors removed, the address left whole
+    assert clauses == [
+        "where is order #W2611340",
+        "what is the warranty on those headphones",
+        "ship it to my new address: 12 Main St, Springfield, IL 62704",
+    ]
+
+
+@pytest.mark.parametrize("text", [
+    "I want a red and blue shirt",
+    "I want to return the red shirt, the blue hat and the water bottle",
+    "I ordered shoes, a hat, and a jacket",
+    "I want to return and refund the headphones",
+    "please send it to 215 River Road, Suite 991, New York, NY 10083",
+])
+def test_lists_addresses_and_shared_objects_stay_whole(text: str) -> None:
+    # Given one request whose commas and "and"s join products, address parts or verbs
+    # When it is split / Then it stays a single clause
+    assert split_clauses(text) == [text]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("cancel order #W1234567 and refund me", ["cancel order #W1234567", "refund me"]),
+    ("where is my order? Also, what's your return policy.",
+     ["where is my order?", "what's your return policy"]),
+    ("track my package plus tell me the warranty on the laptop",
+     ["track my package", "tell me the warranty on the laptop"]),
+    ("is the blue water bottle in stock and also when will my order arrive",
+     ["is the blue water bottle in stock", "when will my order arrive"]),
+    ("hello i need help, my order hasnt arrived and i want a refund",
+     ["hello i need help", "my order hasnt arrived", "i want a refund"]),
+    ("Can you check order W1234567; I also need my address changed",
+     ["Can you check order W1234567", "I also need my address changed"]),
+])
+def test_english_connectors_split_between_requests(text: str, expected: list[str]) -> None:
+    # Given two requests joined by a sentence end, ";", "and", "also" or "plus"
+    # When split / Then each request is its own clause
+    assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我的订单到哪了，另外我要退货", ["我的订单到哪了", "我要退货"]),
+    ("帮我查一下物流，还有我想修改地址", ["帮我查一下物流", "我想修改地址"]),
+    ("订单到哪了？我要转人工", ["订单到哪了？", "我要转人工"]),
+])
+def test_chinese_connectors_split_between_requests(text: str, expected: list[str]) -> None:
+    # Given two Chinese requests joined by 另外 / 还有 / a question mark
+    # When split / Then each request is its own clause
+    assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize("text", ["我的订单还有多久到", "耳机坏了，我要退货"])
+def test_chinese_words_that_only_look_like_connectors_do_not_split(text: str) -> None:
+    # Given 还有 meaning "still", or a statement followed by its request
+    # When split / Then the message stays one clause
+    assert split_clauses(text) == [text]
+
+
+def test_abbreviations_and_decimals_are_not_sentence_ends() -> None:
+    # Given "St." and "4.5" inside a request
+    text = "Ship it to 9 Elm St. in Denver please, it costs 4.5 dollars"
+    # When split / Then no clause ends at those dots
+    assert all(not c.endswith(("St", "4")) for c in split_clauses(text))
+
+
+def test_greeting_and_thanks_become_their_own_clauses() -> None:
+    # Given a greeting, a request and thanks in one message
+    # When split / Then the social parts are separate, so the request is classified cleanly
+    assert split_clauses("Hi, where is my order, thanks") == ["Hi", "where is my order", "thanks"]
+
+
+def test_whitespace_only_message_has_no_clauses() -> None:
+    # Given only spaces / When split / Then there is nothing to do
+    assert split_clauses("   \n ") == []
+
+
+def test_clause_offsets_point_into_the_message() -> None:
+    # Given the compound message / When segmented
+    clauses = segment(COMPOUND)
+    # Then every clause's raw slice is where its offsets say
+    assert all(COMPOUND[c.start:c.end] == c.raw for c in clauses)
+
+
+_PIECES = st.sampled_from([
+    "where is my order", "what is the warranty", "ship it", "12 Main St, Springfield, IL 62704",
+    "#W2611340", "a red and blue shirt", "and", "also", "plus", "and also", ",", ", and", ";", ".", "?",
+    "!", "。", "，", "另外", "还有", "我要退货", "订单到哪了", " ", "  ", "\n", "I", "cancel", "x@y.com",
+    "4.5", "St.", "hi", "thanks",
+])
+_MESSAGES = st.one_of(st.lists(_PIECES, max_size=25).map(" ".join),
+                      st.lists(_PIECES, max_size=25).map("".join),
+                      st.text(max_size=80))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MESSAGES)
+def test_splitting_never_loses_a_non_space_character(text: str) -> None:
+    # Given any message / When segmented
+    clauses = segment(text)
+    # Then the raw clauses put back together hold every non-space character, in order
+    assert re.sub(r"\s", "", "".join(c.raw for c in clauses)) == re.sub(r"\s", "", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MESSAGES)
+def test_splitting_never_returns_an_empty_clause(text: str) -> None:
+    # Given any message / When split
+    clauses = split_clauses(text)
+    # Then every clause has visible text, trimmed, taken from the message
+    assert all(c.strip() and c == c.strip() and c in text for c in clauses)

@@ -1,0 +1,193 @@
+"""Example-based intent classification: unseen phrasings, Chinese, out-of-scope rejection."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from importlib import resources
+
+import pytest
+
+from csagent.nlp.intents import (
+    INTENTS,
+    OUT_OF_SCOPE,
+    IntentClassifier,
+    detect_language,
+    lexicon_scores,
+    load_calibration,
+    load_examples,
+    mask_entities,
+)
+
+# Phrasings that are in neither the training nor the held-out file.
+UNSEEN = [
+    ("has order #W2611340 left the warehouse yet", "order_status"),
+    ("what's the current status of my purchase", "order_status"),
+    ("can you give me the tracking number for #W2611340", "tracking"),
+    ("which shipping carrier is handling my package", "tracking"),
+    ("please cancel order #W2611340", "cancel_order"),
+    ("I don't want the order anymore, cancel it", "cancel_order"),
+    ("I'd like to return the headphones I bought", "return_request"),
+    ("the jacket is too small, I want to exchange it", "return_request"),
+    ("I returned the item but haven't seen the refund", "refund_status"),
+    ("has the refund been issued yet", "refund_status"),
+    ("please ship my order to 9 Elm St, Denver, CO 80202 instead", "change_order_address"),
+    ("can I change the delivery address of my pending order", "change_order_address"),
+    ("update the default shipping address on my account", "update_default_address"),
+    ("please change my saved home address", "update_default_address"),
+    ("what's the warranty period for the laptop", "warranty"),
+    ("are the headphones covered by a warranty", "warranty"),
+    ("can I speak with a human agent", "human_handoff"),
+    ("transfer me to customer support staff", "human_handoff"),
+    ("is the red backpack in stock", "product_availability"),
+    ("what are the features of the smart thermostat", "product_info"),
+    ("do you offer free returns", "policy_question"),
+    ("show all the orders I've placed", "order_list"),
+    ("what items did I get in order #W2611340", "order_items"),
+    ("hi there, good morning", "greeting"),
+    ("thanks so much for the help", "thanks"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), UNSEEN)
+def test_unseen_phrasings_get_their_intent(classifier: IntentClassifier, text: str, expected: str) -> None:
+    # Given a customer phrasing the classifier has never seen
+    # When it is classified
+    prediction = classifier.classify(text)
+    # Then the intended intent wins, above the calibrated threshold
+    assert prediction.intent == expected
+    assert prediction.confidence >= classifier.threshold
+
+
+@pytest.mark.parametrize("text", ["what's the capital of France", "write me a poem",
+                                  "explain how black holes form", "who is the best football player ever"])
+def test_questions_outside_the_store_are_out_of_scope(classifier: IntentClassifier, text: str) -> None:
+    # Given a question that has nothing to do with the store
+    # When it is classified
+    prediction = classifier.classify(text)
+    # Then it is out of scope rather than forced into a store intent
+    assert prediction.intent == OUT_OF_SCOPE
+    assert not prediction.in_scope
+
+
+def test_gibberish_is_out_of_scope_with_its_low_confidence_reported(classifier: IntentClassifier) -> None:
+    # Given keyboard noise that is far from every example
+    # When it is classified
+    prediction = classifier.classify("asdkjh qwe zxcv")
+    # Then it is out of scope, and the reported confidence is the low score that caused it
+    assert prediction.intent == OUT_OF_SCOPE
+    assert prediction.confidence < classifier.threshold
+    assert prediction.runner_up is not None
+
+
+def test_prediction_names_a_runner_up_with_a_lower_score(classifier: IntentClassifier) -> None:
+    # Given an order question / When classified
+    prediction = classifier.classify("where is my package")
+    # Then the runner-up is another intent scoring no higher than the winner
+    assert prediction.runner_up not in (None, prediction.intent)
+    assert prediction.runner_up_score <= prediction.confidence
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("我的快递到哪里了", "tracking"),
+    ("订单#W2611340发货了吗", "order_status"),
+    ("这件衣服我想退货", "return_request"),
+    ("退款进度可以查一下吗", "refund_status"),
+    ("帮我改一下订单的收货地址", "change_order_address"),
+    ("我的默认地址需要更新", "update_default_address"),
+    ("请帮我转人工", "human_handoff"),
+])
+def test_chinese_messages_are_classified_by_the_lexicon(classifier: IntentClassifier, text: str,
+                                                        expected: str) -> None:
+    # Given a Chinese customer message (MiniLM-L6 is English-only)
+    # When it is classified
+    prediction = classifier.classify(text)
+    # Then the keyword lexicon picks the intent
+    assert (prediction.intent, prediction.lang, prediction.source) == (expected, "zh", "lexicon")
+
+
+def test_chinese_message_without_any_store_keyword_is_out_of_scope(classifier: IntentClassifier) -> None:
+    # Given a Chinese question about the weather / When classified / Then it is out of scope
+    prediction = classifier.classify("明天会下雨吗")
+    assert prediction.intent == OUT_OF_SCOPE and prediction.lang == "zh"
+
+
+def test_every_chinese_training_example_is_covered_by_the_lexicon(classifier: IntentClassifier) -> None:
+    # Given the Chinese examples shipped in the training file
+    examples = [e for e in load_examples() if e.lang == "zh"]
+    # When each is classified
+    wrong = [(e.text, e.intent, classifier.classify(e.text).intent) for e in examples
+             if classifier.classify(e.text).intent != e.intent]
+    # Then the lexicon labels all of them as their file says
+    assert wrong == []
+
+
+def test_specific_chinese_phrase_beats_the_generic_word_inside_it() -> None:
+    # Given a lexicon where 退款 means a refund request and 退款进度 asks about a refund's progress
+    lexicon = {"return_request": {"退款": 0.8}, "refund_status": {"退款进度": 1.0}}
+    # When a message asking for the refund's progress is scored
+    scores = lexicon_scores("我的退款进度", lexicon)
+    # Then only the longer phrase counts
+    assert scores == {"refund_status": 1.0}
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    ("where is my order", "en"), ("我的订单到哪了", "zh"), ("#W2611340 到哪了", "zh"),
+    ("order #W2611340 到了吗 please tell me when it will arrive", "en"), ("", "en"), ("12345", "en"),
+])
+def test_language_is_detected_from_the_share_of_chinese_characters(text: str, lang: str) -> None:
+    # Given a message / When its language is detected / Then CJK share decides
+    assert detect_language(text) == lang
+
+
+def test_entities_are_masked_before_embedding() -> None:
+    # Given a message with an order id, a tracking number and an e-mail
+    masked = mask_entities("order #W2611340 tracking 357962501027 mail me at a@b.com")
+    # When masked / Then no digits or address remain, only generic words
+    assert masked == "order order tracking tracking number mail me at email"
+
+
+def test_threshold_comes_from_the_calibration_file(classifier: IntentClassifier) -> None:
+    # Given the calibration written by `python -m csagent.nlp.calibrate`
+    shipped = json.loads(resources.files("csagent.nlp").joinpath("data", "calibration.json").read_text())
+    # When the classifier reads its threshold / Then it is the calibrated value
+    assert classifier.threshold == pytest.approx(shipped["threshold"]) == load_calibration()["threshold"]
+    assert shipped["heldout_accuracy"] >= 0.9
+
+
+def test_an_explicit_threshold_overrides_the_calibration(embedder) -> None:  # noqa: ANN001
+    # Given a classifier with an impossible threshold
+    strict = IntentClassifier(embedder=embedder, threshold=0.999)
+    # When a clear order question is classified
+    prediction = strict.classify("where is my order")
+    # Then it is rejected as out of scope, with the real runner-up kept for clarification
+    assert prediction.intent == OUT_OF_SCOPE and prediction.runner_up == "order_status"
+
+
+def test_classify_many_keeps_input_order(classifier: IntentClassifier) -> None:
+    # Given English, Chinese and empty clauses mixed together
+    texts = ["cancel my order", "转人工", "", "what is the warranty on the laptop"]
+    # When classified in one call
+    intents = [p.intent for p in classifier.classify_many(texts)]
+    # Then each result lines up with its clause
+    assert intents == ["cancel_order", "human_handoff", OUT_OF_SCOPE, "warranty"]
+
+
+def test_training_data_covers_every_intent_with_enough_examples() -> None:
+    # Given the training file / When examples are counted per intent and language
+    examples = load_examples()
+    english = Counter(e.intent for e in examples if e.lang == "en")
+    chinese = Counter(e.intent for e in examples if e.lang == "zh")
+    # Then every intent has at least 15 English examples, and the key intents 8 Chinese ones
+    assert set(english) == set(INTENTS) and min(english.values()) >= 15
+    for intent in ("order_status", "tracking", "return_request", "change_order_address",
+                   "update_default_address", "human_handoff"):
+        assert chinese[intent] >= 8
+
+
+def test_heldout_set_shares_no_phrasing_with_training() -> None:
+    # Given both labelled files / When compared / Then no held-out text is a training text
+    training = {e.text.lower() for e in load_examples()}
+    heldout = load_examples("intents_heldout.jsonl")
+    assert len(heldout) >= 60
+    assert not [e.text for e in heldout if e.text.lower() in training]

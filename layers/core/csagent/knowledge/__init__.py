@@ -1,0 +1,27 @@
+"""The knowledge base (policies, warranty terms, manuals, FAQ) and hybrid search over it.
+
+- `chunking`: front matter and heading-aware chunking (pure functions);
+- `ingest`: `ingest_knowledge(graph_or_driver, embedder)` writes Document/Chunk/MENTIONS;
+- `search`: `KnowledgeSearch(graph, embedder).search(question)` (vector + fulltext + graph);
+- `evaluate`: `python -m csagent.knowledge.evaluate` (Recall@5, MRR, latency).
+
+Importing this package does no I/O and pulls in no driver or model code.
+"""
+
+from csagent.knowledge.chunking import Chunk, KnowledgeDoc, chunk_document, load_documents
+from csagent.knowledge.ingest import DEFAULT_DOCS_DIR, IngestReport, ensure_knowledge_schema, ingest_knowledge
+from csagent.knowledge.search import Hit, KnowledgeSearch, SearchResult
+
+__all__ = [
+    "DEFAULT_DOCS_DIR",
+    "Chunk",
+    "Hit",
+    "IngestReport",
+    "KnowledgeDoc",
+    "KnowledgeSearch",
+    "SearchResult",
+    "chunk_document",
+    "ensure_knowledge_schema",
+    "ingest_knowledge",
+    "load_documents",
+]

@@ -1,0 +1,414 @@
+"""Hybrid knowledge search over the chunk graph (GraphRAG).
+
+One round trip to Neo4j per question:
+
+1. **vector** — `db.index.vector.queryNodes` on `chunk_embedding` with the question's
+   MiniLM embedding (the meaning of the question);
+2. **fulltext** — `db.index.fulltext.queryNodes` on `chunk_text` (text and section) with the
+   question's content words, Lucene-escaped (exact terms: "IPX7", "gift card", "#W2611340");
+3. **graph** — chunks that `MENTIONS` one of the products the caller passes (e.g. the products
+   in the customer's order), ranked by similarity to the question, so a vague "how do I clean
+   it?" still reaches that product's manual.
+
+The three rankings are fused by reciprocal rank fusion, `sum 1 / (60 + rank)`; chunks that
+mention the category of one of the given products get a small bonus (the category's warranty
+terms for "how long is the warranty on it?"). Each hit is expanded along `MENTIONS` to the
+products and categories it describes and carries a citation `{doc_id, title, section, chunk_id,
+score, text, products, categories}`.
+
+"Nothing relevant" is a typed outcome, not a weak answer: when the best cosine similarity of
+any candidate is below `MIN_SIMILARITY` the result is empty and flagged `no_results`. The
+threshold was calibrated on the labelled questions in `eval/questions.jsonl` (in-domain
+questions versus out-of-scope ones such as "what is the capital of France"): see
+`python -m csagent.knowledge.evaluate`.
+
+Without an embedder (or when embedding fails) the search degrades to fulltext only
+(`mode="keyword"`); relevance is then judged by how many of the question's content words the
+best chunk contains.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from csagent.knowledge.ingest import FULLTEXT_INDEX, VECTOR_INDEX
+
+if TYPE_CHECKING:
+    from csagent.ports import Embedder, GraphStore
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+CANDIDATES = 20
+MIN_SIMILARITY = 0.30
+"""Best raw cosine similarity (question vs chunk) below which nothing counts as relevant.
+
+Calibration (MiniLM int8, this knowledge base): the answerable questions in
+`eval/questions.jsonl` score 0.32 and above (lowest: "it keeps cutting out, what can I do?"), the
+out-of-scope ones 0.10..0.23. On 16 held-out out-of-scope questions 3 scored above 0.30
+("how do I cook a steak" 0.38 reaches the Grill manual, "bake sourdough bread" 0.31, "is it
+going to rain" 0.31): the input guard's scope check is the first line, this is the second."""
+MIN_KEYWORD_COVERAGE = 0.6
+"""Keyword mode: share of the question's content words the best chunk must contain."""
+CATEGORY_BOOST = 0.25 / (RRF_K + 1)
+"""Bonus for a chunk that mentions the category of one of the caller's products."""
+SEARCH_TIMEOUT_S = 3.0
+MAX_QUESTION_CHARS = 1000
+
+Mode = Literal["hybrid", "keyword"]
+
+# --------------------------------------------------------------------------- text helpers
+
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+_TOKEN = re.compile(r"[\w][\w'\-./#]*", re.UNICODE)
+_REFERENCE = re.compile(r"(This|That|It|They|These|Those)\b")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_STOPWORD_TEXT = """
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves i'm i've i'd it's don't
+can't cannot please hi hello hey thanks thank want wanted need needs like know tell get got
+one also may might must shall still yet ok okay much many lot
+"""
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+def escape_lucene(text: str) -> str:
+    """Escape every Lucene query-syntax character (`+ - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /`)."""
+    return _LUCENE_SPECIAL.sub(r"\\\1", text)
+
+
+def content_terms(text: str) -> list[str]:
+    """Lower-cased words of `text` without stop words or one-letter tokens, in order, unique."""
+    terms: dict[str, None] = {}
+    for raw in _TOKEN.findall(text.lower()):
+        token = raw.strip("'-./#")
+        if len(token) > 1 and token not in STOPWORDS:
+            terms[token] = None
+    return list(terms)
+
+
+def fulltext_query(question: str) -> str:
+    """A safe Lucene query for a customer's question: content words, escaped, OR-ed.
+
+    Lower-casing first also disarms the operators AND / OR / NOT.
+    """
+    return " ".join(escape_lucene(term) for term in content_terms(question))
+
+
+def _stem(term: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return term[: -len(suffix)]
+    return term
+
+
+def term_coverage(question: str, text: str) -> float:
+    """Share of the question's content words (lightly stemmed) that occur in `text`."""
+    terms = {_stem(t) for t in content_terms(question)}
+    if not terms:
+        return 0.0
+    present = {_stem(t) for t in content_terms(text)}
+    return len(terms & present) / len(terms)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a chunk (paragraph breaks and sentence ends); never empty strings."""
+    out: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        out.extend(s.strip() for s in _SENTENCE_SPLIT.split(flat) if s.strip())
+    return out
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: `sum over rankings of 1 / (k + rank)`, ranks from 1."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk with its provenance and the graph around it."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    kind: str
+    section: str
+    text: str
+    score: float
+    similarity: float | None = None
+    vector_rank: int | None = None
+    fulltext_rank: int | None = None
+    products: tuple[dict[str, str], ...] = ()
+    categories: tuple[str, ...] = ()
+
+    def citation(self) -> dict[str, Any]:
+        """The citation a reply (and an auditor) can point to."""
+        return {"doc_id": self.doc_id, "title": self.title, "section": self.section,
+                "chunk_id": self.chunk_id, "score": round(self.score, 6), "text": self.text,
+                "products": [dict(p) for p in self.products], "categories": list(self.categories)}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked hits, or an explicit "nothing relevant" (`no_results`) with the reason."""
+
+    question: str
+    hits: tuple[Hit, ...]
+    mode: Mode = "hybrid"
+    no_results: bool = False
+    reason: str = ""
+    best_similarity: float | None = None
+    latency_ms: float = 0.0
+    query_embedding: tuple[float, ...] | None = field(default=None, repr=False)
+
+    def citations(self) -> list[dict[str, Any]]:
+        return [hit.citation() for hit in self.hits]
+
+    @property
+    def doc_ids(self) -> list[str]:
+        """Documents of the hits, best first, each once."""
+        return list(dict.fromkeys(hit.doc_id for hit in self.hits))
+
+
+# --------------------------------------------------------------------------- Cypher
+
+_DETAILS = """
+CALL (vec, ft, gx) {
+  UNWIND [x IN vec | x.c] + [x IN ft | x.c] + gx AS c
+  WITH DISTINCT c
+  MATCH (d:Document)-[:HAS_CHUNK]->(c)
+  RETURN collect({
+    chunk_id: c.chunk_id, doc_id: d.doc_id, title: d.title, kind: d.kind,
+    section: c.section, text: c.text, %(similarity)s
+    products: [(c)-[:MENTIONS]->(p:Product) | {product_id: p.product_id, name: p.name}],
+    categories: [(c)-[:MENTIONS]->(k:Category) | k.name]
+  }) AS details
+}
+CALL () {
+  OPTIONAL MATCH (p:Product) WHERE p.product_id IN $product_ids
+  OPTIONAL MATCH (p)-[:IN_CATEGORY]->(k:Category)
+  RETURN [x IN collect(DISTINCT coalesce(k.name, p.category)) WHERE x IS NOT NULL] AS product_categories
+}
+RETURN [x IN vec | [x.c.chunk_id, x.s]] AS vec, [x IN ft | [x.c.chunk_id, x.s]] AS ft,
+       details, product_categories"""
+
+_VECTOR = """
+CALL () {
+  CALL db.index.vector.queryNodes($vector_index, $candidates, $embedding) YIELD node, score
+  RETURN collect({c: node, s: score}) AS vec
+}"""
+_NO_VECTOR = "CALL () { RETURN [] AS vec }"
+_FULLTEXT = """
+CALL () {
+  CALL db.index.fulltext.queryNodes($fulltext_index, $query, {limit: $candidates}) YIELD node, score
+  RETURN collect({c: node, s: score}) AS ft
+}"""
+_NO_FULLTEXT = "CALL () { RETURN [] AS ft }"
+_GRAPH = """
+CALL () {
+  OPTIONAL MATCH (c:Chunk)-[:MENTIONS]->(p:Product) WHERE p.product_id IN $product_ids
+  RETURN collect(DISTINCT c) AS gx
+}"""
+
+
+def build_query(*, use_vector: bool, use_fulltext: bool) -> str:
+    """The single read query for one search (exposed for tests and `EXPLAIN`)."""
+    similarity = "similarity: vector.similarity.cosine(c.embedding, $embedding)," if use_vector else ""
+    return "\n".join([_VECTOR if use_vector else _NO_VECTOR,
+                      _FULLTEXT if use_fulltext else _NO_FULLTEXT,
+                      _GRAPH, _DETAILS % {"similarity": similarity}])
+
+
+# --------------------------------------------------------------------------- search
+
+
+class KnowledgeSearch:
+    """Hybrid (vector + fulltext + graph) search over knowledge chunks.
+
+    `graph` is the `GraphStore` port; `embedder` the `Embedder` port (None: keyword mode).
+    """
+
+    def __init__(self, graph: GraphStore, embedder: Embedder | None = None, *,
+                 candidates: int = CANDIDATES, rrf_k: int = RRF_K,
+                 min_similarity: float = MIN_SIMILARITY,
+                 min_keyword_coverage: float = MIN_KEYWORD_COVERAGE,
+                 category_boost: float = CATEGORY_BOOST,
+                 timeout_s: float = SEARCH_TIMEOUT_S,
+                 vector_index: str = VECTOR_INDEX, fulltext_index: str = FULLTEXT_INDEX) -> None:
+        self._graph = graph
+        self._embedder = embedder
+        self.candidates = candidates
+        self.rrf_k = rrf_k
+        self.min_similarity = min_similarity
+        self.min_keyword_coverage = min_keyword_coverage
+        self.category_boost = category_boost
+        self.timeout_s = timeout_s
+        self.vector_index = vector_index
+        self.fulltext_index = fulltext_index
+
+    def _embed_question(self, question: str) -> list[float] | None:
+        if self._embedder is None:
+            return None
+        try:
+            return list(self._embedder.embed([question])[0])
+        except Exception:  # noqa: BLE001 - a failing embedder degrades to keyword search
+            logger.warning("question embedding failed; knowledge search degrades to keyword mode",
+                           exc_info=True)
+            return None
+
+    def search(self, question: str, k: int = 5, product_ids: Sequence[str] | None = None) -> SearchResult:
+        """The `k` best chunks for `question`, or an empty result flagged `no_results`.
+
+        Raises the graph adapter's exceptions (timeouts, unavailability); the tool turns them
+        into typed `ToolResult` failures.
+        """
+        started = time.perf_counter()
+        question = " ".join(question.split())[:MAX_QUESTION_CHARS]
+        pids = [str(p) for p in (product_ids or []) if p]
+        embedding = self._embed_question(question) if question else None
+        mode: Mode = "hybrid" if embedding is not None else "keyword"
+        query = fulltext_query(question)
+        if not query and embedding is None:
+            return SearchResult(question=question, hits=(), mode=mode, no_results=True,
+                                reason="the question has no searchable words",
+                                latency_ms=(time.perf_counter() - started) * 1000)
+        params: dict[str, Any] = {
+            "vector_index": self.vector_index, "fulltext_index": self.fulltext_index,
+            "candidates": self.candidates, "embedding": embedding, "query": query,
+            "product_ids": pids,
+        }
+        rows = self._graph.read(build_query(use_vector=embedding is not None, use_fulltext=bool(query)),
+                                params, timeout_s=self.timeout_s)
+        row = rows[0] if rows else {"vec": [], "ft": [], "details": [], "product_categories": []}
+        result = self._rank(question, row, k, pids, mode, embedding)
+        return SearchResult(question=result.question, hits=result.hits, mode=mode,
+                            no_results=result.no_results, reason=result.reason,
+                            best_similarity=result.best_similarity,
+                            latency_ms=(time.perf_counter() - started) * 1000,
+                            query_embedding=tuple(embedding) if embedding is not None else None)
+
+    def _rank(self, question: str, row: Mapping[str, Any], k: int, pids: Sequence[str], mode: Mode,
+              embedding: Sequence[float] | None) -> SearchResult:
+        """Fuse the rankings, apply the category bonus, and decide whether anything is relevant."""
+        details = {d["chunk_id"]: d for d in row.get("details") or []}
+        vec_ids = [cid for cid, _ in row.get("vec") or [] if cid in details]
+        ft_ids = [cid for cid, _ in row.get("ft") or [] if cid in details]
+        given = set(pids)
+
+        def similarity(cid: str) -> float | None:
+            value = details[cid].get("similarity")
+            # Neo4j reports cosine similarity normalised to [0, 1]: (1 + cos) / 2.
+            return None if value is None else 2.0 * float(value) - 1.0
+
+        # The graph ranking: chunks that mention one of the caller's products, most similar first
+        # (keyword mode: fulltext order first, then document order).
+        ft_position = {cid: i for i, cid in enumerate(ft_ids)}
+        graph_ids = sorted(
+            (cid for cid, d in details.items()
+             if given and any(p.get("product_id") in given for p in d.get("products") or [])
+             and (mode == "hybrid" or cid in ft_position)),
+            key=lambda cid: (-(similarity(cid) or 0.0), ft_position.get(cid, len(ft_ids)), cid))
+        fused = rrf([vec_ids, ft_ids, graph_ids], self.rrf_k)
+        product_categories = set(row.get("product_categories") or [])
+        for cid, detail in details.items():
+            if cid in fused and product_categories & set(detail.get("categories") or []):
+                fused[cid] += self.category_boost
+
+        sims = [s for s in (similarity(cid) for cid in details) if s is not None]
+        best_similarity = max(sims) if sims else None
+        if not details:
+            return SearchResult(question, (), mode, True, "no chunk matched the question",
+                                best_similarity)
+        if mode == "hybrid" and (best_similarity is None or best_similarity < self.min_similarity):
+            return SearchResult(question, (), mode, True,
+                                f"best similarity {best_similarity or 0.0:.2f} is below "
+                                f"{self.min_similarity:.2f}", best_similarity)
+        ordered = sorted(fused, key=lambda cid: (-fused[cid], cid))
+        if mode == "keyword":
+            top = details[ordered[0]]
+            coverage = term_coverage(question, f"{top.get('section', '')} {top.get('text', '')}")
+            if coverage < self.min_keyword_coverage:
+                return SearchResult(question, (), mode, True,
+                                    f"keyword coverage {coverage:.2f} is below "
+                                    f"{self.min_keyword_coverage:.2f}", best_similarity)
+        vec_rank = {cid: i for i, cid in enumerate(vec_ids, start=1)}
+        ft_rank = {cid: i for i, cid in enumerate(ft_ids, start=1)}
+        hits = tuple(
+            Hit(chunk_id=cid, doc_id=details[cid]["doc_id"], title=details[cid].get("title") or "",
+                kind=details[cid].get("kind") or "", section=details[cid].get("section") or "",
+                text=details[cid].get("text") or "", score=fused[cid], similarity=similarity(cid),
+                vector_rank=vec_rank.get(cid), fulltext_rank=ft_rank.get(cid),
+                products=tuple({"product_id": p["product_id"], "name": p["name"]}
+                               for p in details[cid].get("products") or [] if p.get("product_id")),
+                categories=tuple(details[cid].get("categories") or []))
+            for cid in ordered[:max(0, k)])
+        return SearchResult(question, hits, mode, False, "", best_similarity)
+
+    # ----------------------------------------------------------------------- answers
+
+    def answer(self, question: str, result: SearchResult, *, max_sentences: int = 3,
+               max_chars: int = 480) -> str:
+        """The best hit's text trimmed to the sentences that answer `question`.
+
+        Sentences are scored by similarity to the question (embedder) plus word overlap; the
+        best one is kept with the others that score close to it, in document order. Falls
+        back to word overlap alone when there is no embedder or it fails. Empty on no_results.
+        """
+        if result.no_results or not result.hits:
+            return ""
+        sentences = split_sentences(result.hits[0].text)
+        if len(sentences) <= 1:
+            return sentences[0] if sentences else ""
+        scores = [term_coverage(question, s) * 0.5 for s in sentences]
+        if self._embedder is not None and result.query_embedding is not None:
+            try:
+                vectors = self._embedder.embed(sentences)
+                scores = [score + _cosine(result.query_embedding, vec)
+                          for score, vec in zip(scores, vectors, strict=True)]
+            except Exception:  # noqa: BLE001 - trimming is best effort
+                logger.warning("sentence embedding failed; trimming by word overlap", exc_info=True)
+        best = max(range(len(sentences)), key=lambda i: scores[i])
+        chosen = {best}
+        length = len(sentences[best])
+        for i in sorted(range(len(sentences)), key=lambda i: -scores[i]):
+            if len(chosen) >= max_sentences:
+                break
+            if i in chosen or scores[i] < 0.8 * scores[best]:
+                continue
+            if length + len(sentences[i]) + 1 > max_chars:
+                continue
+            chosen.add(i)
+            length += len(sentences[i]) + 1
+        # A sentence that opens with a reference ("This", "It", "They") needs the one before it.
+        for i in sorted(chosen):
+            needs_previous = i > 0 and (i - 1) not in chosen and bool(_REFERENCE.match(sentences[i]))
+            if needs_previous and length + len(sentences[i - 1]) + 1 <= max_chars:
+                chosen.add(i - 1)
+                length += len(sentences[i - 1]) + 1
+        return " ".join(sentences[i] for i in sorted(chosen))

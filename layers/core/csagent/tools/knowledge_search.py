@@ -1,0 +1,104 @@
+"""Tool: answer a question from the knowledge base (policies, warranty terms, manuals, FAQ).
+
+    task.args = {"question": str, "product_ids"?: [str], "k"?: int}
+
+Success: `{"answer": <the best chunk trimmed to the sentences that answer>, "citations": [...],
+"mode": "hybrid" | "keyword"}`. The answer is always a quotation from the knowledge base, never
+generated text. Status is `fallback` instead of `success` when the search ran in keyword mode
+because no embedder was available.
+
+Failures are data (never raised): bad arguments -> VALIDATION; nothing relevant -> NO_RESULTS
+(the healer degrades to FAQ / keyword search or says so); query timeouts -> TIMEOUT (retryable);
+database unavailable -> TRANSIENT (retryable); a missing knowledge index -> TRANSIENT (not
+retryable: the knowledge base has not been ingested); anything else -> UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch
+from csagent.tools.context import ToolContext
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = "knowledge_search"
+DEFAULT_K = 5
+MAX_K = 10
+MAX_PRODUCT_IDS = 20
+
+
+def _parse_args(args: dict[str, Any]) -> tuple[str, list[str], int]:
+    """`(question, product_ids, k)` from task args; raises ValueError with a hint for the planner."""
+    question = args.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("args.question must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ValueError(f"args.question is longer than {MAX_QUESTION_CHARS} characters")
+    raw_ids = args.get("product_ids") or []
+    if isinstance(raw_ids, str):
+        raw_ids = [raw_ids]
+    if not isinstance(raw_ids, Sequence) or not all(isinstance(p, str | int) for p in raw_ids):
+        raise ValueError("args.product_ids must be a list of product id strings")
+    product_ids = [str(p) for p in raw_ids][:MAX_PRODUCT_IDS]
+    k = args.get("k", DEFAULT_K)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise ValueError(f"args.k must be an integer between 1 and {MAX_K}")
+    return question.strip(), product_ids, k
+
+
+def classify_exception(exc: BaseException) -> tuple[ErrorType, str, bool]:
+    """`(error type, message for the customer-facing layer, retryable)` for a search failure."""
+    if isinstance(exc, TimeoutError):
+        return ErrorType.TIMEOUT, "the knowledge search timed out", True
+    try:
+        from neo4j import exceptions as neo
+    except ImportError:  # pragma: no cover - neo4j is a runtime dependency
+        neo = None  # type: ignore[assignment]
+    if neo is not None:
+        code = getattr(exc, "code", None) or ""
+        if isinstance(exc, neo.Neo4jError) and "TransactionTimedOut" in code:
+            return ErrorType.TIMEOUT, "the knowledge search timed out", True
+        if isinstance(exc, neo.ServiceUnavailable | neo.SessionExpired | neo.TransientError):
+            return ErrorType.TRANSIENT, "the knowledge base is temporarily unavailable", True
+        if isinstance(exc, neo.ClientError) and ("Procedure" in code or "Schema" in code) \
+                and "index" in str(exc).lower():
+            return ErrorType.TRANSIENT, "the knowledge index is not available", False
+    if isinstance(exc, ConnectionError | OSError):
+        return ErrorType.TRANSIENT, "the knowledge base is temporarily unavailable", True
+    return ErrorType.UNKNOWN, "the knowledge search failed", False
+
+
+def run(task: Task, ctx: ToolContext) -> ToolResult:
+    """Search the knowledge base for `task.args["question"]`; never raises."""
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return (time.perf_counter() - started) * 1000
+
+    try:
+        question, product_ids, k = _parse_args(dict(task.args))
+    except ValueError as exc:
+        return ToolResult.failed(task, ErrorType.VALIDATION, str(exc), latency_ms=elapsed())
+    try:
+        searcher = KnowledgeSearch(ctx.graph, ctx.embedder)
+        result = searcher.search(question, k=k, product_ids=product_ids)
+        if result.no_results:
+            return ToolResult.failed(
+                task, ErrorType.NO_RESULTS,
+                "No knowledge-base article answers this question "
+                f"({result.reason}).", latency_ms=elapsed())
+        answer = searcher.answer(question, result)
+        data = {"answer": answer, "citations": result.citations(), "mode": result.mode}
+        outcome = ToolResult.ok(task, data, latency_ms=elapsed())
+        if result.mode == "keyword":
+            outcome = outcome.model_copy(update={"status": TaskStatus.FALLBACK})
+        return outcome
+    except Exception as exc:  # noqa: BLE001 - failures become data for the healer
+        error_type, message, retryable = classify_exception(exc)
+        logger.warning("knowledge search failed: %s (%s)", type(exc).__name__, error_type.value)
+        return ToolResult.failed(task, error_type, message, retryable=retryable, latency_ms=elapsed())

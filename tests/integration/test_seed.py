@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from devstack.schema import apply_schema
 from devstack.seed import demo_store
 from devstack.seed.loader import SeedReport, build_rows, read_dataset, seed_store

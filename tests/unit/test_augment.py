@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+
 from devstack.seed import augment
 
 TAU_PRODUCT_NAMES = (

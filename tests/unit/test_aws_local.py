@@ -15,9 +15,10 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+
 from devstack import aws
 from devstack.template import LocalResources, create_resources, load_template, local_resources
-from moto import mock_aws
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"

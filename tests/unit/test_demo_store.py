@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from devstack.seed import augment, demo_store
 from devstack.seed.__main__ import main as seed_cli
 from devstack.seed.loader import DATA_FILES, DEMO_DIR, build_rows, read_dataset

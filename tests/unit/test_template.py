@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from csagent.config import Settings
 from devstack.template import load_template, local_resources
 

@@ -49,10 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
 
-    from csagent.config import get_settings
     from neo4j import GraphDatabase
     from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
+    from csagent.config import get_settings
     from devstack.seed.loader import seed_store
 
     settings = get_settings()

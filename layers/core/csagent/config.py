@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
+    # In AWS the credentials come from Secrets Manager ({"username", "password"}), cached 5 min.
+    neo4j_secret_arn: str | None = None
+    secret_max_age_s: int = 300
     neo4j_database: str = "neo4j"
     neo4j_query_timeout_s: float = 10.0
 

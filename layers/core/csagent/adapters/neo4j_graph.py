@@ -24,11 +24,12 @@ class Neo4jGraph:
 
     def _run(self, access: str, cypher: str, params: Mapping[str, Any] | None,
              timeout_s: float | None, max_rows: int | None) -> list[dict[str, Any]]:
-        from neo4j import Query
+        from neo4j import unit_of_work
 
-        query = Query(cypher, timeout=timeout_s or self._timeout)  # type: ignore[arg-type]
+        # The timeout is enforced by the server: the transaction is terminated when it expires.
+        @unit_of_work(timeout=timeout_s or self._timeout)
         def work(tx: Any) -> list[dict[str, Any]]:
-            result = tx.run(query, dict(params or {}))
+            result = tx.run(cypher, dict(params or {}))
             rows: list[dict[str, Any]] = []
             for record in result:
                 rows.append(record.data())

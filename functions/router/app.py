@@ -1,0 +1,15 @@
+"""Router Lambda: the HTTP API (API Gateway HTTP API, payload 2.0) served by FastAPI via Mangum.
+
+Thin by design: the app is assembled from the core's composition root; nothing connects to
+Neo4j or DynamoDB until the first request needs it.
+"""
+
+from __future__ import annotations
+
+from mangum import Mangum
+
+from csagent import runtime
+from csagent.http.app import create_app
+
+app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.get_settings().auth_mode)
+handler = Mangum(app, lifespan="off")

@@ -1,0 +1,1 @@
+"""The conversation graph: one customer turn, one node per module in `nodes/`."""

@@ -1,0 +1,24 @@
+"""What nodes may use besides the state: injected at invoke time as the LangGraph run context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from csagent.domain.models import Task, ToolResult
+    from csagent.graph.state import State
+    from csagent.tools.context import ToolContext
+    from csagent.understanding import Understanding
+
+@dataclass(frozen=True)
+class GraphDeps:
+    """Ports and limits for one turn. Built by the composition root (`csagent.runtime`)."""
+
+    understand: Callable[[str, State], Understanding]
+    tools: Mapping[str, Callable[[Task, ToolContext], ToolResult]]
+    make_tool_context: Callable[[str | None], ToolContext]
+    max_tasks: int = 5
+    max_message_chars: int = 4000
+    extras: Mapping[str, object] = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""One node per module, each named by a verb."""

@@ -1,0 +1,26 @@
+"""clarify: relevant but missing a parameter → ask for exactly that parameter; not relevant,
+unknown or low-confidence → say plainly what the assistant can do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csagent.graph.state import State
+from csagent.graph.timing import timed
+from csagent.replies import render
+
+
+@timed("clarify")
+def clarify(state: State) -> dict[str, Any]:
+    lang = state.get("lang", "en")
+    missing = (state.get("trace") or {}).get("missing") or []
+    if missing:
+        first = missing[0]
+        name = "clarify_invalid_" if first.get("invalid") else "clarify_missing_"
+        text = render(name + first["parameter"], lang, value=first.get("invalid") or "")
+        status = "needs_clarification"
+    elif state.get("route") == "out_of_scope":
+        text, status = render("out_of_scope", lang), "refused"
+    else:
+        text, status = render("clarify_generic", lang), "needs_clarification"
+    return {"reply": {"text": text, "citations": []}, "status": status}

@@ -1,0 +1,41 @@
+"""dispatch: fan tasks out in waves. Independent tasks run concurrently (one `Send` per task);
+a task waits until every task it depends on has a result.
+
+`route_tasks` is the routing function used after `plan` and after each wave's `collect`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import Send
+
+from csagent.graph.state import State, TaskBranch
+
+USABLE = frozenset({"success", "fallback"})
+
+
+def ready_tasks(state: State) -> list[dict[str, Any]]:
+    """Tasks without a result whose dependencies all have a usable (non-failed) result."""
+    results = state.get("results") or {}
+    return [
+        t for t in state.get("tasks") or []
+        if t["task_id"] not in results
+        and all(results.get(d, {}).get("status") in USABLE for d in t.get("depends_on") or ())
+    ]
+
+
+def route_tasks(state: State) -> list[Send] | str:
+    if not state.get("tasks"):
+        return "clarify"
+    ready = ready_tasks(state)
+    if not ready:
+        return "summarise"
+    results = state.get("results") or {}
+    return [
+        Send("run_task", TaskBranch(
+            task=task, customer_id=state.get("customer_id"),
+            dependencies={d: results[d] for d in task.get("depends_on") or ()},
+        ))
+        for task in ready
+    ]

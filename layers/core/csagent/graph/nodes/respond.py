@@ -1,0 +1,22 @@
+"""respond: the last node of every path: record the reply in the public messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csagent.graph.state import State
+from csagent.graph.timing import timed
+from csagent.replies import render
+
+
+@timed("respond")
+def respond(state: State) -> dict[str, Any]:
+    reply = dict(state.get("reply") or {})
+    status = state.get("status") or ""
+    if state.get("route") == "refused":
+        reply = {"text": render("refused_" + str((state.get("trace") or {}).get("guard", "")),
+                                state.get("lang", "en")), "citations": []}
+        status = "refused"
+    reply.setdefault("citations", [])
+    return {"reply": reply, "status": status or "answered",
+            "messages": [{"role": "assistant", "text": reply.get("text", "")}]}

@@ -1,0 +1,43 @@
+"""route: decide which path a message takes, with a confidence.
+
+Every label `route_by_label` can see has an edge; anything unknown or under the confidence
+floor goes to clarification, never to an error or a silent end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from csagent.graph.context import GraphDeps
+from csagent.graph.state import State
+from csagent.graph.timing import timed
+
+ROUTE_TO_NODE = {
+    "general": "respond_general",
+    "clarify": "clarify",
+    "knowledge_and_actions": "plan",
+    "out_of_scope": "clarify",
+}
+MIN_CONFIDENCE = 0.35
+
+
+@timed("route")
+def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
+    understanding = runtime.context.understand(state.get("text", ""), state)
+    return {
+        "route": understanding.route,
+        "confidence": understanding.confidence,
+        "intent": understanding.intent,
+        "lang": understanding.lang,
+        "entities": understanding.entities,
+        "clauses": understanding.clauses_as_dicts(),
+    }
+
+
+def route_by_label(state: State) -> str:
+    label = state.get("route", "")
+    if label not in ROUTE_TO_NODE or float(state.get("confidence") or 0.0) < MIN_CONFIDENCE:
+        return "clarify"
+    return ROUTE_TO_NODE[label]

@@ -1,0 +1,31 @@
+"""run_task: run one task's tool and write only that task's result slot.
+
+Exceptions never leave this node: whatever a tool raises becomes a failed `ToolResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.graph.context import GraphDeps
+from csagent.graph.state import TaskBranch
+
+
+def run_task(branch: TaskBranch, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
+    task = Task.model_validate(branch["task"])
+    started = time.perf_counter()
+    tool = runtime.context.tools.get(task.tool)
+    if tool is None:
+        result = ToolResult.failed(task, ErrorType.UNKNOWN, f"no tool named {task.tool!r}")
+    else:
+        try:
+            result = tool(task, runtime.context.make_tool_context(branch.get("customer_id")))
+        except Exception as exc:  # noqa: BLE001 - failure is data, never an exception
+            result = ToolResult.failed(task, ErrorType.UNKNOWN, f"{type(exc).__name__}: {exc}")
+    elapsed = round((time.perf_counter() - started) * 1000, 2)
+    result = result.model_copy(update={"latency_ms": result.latency_ms or elapsed})
+    return {"results": {task.task_id: result.model_dump(mode="json")}}

@@ -1,0 +1,59 @@
+"""Graph state. `InputState` is what callers may pass; `State` is everything the nodes share.
+
+Parallel task branches write only their own slot in `results` (keyed by task_id) through the
+`merge_dict` reducer. Per-turn fields are reset by `load_context` with the RESET sentinel,
+so a checkpointed session never mixes one turn's results into the next.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+RESET: dict[str, Any] = {"__reset__": True}
+
+
+def merge_dict(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge per-key writes from parallel branches; `RESET` clears the slot for a new turn."""
+    if new is None:
+        return dict(old or {})
+    if new.get("__reset__"):
+        return {k: v for k, v in new.items() if k != "__reset__"}
+    return {**(old or {}), **new}
+
+
+class InputState(TypedDict, total=False):
+    session_id: str
+    customer_id: str | None
+    text: str
+    attachments: list[dict[str, Any]]
+    order_id_hint: str | None
+
+
+class State(InputState, total=False):
+    # Public conversation: customer text and final replies only (worker scratch never enters).
+    messages: Annotated[list[dict[str, Any]], operator.add]
+    turn: int
+    lang: str
+    # Routing
+    route: str
+    confidence: float
+    intent: str
+    clauses: list[dict[str, Any]]
+    # Planning and execution (per turn)
+    entities: dict[str, Any]
+    tasks: list[dict[str, Any]]
+    results: Annotated[dict[str, dict[str, Any]], merge_dict]
+    # Outcome (per turn)
+    status: str
+    reply: dict[str, Any]
+    trace: Annotated[dict[str, Any], merge_dict]
+    node_timings_ms: Annotated[dict[str, float], merge_dict]
+
+
+class TaskBranch(TypedDict):
+    """The payload `Send` gives one task branch: the task and the results it depends on."""
+
+    task: dict[str, Any]
+    customer_id: str | None
+    dependencies: dict[str, dict[str, Any]]

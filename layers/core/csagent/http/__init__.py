@@ -1,0 +1,1 @@
+"""The HTTP edge: FastAPI routes, authentication, error mapping. Thin: it calls the service."""

@@ -1,0 +1,106 @@
+"""The router's HTTP API (FastAPI). Routes parse input, resolve the caller, call the service
+and map domain errors to JSON error bodies. No business logic here.
+
+Every error body has one shape: {"error": {"code": str, "message": str, "details"?: [...]}}.
+A 500 never carries a stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from csagent.domain.errors import DomainError
+from csagent.domain.models import Principal
+from csagent.http.auth import principal_from
+from csagent.service import ConversationService, MessageIn, SessionOut, TurnOut
+
+logger = logging.getLogger("csagent.http")
+MAX_BODY_BYTES = 64 * 1024
+
+
+def _error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": {"code": code, "message": message}}
+    if details:
+        body["error"]["details"] = details
+    return JSONResponse(status_code=status, content=body, headers=headers)
+
+
+def _validation_response(exc: RequestValidationError) -> JSONResponse:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return _error(400, "malformed_json", "the request body is not valid JSON")
+    details = []
+    for e in errors:
+        loc = [str(part) for part in e.get("loc", ()) if part != "body"]
+        details.append({"field": ".".join(loc) or "body", "problem": e.get("msg", "invalid"),
+                        "type": e.get("type", "")})
+    if any(d["field"] == "text" and d["type"] == "string_too_long" for d in details):
+        return _error(422, "text_too_long", "text is longer than 4000 characters", details)
+    if any(d["type"] == "extra_forbidden" for d in details):
+        unknown = ", ".join(d["field"] for d in details if d["type"] == "extra_forbidden")
+        return _error(422, "unknown_field", f"unknown field(s): {unknown}", details)
+    return _error(422, "invalid_input", "; ".join(f"{d['field']}: {d['problem']}" for d in details), details)
+
+
+def create_app(get_service: Callable[[], ConversationService], get_health: Callable[[], dict[str, bool]],
+               auth_mode: Callable[[], str]) -> FastAPI:
+    """The app. Factories are called per request (they are cached at the composition root),
+    so importing and creating the app does no I/O."""
+    app = FastAPI(title="Customer-service agent API", version="1.0.0",
+                  description="Chat with the store's assistant; one message may hold several requests.")
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next: Callable[..., Any]) -> Any:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return _error(413, "body_too_large", f"the request body must be at most {MAX_BODY_BYTES} bytes")
+        return await call_next(request)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _validation_response(exc)
+
+    @app.exception_handler(DomainError)
+    async def on_domain(_: Request, exc: DomainError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+        return _error(exc.status_code, exc.code, exc.message, headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error: %s", type(exc).__name__)
+        return _error(500, "internal_error",
+                      "something went wrong on our side; nothing was changed, please try again")
+
+    def caller(request: Request) -> Principal:
+        return principal_from(request.scope, request.headers.get("authorization"), auth_mode())
+
+    @app.post("/v1/sessions/{session_id}/messages", response_model=TurnOut,
+              responses={400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}})
+    def post_message(session_id: str, message: MessageIn, who: Principal = Depends(caller)) -> TurnOut:  # noqa: B008
+        return get_service().handle_message(who, session_id, message)
+
+    @app.get("/v1/sessions/{session_id}", response_model=SessionOut, responses={401: {}, 403: {}, 404: {}})
+    def get_session(session_id: str, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008
+        return get_service().get_session(who, session_id)
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        checks = get_health()
+        healthy = all(checks.values())
+        return JSONResponse(status_code=200 if healthy else 503,
+                            content={"status": "ok" if healthy else "degraded", "checks": checks})
+
+    return app

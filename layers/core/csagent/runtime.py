@@ -1,0 +1,113 @@
+"""Composition root: builds the real adapters from settings, lazily and once per process.
+
+Nothing here runs at import. Handlers call these getters; tests clear the caches
+(`reset()`) after changing the environment.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from csagent.config import Settings, get_settings
+
+if TYPE_CHECKING:
+    from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.graph.context import GraphDeps
+    from csagent.service import ConversationService
+
+
+def _boto_kwargs(settings: Settings) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"region_name": settings.aws_region}
+    if settings.aws_endpoint_url:
+        kwargs["endpoint_url"] = settings.aws_endpoint_url
+    return kwargs
+
+
+@lru_cache(maxsize=1)
+def graph_store() -> Neo4jGraph:
+    from csagent.adapters.neo4j_graph import Neo4jGraph, neo4j_driver
+
+    s = get_settings()
+    user, password = s.neo4j_user, s.neo4j_password
+    if s.neo4j_secret_arn:
+        from aws_lambda_powertools.utilities import parameters
+
+        secret = parameters.get_secret(s.neo4j_secret_arn, transform="json", max_age=s.secret_max_age_s)
+        user, password = secret.get("username", user), secret["password"]
+    return Neo4jGraph(neo4j_driver(s.neo4j_uri, user, password), s.neo4j_database, s.neo4j_query_timeout_s)
+
+
+@lru_cache(maxsize=1)
+def dynamodb_client() -> Any:
+    import boto3
+
+    return boto3.client("dynamodb", **_boto_kwargs(get_settings()))
+
+
+@lru_cache(maxsize=1)
+def checkpointer() -> Any:
+    from langgraph_checkpoint_aws import DynamoDBSaver
+
+    s = get_settings()
+    offload = None
+    if s.checkpoint_bucket:
+        offload = {"bucket_name": s.checkpoint_bucket, "endpoint_url": s.aws_endpoint_url}
+    return DynamoDBSaver(table_name=s.checkpoints_table, region_name=s.aws_region,
+                         endpoint_url=s.aws_endpoint_url, ttl_seconds=s.checkpoint_ttl_seconds,
+                         s3_offload_config=offload)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=1)
+def compiled_graph() -> Any:
+    from csagent.graph.builder import build_graph
+
+    return build_graph().compile(checkpointer=checkpointer())
+
+
+@lru_cache(maxsize=1)
+def graph_deps() -> GraphDeps:
+    from csagent.graph.context import GraphDeps
+    from csagent.tools.context import ToolContext
+    from csagent.tools.registry import default_tools
+    from csagent.understanding_local import LocalUnderstanding
+
+    s = get_settings()
+    store = graph_store()
+    understanding = LocalUnderstanding()
+    return GraphDeps(
+        understand=understanding.understand,
+        tools=default_tools(),
+        make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id),
+        max_tasks=s.max_tasks_per_turn,
+        max_message_chars=s.max_message_chars,
+    )
+
+
+@lru_cache(maxsize=1)
+def conversation_service() -> ConversationService:
+    from csagent.adapters.sessions_dynamodb import DynamoDBSessions
+    from csagent.service import ConversationService
+
+    s = get_settings()
+    return ConversationService(compiled_graph(), DynamoDBSessions(dynamodb_client(), s.sessions_table),
+                               graph_deps())
+
+
+def health() -> dict[str, bool]:
+    """Reachability of each dependency the router needs (never raises)."""
+    s = get_settings()
+    checks = {"neo4j": graph_store().ping()}
+    try:
+        dynamodb_client().describe_table(TableName=s.checkpoints_table)
+        checks["dynamodb"] = True
+    except Exception:  # noqa: BLE001 - a health check reports, it does not raise
+        checks["dynamodb"] = False
+    return checks
+
+
+def reset() -> None:
+    """Forget every cached client and setting (tests, after changing the environment)."""
+    for factory in (graph_store, dynamodb_client, checkpointer, compiled_graph, graph_deps,
+                    conversation_service, get_settings):
+        factory.cache_clear()

@@ -1,0 +1,141 @@
+"""The conversation service: the one use case the router handler calls.
+
+It checks who owns the session, takes the turn lease, runs the graph on the session's
+checkpoint thread, records the outcome and shapes the public response. It knows nothing of
+HTTP or Lambda events.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from csagent.domain.errors import Forbidden, InvalidInput
+from csagent.domain.models import Principal
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+ORDER_ID = re.compile(r"^#?W\d{7}$")
+
+
+class MessageIn(BaseModel):
+    """The body of POST /v1/sessions/{session_id}/messages."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    text: str = Field(min_length=1, max_length=4000, description="What the customer wrote.")
+    order_id: str | None = Field(
+        default=None,
+        description="The order the customer is looking at in the app (e.g. '#W2611340'), if any.",
+    )
+    attachments: list[dict[str, Any]] = Field(default_factory=list, max_length=3)
+
+    @field_validator("order_id")
+    @classmethod
+    def _order_id(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not ORDER_ID.match(value):
+            raise ValueError("order_id must look like '#W' followed by 7 digits, e.g. '#W2611340'")
+        return value if value.startswith("#") else "#" + value
+
+
+class TaskOut(BaseModel):
+    task_id: str
+    task_type: str
+    tool: str
+    status: str
+    latency_ms: float
+    error: dict[str, Any] | None = None
+
+
+class TurnOut(BaseModel):
+    session_id: str
+    turn: int
+    status: str
+    reply: dict[str, Any]
+    tasks: list[TaskOut]
+    trace: dict[str, Any]
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    status: str
+    turn_count: int
+    messages: list[dict[str, Any]]
+
+
+class Sessions(Protocol):
+    def get_owned(self, session_id: str, owner: str) -> Any: ...
+    def begin_turn(self, session_id: str, owner: str) -> Any: ...
+    def end_turn(self, lease: Any, *, status: str, turn: int) -> None: ...
+    def release(self, lease: Any) -> None: ...
+
+
+def check_session_id(session_id: str) -> str:
+    if not SESSION_ID.match(session_id):
+        raise InvalidInput("session_id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
+    return session_id
+
+
+def customer_of(principal: Principal) -> str:
+    if not principal.customer_id:
+        raise Forbidden("only a signed-in customer can talk to the assistant")
+    return principal.customer_id
+
+
+class ConversationService:
+    def __init__(self, graph: Any, sessions: Sessions, deps: Any) -> None:
+        self._graph = graph
+        self._sessions = sessions
+        self._deps = deps
+
+    def handle_message(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
+        customer_id = customer_of(principal)
+        check_session_id(session_id)
+        lease = self._sessions.begin_turn(session_id, customer_id)
+        started = time.perf_counter()
+        try:
+            state = self._graph.invoke(
+                {"session_id": session_id, "customer_id": customer_id, "text": message.text,
+                 "attachments": message.attachments, "order_id_hint": message.order_id},
+                {"configurable": {"thread_id": session_id}},
+                context=self._deps, durability="exit",
+            )
+        except BaseException:
+            self._sessions.release(lease)
+            raise
+        out = self._shape(session_id, state, (time.perf_counter() - started) * 1000)
+        self._sessions.end_turn(lease, status=out.status, turn=out.turn)
+        return out
+
+    def get_session(self, principal: Principal, session_id: str) -> SessionOut:
+        customer_id = customer_of(principal)
+        record = self._sessions.get_owned(check_session_id(session_id), customer_id)
+        snapshot = self._graph.get_state({"configurable": {"thread_id": session_id}})
+        values = (snapshot.values if snapshot is not None else None) or {}
+        return SessionOut(session_id=session_id, status=record.status, turn_count=record.turn_count,
+                          messages=list(values.get("messages") or []))
+
+    @staticmethod
+    def _shape(session_id: str, state: dict[str, Any], elapsed_ms: float) -> TurnOut:
+        results = state.get("results") or {}
+        tasks = []
+        for task in state.get("tasks") or []:
+            result = results.get(task["task_id"]) or {}
+            tasks.append(TaskOut(task_id=task["task_id"], task_type=task["task_type"], tool=task["tool"],
+                                 status=result.get("status", "skipped"),
+                                 latency_ms=float(result.get("latency_ms") or 0.0),
+                                 error=result.get("error")))
+        trace = {
+            "route": state.get("route", ""),
+            "confidence": round(float(state.get("confidence") or 0.0), 3),
+            "node_timings_ms": state.get("node_timings_ms") or {},
+            "model_calls": int((state.get("trace") or {}).get("model_calls", 0)),
+            "turn_ms": round(elapsed_ms, 2),
+        }
+        return TurnOut(session_id=session_id, turn=int(state.get("turn") or 0),
+                       status=state.get("status") or "answered", reply=state.get("reply") or {"text": ""},
+                       tasks=tasks, trace=trace)

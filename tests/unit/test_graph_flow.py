@@ -1,0 +1,151 @@
+"""Graph control flow with fake ports (no Neo4j, no models): routing, planning, waves,
+failure as data, per-turn state. The checkpointer is LangGraph's in-memory saver."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.graph.builder import build_graph
+from csagent.graph.context import GraphDeps
+from csagent.graph.nodes.route import ROUTE_TO_NODE, route_by_label
+from csagent.tools.context import ToolContext
+from csagent.understanding import Clause, Understanding
+
+ORDER = "#W1234567"
+
+
+def understand_as(route: str, intent: str, confidence: float = 0.9, clauses: tuple[Clause, ...] = ()):
+    def understand(text: str, state: Any) -> Understanding:
+        return Understanding(route=route, intent=intent, confidence=confidence, clauses=clauses)
+    return understand
+
+
+def order_status_tool(task: Task, ctx: ToolContext) -> ToolResult:
+    order_id = task.args["params"]["order_id"]
+    return ToolResult.ok(task, {"template_id": "order_tracking", "rows": [{
+        "order_id": order_id, "order_status": "processed", "tracking_id": "111122223333", "carrier": "UPS",
+        "shipment_status": "in_transit", "estimated_delivery": "2024-03-02"}]})
+
+
+def make_deps(understand, tools=None, max_tasks: int = 5) -> GraphDeps:
+    return GraphDeps(understand=understand, tools=tools or {"predefined_cypher": order_status_tool},
+                     make_tool_context=lambda cid: ToolContext(graph=None, customer_id=cid),  # type: ignore[arg-type]
+                     max_tasks=max_tasks)
+
+
+@pytest.fixture
+def graph():
+    return build_graph().compile(checkpointer=InMemorySaver())
+
+
+def turn(graph, deps: GraphDeps, text: str, thread: str = "t-1") -> dict[str, Any]:
+    return graph.invoke({"session_id": thread, "customer_id": "cust_1", "text": text},
+                        {"configurable": {"thread_id": thread}}, context=deps)
+
+
+def status_clause(order_id: str | None = ORDER) -> Clause:
+    return Clause(text="where is my order", intent="order_status", confidence=0.9,
+                  entities={"order_id": order_id} if order_id else {})
+
+
+def test_order_status_clause_runs_one_task_and_answers(graph):
+    # Given a message understood as one order-status clause with an order id
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=(status_clause(),)))
+    # When the turn runs
+    state = turn(graph, deps, f"where is my order {ORDER}?")
+    # Then one task ran and the reply carries the order's status and tracking number
+    assert [t["task_type"] for t in state["tasks"]] == ["order_status"]
+    assert state["results"]["t1"]["status"] == "success"
+    assert state["status"] == "answered"
+    assert ORDER in state["reply"]["text"] and "111122223333" in state["reply"]["text"]
+
+
+def test_missing_order_id_asks_for_exactly_that(graph):
+    # Given an order-status clause without an order id
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=(status_clause(None),)))
+    # When the turn runs
+    state = turn(graph, deps, "where is my order?")
+    # Then no task runs and the assistant asks for the order number
+    assert state["tasks"] == []
+    assert state["status"] == "needs_clarification"
+    assert "order number" in state["reply"]["text"].lower()
+
+
+def test_a_tool_that_raises_becomes_a_failed_result_not_an_exception(graph):
+    # Given a tool that raises
+    def broken(task: Task, ctx: ToolContext) -> ToolResult:
+        raise RuntimeError("neo4j went away")
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=(status_clause(),)),
+                     tools={"predefined_cypher": broken})
+    # When the turn runs
+    state = turn(graph, deps, "where is my order?")
+    # Then the turn still ends with a reply that names what could not be done
+    assert state["results"]["t1"]["status"] == "failed"
+    assert state["results"]["t1"]["error"]["type"] == ErrorType.UNKNOWN
+    assert state["status"] == "partial"
+    assert ORDER in state["reply"]["text"]
+
+
+@pytest.mark.parametrize("label", sorted(ROUTE_TO_NODE))
+def test_every_route_label_has_an_edge_to_a_real_node(label):
+    # Given every label the router can return
+    nodes = set(build_graph().nodes)
+    # When it is routed with good confidence
+    target = route_by_label({"route": label, "confidence": 0.9})
+    # Then it leads to a node of the graph
+    assert target in nodes
+
+
+@pytest.mark.parametrize(("label", "confidence"), [("no_such_route", 0.99), ("knowledge_and_actions", 0.1)])
+def test_unknown_or_low_confidence_routes_go_to_clarification(graph, label, confidence):
+    # Given the router returns an unknown label or a low confidence
+    deps = make_deps(understand_as(label, "order_status", confidence=confidence, clauses=(status_clause(),)))
+    # When the turn runs
+    state = turn(graph, deps, "hmm")
+    # Then the customer is asked to clarify (never an error, never silence)
+    assert state["status"] == "needs_clarification"
+    assert state["reply"]["text"]
+
+
+def test_a_second_turn_starts_clean_and_keeps_the_public_history(graph):
+    # Given one answered turn on a thread
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=(status_clause(),)))
+    turn(graph, deps, "where is my order?")
+    # When a greeting follows on the same thread
+    state = turn(graph, make_deps(understand_as("general", "greeting")), "hello")
+    # Then per-turn results are gone, the turn counter moved on, and the history holds both turns
+    assert state["turn"] == 2
+    assert state["results"] == {} and state["tasks"] == []
+    assert [m["role"] for m in state["messages"]] == ["customer", "assistant", "customer", "assistant"]
+
+
+def test_three_independent_200ms_tasks_run_concurrently(graph):
+    # Given three independent clauses whose tool takes 200 ms each
+    def slow(task: Task, ctx: ToolContext) -> ToolResult:
+        time.sleep(0.2)
+        return order_status_tool(task, ctx)
+    clauses = tuple(status_clause(f"#W000000{i}") for i in (1, 2, 3))
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=clauses),
+                     tools={"predefined_cypher": slow})
+    # When the turn runs
+    started = time.perf_counter()
+    state = turn(graph, deps, "three orders")
+    elapsed = time.perf_counter() - started
+    # Then all three succeed in well under the 600 ms a sequential run needs
+    assert [state["results"][t]["status"] for t in ("t1", "t2", "t3")] == ["success"] * 3
+    assert elapsed < 0.4
+
+
+def test_empty_text_is_refused_politely(graph):
+    # Given a message of only whitespace and control characters
+    deps = make_deps(understand_as("general", "greeting"))
+    # When the turn runs
+    state = turn(graph, deps, " \u200b\x00 ")
+    # Then it is refused with a reply, not an error
+    assert state["status"] == "refused"
+    assert state["reply"]["text"]

@@ -1,0 +1,978 @@
+"""The predefined Cypher tool: a catalogue of parameterised READ queries, matched by embedding
+similarity and run with validated parameters - the no-model path for frequent questions.
+
+Pieces:
+- **Catalogue** (`load_catalogue`): templates read from `catalogue/templates.yaml` (data, not code)
+  and checked on load: read-only Cypher, every declared parameter used, every `$name` declared,
+  customer-scoped templates anchored on `(:Customer {customer_id: $customer_id})`, catalogue-scoped
+  ones never touching customer data, and no template ever declaring `customer_id`.
+- **Matcher** (`TemplateMatcher`): embeds each template's examples and description once (lazily)
+  and picks the template whose best example is closest to the question, if that score clears a
+  threshold AND beats the runner-up template by a margin. Defaults measured on the catalogue with
+  leave-one-out over all example questions (`evaluate_leave_one_out`).
+- **Runner** (`run_template`, `run`): normalises and validates parameters, injects `customer_id`
+  from the authenticated session (`ToolContext.customer_id`, never from the message), runs the
+  query in a READ transaction with a timeout and a row cap, shapes the rows and returns a
+  `ToolResult`. It never raises: every failure is a typed `ToolError`.
+
+Security invariant: customer data is reachable only through customer-scoped templates, whose
+Cypher starts at the authenticated customer and follows PLACED / HAS_DEFAULT_ADDRESS /
+HAS_PAYMENT_METHOD. Another customer's order id simply matches nothing (NO_RESULTS).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from csagent.domain.models import ErrorType, Task, ToolResult
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.ports import Embedder
+    from csagent.tools.context import ToolContext
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = "cypher_catalogue"
+CATALOGUE_PATH = Path(__file__).resolve().parent / "catalogue" / "templates.yaml"
+
+# Matching defaults, measured with all-MiniLM-L6-v2 on this catalogue (277 examples, 36 templates):
+# leave-one-out top-1 accuracy 81.6 % with top_k=2 (78.7 % with a plain max); at threshold 0.60 and
+# margin 0.02, 76 % of held-out examples are accepted with 91.5 % precision, 41/41 hand-written
+# paraphrases are accepted and correct, and 27/28 off-catalogue questions are rejected (the one
+# accepted: "Cancel order #W... please" -> cancellation_eligibility). Off-catalogue questions
+# score at most 0.56; a lower threshold lets policy questions ("what is your return policy?") in.
+#: Score the best template must reach (cosine similarity, mean of its top_k closest texts).
+DEFAULT_THRESHOLD = 0.60
+#: How far the best template must be ahead of the runner-up template.
+DEFAULT_MARGIN = 0.02
+#: A template's score is the mean similarity of its this-many closest texts.
+DEFAULT_TOP_K = 2
+
+ParamType = Literal["order_id", "product_name", "product_id", "item_id", "status", "option_key",
+                    "option_value", "category", "int"]
+Scope = Literal["customer", "catalogue"]
+
+#: Order statuses of the store (tau-retail plus the statuses the customer actions write).
+ORDER_STATUSES: tuple[str, ...] = ("pending", "processed", "delivered", "cancelled",
+                                   "return requested", "exchange requested",
+                                   "pending (item modified)")
+_STATUS_SYNONYMS: dict[str, str] = {
+    "canceled": "cancelled", "cancelled": "cancelled",
+    "shipped": "processed", "dispatched": "processed", "in transit": "processed",
+    "processing": "processed", "processed": "processed",
+    "open": "pending", "pending": "pending", "delivered": "delivered",
+    "returned": "return requested", "return requested": "return requested",
+    "exchanged": "exchange requested", "exchange requested": "exchange requested",
+    "pending (item modified)": "pending (item modified)",
+    "pending (items modified)": "pending (item modified)",
+}
+
+#: Default validation pattern (applied after normalisation) and a readable hint per type.
+_TYPE_RULES: dict[str, tuple[str, str]] = {
+    "order_id": (r"^#W\d{7}$", "an order number like #W1234567"),
+    "product_name": (r"^[a-z0-9]{2,60}$", "a product name like 'water bottle'"),
+    "product_id": (r"^\d{10}$", "a 10-digit product id"),
+    "item_id": (r"^\d{10}$", "a 10-digit item id"),
+    "status": (r"^[a-z ()]{3,40}$", "an order status (" + ", ".join(ORDER_STATUSES) + ")"),
+    "option_key": (r"^[a-z][a-z0-9 /_.-]{0,39}$", "an option name like 'color' or 'size'"),
+    "option_value": (r"^[a-z0-9][a-z0-9 .,%+/()'-]{0,39}$", "an option value like 'blue' or 'XL'"),
+    "category": (r"^[a-z0-9]{2,60}$", "a category name like 'electronics'"),
+    "int": (r"^-?\d+$", "a whole number"),
+}
+
+# Cypher keywords and procedures that write or administer; none may appear in a template.
+_WRITE_RE = re.compile(
+    r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|DROP|LOAD\s+CSV|FOREACH|GRANT|REVOKE|DENY|"
+    r"TERMINATE|ALTER|RENAME|START\s+DATABASE|STOP\s+DATABASE)\b|\bCALL\b|\bapoc\.|\bdbms\.|\bdb\.",
+    re.IGNORECASE)
+_PARAM_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_CUSTOMER_ANCHOR_RE = re.compile(
+    r"^\s*MATCH\s+\((\w+):Customer\s*\{\s*customer_id:\s*\$customer_id\s*\}\)", re.IGNORECASE)
+_MATCH_RE = re.compile(r"\b(?:OPTIONAL\s+)?MATCH\s+\(([^)]*)\)", re.IGNORECASE)
+_SUBQUERY_RE = re.compile(r"\b(EXISTS|COUNT|COLLECT)\s*\{|\bUNION\b", re.IGNORECASE)
+_SLOT_RE = re.compile(r"\[([^\[\]]+)\]")
+_CUSTOMER_LABELS = ("Customer", "Order", "OrderLine", "Address", "PaymentMethod", "Transaction",
+                    "Shipment", "TrackingEvent")
+
+
+# ---------------------------------------------------------------------------------------------
+# Catalogue models
+# ---------------------------------------------------------------------------------------------
+class ParamSpec(BaseModel):
+    """One typed template parameter. `pattern` / `enum` / `min` / `max` override the type's rule."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    type: ParamType
+    required: bool = True
+    pattern: str | None = None
+    enum: tuple[str, ...] | None = None
+    min: int | None = None
+    max: int | None = None
+    default: Any = None
+    description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _never_customer_id(cls, name: str) -> str:
+        if name == "customer_id":
+            raise ValueError("customer_id is injected from the session and can never be a template parameter")
+        return name
+
+    @property
+    def effective_pattern(self) -> str:
+        return self.pattern or _TYPE_RULES[self.type][0]
+
+    @property
+    def effective_enum(self) -> tuple[str, ...] | None:
+        if self.enum is not None:
+            return self.enum
+        return ORDER_STATUSES if self.type == "status" else None
+
+    @property
+    def hint(self) -> str:
+        return _TYPE_RULES[self.type][1]
+
+
+class ResultSpec(BaseModel):
+    """How rows are shaped: which columns (in order), one row or many, a row cap, JSON columns."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    shape: Literal["one", "many"]
+    columns: tuple[str, ...] = Field(min_length=1)
+    max_rows: int = Field(default=50, ge=1, le=500)
+    json_columns: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _json_columns_are_columns(self) -> ResultSpec:
+        unknown = set(self.json_columns) - set(self.columns)
+        if unknown:
+            raise ValueError(f"json_columns not among columns: {sorted(unknown)}")
+        if self.shape == "one" and self.max_rows != 1:
+            raise ValueError("shape 'one' needs max_rows 1")
+        return self
+
+
+class QueryTemplate(BaseModel):
+    """One predefined READ query with its examples, typed parameters, scope and result shape."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=10)
+    scope: Scope
+    examples: tuple[str, ...] = Field(min_length=3)
+    params: tuple[ParamSpec, ...] = ()
+    cypher: str = Field(min_length=10)
+    result: ResultSpec
+    timeout_s: float | None = Field(default=None, gt=0, le=60)
+    empty_message: str | None = None
+
+    @model_validator(mode="after")
+    def _check_query(self) -> QueryTemplate:
+        names = [p.name for p in self.params]
+        if len(names) != len(set(names)):
+            raise ValueError(f"{self.id}: duplicate parameter names")
+        write = _WRITE_RE.search(self.cypher)
+        if write:
+            raise ValueError(f"{self.id}: not a read-only query ({write.group(0)!r})")
+        used = set(_PARAM_RE.findall(self.cypher))
+        if missing := set(names) - used:
+            raise ValueError(f"{self.id}: declared parameters not used in the Cypher: {sorted(missing)}")
+        if undeclared := used - set(names) - {"customer_id"}:
+            raise ValueError(f"{self.id}: Cypher uses undeclared parameters: {sorted(undeclared)}")
+        if self.scope == "customer":
+            _check_customer_scoping(self.id, self.cypher)
+        elif "customer_id" in used or any(re.search(rf":{label}\b", self.cypher)
+                                          for label in _CUSTOMER_LABELS):
+            raise ValueError(f"{self.id}: a catalogue-scoped template may not touch customer data")
+        return self
+
+    @field_validator("examples")
+    @classmethod
+    def _slots_balanced(cls, examples: tuple[str, ...]) -> tuple[str, ...]:
+        for example in examples:
+            if _SLOT_RE.sub("", example).count("[") or _SLOT_RE.sub("", example).count("]"):
+                raise ValueError(f"unbalanced [slot] markup in example {example!r}")
+        return examples
+
+    @property
+    def natural_examples(self) -> tuple[str, ...]:
+        """The example questions as a customer would type them (slot brackets removed)."""
+        return tuple(_SLOT_RE.sub(r"\1", e) for e in self.examples)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def param(self, name: str) -> ParamSpec | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+def _check_customer_scoping(template_id: str, cypher: str) -> None:
+    """Customer data only through the authenticated customer.
+
+    The query must open with `MATCH (c:Customer {customer_id: $customer_id})`, mention the
+    Customer label nowhere else, use no pattern subqueries or UNION, and every later MATCH /
+    OPTIONAL MATCH must start from an already bound variable (a bare `(x)`), so no disconnected
+    pattern can reach another customer's nodes.
+    """
+    anchor = _CUSTOMER_ANCHOR_RE.match(cypher)
+    if not anchor:
+        raise ValueError(f"{template_id}: a customer-scoped template must start with "
+                         "MATCH (c:Customer {customer_id: $customer_id})")
+    if len(re.findall(r":Customer\b", cypher)) != 1:
+        raise ValueError(f"{template_id}: the Customer label may appear only in the anchor")
+    if _SUBQUERY_RE.search(cypher):
+        raise ValueError(f"{template_id}: subqueries and UNION are not allowed in customer scope")
+    bound = {anchor.group(1)}
+    for i, match in enumerate(_MATCH_RE.finditer(cypher)):
+        head = match.group(1).strip()
+        if i == 0:
+            continue
+        if not re.fullmatch(r"\w+", head) or head not in _bound_variables(cypher[:match.start()], bound):
+            raise ValueError(f"{template_id}: MATCH ({head}) must start from a bound variable")
+
+
+def _bound_variables(prefix: str, seed: set[str]) -> set[str]:
+    """Variables named in node patterns before a point in the query (a conservative over-approx.)."""
+    return seed | set(re.findall(r"\((\w+)(?::\w+)?", prefix))
+
+
+class Catalogue(BaseModel):
+    """All templates, by id."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = 1
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    templates: tuple[QueryTemplate, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Catalogue:
+        ids = [t.id for t in self.templates]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate template ids: {dupes}")
+        return self
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(t.id for t in self.templates)
+
+    @property
+    def default_timeout_s(self) -> float:
+        return float(self.defaults.get("timeout_s", 5.0))
+
+    def get(self, template_id: str) -> QueryTemplate | None:
+        return next((t for t in self.templates if t.id == template_id), None)
+
+    def timeout_for(self, template: QueryTemplate) -> float:
+        return template.timeout_s or self.default_timeout_s
+
+
+def parse_catalogue(raw: Mapping[str, Any]) -> Catalogue:
+    """Build and check a catalogue from its parsed YAML/JSON document."""
+    return Catalogue.model_validate(raw)
+
+
+@lru_cache(maxsize=4)
+def load_catalogue(path: Path | str | None = None) -> Catalogue:
+    """Read the catalogue file (YAML or JSON) once per path; raises on an invalid catalogue."""
+    source = Path(path) if path else CATALOGUE_PATH
+    text = source.read_text(encoding="utf-8")
+    if source.suffix == ".json":
+        raw = json.loads(text)
+    else:
+        import yaml
+
+        raw = yaml.safe_load(text)
+    return parse_catalogue(raw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters: normalisation and validation
+# ---------------------------------------------------------------------------------------------
+class ParamError(ValueError):
+    """A parameter value that cannot be used; the message names the parameter."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
+        return word[:-1]
+    return word
+
+
+def _name_key(value: str) -> str:
+    """'T-Shirts' -> 'tshirt', 'Home & Kitchen' -> 'homeandkitchen': lower-case alphanumerics,
+    last word made singular (the Cypher compares against the name with spaces/hyphens removed)."""
+    words = re.findall(r"[a-z0-9]+", value.lower().replace("&", " and "))
+    if words:
+        words[-1] = _singular(words[-1])
+    return "".join(words)
+
+
+def normalise_param(spec: ParamSpec, value: Any) -> Any:
+    """Bring a raw value to the form the Cypher expects (see the catalogue header)."""
+    if spec.type == "int":
+        if isinstance(value, bool):
+            raise ParamError(spec.name, f"Parameter '{spec.name}' must be {spec.hint}.")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        text = str(value).strip().replace(",", "")
+        m = re.fullmatch(r"\$?\s*(-?\d+)(?:\.\d+)?\s*(?:dollars?|usd)?", text, re.IGNORECASE)
+        if not m:
+            raise ParamError(spec.name, f"Parameter '{spec.name}' must be {spec.hint} (got {value!r}).")
+        return int(m.group(1))
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ParamError(spec.name, f"Parameter '{spec.name}' must be {spec.hint} (got {value!r}).")
+    text = " ".join(str(value).split())
+    if spec.type == "order_id":
+        compact = text.upper().replace(" ", "")
+        if re.fullmatch(r"W\d{7}", compact):
+            return "#" + compact
+        if re.fullmatch(r"\d{7}", compact):
+            return "#W" + compact
+        return compact
+    if spec.type in ("product_id", "item_id"):
+        return text.replace(" ", "")
+    if spec.type in ("product_name", "category"):
+        return _name_key(text)
+    if spec.type == "status":
+        lowered = text.lower()
+        return _STATUS_SYNONYMS.get(lowered, lowered)
+    return text.lower()  # option_key, option_value
+
+
+def validate_params(template: QueryTemplate, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Normalised, validated parameters for `template` (undeclared keys are dropped).
+
+    Raises `ParamError` naming the first offending parameter.
+    """
+    given = dict(params or {})
+    out: dict[str, Any] = {}
+    for spec in template.params:
+        raw = given.get(spec.name)
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            if spec.required:
+                raise ParamError(spec.name, f"Missing required parameter '{spec.name}' ({spec.hint}).")
+            out[spec.name] = spec.default
+            continue
+        value = normalise_param(spec, raw)
+        if spec.type == "int":
+            if spec.min is not None and value < spec.min:
+                raise ParamError(spec.name,
+                                 f"Parameter '{spec.name}' must be at least {spec.min} (got {value}).")
+            if spec.max is not None and value > spec.max:
+                raise ParamError(spec.name,
+                                 f"Parameter '{spec.name}' must be at most {spec.max} (got {value}).")
+        else:
+            allowed = spec.effective_enum
+            if allowed is not None and value not in allowed:
+                raise ParamError(spec.name, f"Parameter '{spec.name}' must be one of "
+                                            f"{', '.join(allowed)} (got {raw!r}).")
+            if not re.fullmatch(spec.effective_pattern, str(value)):
+                raise ParamError(spec.name, f"Parameter '{spec.name}' must be {spec.hint} (got {raw!r}).")
+        out[spec.name] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Text helpers (identifiers, product mentions) and the store vocabulary
+# ---------------------------------------------------------------------------------------------
+_ORDER_ID_RE = re.compile(r"#?\bW\d{7}\b", re.IGNORECASE)
+_LONG_ID_RE = re.compile(r"\b\d{10}\b")
+#: What a product mention becomes before embedding: the intent, not the product, should decide.
+ENTITY_MASK = "product"
+_HEAD_NOUN_STOPWORDS = frozenset({"set", "kit", "item", "order", "one", "pack"})
+
+
+def canonical_question(text: str) -> str:
+    """Identifiers replaced by fixed tokens so that their digits never sway the similarity."""
+    text = _ORDER_ID_RE.sub("#W0000000", text)
+    return _LONG_ID_RE.sub("1234567890", text)
+
+
+def mask_slots(example: str) -> str:
+    """A catalogue example with its `[product]` slots replaced by the entity mask."""
+    return _SLOT_RE.sub(ENTITY_MASK, example)
+
+
+def entity_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
+    """One regex for product mentions: each name (spaces or hyphens interchangeable, optional
+    plural) and, for multi-word names, its head noun ("chair" for "Office Chair")."""
+    return _entity_pattern(tuple(sorted({t for t in terms if isinstance(t, str)})))
+
+
+@lru_cache(maxsize=64)
+def _entity_pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    variants: set[str] = set()
+    for term in terms:
+        words = [w for w in re.split(r"[\s-]+", term.strip().lower()) if w]
+        if not words:
+            continue
+        variants.add(r"[\s-]*".join(map(re.escape, words)))
+        head = words[-1]
+        if len(words) > 1 and len(head) >= 4 and head not in _HEAD_NOUN_STOPWORDS:
+            variants.add(re.escape(head))
+    if not variants:
+        return None
+    alternatives = "|".join(sorted(variants, key=len, reverse=True))
+    return re.compile(r"\b(?:" + alternatives + r")(?:e?s)?\b", re.IGNORECASE)
+
+
+_VOCABULARY_CYPHER = (
+    "MATCH (p:Product) OPTIONAL MATCH (p)-[:HAS_VARIANT]->(v:Variant) "
+    "WITH p, collect(DISTINCT v.option_text) AS texts "
+    "RETURN p.name AS name, p.category AS category, texts"
+)
+VOCABULARY_TTL_S = 600.0
+
+
+@dataclass(frozen=True)
+class StoreVocabulary:
+    """Public catalogue words of the store: product names, categories, options per product."""
+
+    products: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    options: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # name -> (key, value)
+
+    def all_option_values(self) -> set[str]:
+        return {v for pairs in self.options.values() for _, v in pairs}
+
+    def options_for(self, product_mention: str | None) -> tuple[tuple[str, str], ...]:
+        """(key, value) pairs of the products a mention refers to ("chair" -> Office Chair's)."""
+        if not product_mention:
+            return ()
+        key = _name_key(product_mention)
+        pairs = {pair for name, opts in self.options.items()
+                 if key and key in re.sub(r"[^a-z0-9]", "", name.lower()) for pair in opts}
+        return tuple(sorted(pairs))
+
+
+_VOCABULARY: dict[int, tuple[float, Any, StoreVocabulary]] = {}
+_VOCABULARY_LOCK = threading.Lock()
+_VOCABULARY_MAX_STORES = 8
+
+
+def store_vocabulary(graph: Any, *, ttl_s: float = VOCABULARY_TTL_S) -> StoreVocabulary:
+    """The store's vocabulary, read once per `ttl_s` per graph store (one catalogue query).
+
+    Used to mask product mentions before matching and to read product, category and option
+    parameters from the question. Public catalogue data only; on any failure the vocabulary is
+    empty (matching still works, with a little less precision; parameters must then be given).
+    """
+    now = time.monotonic()
+    with _VOCABULARY_LOCK:
+        cached = _VOCABULARY.get(id(graph))
+        if cached is not None and cached[1] is graph and now - cached[0] < ttl_s:
+            return cached[2]
+    try:
+        rows = graph.read(_VOCABULARY_CYPHER, {}, timeout_s=2.0, max_rows=5000)
+        options: dict[str, tuple[tuple[str, str], ...]] = {}
+        for row in rows:
+            pairs = set()
+            for text in row.get("texts") or []:
+                for pair in str(text).split(", "):
+                    k, sep, v = pair.partition(": ")
+                    if sep:
+                        pairs.add((k.strip().lower(), v.strip().lower()))
+            options[str(row["name"])] = tuple(sorted(pairs))
+        vocabulary = StoreVocabulary(
+            products=tuple(sorted(options)),
+            categories=tuple(sorted({str(r["category"]) for r in rows if r.get("category")})),
+            options=options)
+    except Exception as exc:  # noqa: BLE001 - degrade to no vocabulary
+        logger.warning("store vocabulary unavailable (%s)", type(exc).__name__)
+        return StoreVocabulary()
+    with _VOCABULARY_LOCK:
+        _VOCABULARY[id(graph)] = (now, graph, vocabulary)
+        while len(_VOCABULARY) > _VOCABULARY_MAX_STORES:  # graph stores are few and long-lived
+            _VOCABULARY.pop(next(iter(_VOCABULARY)))
+    return vocabulary
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter extraction from the question
+# ---------------------------------------------------------------------------------------------
+_EXTRACTORS: dict[str, re.Pattern[str]] = {
+    "order_id": re.compile(r"#?\b(W\d{7})\b", re.IGNORECASE),
+    "item_id": re.compile(r"\b(\d{10})\b"),
+    "product_id": re.compile(r"\b(\d{10})\b"),
+    "int": re.compile(r"(?:\$\s*(\d+(?:\.\d+)?)|\b(\d+(?:\.\d+)?)\s*(?:dollars?|usd|bucks)\b|\b(\d{1,6})\b)",
+                      re.IGNORECASE),
+}
+_STATUS_WORDS_RE = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in _STATUS_SYNONYMS
+                                                        if "(" not in k), key=len, reverse=True))
+                              + r")\b", re.IGNORECASE)
+
+
+_COMMON_WORD_VALUES = frozenset({"yes", "none", "low", "high", "medium", "large", "small", "basic",
+                                 "plain", "custom", "manual", "fixed", "wired", "fresh", "light"})
+_KEY_SPELLINGS = {"colour": "color", "colours": "color", "colors": "color", "sizes": "size"}
+
+
+def _find_option_key(question: str, keys: set[str]) -> str | None:
+    lowered = question.lower()
+    for word, key in _KEY_SPELLINGS.items():
+        if key in keys and re.search(rf"\b{word}\b", lowered):
+            return key
+    for key in sorted(keys, key=len, reverse=True):
+        if re.search(rf"\b{re.escape(key)}(?:e?s)?\b", lowered):
+            return key
+    return None
+
+
+def _find_option_value(question: str, values: set[str]) -> str | None:
+    lowered = question.lower()
+    for value in sorted(values, key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", lowered):
+            return value
+    return None
+
+
+def extract_params(template: QueryTemplate, question: str, *,
+                   vocabulary: StoreVocabulary | None = None,
+                   given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Rule-based extraction of parameters from the question text (no model call).
+
+    Order ids, item / product ids, statuses and numbers by pattern; with the store's
+    `vocabulary`, product names and categories by name, and option keys / values among the
+    options of the product the question is about (never guessed without a product).
+    """
+    vocabulary = vocabulary or StoreVocabulary()
+    given = dict(given or {})
+    found: dict[str, Any] = {}
+    for spec in template.params:
+        if spec.type == "product_name":
+            pattern = entity_pattern(vocabulary.products)
+            m = pattern.search(question) if pattern else None
+            if m:
+                found[spec.name] = m.group(0)
+        elif spec.type == "category":
+            words = {w for c in vocabulary.categories for w in re.findall(r"[a-z]{4,}", c.lower())}
+            pattern = entity_pattern(sorted(words)) if words else None
+            m = pattern.search(question) if pattern else None
+            if m:
+                found[spec.name] = m.group(0)
+        elif spec.type == "status":
+            m = _STATUS_WORDS_RE.search(question)
+            if m:
+                found[spec.name] = m.group(1)
+        elif (pattern := _EXTRACTORS.get(spec.type)) is not None:
+            m = pattern.search(question)
+            if m:
+                found[spec.name] = next(g for g in m.groups() if g is not None)
+    product = given.get("product_name") or found.get("product_name")
+    pairs = vocabulary.options_for(product if isinstance(product, str) else None)
+    if pairs:
+        for spec in template.params:
+            if spec.type == "option_key":
+                key = _find_option_key(question, {k for k, _ in pairs})
+                if key:
+                    found[spec.name] = key
+        for spec in template.params:
+            if spec.type == "option_value":
+                key = given.get("option_key") or found.get("option_key")
+                values = {v for k, v in pairs if key is None or k == str(key).lower()}
+                # A value this product does not come in ("hiking boots in brown") is still the
+                # customer's parameter: look among all the store's values, so the answer is
+                # "none in brown" rather than a request to say which option.
+                value = _find_option_value(question, values) or _find_option_value(
+                    question, {v for v in vocabulary.all_option_values() if len(v) >= 3}
+                    - _COMMON_WORD_VALUES)
+                if value:
+                    found[spec.name] = value
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TemplateMatch:
+    """The chosen template, its score, and how far it beat the runner-up."""
+
+    template: QueryTemplate
+    score: float
+    margin: float
+    runner_up: str | None
+    runner_up_score: float
+    matched_text: str
+
+    @property
+    def template_id(self) -> str:
+        return self.template.id
+
+
+@dataclass
+class _Index:
+    vectors: Any  # numpy array (n_texts, dim), unit rows
+    owners: Any  # numpy int array: template index per text
+    texts: list[str]
+    kinds: list[str]  # "example" | "description"
+
+
+class TemplateMatcher:
+    """Embedding-similarity matcher over the catalogue's example questions.
+
+    Texts are canonicalised before embedding: order / item / product ids become fixed tokens
+    and product mentions become "product" (`[slot]` markup in the examples; in questions the
+    store's product names given as `entity_terms` and any entity strings passed to `match`), so
+    the intent decides, not the product. Score of a template = the mean of its `top_k` closest
+    texts (examples and description; `top_k=1` is the plain max). A match needs
+    score >= `threshold` and score - runner-up score >= `margin`; otherwise `match` returns None
+    and the caller degrades (Text2Cypher, clarification).
+    """
+
+    def __init__(self, catalogue: Catalogue, embedder: Embedder, *, threshold: float = DEFAULT_THRESHOLD,
+                 margin: float = DEFAULT_MARGIN, top_k: int = DEFAULT_TOP_K, use_descriptions: bool = True,
+                 entity_terms: Sequence[str] = ()) -> None:
+        self.catalogue = catalogue
+        self.embedder = embedder
+        self.threshold = threshold
+        self.margin = margin
+        self.top_k = max(1, top_k)
+        self.use_descriptions = use_descriptions
+        self._entity_re = entity_pattern(entity_terms)
+        self._index: _Index | None = None
+        self._lock = threading.Lock()
+
+    def set_entity_terms(self, terms: Sequence[str]) -> None:
+        """Replace the product names masked in questions (for example the store's products)."""
+        self._entity_re = entity_pattern(terms)
+
+    def _ensure_index(self) -> _Index:
+        if self._index is not None:
+            return self._index
+        with self._lock:
+            if self._index is None:
+                import numpy as np
+
+                texts: list[str] = []
+                owners: list[int] = []
+                kinds: list[str] = []
+                for i, template in enumerate(self.catalogue.templates):
+                    for example in template.examples:
+                        texts.append(example)
+                        owners.append(i)
+                        kinds.append("example")
+                    if self.use_descriptions:
+                        texts.append(template.description)
+                        owners.append(i)
+                        kinds.append("description")
+                prepared = [canonical_question(mask_slots(t)) for t in texts]
+                vectors = np.asarray(self.embedder.embed(prepared), dtype=np.float32)
+                vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+                self._index = _Index(vectors, np.asarray(owners), texts, kinds)
+        return self._index
+
+    def warm_up(self) -> None:
+        """Embed the catalogue now (otherwise done on the first `match`)."""
+        self._ensure_index()
+
+    def prepare(self, question: str, entities: Sequence[str] = ()) -> str:
+        """The question as it is embedded: ids canonicalised, product mentions masked."""
+        text = canonical_question(question)
+        extra = entity_pattern([e for e in entities if isinstance(e, str) and len(e.strip()) >= 3])
+        for pattern in (extra, self._entity_re):
+            if pattern is not None:
+                text = pattern.sub(ENTITY_MASK, text)
+        return text
+
+    def _template_scores(self, sims: Any, exclude: int | None = None) -> tuple[Any, list[int]]:
+        """Per-template score (mean of the top_k similarities) and the index of its best text."""
+        import numpy as np
+
+        index = self._ensure_index()
+        n = len(self.catalogue.templates)
+        scores = np.full(n, -1.0, dtype=np.float32)
+        best_text = [-1] * n
+        for t in range(n):
+            members = np.flatnonzero(index.owners == t)
+            if exclude is not None:
+                members = members[members != exclude]
+            if members.size == 0:
+                continue
+            values = sims[members]
+            order = np.argsort(-values)
+            scores[t] = float(values[order[:self.top_k]].mean())
+            best_text[t] = int(members[order[0]])
+        return scores, best_text
+
+    def rank(self, question: str, top_n: int = 3,
+             entities: Sequence[str] = ()) -> list[tuple[str, float, str]]:
+        """Best templates for a question: (template id, score, closest text), best first."""
+        import numpy as np
+
+        index = self._ensure_index()
+        vec = np.asarray(self.embedder.embed([self.prepare(question, entities)])[0], dtype=np.float32)
+        norm = float(np.linalg.norm(vec))
+        sims = index.vectors @ (vec / norm if norm else vec)
+        scores, best_text = self._template_scores(sims)
+        order = np.argsort(-scores)[:top_n]
+        return [(self.catalogue.templates[i].id, float(scores[i]), index.texts[best_text[i]]) for i in order]
+
+    def match(self, question: str, entities: Sequence[str] = ()) -> TemplateMatch | None:
+        """The template for `question`, or None when below the threshold or too close to a rival.
+
+        `entities`: entity strings already extracted from the question (product names ...),
+        masked like the catalogue's `[slots]`.
+        """
+        if not question or not question.strip():
+            return None
+        ranked = self.rank(question, top_n=2, entities=entities)
+        top_id, top_score, top_text = ranked[0]
+        second_id, second_score = (ranked[1][0], ranked[1][1]) if len(ranked) > 1 else (None, -1.0)
+        margin = top_score - second_score
+        if top_score < self.threshold or margin < self.margin:
+            return None
+        template = self.catalogue.get(top_id)
+        assert template is not None
+        return TemplateMatch(template, top_score, margin, second_id, second_score, top_text)
+
+
+@dataclass
+class LeaveOneOutReport:
+    """Leave-one-out over all example questions: each is matched against all other texts."""
+
+    total: int
+    correct: int
+    errors: list[tuple[str, str, str]] = field(default_factory=list)  # (question, expected, got)
+    scores: list[tuple[float, float, bool]] = field(default_factory=list)  # (score, margin, correct)
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    def at(self, threshold: float, margin: float) -> tuple[float, float]:
+        """(coverage, precision) if only matches with score >= threshold and margin >= margin count."""
+        accepted = [ok for s, m, ok in self.scores if s >= threshold and m >= margin]
+        coverage = len(accepted) / self.total if self.total else 0.0
+        precision = sum(accepted) / len(accepted) if accepted else 0.0
+        return coverage, precision
+
+
+def evaluate_leave_one_out(matcher: TemplateMatcher) -> LeaveOneOutReport:
+    """Hold out each example in turn and match it against every other text of the catalogue."""
+    import numpy as np
+
+    index = matcher._ensure_index()
+    sims_all = index.vectors @ index.vectors.T
+    report = LeaveOneOutReport(total=0, correct=0)
+    for i, kind in enumerate(index.kinds):
+        if kind != "example":
+            continue
+        scores, _ = matcher._template_scores(sims_all[i], exclude=i)
+        order = np.argsort(-scores)
+        got, second = int(order[0]), int(order[1])
+        ok = got == int(index.owners[i])
+        report.total += 1
+        report.correct += int(ok)
+        report.scores.append((float(scores[got]), float(scores[got] - scores[second]), ok))
+        if not ok:
+            report.errors.append((index.texts[i], matcher.catalogue.templates[int(index.owners[i])].id,
+                                  matcher.catalogue.templates[got].id))
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+def _shape_row(row: Mapping[str, Any], spec: ResultSpec) -> dict[str, Any]:
+    shaped: dict[str, Any] = {}
+    for column in spec.columns:
+        value = row.get(column)
+        if column in spec.json_columns and isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                value = json.loads(value)
+        shaped[column] = value
+    return shaped
+
+
+class _Blank(dict):  # type: ignore[type-arg]
+    """format_map mapping that renders unknown placeholders as empty text."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def _display_params(template: QueryTemplate, raw: Mapping[str, Any] | None,
+                    values: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameter values as the customer wrote them (order ids normalised) for messages."""
+    raw = raw or {}
+    shown: dict[str, Any] = {}
+    for spec in template.params:
+        given = raw.get(spec.name)
+        if isinstance(given, str) and given.strip() and spec.type not in ("order_id", "status", "int"):
+            shown[spec.name] = " ".join(given.split())
+        else:
+            shown[spec.name] = values.get(spec.name)
+    return shown
+
+
+def _empty_message(template: QueryTemplate, shown: Mapping[str, Any]) -> str:
+    """The readable NO_RESULTS message of a template (its `empty_message`, or a generic one)."""
+    fields = _Blank({k: ("" if v is None else v) for k, v in shown.items()})
+    fields["status_clause"] = f" with status '{shown['status']}'" if shown.get("status") else ""
+    if template.empty_message:
+        with contextlib.suppress(IndexError, ValueError, AttributeError):
+            return template.empty_message.format_map(fields)
+    described = template.description.rstrip(".")
+    listed = ", ".join(f"{k}={v}" for k, v in shown.items() if v is not None)
+    return f"Nothing found: {described}" + (f" ({listed})." if listed else ".")
+
+
+def classify_exception(exc: BaseException) -> tuple[ErrorType, bool, str]:
+    """(error type, retryable, readable message) for an exception raised by the graph store."""
+    code = str(getattr(exc, "code", "") or "")
+    if "TransactionTimedOut" in code or isinstance(exc, TimeoutError):
+        return ErrorType.TIMEOUT, True, "The store database did not answer in time."
+    try:
+        from neo4j import exceptions as neo4j_errors
+    except ImportError:  # pragma: no cover - neo4j is part of the layer
+        neo4j_errors = None  # type: ignore[assignment]
+    transient: tuple[type[BaseException], ...] = (ConnectionError,)
+    if neo4j_errors is not None:
+        transient += (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired,
+                      neo4j_errors.TransientError)
+    if isinstance(exc, transient) or code.startswith("Neo.TransientError"):
+        return ErrorType.TRANSIENT, True, "The store database is temporarily unavailable."
+    return ErrorType.UNKNOWN, False, f"The store query failed unexpectedly ({type(exc).__name__})."
+
+
+def run_template(template_id: str, params: Mapping[str, Any] | None, ctx: ToolContext, task: Task, *,
+                 catalogue: Catalogue | None = None, match: TemplateMatch | None = None) -> ToolResult:
+    """Validate, scope, run and shape one catalogue query. Never raises."""
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return round((time.perf_counter() - started) * 1000.0, 3)
+
+    try:
+        catalogue = catalogue or load_catalogue()
+        template = catalogue.get(template_id)
+        if template is None:
+            return ToolResult.failed(task, ErrorType.VALIDATION, f"Unknown query template '{template_id}'.",
+                                     latency_ms=elapsed())
+        try:
+            values = validate_params(template, params)
+        except ParamError as exc:
+            return ToolResult.failed(task, ErrorType.VALIDATION, str(exc), latency_ms=elapsed())
+        query_params = dict(values)
+        if template.scope == "customer":
+            if not ctx.customer_id:
+                return ToolResult.failed(task, ErrorType.PERMISSION_DENIED,
+                                         "This question is about a customer account; sign in to ask it.",
+                                         latency_ms=elapsed())
+            query_params["customer_id"] = ctx.customer_id
+        spec = template.result
+        try:
+            rows = ctx.graph.read(template.cypher, query_params, timeout_s=catalogue.timeout_for(template),
+                                  max_rows=spec.max_rows + 1)
+        except Exception as exc:  # noqa: BLE001 - failures become typed results
+            error_type, retryable, message = classify_exception(exc)
+            logger.warning("cypher template %s failed: %s (%s)", template.id, error_type.value,
+                           type(exc).__name__)
+            return ToolResult.failed(task, error_type, message, retryable=retryable, latency_ms=elapsed())
+        if not rows:
+            return ToolResult.failed(task, ErrorType.NO_RESULTS,
+                                     _empty_message(template, _display_params(template, params, values)),
+                                     latency_ms=elapsed())
+        data: dict[str, Any] = {"template_id": template.id, "description": template.description,
+                                "scope": template.scope, "params": values}
+        if match is not None:
+            data["match"] = {"score": round(match.score, 4), "margin": round(match.margin, 4),
+                             "runner_up": match.runner_up}
+        if spec.shape == "one":
+            data["row"] = _shape_row(rows[0], spec)
+        else:
+            data["rows"] = [_shape_row(r, spec) for r in rows[:spec.max_rows]]
+            data["row_count"] = len(data["rows"])
+            data["truncated"] = len(rows) > spec.max_rows
+        return ToolResult.ok(task, data, latency_ms=elapsed())
+    except Exception as exc:  # noqa: BLE001 - the tool contract: never raise
+        logger.exception("cypher template %s crashed", template_id)
+        return ToolResult.failed(task, ErrorType.UNKNOWN,
+                                 f"The predefined query failed unexpectedly ({type(exc).__name__}).",
+                                 latency_ms=elapsed())
+
+
+_MATCHERS: dict[tuple[int, int], tuple[Any, TemplateMatcher]] = {}
+_MATCHERS_LOCK = threading.Lock()
+
+
+def matcher_for(embedder: Embedder, catalogue: Catalogue | None = None) -> TemplateMatcher:
+    """A process-wide matcher per (embedder, catalogue): the examples are embedded only once."""
+    catalogue = catalogue or load_catalogue()
+    key = (id(embedder), id(catalogue))
+    with _MATCHERS_LOCK:
+        entry = _MATCHERS.get(key)
+        if entry is None or entry[0] is not embedder:
+            entry = (embedder, TemplateMatcher(catalogue, embedder))
+            _MATCHERS[key] = entry
+        return entry[1]
+
+
+def run(task: Task, ctx: ToolContext) -> ToolResult:
+    """The tool entry point.
+
+    `task.args` is either `{"template_id": ..., "params": {...}}` or `{"question": ...,
+    "params": {...}}`; a question is matched to a template (LOW_CONFIDENCE when nothing matches
+    well enough) and identifier-like parameters missing from `params` are read from it.
+    """
+    started = time.perf_counter()
+    try:
+        args = dict(task.args or {})
+        params = args.get("params") or {}
+        if not isinstance(params, Mapping):
+            return ToolResult.failed(task, ErrorType.VALIDATION, "'params' must be an object.")
+        template_id = args.get("template_id")
+        if template_id:
+            return run_template(str(template_id), params, ctx, task)
+        question = str(args.get("question") or "").strip()
+        if not question:
+            return ToolResult.failed(task, ErrorType.VALIDATION, "Give either 'template_id' or 'question'.")
+        if ctx.embedder is None:
+            return ToolResult.failed(task, ErrorType.UNKNOWN,
+                                     "Template matching needs an embedder and none is configured.")
+        catalogue = load_catalogue()
+        vocabulary = store_vocabulary(ctx.graph)
+        given_entities = [v for v in params.values() if isinstance(v, str)]
+        matched = matcher_for(ctx.embedder, catalogue).match(
+            question, entities=[*given_entities, *vocabulary.products])
+        if matched is None:
+            return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
+                                     "No predefined query matches this question closely enough.",
+                                     latency_ms=round((time.perf_counter() - started) * 1000.0, 3))
+        extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
+        merged = {**extracted, **{k: v for k, v in params.items() if v is not None}}
+        result = run_template(matched.template.id, merged, ctx, task, catalogue=catalogue, match=matched)
+        result.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
+        return result
+    except Exception as exc:  # noqa: BLE001 - the tool contract: never raise
+        logger.exception("cypher catalogue tool crashed")
+        return ToolResult.failed(task, ErrorType.UNKNOWN,
+                                 f"The predefined query tool failed unexpectedly ({type(exc).__name__}).")

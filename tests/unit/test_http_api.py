@@ -29,8 +29,8 @@ class FakeService:
             raise self.error
         check_session_id(session_id)
         self.calls.append((principal, session_id, message))
-        return TurnOut(session_id=session_id, turn=1, status="answered", reply={"text": "ok", "citations": []},
-                       tasks=[], trace={"route": "general"})
+        return TurnOut(session_id=session_id, turn=1, status="answered",
+                       reply={"text": "ok", "citations": []}, tasks=[], trace={"route": "general"})
 
     def get_session(self, principal: Principal, session_id: str) -> SessionOut:
         return SessionOut(session_id=session_id, status="answered", turn_count=1, messages=[])
@@ -53,7 +53,8 @@ def test_a_valid_message_reaches_the_service_as_the_authenticated_customer():
 
 
 @pytest.mark.parametrize(("kwargs", "status", "code"), [
-    ({"content": b'{"text": "hi"', "headers": {**DEV, "content-type": "application/json"}}, 400, "malformed_json"),
+    ({"content": b'{"text": "hi"', "headers": {**DEV, "content-type": "application/json"}}, 400,
+     "malformed_json"),
     ({"json": {"text": ""}, "headers": DEV}, 422, "invalid_input"),
     ({"json": {"text": "x" * 4001}, "headers": DEV}, 422, "text_too_long"),
     ({"json": {"text": "hi", "admin": True}, "headers": DEV}, 422, "unknown_field"),
@@ -61,7 +62,8 @@ def test_a_valid_message_reaches_the_service_as_the_authenticated_customer():
     ({"json": {"txt": "hi"}, "headers": DEV}, 422, "unknown_field"),
     ({"json": {"text": "hi"}}, 401, "unauthenticated"),
     ({"json": {"text": "hi"}, "headers": {"Authorization": "Bearer dev:"}}, 401, "unauthenticated"),
-    ({"content": b"x" * 70_000, "headers": {**DEV, "content-type": "application/json"}}, 413, "body_too_large"),
+    ({"content": b"x" * 70_000, "headers": {**DEV, "content-type": "application/json"}}, 413,
+     "body_too_large"),
 ])
 def test_bad_requests_get_a_precise_status_and_error_code(kwargs, status, code):
     # Given a malformed, oversized, unknown-field, bad order id or unauthenticated request
@@ -84,7 +86,8 @@ def test_a_malformed_order_id_names_the_field_and_the_expected_shape():
 
 
 def test_a_malformed_session_id_is_rejected():
-    response = client_for(FakeService()).post("/v1/sessions/bad%20id!/messages", json={"text": "hi"}, headers=DEV)
+    response = client_for(FakeService()).post("/v1/sessions/bad%20id!/messages", json={"text": "hi"},
+                                              headers=DEV)
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "invalid_input"
 
@@ -94,7 +97,8 @@ def test_a_malformed_session_id_is_rejected():
     (Conflict("another message on this session is still being answered"), 409, "conflict"),
 ])
 def test_domain_errors_map_to_their_status(error, status, code):
-    response = client_for(FakeService(error)).post("/v1/sessions/s1/messages", json={"text": "hi"}, headers=DEV)
+    response = client_for(FakeService(error)).post("/v1/sessions/s1/messages", json={"text": "hi"},
+                                                   headers=DEV)
     assert response.status_code == status
     assert response.json()["error"]["code"] == code
 

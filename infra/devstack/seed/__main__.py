@@ -25,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
                              "(default: the built-in demo store)")
     parser.add_argument("--neo4j-uri", default=None, help="Bolt URI (default: settings NEO4J_URI)")
     parser.add_argument("--database", default=None, help="database name (default: settings NEO4J_DATABASE)")
+    parser.add_argument("--no-knowledge", action="store_true",
+                        help="skip (re-)ingesting the knowledge base after the store")
     return parser
 
 
@@ -61,8 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0) as driver:
             driver.verify_connectivity()  # fail fast instead of the driver's ~30 s of retries
-            report = seed_store(driver, args.data, database=args.database or settings.neo4j_database,
-                                dimension=settings.embedding_dimension)
+            database = args.database or settings.neo4j_database
+            report = seed_store(driver, args.data, database=database, dimension=settings.embedding_dimension)
+            if not args.no_knowledge:
+                # Chunks link to the store's products by id, so re-ingest after every store seed.
+                from csagent.knowledge.ingest import ingest_knowledge
+                from csagent.nlp.embeddings import get_embedder
+
+                knowledge = ingest_knowledge(driver, get_embedder(), prune=True, database=database)
     except ServiceUnavailable as exc:
         print(f"error: Neo4j at {uri} is unreachable ({exc})", file=sys.stderr)
         return EXIT_FAILED
@@ -82,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report.mentions_restored:
         print(f"  knowledge MENTIONS restored {report.mentions_restored}")
     print(f"elapsed {report.elapsed_s:.2f} s")
+    if not args.no_knowledge:
+        print(f"knowledge base: {knowledge.documents} documents, {knowledge.chunks} chunks, "
+              f"{knowledge.product_mentions} product and {knowledge.category_mentions} category mentions "
+              f"({knowledge.elapsed_ms / 1000:.2f} s)")
     return EXIT_OK
 
 

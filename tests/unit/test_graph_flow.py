@@ -27,9 +27,12 @@ def understand_as(route: str, intent: str, confidence: float = 0.9, clauses: tup
 
 def order_status_tool(task: Task, ctx: ToolContext) -> ToolResult:
     order_id = task.args["params"]["order_id"]
-    return ToolResult.ok(task, {"template_id": "order_tracking", "rows": [{
-        "order_id": order_id, "order_status": "processed", "tracking_id": "111122223333", "carrier": "UPS",
-        "shipment_status": "in_transit", "estimated_delivery": "2024-03-02"}]})
+    return ToolResult.ok(task, {"template_id": "order_overview", "row": {
+        "order_id": order_id, "order_status": "processed",
+        "shipments": [{"tracking_id": "111122223333", "carrier": "UPS", "status": "in_transit",
+                       "estimated_delivery": "2024-03-02"}],
+        "items": [{"name": "Headphones", "product_id": "p-1"},
+                  {"name": "Water Bottle", "product_id": "p-2"}]}})
 
 
 def make_deps(understand, tools=None, max_tasks: int = 5) -> GraphDeps:
@@ -149,3 +152,48 @@ def test_empty_text_is_refused_politely(graph):
     # Then it is refused with a reply, not an error
     assert state["status"] == "refused"
     assert state["reply"]["text"]
+
+
+def test_after_ten_turns_older_turns_are_compressed_into_a_summary(graph):
+    # Given twelve turns on one thread
+    deps = make_deps(understand_as("general", "greeting"))
+    for i in range(12):
+        state = turn(graph, deps, f"message number {i}")
+    # When we look at the public history
+    customer_texts = [m["text"] for m in state["messages"] if m["role"] == "customer"]
+    # Then the last ten turns are kept verbatim and the two oldest live on in the summary
+    assert customer_texts == [f"message number {i}" for i in range(2, 12)]
+    assert len(state["messages"]) == 20
+    assert "message number 0" in state["summary"] and "message number 1" in state["summary"]
+    assert "message number 2" not in state["summary"]
+
+
+def test_a_refused_turn_does_not_refuse_the_next_one(graph):
+    # Given a refused (empty) message
+    deps = make_deps(understand_as("general", "greeting"))
+    assert turn(graph, deps, "   ")["status"] == "refused"
+    # When a normal greeting follows
+    state = turn(graph, deps, "hello")
+    # Then it is answered
+    assert state["status"] == "answered"
+
+
+def test_a_reference_to_an_orders_product_waits_for_the_order_lookup(graph):
+    # Given "check order X and the warranty of those headphones"
+    seen: dict[str, Any] = {}
+
+    def knowledge(task: Task, ctx: ToolContext) -> ToolResult:
+        seen["product_ids"] = task.args.get("product_ids")
+        return ToolResult.ok(task, {"answer": "1 year", "citations": [{"title": "Warranty terms"}]})
+    clauses = (status_clause(), Clause(text="what is the warranty on those headphones", intent="warranty",
+                                       confidence=0.8, entities={"order_id": ORDER, "reference": {
+                                           "kind": "product", "hint": "headphones"}}))
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=clauses),
+                     tools={"predefined_cypher": order_status_tool, "knowledge_search": knowledge})
+    # When the turn runs
+    state = turn(graph, deps, "check order and warranty")
+    # Then the warranty task depended on the lookup and searched with the headphones' product id
+    warranty = next(t for t in state["tasks"] if t["task_type"] == "warranty")
+    assert warranty["depends_on"] == ["t1"]
+    assert seen["product_ids"] == ["p-1"]
+    assert state["reply"]["text"].index(ORDER) < state["reply"]["text"].index("1 year")

@@ -1,22 +1,43 @@
-"""From understood clauses to tasks: which tool serves which intent, with which parameters.
+"""From understood clauses to tasks: which tool serves which intent, with which parameters,
+and which task depends on which.
 
-Pure logic, no I/O. A clause whose intent needs a parameter the customer did not give
-(an order id, say) produces no task but a `missing` entry, so the graph asks for exactly it.
+Pure logic, no I/O. The planner emits `Task`s `{task_id, task_type, tool, args, depends_on}`,
+de-duplicated on (tool, args) and capped. A clause whose intent needs a parameter the customer
+did not give (an order id, an address) produces no task but a `missing` entry, so the graph
+asks for exactly that parameter. A clause that refers to "that product" or "those
+headphones" depends on the order lookup that tells which products those are.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from csagent.domain.models import Task
 
-# intent → (task_type, tool, template_id, required entity names)
-INTENT_TASKS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
-    # Status questions get the tracking rows too: "where is my order" wants both.
-    "order_status": ("order_status", "predefined_cypher", "order_tracking", ("order_id",)),
-    "tracking": ("tracking", "predefined_cypher", "order_tracking", ("order_id",)),
+PREDEFINED = "predefined_cypher"
+KNOWLEDGE = "knowledge_search"
+ACTIONS = "customer_actions"
+
+# intent → (task_type, tool, template_id or None, required entity names)
+ORDER_READS: dict[str, tuple[str, str]] = {
+    "order_status": ("order_status", "order_overview"),
+    "tracking": ("tracking", "order_overview"),
+    "order_items": ("order_items", "order_items"),
+    "refund_status": ("refund_status", "refund_status"),
 }
+CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
+KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
+# intent → (action name, required entities beyond the order id)
+ACTION_INTENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cancel_order": ("cancel_order", ("order_id",)),
+    "return_request": ("return_items", ("order_id",)),
+    "change_order_address": ("change_order_address", ("order_id", "address")),
+    "update_default_address": ("update_default_address", ("address",)),
+}
+STATUS_WORDS = {"pending": "pending", "processed": "processed", "shipped": "processed",
+                "delivered": "delivered", "cancelled": "cancelled", "canceled": "cancelled"}
 
 
 @dataclass
@@ -26,29 +47,128 @@ class Plan:
     dropped: int = 0
 
 
-def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5) -> Plan:
-    """One task per actionable clause, de-duplicated on (tool, args), capped at `max_tasks`."""
-    result = Plan()
-    seen: set[tuple[str, str]] = set()
+@dataclass
+class _Builder:
+    max_tasks: int
+    plan: Plan = field(default_factory=Plan)
+    seen: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def add(self, task_type: str, tool: str, args: dict[str, Any],
+            depends_on: tuple[str, ...] = ()) -> str | None:
+        """Add a task unless an identical one exists (then return that one's id)."""
+        key = (tool, repr(sorted((k, repr(v)) for k, v in args.items())))
+        if key in self.seen:
+            return self.seen[key]
+        if len(self.plan.tasks) >= self.max_tasks:
+            self.plan.dropped += 1
+            return None
+        task_id = f"t{len(self.plan.tasks) + 1}"
+        self.plan.tasks.append(Task(task_id=task_id, task_type=task_type, tool=tool, args=args,
+                                    depends_on=depends_on))
+        self.seen[key] = task_id
+        return task_id
+
+    def order_lookup(self, order_id: str) -> str | None:
+        """The task that reads an order's overview (reused when the message already asks for it)."""
+        return self.add("order_status", PREDEFINED, {"template_id": "order_overview",
+                                                     "params": {"order_id": order_id}})
+
+    def need(self, intent: str, parameter: str, entities: Mapping[str, Any]) -> None:
+        self.plan.missing.append({"intent": intent, "parameter": parameter,
+                                  "invalid": entities.get(f"invalid_{parameter}")})
+
+
+def _status_filter(text: str) -> str | None:
+    lowered = text.lower()
+    return next((status for word, status in STATUS_WORDS.items() if word in lowered), None)
+
+
+def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
+               memory: Mapping[str, Any] | None = None) -> Plan:
+    """Tasks for every actionable clause, in the order the customer asked."""
+    memory = memory or {}
+    b = _Builder(max_tasks=max_tasks)
     for clause in clauses:
-        spec = INTENT_TASKS.get(clause.get("intent", ""))
-        if spec is None:
+        intent = clause.get("intent", "")
+        entities: dict[str, Any] = dict(clause.get("entities") or {})
+        text = clause.get("text", "")
+        order_id = entities.get("order_id")
+        if intent == "order_list" and order_id:
+            intent = "order_status"  # "check order #W…" names one order: it is not a list question
+        if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
+                intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])):
+            b.need(intent, "order_id", entities)  # a mistyped id: ask, never guess another order
             continue
-        task_type, tool, template_id, required = spec
-        entities = clause.get("entities") or {}
-        absent = [name for name in required if not entities.get(name)]
-        if absent:
-            result.missing.append({"intent": clause["intent"], "parameter": absent[0],
-                                   "invalid": entities.get(f"invalid_{absent[0]}")})
-            continue
-        params = {name: entities[name] for name in required}
-        key = (template_id, repr(sorted(params.items())))
-        if key in seen:
-            continue
-        seen.add(key)
-        if len(result.tasks) >= max_tasks:
-            result.dropped += 1
-            continue
-        result.tasks.append(Task(task_id=f"t{len(result.tasks) + 1}", task_type=task_type, tool=tool,
-                                 args={"template_id": template_id, "params": params}))
-    return result
+        if intent in ORDER_READS:
+            task_type, template = ORDER_READS[intent]
+            order_id = order_id or memory.get("last_order_id")
+            if not order_id:
+                b.need(intent, "order_id", entities)
+                continue
+            if template == "order_overview":
+                b.order_lookup(order_id)
+            else:
+                b.add(task_type, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
+        elif intent == "order_list":
+            status = _status_filter(text)
+            b.add("order_list", PREDEFINED, {"template_id": "customer_orders",
+                                             "params": {"status": status} if status else {}})
+        elif intent in CATALOGUE_QUESTIONS:
+            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, {"question": text, "params": {}})
+        elif intent in KNOWLEDGE_QUESTIONS:
+            _plan_knowledge(b, intent, text, entities, memory)
+        elif intent in ACTION_INTENTS:
+            action, required = ACTION_INTENTS[intent]
+            if "order_id" in required and not order_id:
+                order_id = memory.get("last_order_id")
+                if order_id:
+                    entities["order_id"] = order_id
+            absent = [name for name in required if not entities.get(name)]
+            if absent:
+                b.need(intent, absent[0], entities)
+                continue
+            b.add(action, ACTIONS, {"action": action, "phase": "propose",
+                                    "args": {k: entities[k] for k in (*required, "reason", "item_ids")
+                                             if entities.get(k)}})
+    return b.plan
+
+
+def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],
+                    memory: Mapping[str, Any]) -> None:
+    """A knowledge question; when it refers to a product of an order ("those headphones"),
+    it depends on that order's lookup and takes its product ids from it."""
+    task_type = KNOWLEDGE_QUESTIONS[intent]
+    args: dict[str, Any] = {"question": text}
+    products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")]
+    if products:
+        b.add(task_type, KNOWLEDGE, {**args, "product_ids": products})
+        return
+    reference = entities.get("reference")
+    order_id = entities.get("order_id") or (memory.get("last_order_id") if reference else None)
+    if reference and order_id:
+        lookup = b.order_lookup(order_id)
+        if lookup is not None:
+            b.add(task_type, KNOWLEDGE, {**args, "products_from": {"task": lookup,
+                                                                  "hint": reference.get("hint")}},
+                  depends_on=(lookup,))
+            return
+    b.add(task_type, KNOWLEDGE, args)
+
+
+def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> Task:
+    """Fill arguments that come from earlier tasks (e.g. product ids from an order lookup)."""
+    spec = task.args.get("products_from")
+    if not spec:
+        return task
+    from csagent.nlp.entities import Reference, resolve_product_reference
+
+    row = ((dependencies.get(spec["task"]) or {}).get("data") or {}).get("row") or {}
+    items = [{"product_id": i["product_id"], "name": i.get("name", "")} for i in row.get("items") or []
+             if i.get("product_id")]
+    # "those headphones" picks the order's headphones; an unclear reference keeps every product
+    # of the order, so the search still favours what the customer bought.
+    best = resolve_product_reference(Reference("product", spec.get("hint")), items)
+    chosen = [best["product_id"]] if best else list(dict.fromkeys(i["product_id"] for i in items))
+    args = {k: v for k, v in task.args.items() if k != "products_from"}
+    args["product_ids"] = chosen
+    return task.model_copy(update={"args": args})

@@ -1,12 +1,13 @@
 """Reply composition for task results: what the summariser says for each task, in the
-customer's language. Wording lives in the template files of `csagent.nlp.templates`."""
+customer's language. Wording lives in the template files of `csagent.nlp.templates`; this
+module only chooses a template and fills it from a tool's data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from csagent.nlp.replies import render
+from csagent.nlp.replies import join_items, render
 
 # Error types whose tool message is written for the customer (the others stay internal).
 READABLE_ERRORS = frozenset({"no_results", "validation", "business_rule_violation", "permission_denied"})
@@ -20,49 +21,129 @@ NEXT_STEP = {
     "business_rule_violation": "next_human",
     "low_confidence": "next_rephrase",
 }
+MAX_LISTED = 5
 
 
-def _order_tracking(data: dict[str, Any], lang: str) -> str:
-    rows = data.get("rows") or ([data["row"]] if data.get("row") else [])
-    first = rows[0] if rows else {}
-    order_id, status = first.get("order_id", ""), first.get("order_status", "")
-    shipped = [r for r in rows if r.get("tracking_id")]
-    tracking = ", ".join(r["tracking_id"] for r in shipped)
-    carrier = ", ".join(dict.fromkeys(r["carrier"] for r in shipped if r.get("carrier")))
+def _date(value: Any) -> str:
+    return str(value or "")[:10]
+
+
+def _order_overview(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
+    order_id, status = row.get("order_id", ""), row.get("order_status", "")
+    shipped = [s for s in row.get("shipments") or [] if s.get("tracking_id")]
+    tracking = ", ".join(s["tracking_id"] for s in shipped)
+    carrier = ", ".join(dict.fromkeys(s["carrier"] for s in shipped if s.get("carrier")))
     if status == "cancelled":
-        return render("order_status_cancelled", lang, order_id=order_id)
-    if status == "delivered":
-        delivered = max((str(r.get("delivered_at") or "") for r in shipped), default="")[:10]
-        return render("order_status_delivered_tracking", lang, order_id=order_id, carrier=carrier,
-                      tracking_number=tracking, delivered_on=delivered or "-")
-    if not shipped:
-        return render("order_status_no_tracking", lang, order_id=order_id, status=status)
-    estimate = max((str(r.get("estimated_delivery") or "") for r in shipped), default="")[:10]
-    return render("order_status", lang, order_id=order_id, status=status, carrier=carrier,
-                  tracking_number=tracking, estimate=estimate or "-")
+        text = render("order_status_cancelled", lang, order_id=order_id)
+    elif status == "delivered" and shipped:
+        text = render("order_status_delivered_tracking", lang, order_id=order_id, carrier=carrier,
+                      tracking_number=tracking,
+                      delivered_on=max(_date(s.get("delivered_at")) for s in shipped) or "-")
+    elif not shipped:
+        text = render("order_status_no_tracking", lang, order_id=order_id, status=status)
+    else:
+        text = render("order_status", lang, order_id=order_id, status=status, carrier=carrier,
+                      tracking_number=tracking,
+                      estimate=max(_date(s.get("estimated_delivery")) for s in shipped) or "-")
+    names = [i["name"] for i in row.get("items") or [] if i.get("name")]
+    if names:
+        text += " " + render("order_status_in_order", lang, items=join_items(names, lang))
+    return text
 
 
-DESCRIBERS: dict[str, Callable[[dict[str, Any], str], str]] = {
-    "order_tracking": _order_tracking,
+def _order_items(data: Mapping[str, Any], lang: str) -> str:
+    rows = data.get("rows") or []
+    items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())})"
+             if r.get("options") else str(r["product_name"]) for r in rows]
+    order_id = rows[0]["order_id"] if rows else ""
+    return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
+
+
+def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
+    rows = data.get("rows") or []
+    if not rows:
+        return render("order_list_empty", lang)
+    listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows[:MAX_LISTED]]
+    if len(rows) > MAX_LISTED:
+        listed.append(render("catalogue_more", lang, count=len(rows) - MAX_LISTED))
+    return render("order_list", lang, orders=join_items(listed, lang))
+
+
+def _refund_status(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
+    if not row.get("refund_count"):
+        return render("refund_none", lang, order_id=row.get("order_id", ""))
+    timing = "; ".join(str(r.get("timing") or r.get("method") or "") for r in row.get("refunds") or [] if r)
+    return render("refund_status", lang, order_id=row.get("order_id", ""),
+                  amount=f"${float(row.get('refunded_total') or 0):.2f}", refund_status="issued",
+                  timing=timing.strip())
+
+
+def _rows_summary(data: Mapping[str, Any], lang: str) -> str:
+    """Any other catalogue template: its rows, compactly ("name: value" pairs)."""
+    rows = data.get("rows") or ([data["row"]] if data.get("row") else [])
+    shown = ["; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in r.items() if v not in (None, "", []))
+             for r in rows[:MAX_LISTED]]
+    if len(rows) > MAX_LISTED:
+        shown.append(render("catalogue_more", lang, count=len(rows) - MAX_LISTED))
+    return render("catalogue_rows", lang, summary=" | ".join(shown))
+
+
+def _knowledge(data: Mapping[str, Any], lang: str) -> str:
+    citations = data.get("citations") or []
+    source = citations[0].get("title", "") if citations else ""
+    answer = str(data.get("answer") or "").strip()
+    return render("knowledge_answer", lang, answer=answer, source=source) if source else answer
+
+
+DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
+    "order_overview": _order_overview,
+    "order_items": _order_items,
+    "customer_orders": _customer_orders,
+    "refund_status": _refund_status,
 }
 
 
-def describe_success(task: dict[str, Any], result: dict[str, Any], lang: str) -> str:
+def describe_success(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
     data = result.get("data") or {}
-    describe = DESCRIBERS.get(str(data.get("template_id") or task["task_type"]))
+    if task.get("tool") == "knowledge_search":
+        return _knowledge(data, lang)
+    describe = DESCRIBERS.get(str(data.get("template_id") or ""))
     if describe is not None:
         return describe(data, lang)
-    return str(data.get("answer") or render("done_generic", lang))
+    if "rows" in data or "row" in data:
+        return _rows_summary(data, lang)
+    return str(data.get("summary") or data.get("answer") or render("done_generic", lang))
 
 
-def describe_failure(task: dict[str, Any], result: dict[str, Any] | None, lang: str) -> str:
+def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, lang: str) -> str:
     """Name the task, the reason in plain words, and the next step. Never an internal error."""
     error = (result or {}).get("error") or {}
     error_type = str(error.get("type") or "unknown")
-    params = (task.get("args") or {}).get("params") or {}
-    subject = render(f"task_{task['task_type']}", lang, order_id=params.get("order_id", ""))
+    args = task.get("args") or {}
+    order_id = (args.get("params") or {}).get("order_id") or (args.get("args") or {}).get("order_id") or ""
+    name = f"task_{task['task_type']}"
+    subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
+        "task_generic", lang)
     message = str(error.get("message") or "").strip().rstrip(".")
     reason = message if error_type in READABLE_ERRORS and message and lang == "en" else render(
-        f"reason_{error_type}", lang)
+        f"reason_{error_type}" if _has_template(f"reason_{error_type}", lang) else "reason_unknown", lang)
     next_step = render(NEXT_STEP.get(error_type, "next_retry_later"), lang)
     return render("partial_failure", lang, task=subject, reason=reason, next_step=next_step)
+
+
+def ask_for(missing: Mapping[str, Any], lang: str) -> str:
+    """The question that asks for exactly the missing (or malformed) parameter."""
+    parameter = str(missing.get("parameter") or "")
+    invalid = missing.get("invalid")
+    name = f"clarify_invalid_{parameter}" if invalid else f"clarify_missing_{parameter}"
+    if not _has_template(name, lang):
+        return render("clarify_generic", lang)
+    return render(name, lang, value=str(invalid or ""))
+
+
+def _has_template(name: str, lang: str) -> bool:
+    from csagent.nlp.replies import load_templates
+
+    return name in load_templates("en") or name in load_templates(lang)

@@ -67,18 +67,22 @@ def compiled_graph() -> Any:
 
 @lru_cache(maxsize=1)
 def graph_deps() -> GraphDeps:
+    from csagent.adapters.product_catalogue import ProductCatalogue
     from csagent.graph.context import GraphDeps
+    from csagent.nlp.embeddings import get_embedder
     from csagent.tools.context import ToolContext
     from csagent.tools.registry import default_tools
     from csagent.understanding_local import LocalUnderstanding
 
     s = get_settings()
     store = graph_store()
-    understanding = LocalUnderstanding()
+    embedder = get_embedder()
+    understanding = LocalUnderstanding(catalogue=ProductCatalogue(store))
     return GraphDeps(
         understand=understanding.understand,
         tools=default_tools(),
-        make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id),
+        make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
+                                                          embedder=embedder),
         max_tasks=s.max_tasks_per_turn,
         max_message_chars=s.max_message_chars,
     )

@@ -65,6 +65,7 @@ class SessionOut(BaseModel):
     status: str
     turn_count: int
     messages: list[dict[str, Any]]
+    summary: str = Field(default="", description="Older turns, compressed (after 10 turns).")
 
 
 class Sessions(Protocol):
@@ -117,7 +118,7 @@ class ConversationService:
         snapshot = self._graph.get_state({"configurable": {"thread_id": session_id}})
         values = (snapshot.values if snapshot is not None else None) or {}
         return SessionOut(session_id=session_id, status=record.status, turn_count=record.turn_count,
-                          messages=list(values.get("messages") or []))
+                          messages=list(values.get("messages") or []), summary=values.get("summary") or "")
 
     @staticmethod
     def _shape(session_id: str, state: dict[str, Any], elapsed_ms: float) -> TurnOut:

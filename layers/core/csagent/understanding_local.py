@@ -9,7 +9,7 @@ that needs one and names none.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from csagent.understanding import Clause, Understanding
@@ -35,8 +35,13 @@ def route_for(intents: list[str]) -> str:
 
 
 class LocalUnderstanding:
-    def __init__(self, classifier: Any | None = None) -> None:
+    """`catalogue` returns the store's products ({product_id, name, options}) for fuzzy
+    product matching; without it, products are only found through references."""
+
+    def __init__(self, classifier: Any | None = None,
+                 catalogue: Callable[[], list[dict[str, Any]]] | None = None) -> None:
         self._classifier = classifier
+        self._catalogue = catalogue
 
     @property
     def classifier(self) -> Any:
@@ -52,13 +57,14 @@ class LocalUnderstanding:
         from csagent.nlp.intents import detect_language
 
         lang = detect_language(text)
+        catalogue = self._catalogue() if self._catalogue else None
         pieces = [c.text for c in segment(text)] or [text]
         predictions = self.classifier.classify_many(pieces)
         message_orders = extract_entities(text).order_ids
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
-            found = extract_entities(piece)
+            found = extract_entities(piece, catalogue)
             entities: dict[str, Any] = {}
             order_id = found.order_ids[0] if found.order_ids else fallback_order
             if order_id:
@@ -73,6 +79,12 @@ class LocalUnderstanding:
                 entities["email"] = found.emails[0]
             if found.addresses:
                 entities["address"] = found.addresses[0].as_dict()
+            if found.products:
+                entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options}
+                                        for p in found.products if not p.ambiguous]
+            product_refs = [r for r in found.references if r.kind == "product"]
+            if product_refs:
+                entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}
             clauses.append(Clause(text=piece, intent=prediction.intent,
                                   confidence=round(float(prediction.confidence), 4), entities=entities))
         intents = [c.intent for c in clauses]

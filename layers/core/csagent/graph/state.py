@@ -7,7 +7,6 @@ so a checkpointed session never mixes one turn's results into the next.
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, TypedDict
 
 RESET: dict[str, Any] = {"__reset__": True}
@@ -22,6 +21,14 @@ def merge_dict(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[s
     return {**(old or {}), **new}
 
 
+def append_messages(old: list[dict[str, Any]] | None,
+                    new: list[dict[str, Any]] | dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Append to the public message list; `{"__replace__": [...]}` replaces it (compression)."""
+    if isinstance(new, dict):
+        return list(new.get("__replace__") or [])
+    return [*(old or []), *(new or [])]
+
+
 class InputState(TypedDict, total=False):
     session_id: str
     customer_id: str | None
@@ -32,7 +39,9 @@ class InputState(TypedDict, total=False):
 
 class State(InputState, total=False):
     # Public conversation: customer text and final replies only (worker scratch never enters).
-    messages: Annotated[list[dict[str, Any]], operator.add]
+    messages: Annotated[list[dict[str, Any]], append_messages]
+    # Extractive summary of the turns compressed out of `messages` (after `KEEP_TURNS` turns).
+    summary: str
     turn: int
     lang: str
     # Routing
@@ -44,6 +53,8 @@ class State(InputState, total=False):
     entities: dict[str, Any]
     tasks: list[dict[str, Any]]
     results: Annotated[dict[str, dict[str, Any]], merge_dict]
+    # What later turns may refer back to ("that order"): kept across turns, merged per key.
+    memory: Annotated[dict[str, Any], merge_dict]
     # Outcome (per turn)
     status: str
     reply: dict[str, Any]

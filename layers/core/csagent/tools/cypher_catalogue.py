@@ -181,6 +181,8 @@ class QueryTemplate(BaseModel):
     result: ResultSpec
     timeout_s: float | None = Field(default=None, gt=0, le=60)
     empty_message: str | None = None
+    # False for templates only the planner asks for by id (they would shadow a narrower one).
+    matchable: bool = True
 
     @model_validator(mode="after")
     def _check_query(self) -> QueryTemplate:
@@ -675,6 +677,8 @@ class TemplateMatcher:
                 owners: list[int] = []
                 kinds: list[str] = []
                 for i, template in enumerate(self.catalogue.templates):
+                    if not template.matchable:
+                        continue
                     for example in template.examples:
                         texts.append(example)
                         owners.append(i)

@@ -19,5 +19,12 @@ def _predefined_cypher(task: Task, ctx: ToolContext) -> ToolResult:
     return run(task, ctx)
 
 
+def _knowledge_search(task: Task, ctx: ToolContext) -> ToolResult:
+    from csagent.tools.knowledge_search import run
+
+    return run(task, ctx)
+
+
 def default_tools() -> dict[str, ToolFn]:
-    return {"predefined_cypher": _predefined_cypher}
+    """Tool modules are imported on first use, not when the registry is built."""
+    return {"predefined_cypher": _predefined_cypher, "knowledge_search": _knowledge_search}

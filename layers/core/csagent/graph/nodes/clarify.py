@@ -7,7 +7,7 @@ from typing import Any
 
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.replies import render
+from csagent.replies import ask_for, render
 
 
 @timed("clarify")
@@ -15,9 +15,7 @@ def clarify(state: State) -> dict[str, Any]:
     lang = state.get("lang", "en")
     missing = (state.get("trace") or {}).get("missing") or []
     if missing:
-        first = missing[0]
-        name = "clarify_invalid_" if first.get("invalid") else "clarify_missing_"
-        text = render(name + first["parameter"], lang, value=first.get("invalid") or "")
+        text = "\n".join(dict.fromkeys(ask_for(m, lang) for m in missing))
         status = "needs_clarification"
     elif state.get("route") == "out_of_scope":
         text, status = render("out_of_scope", lang), "refused"

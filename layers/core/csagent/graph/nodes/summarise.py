@@ -1,5 +1,7 @@
-"""summarise: one reply from every task result, in dependency order, grouped by business
-category; every failed or skipped task is named with the reason and the next step."""
+"""summarise: one reply from every task result. Results are merged in dependency order and
+grouped by business category (orders, products, policies, changes to the account); every
+failed or skipped task is named with the reason and the next step, and every parameter the
+customer still has to give is asked for. Nothing is dropped silently."""
 
 from __future__ import annotations
 
@@ -7,7 +9,13 @@ from typing import Any
 
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.replies import describe_failure, describe_success
+from csagent.replies import ask_for, describe_failure, describe_success
+
+CATEGORY = {
+    "order_status": "orders", "tracking": "orders", "order_items": "orders", "refund_status": "orders",
+    "order_list": "orders", "product_info": "products", "product_availability": "products",
+    "warranty": "policies", "policy": "policies",
+}
 
 
 def dependency_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -29,14 +37,34 @@ def dependency_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return ordered
 
 
+def grouped(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Dependency order, then grouped by category in order of first appearance. A dependant
+    always comes after what it depends on, because categories keep first-appearance order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for task in dependency_order(tasks):
+        groups.setdefault(CATEGORY.get(task["task_type"], "changes"), []).append(task)
+    return [task for group in groups.values() for task in group]
+
+
+def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str | None:
+    """The order this turn was about, for "that order" in the next turn."""
+    for task in reversed(tasks):
+        order_id = ((task.get("args") or {}).get("params") or {}).get("order_id") or \
+            ((task.get("args") or {}).get("args") or {}).get("order_id")
+        if order_id and (results.get(task["task_id"]) or {}).get("status") != "failed":
+            return str(order_id)
+    return None
+
+
 @timed("summarise")
 def summarise(state: State) -> dict[str, Any]:
     lang = state.get("lang", "en")
     results = state.get("results") or {}
+    tasks = state.get("tasks") or []
     lines: list[str] = []
     citations: list[dict[str, Any]] = []
     failures = 0
-    for task in dependency_order(state.get("tasks") or []):
+    for task in grouped(tasks):
         result = results.get(task["task_id"])
         if result is None or result.get("status") == "failed":
             failures += 1
@@ -44,10 +72,11 @@ def summarise(state: State) -> dict[str, Any]:
             continue
         lines.append(describe_success(task, result, lang))
         citations.extend((result.get("data") or {}).get("citations") or [])
-    if failures == 0:
-        status = "answered"
-    elif failures < len(state.get("tasks") or []):
-        status = "partial"
-    else:
-        status = "partial" if lines else "answered"
-    return {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status}
+    missing = (state.get("trace") or {}).get("missing") or []
+    lines.extend(ask_for(m, lang) for m in missing)
+    status = "partial" if failures else ("needs_clarification" if missing else "answered")
+    update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status}
+    order_id = last_order_id(tasks, results)
+    if order_id:
+        update["memory"] = {"last_order_id": order_id}
+    return update

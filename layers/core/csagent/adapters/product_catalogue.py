@@ -1,0 +1,54 @@
+"""The store's public product catalogue (names and options), for entity extraction.
+
+Read with one query and kept for `ttl_s`: products change rarely, and a stale minute only
+means a new product is recognised a little later.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+from csagent.ports import GraphStore
+
+logger = logging.getLogger(__name__)
+
+_CYPHER = (
+    "MATCH (p:Product) OPTIONAL MATCH (p)-[:HAS_VARIANT]->(v:Variant) "
+    "RETURN p.product_id AS product_id, p.name AS name, collect(v.options_json) AS options"
+)
+
+
+class ProductCatalogue:
+    def __init__(self, graph: GraphStore, ttl_s: float = 600.0) -> None:
+        self._graph = graph
+        self._ttl = ttl_s
+        self._lock = threading.Lock()
+        self._loaded_at = float("-inf")
+        self._products: list[dict[str, Any]] = []
+
+    def __call__(self) -> list[dict[str, Any]]:
+        """[{product_id, name, options: {key: [values]}}]; empty (never raising) if unreachable."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._loaded_at < self._ttl:
+                return self._products
+        try:
+            rows = self._graph.read(_CYPHER, timeout_s=2.0, max_rows=10_000)
+        except Exception as exc:  # noqa: BLE001 - extraction degrades to no product matching
+            logger.warning("product catalogue unavailable (%s)", type(exc).__name__)
+            return self._products
+        products = []
+        for row in rows:
+            options: dict[str, set[str]] = {}
+            for raw in row.get("options") or []:
+                for key, value in json.loads(raw or "{}").items():
+                    options.setdefault(str(key), set()).add(str(value))
+            products.append({"product_id": row["product_id"], "name": row["name"],
+                             "options": {k: sorted(v) for k, v in options.items()}})
+        with self._lock:
+            self._products, self._loaded_at = products, now
+        return products

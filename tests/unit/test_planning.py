@@ -1,0 +1,68 @@
+"""The planner: intents and entities in, structured tasks out (pure, no I/O)."""
+
+from __future__ import annotations
+
+from csagent.domain.models import Task
+from csagent.planning import plan_tasks, resolve_args
+
+ORDER = "#W2611340"
+ADDRESS = {"address1": "12 Main St", "city": "Springfield", "state": "IL", "zip": "62704"}
+
+
+def clause(intent: str, text: str = "", **entities) -> dict:
+    return {"intent": intent, "text": text or intent, "confidence": 0.9, "entities": entities}
+
+
+def test_the_compound_example_yields_three_tasks_with_the_warranty_after_the_lookup():
+    # Given "check order #W…, tell me the warranty of that product, and update my address to …"
+    clauses = [clause("order_status", order_id=ORDER),
+               clause("warranty", "the warranty of that product", order_id=ORDER,
+                      reference={"kind": "product", "hint": None}),
+               clause("update_default_address", address=ADDRESS)]
+    # When it is planned
+    plan = plan_tasks(clauses)
+    # Then there are three tasks and the warranty depends on the order lookup
+    assert [(t.task_id, t.task_type, t.tool) for t in plan.tasks] == [
+        ("t1", "order_status", "predefined_cypher"), ("t2", "warranty", "knowledge_search"),
+        ("t3", "update_default_address", "customer_actions")]
+    assert plan.tasks[1].depends_on == ("t1",)
+    assert plan.tasks[0].depends_on == () and plan.tasks[2].depends_on == ()
+
+
+def test_a_missing_parameter_is_reported_not_guessed():
+    plan = plan_tasks([clause("update_default_address"), clause("order_status")])
+    assert plan.tasks == []
+    assert [m["parameter"] for m in plan.missing] == ["address", "order_id"]
+
+
+def test_a_mistyped_order_id_is_asked_about_even_when_an_earlier_order_is_remembered():
+    plan = plan_tasks([clause("order_status", invalid_order_id="#W12345")],
+                      memory={"last_order_id": ORDER})
+    assert plan.tasks == []
+    assert plan.missing == [{"intent": "order_status", "parameter": "order_id", "invalid": "#W12345"}]
+
+
+def test_that_order_in_a_later_turn_uses_the_remembered_order():
+    plan = plan_tasks([clause("order_items")], memory={"last_order_id": ORDER})
+    assert plan.tasks[0].args == {"template_id": "order_items", "params": {"order_id": ORDER}}
+
+
+def test_duplicates_are_merged_and_the_cap_is_applied():
+    # Given the same question twice and more distinct tasks than the cap
+    clauses = [clause("order_status", order_id=ORDER), clause("tracking", order_id=ORDER)] + [
+        clause("order_items", order_id=f"#W000000{i}") for i in range(6)]
+    # When planned with a cap of 5
+    plan = plan_tasks(clauses, max_tasks=5)
+    # Then the status and tracking questions share one lookup, and the overflow is counted
+    assert len(plan.tasks) == 5
+    assert plan.dropped == 2
+
+
+def test_resolve_args_takes_the_referenced_product_from_the_lookup():
+    task = Task(task_id="t2", task_type="warranty", tool="knowledge_search", depends_on=("t1",),
+                args={"question": "warranty on those headphones",
+                      "products_from": {"task": "t1", "hint": "headphones"}})
+    lookup = {"status": "success", "data": {"row": {"items": [
+        {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}}
+    resolved = resolve_args(task, {"t1": lookup})
+    assert resolved.args == {"question": "warranty on those headphones", "product_ids": ["222"]}

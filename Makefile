@@ -64,6 +64,15 @@ demo: seed ## one customer conversation through the HTTP API on the built-in sto
 test: up ## unit + integration + e2e tests against the real local stack
 	$(BIN)/pytest -q tests
 
+bench: up ## performance figures on the tau-retail store → reports/bench.json
+	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
+	$(BIN)/python -m devstack.bench
+
+eval: up ## knowledge search Recall@5 / MRR and intent accuracy on the labelled sets
+	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
+	$(BIN)/python -m csagent.knowledge.evaluate
+	$(BIN)/python -m csagent.nlp.calibrate --dry-run
+
 test-unit: setup
 	$(BIN)/pytest -q tests/unit
 

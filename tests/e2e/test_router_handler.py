@@ -104,3 +104,21 @@ def test_another_customers_session_is_forbidden(router_handler, session_id):
     assert response["statusCode"] == 403
     assert body(response)["error"]["code"] == "forbidden"
     assert "#W4435622" not in response["body"]
+
+
+def test_a_message_while_the_session_is_busy_gets_409_and_changes_nothing(router_handler, session_id):
+    # Given a first turn, then another turn of the same session still running (its lease held)
+    from csagent import runtime
+
+    router_handler(with_session(load_event("message.json"), session_id))
+    service = runtime.conversation_service()
+    config = {"configurable": {"thread_id": session_id}}
+    runtime_sessions = service._sessions
+    runtime_sessions.begin_turn(session_id, "james_li_5688", service._head(config))
+    # When a second message arrives on the session
+    response = router_handler(with_session(load_event("message.json"), session_id))
+    # Then it is told to retry, and the conversation still holds only the first turn
+    assert response["statusCode"] == 409
+    assert body(response)["error"]["code"] == "conflict"
+    values = service._graph.get_state(config).values
+    assert values["turn"] == 1

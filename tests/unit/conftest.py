@@ -1,5 +1,6 @@
 """Unit tests run with the network blocked: only loopback connections are allowed (moto's
-in-process server and `mock_aws` need none at all)."""
+in-process server and `mock_aws` need none at all). AWS_ENDPOINT_URL is removed so boto3
+clients talk to `mock_aws`, never to the moto server of the local stack."""
 
 from __future__ import annotations
 
@@ -22,3 +23,4 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _block_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)

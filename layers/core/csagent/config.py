@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     sessions_table: str = "csagent-local-sessions"
     checkpoint_ttl_seconds: int = 7 * 24 * 3600
     checkpoint_bucket: str | None = None
+    # gzip the checkpoint payload: a turn's state is repetitive JSON (about half the bytes).
+    checkpoint_compression: bool = True
 
     # Conversation limits
     max_message_chars: int = 4000

@@ -55,6 +55,7 @@ def checkpointer() -> Any:
         offload = {"bucket_name": s.checkpoint_bucket, "endpoint_url": s.aws_endpoint_url}
     return DynamoDBSaver(table_name=s.checkpoints_table, region_name=s.aws_region,
                          endpoint_url=s.aws_endpoint_url, ttl_seconds=s.checkpoint_ttl_seconds,
+                         enable_checkpoint_compression=s.checkpoint_compression,
                          s3_offload_config=offload)  # type: ignore[arg-type]
 
 

@@ -70,8 +70,7 @@ class SessionOut(BaseModel):
 
 class Sessions(Protocol):
     def get_owned(self, session_id: str, owner: str) -> Any: ...
-    def begin_turn(self, session_id: str, owner: str) -> Any: ...
-    def end_turn(self, lease: Any, *, status: str, turn: int) -> None: ...
+    def begin_turn(self, session_id: str, owner: str, head: str | None) -> Any: ...
     def release(self, lease: Any) -> None: ...
 
 
@@ -96,28 +95,34 @@ class ConversationService:
     def handle_message(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
         customer_id = customer_of(principal)
         check_session_id(session_id)
-        lease = self._sessions.begin_turn(session_id, customer_id)
+        config = {"configurable": {"thread_id": session_id}}
+        lease = self._sessions.begin_turn(session_id, customer_id, self._head(config))
         started = time.perf_counter()
         try:
+            # durability="exit": one checkpoint when the turn ends; writing it also ends the lease.
             state = self._graph.invoke(
                 {"session_id": session_id, "customer_id": customer_id, "text": message.text,
                  "attachments": message.attachments, "order_id_hint": message.order_id},
-                {"configurable": {"thread_id": session_id}},
-                context=self._deps, durability="exit",
+                config, context=self._deps, durability="exit",
             )
         except BaseException:
             self._sessions.release(lease)
             raise
-        out = self._shape(session_id, state, (time.perf_counter() - started) * 1000)
-        self._sessions.end_turn(lease, status=out.status, turn=out.turn)
-        return out
+        return self._shape(session_id, state, (time.perf_counter() - started) * 1000)
+
+    def _head(self, config: dict[str, Any]) -> str | None:
+        """The id of the thread's latest checkpoint (None before the first turn)."""
+        saved = self._graph.checkpointer.get_tuple(config)
+        return saved.config["configurable"].get("checkpoint_id") if saved else None
 
     def get_session(self, principal: Principal, session_id: str) -> SessionOut:
         customer_id = customer_of(principal)
         record = self._sessions.get_owned(check_session_id(session_id), customer_id)
         snapshot = self._graph.get_state({"configurable": {"thread_id": session_id}})
         values = (snapshot.values if snapshot is not None else None) or {}
-        return SessionOut(session_id=session_id, status=record.status, turn_count=record.turn_count,
+        # The session's standing (e.g. handed_off) wins over the last turn's own status.
+        status = record.status if record.status != "active" else values.get("status") or "active"
+        return SessionOut(session_id=session_id, status=status, turn_count=record.turn_count,
                           messages=list(values.get("messages") or []), summary=values.get("summary") or "")
 
     @staticmethod

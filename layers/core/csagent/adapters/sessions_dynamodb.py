@@ -1,7 +1,15 @@
-"""Sessions table adapter: who owns a session, its status and turn count, and a per-session
+"""Sessions table adapter: who owns a session, how many turns it has had, and a per-session
 lease so two requests on one session never run a turn at the same time (the second gets 409).
 
-Item: {session_id, owner, status, turn_count, created_at, updated_at, lock_token?, lock_until?}
+One write per turn. The lease remembers the checkpoint the turn started from (`lock_head`);
+a turn ends by writing its checkpoint (LangGraph, durability "exit"), which moves the head.
+So a lease is free when nobody holds it, when it has expired (a crashed turn), or when the
+thread's head has moved past `lock_head` (the holder finished): no second write to release it.
+A turn that fails with an error releases its lease explicitly.
+
+Item: {session_id, owner, status, turn_count, created_at, updated_at,
+       lock_token?, lock_until?, lock_head?}. `status` is the session's standing outside the
+conversation (active, handed_off); each turn's own status lives in the checkpoint.
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from csagent.domain.errors import Conflict, Forbidden, NotFound
+
+NO_HEAD = "-"  # the lock_head of a session whose thread has no checkpoint yet
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,10 @@ class Lease:
     token: str
 
 
+def _n(item: dict[str, Any], name: str) -> int:
+    return int(item.get(name, {}).get("N", "0"))
+
+
 class DynamoDBSessions:
     def __init__(self, client: Any, table_name: str, lease_seconds: int = 60) -> None:
         self._ddb = client
@@ -41,15 +55,16 @@ class DynamoDBSessions:
     def _record(item: dict[str, Any]) -> SessionRecord:
         return SessionRecord(
             session_id=item["session_id"]["S"], owner=item["owner"]["S"],
-            status=item.get("status", {}).get("S", "active"),
-            turn_count=int(item.get("turn_count", {}).get("N", "0")),
-            created_at=int(item.get("created_at", {}).get("N", "0")),
-            updated_at=int(item.get("updated_at", {}).get("N", "0")),
+            status=item.get("status", {}).get("S", "active"), turn_count=_n(item, "turn_count"),
+            created_at=_n(item, "created_at"), updated_at=_n(item, "updated_at"),
         )
 
-    def get(self, session_id: str) -> SessionRecord | None:
-        item = self._ddb.get_item(TableName=self._table, Key={"session_id": {"S": session_id}},
+    def _item(self, session_id: str) -> dict[str, Any] | None:
+        return self._ddb.get_item(TableName=self._table, Key={"session_id": {"S": session_id}},
                                   ConsistentRead=True).get("Item")
+
+    def get(self, session_id: str) -> SessionRecord | None:
+        item = self._item(session_id)
         return self._record(item) if item else None
 
     def get_owned(self, session_id: str, owner: str) -> SessionRecord:
@@ -60,57 +75,53 @@ class DynamoDBSessions:
             raise Forbidden("this session belongs to another customer")
         return record
 
-    def begin_turn(self, session_id: str, owner: str) -> Lease:
-        """Create the session on first use, check ownership, and take the turn lease (one write)."""
+    def begin_turn(self, session_id: str, owner: str, head: str | None) -> Lease:
+        """Check ownership and take the turn lease (one conditional write).
+
+        `head` is the id of the thread's latest checkpoint as the caller sees it now."""
         now = int(time.time() * 1000)
+        head = head or NO_HEAD
+        item = self._item(session_id)
+        if item is not None and item["owner"]["S"] != owner:
+            raise Forbidden("this session belongs to another customer")
+        held = item is not None and "lock_token" in item
+        if held and _n(item, "lock_until") > now and item.get("lock_head", {}).get("S") == head:
+            raise Conflict("another message on this session is still being answered; retry shortly")
         token = uuid.uuid4().hex
+        values: dict[str, Any] = {
+            ":owner": {"S": owner}, ":now": {"N": str(now)}, ":active": {"S": "active"},
+            ":token": {"S": token}, ":until": {"N": str(now + self._lease_ms)}, ":head": {"S": head},
+            ":one": {"N": "1"},
+        }
+        if item is None:
+            condition = "attribute_not_exists(session_id)"
+        elif held:
+            condition, values[":seen"] = "lock_token = :seen", item["lock_token"]
+        else:
+            condition = "attribute_not_exists(lock_token)"
         try:
             self._ddb.update_item(
-                TableName=self._table,
-                Key={"session_id": {"S": session_id}},
+                TableName=self._table, Key={"session_id": {"S": session_id}},
                 UpdateExpression=(
                     "SET #owner = if_not_exists(#owner, :owner), "
                     "created_at = if_not_exists(created_at, :now), "
-                    "#status = if_not_exists(#status, :active), lock_token = :token, lock_until = :until"
+                    "#status = if_not_exists(#status, :active), updated_at = :now, "
+                    "lock_token = :token, lock_until = :until, lock_head = :head ADD turn_count :one"
                 ),
-                ConditionExpression=(
-                    "(attribute_not_exists(#owner) OR #owner = :owner) "
-                    "AND (attribute_not_exists(lock_until) OR lock_until < :now)"
-                ),
+                ConditionExpression=condition,
                 ExpressionAttributeNames={"#owner": "owner", "#status": "status"},
-                ExpressionAttributeValues={
-                    ":owner": {"S": owner}, ":now": {"N": str(now)}, ":active": {"S": "active"},
-                    ":token": {"S": token}, ":until": {"N": str(now + self._lease_ms)},
-                },
+                ExpressionAttributeValues=values,
             )
         except self._ddb.exceptions.ConditionalCheckFailedException:
-            record = self.get(session_id)
-            if record is not None and record.owner != owner:
-                raise Forbidden("this session belongs to another customer") from None
             raise Conflict("another message on this session is still being answered; retry shortly") from None
         return Lease(session_id, token)
 
-    def end_turn(self, lease: Lease, *, status: str, turn: int) -> None:
-        """Record the outcome and release the lease (one write)."""
-        now = int(time.time() * 1000)
-        # If the lease expired and another turn took it, that turn now owns the record.
-        with contextlib.suppress(self._ddb.exceptions.ConditionalCheckFailedException):
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"session_id": {"S": lease.session_id}},
-                UpdateExpression="SET #status = :status, turn_count = :turn, updated_at = :now "
-                                 "REMOVE lock_token, lock_until",
-                ConditionExpression="lock_token = :token",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={":status": {"S": status}, ":turn": {"N": str(turn)},
-                                           ":now": {"N": str(now)}, ":token": {"S": lease.token}},
-            )
-
     def release(self, lease: Lease) -> None:
-        """Give the lease back after a failed turn, leaving status and counters unchanged."""
+        """Give the lease back after a failed turn (the turn count keeps the attempt)."""
         with contextlib.suppress(self._ddb.exceptions.ConditionalCheckFailedException):
             self._ddb.update_item(
                 TableName=self._table, Key={"session_id": {"S": lease.session_id}},
-                UpdateExpression="REMOVE lock_token, lock_until", ConditionExpression="lock_token = :token",
+                UpdateExpression="REMOVE lock_token, lock_until, lock_head",
+                ConditionExpression="lock_token = :token",
                 ExpressionAttributeValues={":token": {"S": lease.token}},
             )

@@ -26,6 +26,7 @@ export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
 
 STAMP := $(VENV)/.installed
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help setup up down status seed serve demo test test-unit bench eval lint lock clean
 
@@ -40,8 +41,10 @@ $(STAMP): constraints.txt requirements/runtime.in requirements/dev.in requiremen
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-setup: $(STAMP) ## venv + pinned Python deps + Neo4j's Java deps (Maven Central)
+setup: $(STAMP) ## venv + pinned Python deps + Neo4j's Java deps (Maven Central) + OCR (Debian)
 	$(BIN)/python -c "from devstack import neo4j; neo4j.is_built() or print('neo4j built in %.0fs' % neo4j.build())"
+	@command -v tesseract >/dev/null || { echo "installing Debian's tesseract-ocr (local image reading)"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tesseract-ocr >/dev/null; }
 
 up: setup ## start Neo4j + moto (tables, buckets, queues from template.yaml) and wait until they answer
 	$(BIN)/python -m devstack.stack up

@@ -25,7 +25,7 @@ OWNER = "james_li_5688"
 OWNER_ORDER = "#W2611340"  # processed, one shipment, tracking 357962501027
 CATALOGUE = cc.load_catalogue()
 CUSTOMER_TEMPLATES = [t for t in CATALOGUE.templates if t.scope == "customer"]
-ID_PARAM_TYPES = {"order_id", "product_name"}  # the parameters that point at someone's data
+ID_PARAM_TYPES = {"order_id", "tracking_id", "product_name"}  # the parameters that point at someone's data
 
 
 # ------------------------------------------------------------------------------------- fixtures
@@ -57,7 +57,7 @@ def _products_bought(tau: dict[str, Any], user_id: str) -> set[str]:
 @pytest.fixture(scope="module")
 def owner_params() -> dict[str, Any]:
     """Parameters pointing at the owner's own data (and public catalogue data)."""
-    return {"order_id": OWNER_ORDER, "product_name": "water bottle", "product_id": "8310926033",
+    return {"order_id": OWNER_ORDER, "tracking_id": "357962501027", "product_name": "water bottle", "product_id": "8310926033",
             "item_id": "6469567736", "status": "processed", "option_key": "color", "option_value": "blue",
             "category": "home and kitchen", "max_price": 50}
 
@@ -73,7 +73,10 @@ def other(tau: dict[str, Any]) -> dict[str, Any]:
         cards = [m for m in user["payment_methods"].values() if m["source"] == "credit_card"]
         if (user_id != OWNER and len(user["orders"]) >= 2 and bought and not bought & mine and cards
                 and user["address"]["address1"] != owner_address):
+            tracking = {oid: t for oid in user["orders"] for f in tau["orders"][oid]["fulfillments"]
+                        for t in f["tracking_id"]}
             return {"user_id": user_id, "orders": list(user["orders"]), "product": sorted(bought)[0],
+                    "tracking": tracking,
                     "email": user["email"], "address1": user["address"]["address1"],
                     "last_fours": [c["last_four"] for c in cards]}
     raise AssertionError("tau-retail has no suitable second customer")
@@ -111,6 +114,11 @@ def test_another_customers_ids_reach_nothing(
     for order_id in other["orders"]:
         params = {p.name: owner_params[p.name] for p in template.params}
         params.update({p.name: order_id for p in template.params if p.type == "order_id"})
+        if any(p.type == "tracking_id" for p in template.params):
+            if order_id not in other["tracking"]:
+                continue  # this order of B's never shipped: no tracking number to try
+            params.update({p.name: other["tracking"][order_id] for p in template.params
+                           if p.type == "tracking_id"})
         params.update({p.name: other["product"] for p in template.params if p.type == "product_name"})
         # When the template runs with B's ids
         result = _run(graph, template.id, params, OWNER)

@@ -197,3 +197,47 @@ def test_a_reference_to_an_orders_product_waits_for_the_order_lookup(graph):
     assert warranty["depends_on"] == ["t1"]
     assert seen["product_ids"] == ["p-1"]
     assert state["reply"]["text"].index(ORDER) < state["reply"]["text"].index("1 year")
+
+
+class FakeReader:
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+
+    def read_text(self, image: bytes, media_type: str) -> str:
+        from csagent.domain.errors import ImageUnreadable
+
+        if self.text is None:
+            raise ImageUnreadable("blurry")
+        return self.text
+
+
+PNG = {"type": "image", "media_type": "image/png", "data": "aGVsbG8gd29ybGQ="}
+
+
+def image_turn(graph, reader: FakeReader, text: str = "where is this package?") -> dict[str, Any]:
+    deps = GraphDeps(understand=understand_as("knowledge_and_actions", "order_status",
+                                              clauses=(status_clause(None),)),
+                     tools={"predefined_cypher": order_status_tool},
+                     make_tool_context=lambda cid: ToolContext(graph=None, customer_id=cid),  # type: ignore[arg-type]
+                     image_reader=reader)
+    return graph.invoke({"session_id": "img", "customer_id": "cust_1", "text": text, "attachments": [PNG]},
+                        {"configurable": {"thread_id": "img"}}, context=deps)
+
+
+def test_an_order_id_read_from_a_label_photo_is_looked_up(graph):
+    state = image_turn(graph, FakeReader("SHIP TO Jane\nOrder #W7654321\nThank you"))
+    assert state["route"] == "image"
+    assert state["tasks"][0]["args"] == {"template_id": "order_overview", "params": {"order_id": "#W7654321"}}
+    assert "#W7654321" in state["reply"]["text"]
+
+
+def test_a_tracking_number_alone_finds_the_order_by_tracking(graph):
+    state = image_turn(graph, FakeReader("UPS 1Z\nTRACKING 357962501027"))
+    assert state["tasks"][0]["args"] == {"template_id": "order_by_tracking",
+                                         "params": {"tracking_id": "357962501027"}}
+
+
+def test_an_unreadable_picture_asks_for_the_order_number(graph):
+    state = image_turn(graph, FakeReader(None))
+    assert state["status"] == "needs_clarification"
+    assert "picture" in state["reply"]["text"] and state["tasks"] == []

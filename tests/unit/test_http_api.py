@@ -60,9 +60,13 @@ def test_a_valid_message_reaches_the_service_as_the_authenticated_customer():
     ({"json": {"text": "hi", "admin": True}, "headers": DEV}, 422, "unknown_field"),
     ({"json": {"text": "hi", "order_id": "#W12"}, "headers": DEV}, 422, "invalid_input"),
     ({"json": {"txt": "hi"}, "headers": DEV}, 422, "unknown_field"),
+    ({"json": {"text": "hi", "attachments": [{"media_type": "image/png", "data": "not base64!!"}]},
+      "headers": DEV}, 422, "invalid_input"),
+    ({"json": {"text": "hi", "attachments": [{"media_type": "application/pdf", "data": "aGVsbG8gd29ybGQ="}]},
+      "headers": DEV}, 422, "invalid_input"),
     ({"json": {"text": "hi"}}, 401, "unauthenticated"),
     ({"json": {"text": "hi"}, "headers": {"Authorization": "Bearer dev:"}}, 401, "unauthenticated"),
-    ({"content": b"x" * 70_000, "headers": {**DEV, "content-type": "application/json"}}, 413,
+    ({"content": b"x" * (7 * 1024 * 1024), "headers": {**DEV, "content-type": "application/json"}}, 413,
      "body_too_large"),
 ])
 def test_bad_requests_get_a_precise_status_and_error_code(kwargs, status, code):

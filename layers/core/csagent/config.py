@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     # gzip the checkpoint payload: a turn's state is repetitive JSON (about half the bytes).
     checkpoint_compression: bool = True
 
+    # Reading attached images: "tesseract" (local OCR) or "bedrock" (a multimodal model).
+    image_reader: Literal["tesseract", "bedrock"] = "tesseract"
+    image_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
+
     # Conversation limits
     max_message_chars: int = 4000
     max_tasks_per_turn: int = 5

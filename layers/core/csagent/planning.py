@@ -75,7 +75,8 @@ class _Builder:
 
     def need(self, intent: str, parameter: str, entities: Mapping[str, Any]) -> None:
         self.plan.missing.append({"intent": intent, "parameter": parameter,
-                                  "invalid": entities.get(f"invalid_{parameter}")})
+                                  "invalid": entities.get(f"invalid_{parameter}"),
+                                  **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
 def _status_filter(text: str) -> str | None:
@@ -98,6 +99,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
                 intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])):
             b.need(intent, "order_id", entities)  # a mistyped id: ask, never guess another order
+            continue
+        if intent in ORDER_READS and not order_id and entities.get("tracking_number"):
+            # A tracking number (typed, or read from a label photo) identifies the order.
+            params = {"tracking_id": entities["tracking_number"]}
+            b.add(ORDER_READS[intent][0], PREDEFINED, {"template_id": "order_by_tracking", "params": params})
             continue
         if intent in ORDER_READS:
             task_type, template = ORDER_READS[intent]

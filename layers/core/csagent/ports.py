@@ -33,3 +33,11 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-normalised vectors, one per text."""
         ...
+
+
+class ImageReader(Protocol):
+    """Reads the text of an image (a screenshot, a shipping label): OCR locally, a multimodal
+    model in AWS. Raises `ImageUnreadable` when nothing can be read."""
+
+    def read_text(self, image: bytes, media_type: str) -> str:
+        ...

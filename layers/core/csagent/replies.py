@@ -99,6 +99,7 @@ def _knowledge(data: Mapping[str, Any], lang: str) -> str:
 
 DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "order_overview": _order_overview,
+    "order_by_tracking": _order_overview,
     "order_items": _order_items,
     "customer_orders": _customer_orders,
     "refund_status": _refund_status,
@@ -136,6 +137,8 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
 def ask_for(missing: Mapping[str, Any], lang: str) -> str:
     """The question that asks for exactly the missing (or malformed) parameter."""
     parameter = str(missing.get("parameter") or "")
+    if missing.get("from_image"):
+        return render("clarify_image_unreadable", lang)
     invalid = missing.get("invalid")
     name = f"clarify_invalid_{parameter}" if invalid else f"clarify_missing_{parameter}"
     if not _has_template(name, lang):

@@ -78,12 +78,21 @@ def graph_deps() -> GraphDeps:
     s = get_settings()
     store = graph_store()
     embedder = get_embedder()
+    if s.image_reader == "bedrock":
+        from csagent.adapters.ocr_bedrock import BedrockImageReader
+
+        image_reader: Any = BedrockImageReader(s.image_model_id, s.aws_region)
+    else:
+        from csagent.adapters.ocr_tesseract import TesseractReader
+
+        image_reader = TesseractReader()
     understanding = LocalUnderstanding(catalogue=ProductCatalogue(store))
     return GraphDeps(
         understand=understanding.understand,
         tools=default_tools(),
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
                                                           embedder=embedder),
+        image_reader=image_reader,
         max_tasks=s.max_tasks_per_turn,
         max_message_chars=s.max_message_chars,
     )

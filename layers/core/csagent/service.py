@@ -7,9 +7,11 @@ HTTP or Lambda events.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import time
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -18,6 +20,32 @@ from csagent.domain.models import Principal
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 ORDER_ID = re.compile(r"^#?W\d{7}$")
+
+
+MAX_IMAGE_BYTES = 3 * 1024 * 1024
+
+
+class Attachment(BaseModel):
+    """An image the customer attached (a shipping label, a screenshot), base64-encoded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["image"] = "image"
+    media_type: Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
+    data: str = Field(min_length=8, max_length=MAX_IMAGE_BYTES * 4 // 3 + 4,
+                      description="The image bytes, base64-encoded (at most 3 MiB decoded).")
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("data must be base64-encoded image bytes") from None
+        return value
+
+    def image_bytes(self) -> bytes:
+        return base64.b64decode(self.data)
 
 
 class MessageIn(BaseModel):
@@ -30,7 +58,7 @@ class MessageIn(BaseModel):
         default=None,
         description="The order the customer is looking at in the app (e.g. '#W2611340'), if any.",
     )
-    attachments: list[dict[str, Any]] = Field(default_factory=list, max_length=3)
+    attachments: list[Attachment] = Field(default_factory=list, max_length=3)
 
     @field_validator("order_id")
     @classmethod
@@ -102,7 +130,8 @@ class ConversationService:
             # durability="exit": one checkpoint when the turn ends; writing it also ends the lease.
             state = self._graph.invoke(
                 {"session_id": session_id, "customer_id": customer_id, "text": message.text,
-                 "attachments": message.attachments, "order_id_hint": message.order_id},
+                 "attachments": [a.model_dump() for a in message.attachments],
+                 "order_id_hint": message.order_id},
                 config, context=self._deps, durability="exit",
             )
         except BaseException:

@@ -40,3 +40,7 @@ class Conflict(DomainError):
 class DependencyUnavailable(DomainError):
     status_code = 503
     code = "dependency_unavailable"
+
+
+class ImageUnreadable(Exception):
+    """An attachment could not be read (bad image, reader failed or timed out)."""

@@ -4,7 +4,8 @@
     graph.invoke(input, {"configurable": {"thread_id": session_id}}, context=deps)
 
     load_context → guard_input ─┬─ refused ────────────────────────────→ respond
-                                └→ route ─┬─ general → respond_general ─→ respond
+                                └→ route ─┬─ image → read_image (OCR: order id / tracking) → plan
+                                          ├─ general → respond_general ─→ respond
                                           ├─ clarify / out_of_scope / low confidence → clarify → respond
                                           └─ knowledge_and_actions → plan ─(no task)→ clarify
          plan → run_task ×N (Send) → collect ─(next wave)→ run_task
@@ -22,6 +23,7 @@ from csagent.graph.nodes.dispatch import route_tasks
 from csagent.graph.nodes.guard_input import guard_input, route_after_guard
 from csagent.graph.nodes.load_context import load_context
 from csagent.graph.nodes.plan import plan
+from csagent.graph.nodes.read_image import read_image
 from csagent.graph.nodes.respond import respond
 from csagent.graph.nodes.respond_general import respond_general
 from csagent.graph.nodes.route import ROUTE_TO_NODE, route, route_by_label
@@ -37,6 +39,7 @@ def build_graph() -> StateGraph:
     g.add_node("route", route)
     g.add_node("respond_general", respond_general)
     g.add_node("clarify", clarify)
+    g.add_node("read_image", read_image)
     g.add_node("plan", plan)
     g.add_node("run_task", run_task)
     g.add_node("collect", collect)
@@ -50,6 +53,7 @@ def build_graph() -> StateGraph:
     g.add_conditional_edges("plan", route_tasks, ["run_task", "clarify", "summarise"])
     g.add_edge("run_task", "collect")
     g.add_conditional_edges("collect", route_tasks, ["run_task", "clarify", "summarise"])
+    g.add_edge("read_image", "plan")
     g.add_edge("respond_general", "respond")
     g.add_edge("clarify", "respond")
     g.add_edge("summarise", "respond")

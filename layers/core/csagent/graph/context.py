@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from csagent.domain.models import Task, ToolResult
     from csagent.graph.state import State
+    from csagent.ports import ImageReader
     from csagent.tools.context import ToolContext
     from csagent.understanding import Understanding
 
@@ -19,6 +20,7 @@ class GraphDeps:
     understand: Callable[[str, State], Understanding]
     tools: Mapping[str, Callable[[Task, ToolContext], ToolResult]]
     make_tool_context: Callable[[str | None], ToolContext]
+    image_reader: ImageReader | None = None
     max_tasks: int = 5
     max_message_chars: int = 4000
     extras: Mapping[str, object] = field(default_factory=dict)

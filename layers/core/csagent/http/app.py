@@ -22,7 +22,7 @@ from csagent.http.auth import principal_from
 from csagent.service import ConversationService, MessageIn, SessionOut, TurnOut
 
 logger = logging.getLogger("csagent.http")
-MAX_BODY_BYTES = 64 * 1024
+MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit; text alone is capped at 4,000
 
 
 def _error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,

@@ -60,8 +60,8 @@ DEFAULT_MARGIN = 0.02
 #: A template's score is the mean similarity of its this-many closest texts.
 DEFAULT_TOP_K = 2
 
-ParamType = Literal["order_id", "product_name", "product_id", "item_id", "status", "option_key",
-                    "option_value", "category", "int"]
+ParamType = Literal["order_id", "tracking_id", "product_name", "product_id", "item_id", "status",
+                    "option_key", "option_value", "category", "int"]
 Scope = Literal["customer", "catalogue"]
 
 #: Order statuses of the store (tau-retail plus the statuses the customer actions write).
@@ -83,6 +83,7 @@ _STATUS_SYNONYMS: dict[str, str] = {
 _TYPE_RULES: dict[str, tuple[str, str]] = {
     "order_id": (r"^#W\d{7}$", "an order number like #W1234567"),
     "product_name": (r"^[a-z0-9]{2,60}$", "a product name like 'water bottle'"),
+    "tracking_id": (r"^\d{12}$", "a 12-digit tracking number"),
     "product_id": (r"^\d{10}$", "a 10-digit product id"),
     "item_id": (r"^\d{10}$", "a 10-digit item id"),
     "status": (r"^[a-z ()]{3,40}$", "an order status (" + ", ".join(ORDER_STATUSES) + ")"),
@@ -358,7 +359,7 @@ def normalise_param(spec: ParamSpec, value: Any) -> Any:
         if re.fullmatch(r"\d{7}", compact):
             return "#W" + compact
         return compact
-    if spec.type in ("product_id", "item_id"):
+    if spec.type in ("product_id", "item_id", "tracking_id"):
         return text.replace(" ", "")
     if spec.type in ("product_name", "category"):
         return _name_key(text)

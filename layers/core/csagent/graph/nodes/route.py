@@ -15,6 +15,7 @@ from csagent.graph.state import State
 from csagent.graph.timing import timed
 
 ROUTE_TO_NODE = {
+    "image": "read_image",
     "general": "respond_general",
     "clarify": "clarify",
     "knowledge_and_actions": "plan",
@@ -26,6 +27,11 @@ MIN_CONFIDENCE = 0.35
 @timed("route")
 def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     understanding = runtime.context.understand(state.get("text", ""), state)
+    if state.get("attachments"):
+        # The picture decides what to do; the text says what the customer wants of it.
+        return {"route": "image", "confidence": 1.0, "intent": understanding.intent,
+                "lang": understanding.lang, "entities": understanding.entities,
+                "clauses": understanding.clauses_as_dicts()}
     return {
         "route": understanding.route,
         "confidence": understanding.confidence,

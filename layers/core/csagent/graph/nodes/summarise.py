@@ -49,9 +49,13 @@ def grouped(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str | None:
     """The order this turn was about, for "that order" in the next turn."""
     for task in reversed(tasks):
+        result = results.get(task["task_id"]) or {}
+        if result.get("status") == "failed":
+            continue
         order_id = ((task.get("args") or {}).get("params") or {}).get("order_id") or \
-            ((task.get("args") or {}).get("args") or {}).get("order_id")
-        if order_id and (results.get(task["task_id"]) or {}).get("status") != "failed":
+            ((task.get("args") or {}).get("args") or {}).get("order_id") or \
+            ((result.get("data") or {}).get("row") or {}).get("order_id")
+        if order_id:
             return str(order_id)
     return None
 

@@ -39,7 +39,8 @@ def test_a_mistyped_order_id_is_asked_about_even_when_an_earlier_order_is_rememb
     plan = plan_tasks([clause("order_status", invalid_order_id="#W12345")],
                       memory={"last_order_id": ORDER})
     assert plan.tasks == []
-    assert plan.missing == [{"intent": "order_status", "parameter": "order_id", "invalid": "#W12345"}]
+    assert plan.missing == [{"intent": "order_status", "parameter": "order_id", "invalid": "#W12345",
+                             "entities": {}}]
 
 
 def test_that_order_in_a_later_turn_uses_the_remembered_order():
@@ -66,3 +67,10 @@ def test_resolve_args_takes_the_referenced_product_from_the_lookup():
         {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}}
     resolved = resolve_args(task, {"t1": lookup})
     assert resolved.args == {"question": "warranty on those headphones", "product_ids": ["222"]}
+
+
+def test_a_cancellation_without_a_reason_waits_for_it_keeping_the_order():
+    plan = plan_tasks([clause("cancel_order", order_id=ORDER)])
+    assert plan.tasks == []
+    assert plan.missing[0]["parameter"] == "reason"
+    assert plan.missing[0]["entities"] == {"order_id": ORDER}

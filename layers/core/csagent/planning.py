@@ -31,11 +31,13 @@ CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "
 KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
 # intent → (action name, required entities beyond the order id)
 ACTION_INTENTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cancel_order": ("cancel_order", ("order_id",)),
+    "cancel_order": ("cancel_order", ("order_id", "reason")),
     "return_request": ("return_items", ("order_id",)),
     "change_order_address": ("change_order_address", ("order_id", "address")),
     "update_default_address": ("update_default_address", ("address",)),
 }
+# What a clause keeps while it waits for the one parameter the customer still has to give.
+KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number"})
 STATUS_WORDS = {"pending": "pending", "processed": "processed", "shipped": "processed",
                 "delivered": "delivered", "cancelled": "cancelled", "canceled": "cancelled"}
 
@@ -74,8 +76,9 @@ class _Builder:
                                                      "params": {"order_id": order_id}})
 
     def need(self, intent: str, parameter: str, entities: Mapping[str, Any]) -> None:
+        kept = {k: v for k, v in entities.items() if k in KEPT_FOR_FOLLOW_UP}
         self.plan.missing.append({"intent": intent, "parameter": parameter,
-                                  "invalid": entities.get(f"invalid_{parameter}"),
+                                  "invalid": entities.get(f"invalid_{parameter}"), "entities": kept,
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
@@ -85,7 +88,7 @@ def _status_filter(text: str) -> str | None:
 
 
 def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
-               memory: Mapping[str, Any] | None = None) -> Plan:
+               memory: Mapping[str, Any] | None = None, confirmation_id: str | None = None) -> Plan:
     """Tasks for every actionable clause, in the order the customer asked."""
     memory = memory or {}
     b = _Builder(max_tasks=max_tasks)
@@ -133,9 +136,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if absent:
                 b.need(intent, absent[0], entities)
                 continue
-            b.add(action, ACTIONS, {"action": action, "phase": "propose",
-                                    "args": {k: entities[k] for k in (*required, "reason", "item_ids")
-                                             if entities.get(k)}})
+            args = {k: entities[k] for k in (*required, "reason", "item_ids") if entities.get(k)}
+            b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
+                                    **({"confirmation_id": confirmation_id} if confirmation_id else {})})
     return b.plan
 
 

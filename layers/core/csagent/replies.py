@@ -106,10 +106,20 @@ DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
 }
 
 
+def _action(data: Mapping[str, Any], lang: str) -> str:
+    if data.get("phase") == "propose":
+        summary = data.get("summary") or []
+        lines = summary if isinstance(summary, list) else [str(summary)]
+        return " ".join([*map(str, lines), render("confirm_prompt", lang)])
+    return str(data.get("message") or render("done_generic", lang))
+
+
 def describe_success(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
     data = result.get("data") or {}
     if task.get("tool") == "knowledge_search":
         return _knowledge(data, lang)
+    if task.get("tool") == "customer_actions":
+        return _action(data, lang)
     describe = DESCRIBERS.get(str(data.get("template_id") or ""))
     if describe is not None:
         return describe(data, lang)
@@ -123,7 +133,8 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     error = (result or {}).get("error") or {}
     error_type = str(error.get("type") or "unknown")
     args = task.get("args") or {}
-    order_id = (args.get("params") or {}).get("order_id") or (args.get("args") or {}).get("order_id") or ""
+    order_id = ((args.get("params") or {}).get("order_id") or (args.get("args") or {}).get("order_id")
+                or (args.get("proposal") or {}).get("order_id") or "")
     name = f"task_{task['task_type']}"
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)

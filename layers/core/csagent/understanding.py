@@ -29,3 +29,28 @@ class Understanding:
 
     def clauses_as_dicts(self) -> list[dict[str, Any]]:
         return [asdict(c) for c in self.clauses]
+
+
+# Intents that carry a request of their own: a follow-up that has one is a new request.
+PASSIVE_INTENTS = frozenset({"greeting", "thanks", "smalltalk", "out_of_scope"})
+
+
+def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]) -> Understanding | None:
+    """The customer answering the question the assistant asked ("why are you cancelling?" →
+    "no longer needed"): the waiting request continues with the given parameter.
+
+    None when the message makes a request of its own, or does not give what was asked for."""
+    own = [c for c in understanding.clauses if c.intent not in PASSIVE_INTENTS and c.confidence >= 0.5]
+    given = {k: v for c in understanding.clauses for k, v in c.entities.items()}
+    if own or not awaiting:
+        return None
+    resumed = []
+    for wait in awaiting:
+        if given.get(wait["parameter"]):
+            entities = {**wait.get("entities", {}), **given}
+            resumed.append(Clause(text=f"{wait['intent']} (continued)", intent=wait["intent"], confidence=1.0,
+                                  entities=entities))
+    if not resumed:
+        return None
+    return Understanding(route="knowledge_and_actions", intent=resumed[0].intent, confidence=1.0,
+                         lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))

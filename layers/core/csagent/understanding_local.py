@@ -55,6 +55,7 @@ class LocalUnderstanding:
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities import extract_entities
         from csagent.nlp.intents import detect_language
+        from csagent.nlp.reasons import find_cancel_reason
 
         lang = detect_language(text)
         catalogue = self._catalogue() if self._catalogue else None
@@ -73,6 +74,9 @@ class LocalUnderstanding:
                 near = NEAR_ORDER_ID.search(piece)
                 if near:
                     entities["invalid_order_id"] = near.group(0)
+            reason = find_cancel_reason(piece)
+            if reason:
+                entities["reason"] = reason
             if found.tracking_numbers:
                 entities["tracking_number"] = found.tracking_numbers[0]
             if found.emails:

@@ -63,4 +63,7 @@ def neo4j_driver(uri: str, user: str, password: str) -> Driver:
     from neo4j import GraphDatabase
 
     auth = (user, password) if password else None
-    return GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0, max_connection_pool_size=20)
+    # Server notifications (e.g. "label does not exist yet") are advice for humans writing
+    # queries, not events of a running service: keep them out of the logs.
+    return GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0, max_connection_pool_size=20,
+                                notifications_min_severity="OFF")

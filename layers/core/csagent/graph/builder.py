@@ -4,7 +4,9 @@
     graph.invoke(input, {"configurable": {"thread_id": session_id}}, context=deps)
 
     load_context → guard_input ─┬─ refused ────────────────────────────→ respond
-                                └→ route ─┬─ image → read_image (OCR: order id / tracking) → plan
+                                └→ route ─┬─ confirmation (yes/no to a proposed change) → confirm_actions
+                                          │   yes → run_task ×N (execute) → collect → summarise; no → respond
+                                          ├─ image → read_image (OCR: order id / tracking) → plan
                                           ├─ general → respond_general ─→ respond
                                           ├─ clarify / out_of_scope / low confidence → clarify → respond
                                           └─ knowledge_and_actions → plan ─(no task)→ clarify
@@ -19,6 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.clarify import clarify
 from csagent.graph.nodes.collect import collect
+from csagent.graph.nodes.confirm_actions import confirm_actions, route_after_confirm
 from csagent.graph.nodes.dispatch import route_tasks
 from csagent.graph.nodes.guard_input import guard_input, route_after_guard
 from csagent.graph.nodes.load_context import load_context
@@ -40,6 +43,7 @@ def build_graph() -> StateGraph:
     g.add_node("respond_general", respond_general)
     g.add_node("clarify", clarify)
     g.add_node("read_image", read_image)
+    g.add_node("confirm_actions", confirm_actions)
     g.add_node("plan", plan)
     g.add_node("run_task", run_task)
     g.add_node("collect", collect)
@@ -54,6 +58,7 @@ def build_graph() -> StateGraph:
     g.add_edge("run_task", "collect")
     g.add_conditional_edges("collect", route_tasks, ["run_task", "clarify", "summarise"])
     g.add_edge("read_image", "plan")
+    g.add_conditional_edges("confirm_actions", route_after_confirm, ["run_task", "summarise", "respond"])
     g.add_edge("respond_general", "respond")
     g.add_edge("clarify", "respond")
     g.add_edge("summarise", "respond")

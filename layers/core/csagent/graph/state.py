@@ -53,6 +53,10 @@ class State(InputState, total=False):
     entities: dict[str, Any]
     tasks: list[dict[str, Any]]
     results: Annotated[dict[str, dict[str, Any]], merge_dict]
+    # Requests from the last turn that wait for one parameter ("which order?", "why?").
+    awaiting: list[dict[str, Any]]
+    # Consequential actions proposed last turn, waiting for the customer's explicit yes.
+    pending_actions: list[dict[str, Any]]
     # What later turns may refer back to ("that order"): kept across turns, merged per key.
     memory: Annotated[dict[str, Any], merge_dict]
     # Outcome (per turn)

@@ -16,8 +16,9 @@ def clarify(state: State) -> dict[str, Any]:
     missing = (state.get("trace") or {}).get("missing") or []
     if missing:
         text = "\n".join(dict.fromkeys(ask_for(m, lang) for m in missing))
-        status = "needs_clarification"
-    elif state.get("route") == "out_of_scope":
+        return {"reply": {"text": text, "citations": []}, "status": "needs_clarification",
+                "awaiting": missing}
+    if state.get("route") == "out_of_scope":
         text, status = render("out_of_scope", lang), "refused"
     else:
         text, status = render("clarify_generic", lang), "needs_clarification"

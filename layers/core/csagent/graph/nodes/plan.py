@@ -18,7 +18,8 @@ from csagent.planning import plan_tasks
 @timed("plan")
 def plan(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     planned = plan_tasks(state.get("clauses", []), max_tasks=runtime.context.max_tasks,
-                         memory=state.get("memory") or {})
+                         memory=state.get("memory") or {},
+                         confirmation_id=f"{state.get('session_id', '')}:{state.get('turn', 0)}")
     return {
         "tasks": [t.model_dump(mode="json") for t in planned.tasks],
         "trace": {"missing": planned.missing, "dropped_over_cap": planned.dropped},

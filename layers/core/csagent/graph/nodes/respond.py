@@ -18,5 +18,9 @@ def respond(state: State) -> dict[str, Any]:
                                 state.get("lang", "en")), "citations": []}
         status = "refused"
     reply.setdefault("citations", [])
+    set_aside = (state.get("trace") or {}).get("set_aside") or []
+    if set_aside:
+        note = render("confirm_set_aside", state.get("lang", "en"), actions="; ".join(set_aside))
+        reply["text"] = f"{note}\n{reply.get('text', '')}".strip()
     return {"reply": reply, "status": status or "answered",
             "messages": [{"role": "assistant", "text": reply.get("text", "")}]}

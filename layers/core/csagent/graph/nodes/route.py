@@ -13,8 +13,11 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.nlp.confirmation import classify_confirmation
+from csagent.understanding import resume_awaiting
 
 ROUTE_TO_NODE = {
+    "confirmation": "confirm_actions",
     "image": "read_image",
     "general": "respond_general",
     "clarify": "clarify",
@@ -26,13 +29,25 @@ MIN_CONFIDENCE = 0.35
 
 @timed("route")
 def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
+    pending = state.get("pending_actions") or []
+    set_aside: dict[str, Any] = {}
+    if pending:
+        answer = classify_confirmation(state.get("text", ""))
+        if answer is not None:
+            return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
+        # Anything but a plain yes or no: the proposed change is not made, and the reply says so.
+        set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
     understanding = runtime.context.understand(state.get("text", ""), state)
+    resumed = resume_awaiting(understanding, state.get("awaiting") or [])
+    if resumed is not None:
+        understanding = resumed
+    set_aside = {**set_aside, "awaiting": []}
     if state.get("attachments"):
         # The picture decides what to do; the text says what the customer wants of it.
         return {"route": "image", "confidence": 1.0, "intent": understanding.intent,
                 "lang": understanding.lang, "entities": understanding.entities,
-                "clauses": understanding.clauses_as_dicts()}
-    return {
+                "clauses": understanding.clauses_as_dicts(), **set_aside}
+    return {**set_aside,
         "route": understanding.route,
         "confidence": understanding.confidence,
         "intent": understanding.intent,

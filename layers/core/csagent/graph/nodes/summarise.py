@@ -60,6 +60,15 @@ def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str |
     return None
 
 
+def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """What the next turn's "yes" will execute: the proposal exactly as listed back."""
+    summary = data.get("summary") or []
+    return {"action": data.get("action") or task["task_type"], "proposal": data.get("proposal") or {},
+            "confirmation_id": (task.get("args") or {}).get("confirmation_id", ""),
+            "summary": " ".join(summary) if isinstance(summary, list) else str(summary),
+            "requires_approval": bool(data.get("requires_approval")), "amount": data.get("amount")}
+
+
 @timed("summarise")
 def summarise(state: State) -> dict[str, Any]:
     lang = state.get("lang", "en")
@@ -67,6 +76,7 @@ def summarise(state: State) -> dict[str, Any]:
     tasks = state.get("tasks") or []
     lines: list[str] = []
     citations: list[dict[str, Any]] = []
+    proposals: list[dict[str, Any]] = []
     failures = 0
     for task in grouped(tasks):
         result = results.get(task["task_id"])
@@ -75,11 +85,18 @@ def summarise(state: State) -> dict[str, Any]:
             lines.append(describe_failure(task, result, lang))
             continue
         lines.append(describe_success(task, result, lang))
-        citations.extend((result.get("data") or {}).get("citations") or [])
+        data = result.get("data") or {}
+        citations.extend(data.get("citations") or [])
+        if data.get("phase") == "propose":
+            proposals.append(pending_action(task, data))
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
-    status = "partial" if failures else ("needs_clarification" if missing else "answered")
-    update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status}
+    if proposals:
+        status = "awaiting_confirmation"  # the customer has to act first, whatever else happened
+    else:
+        status = "partial" if failures else ("needs_clarification" if missing else "answered")
+    update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
+                              "pending_actions": proposals, "awaiting": missing}
     order_id = last_order_id(tasks, results)
     if order_id:
         update["memory"] = {"last_order_id": order_id}

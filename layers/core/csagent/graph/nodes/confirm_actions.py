@@ -1,0 +1,38 @@
+"""confirm_actions: the customer answered "shall I go ahead?".
+
+Yes → the proposed actions become execute tasks, dispatched like any other (exactly once:
+the confirmation id is the proposing turn, so a retried or replayed execution is a no-op).
+No → nothing is changed, and the reply says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csagent.domain.models import Task
+from csagent.graph.nodes.dispatch import route_tasks
+from csagent.graph.state import State
+from csagent.graph.timing import timed
+from csagent.replies import render
+
+ACTIONS_TOOL = "customer_actions"
+
+
+def execute_task(index: int, pending: dict[str, Any]) -> Task:
+    return Task(task_id=f"t{index + 1}", task_type=pending["action"], tool=ACTIONS_TOOL,
+                args={"action": pending["action"], "phase": "execute", "proposal": pending["proposal"],
+                      "confirmation_id": pending["confirmation_id"]})
+
+
+@timed("confirm_actions")
+def confirm_actions(state: State) -> dict[str, Any]:
+    pending = state.get("pending_actions") or []
+    if state.get("intent") != "confirm_yes":
+        return {"pending_actions": [], "tasks": [], "status": "answered",
+                "reply": {"text": render("confirm_declined", state.get("lang", "en")), "citations": []}}
+    return {"pending_actions": [],
+            "tasks": [execute_task(i, p).model_dump(mode="json") for i, p in enumerate(pending)]}
+
+
+def route_after_confirm(state: State) -> Any:
+    return route_tasks(state) if state.get("tasks") else "respond"

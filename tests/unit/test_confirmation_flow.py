@@ -1,0 +1,137 @@
+"""Consequential actions: proposed, listed back, executed only after an explicit yes; and a
+request waiting for one parameter continues when the customer gives it. Fake ports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from csagent.domain.models import Task, ToolResult
+from csagent.graph.builder import build_graph
+from csagent.graph.context import GraphDeps
+from csagent.nlp.confirmation import classify_confirmation
+from csagent.tools.context import ToolContext
+from csagent.understanding import Clause, Understanding
+
+ORDER = "#W1234567"
+
+
+class FakeActions:
+    def __init__(self) -> None:
+        self.executed: list[dict[str, Any]] = []
+
+    def __call__(self, task: Task, ctx: ToolContext) -> ToolResult:
+        if task.args["phase"] == "propose":
+            return ToolResult.ok(
+                task,
+                {
+                    "phase": "propose",
+                    "action": "cancel_order",
+                    "proposal": {"order_id": ORDER, "reason": task.args["args"]["reason"]},
+                    "summary": [f"Cancel order {ORDER}."],
+                    "requires_approval": False,
+                },
+            )
+        self.executed.append(task.args)
+        return ToolResult.ok(task, {"phase": "execute", "message": f"Order {ORDER} is cancelled."})
+
+
+def understand_cancel(text: str, state: Any) -> Understanding:
+    """A tiny stand-in for the local tier: 'cancel …' with or without a reason, else small talk."""
+    if text.startswith("cancel"):
+        entities = {"order_id": ORDER, **({"reason": "no longer needed"} if "need" in text else {})}
+        clause = Clause(text=text, intent="cancel_order", confidence=0.9, entities=entities)
+        return Understanding("knowledge_and_actions", "cancel_order", 0.9, clauses=(clause,))
+    if "need" in text:
+        return Understanding(
+            "out_of_scope",
+            "out_of_scope",
+            0.2,
+            clauses=(
+                Clause(
+                    text=text, intent="out_of_scope", confidence=0.2, entities={"reason": "no longer needed"}
+                ),
+            ),
+        )
+    return Understanding(
+        "general", "smalltalk", 0.8, clauses=(Clause(text=text, intent="smalltalk", confidence=0.8),)
+    )
+
+
+@pytest.fixture
+def run():
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    actions = FakeActions()
+    deps = GraphDeps(
+        understand=understand_cancel,
+        tools={"customer_actions": actions},
+        make_tool_context=lambda cid: ToolContext(graph=None, customer_id=cid),
+    )  # type: ignore[arg-type]
+
+    def turn(text: str) -> dict[str, Any]:
+        return graph.invoke(
+            {"session_id": "s", "customer_id": "c", "text": text},
+            {"configurable": {"thread_id": "s"}},
+            context=deps,
+        )
+
+    turn.actions = actions  # type: ignore[attr-defined]
+    return turn
+
+
+def test_an_action_is_listed_back_and_waits_for_a_yes(run):
+    state = run("cancel my order, I no longer need it")
+    assert state["status"] == "awaiting_confirmation"
+    assert f"Cancel order {ORDER}." in state["reply"]["text"] and '"yes"' in state["reply"]["text"]
+    assert run.actions.executed == []
+
+
+def test_yes_executes_the_proposal_exactly_as_listed(run):
+    run("cancel my order, I no longer need it")
+    state = run("yes")
+    assert state["status"] == "answered"
+    assert len(run.actions.executed) == 1
+    assert run.actions.executed[0]["proposal"] == {"order_id": ORDER, "reason": "no longer needed"}
+    assert run.actions.executed[0]["confirmation_id"] == "s:1"
+    assert "is cancelled" in state["reply"]["text"]
+
+
+def test_no_changes_nothing(run):
+    run("cancel my order, I no longer need it")
+    state = run("no thanks")
+    assert run.actions.executed == []
+    assert "haven't changed anything" in state["reply"]["text"]
+
+
+def test_anything_else_sets_the_proposal_aside_and_says_so(run):
+    run("cancel my order, I no longer need it")
+    state = run("tell me a joke")
+    assert run.actions.executed == []
+    assert "haven't made the change" in state["reply"]["text"]
+    assert run("yes")["route"] != "confirmation"  # a later yes no longer confirms it
+
+
+def test_a_missing_reason_is_asked_for_and_the_answer_continues_the_request(run):
+    first = run("cancel my order")
+    assert first["status"] == "needs_clarification" and "why" in first["reply"]["text"].lower()
+    second = run("I no longer need it")
+    assert second["status"] == "awaiting_confirmation"
+    assert second["tasks"][0]["args"]["args"] == {"order_id": ORDER, "reason": "no longer needed"}
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("Yes!", "yes"),
+        ("ok", "yes"),
+        ("好的", "yes"),
+        ("no thanks", "no"),
+        ("取消", "no"),
+        ("yes, and where is my order?", None),
+        ("maybe", None),
+    ],
+)
+def test_only_a_plain_answer_counts_as_consent(text, answer):
+    assert classify_confirmation(text) == answer

@@ -1,0 +1,356 @@
+"""Should this turn go to a human? Pure functions over what the turn produced; no I/O.
+
+Five triggers, each a `HandoffReason`:
+
+- **explicit request** — the router chose the `handoff` route, a clause's intent is
+  `human_handoff`, or the text asks for a person (`data/explicit_requests.json`);
+- **business-rule conflict** — a task failed with `business_rule_violation` (a policy blocked
+  a return, a cancellation...): only a person can grant an exception;
+- **repeated failure** — system failures (timeouts, transient errors...) that retrying did not
+  cure: one task failed on `repeated_failures` attempts, or that many tasks failed this turn, or
+  this turn failed after `repeated_failures - 1` failed turns in a row;
+- **node budget exceeded** — the graph stopped because it hit its node-visit budget;
+- **frustration** — the customer's words (`data/frustration.json`: a weighted lexicon plus
+  shouting, `!!`, `?!` and `sooooo` heuristics).
+
+Urgency: **high** when the customer is frustrated, money at stake reaches the policy's
+threshold, or failures repeated; **normal** when something failed or was blocked; **low** when
+the customer simply asked for a person.
+
+`signals_from_state` reads the graph state into `TurnSignals`; `evaluate` decides. Customer
+data never enters the signals: only intents, statuses, error types and one amount.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property, lru_cache
+from importlib import resources
+from typing import Any
+
+
+class HandoffReason(StrEnum):
+    """Why a turn goes to a human, strongest first (the order of `evaluate`'s `reasons`)."""
+
+    EXPLICIT_REQUEST = "explicit_request"
+    BUSINESS_RULE_CONFLICT = "business_rule_conflict"
+    REPEATED_FAILURE = "repeated_failure"
+    NODE_BUDGET_EXCEEDED = "node_budget_exceeded"
+    FRUSTRATION = "frustration"
+
+
+class Urgency(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+# Failures of the system, not of the customer's request: these are what "repeated failure"
+# counts. no_results / validation / low_confidence go to clarification instead, and a
+# business-rule violation is its own trigger.
+SYSTEM_FAILURES = frozenset({"timeout", "transient", "parse_error", "unknown"})
+HANDOFF_INTENT = "human_handoff"
+HANDOFF_ROUTE = "handoff"
+# Where an amount at stake may appear: a task's args (or args.params) and a result's data.
+AMOUNT_KEYS = ("amount", "refund_amount", "amount_at_stake")
+
+
+@dataclass(frozen=True)
+class TriggerPolicy:
+    """Thresholds of the triggers (the composition root fills them from `Settings`)."""
+
+    repeated_failures: int = 2
+    high_value_amount: float = 200.0
+    system_failures: frozenset[str] = SYSTEM_FAILURES
+
+
+DEFAULT_POLICY = TriggerPolicy()
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """How one task of the turn ended: enough to decide, nothing of the customer's data."""
+
+    task_id: str
+    task_type: str
+    status: str  # success | failed | fallback | skipped
+    error_type: str | None = None
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class TurnSignals:
+    """Everything the triggers look at for one turn."""
+
+    texts: tuple[str, ...]
+    intents: tuple[str, ...] = ()
+    route: str = ""
+    outcomes: tuple[TaskOutcome, ...] = ()
+    amount_at_stake: float | None = None
+    failed_turns_before: int = 0
+    node_budget_exceeded: bool = False
+
+
+@dataclass(frozen=True)
+class FrustrationReading:
+    """How frustrated a text sounds: the score, the verdict and the cues that made it."""
+
+    score: float
+    frustrated: bool
+    cues: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HandoffDecision:
+    """A turn that goes to a human: every reason that fired (strongest first) and the urgency."""
+
+    reasons: tuple[HandoffReason, ...]
+    urgency: Urgency
+    frustration: FrustrationReading = field(default_factory=lambda: FrustrationReading(0.0, False))
+    amount_at_stake: float | None = None
+
+    @property
+    def reason(self) -> HandoffReason:
+        """The strongest reason: what the summary leads with."""
+        return self.reasons[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# Lexicons (data files)
+# ----------------------------------------------------------------------------------------------
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# Negation does not reach across these: "No, I'm angry" is angry.
+_CLAUSE_BREAK = re.compile(r"[,.;:!?…\n，。；：！？]+")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.replace("\u2019", "'"))
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Weighted phrases with negation and exclusions (see the data files' descriptions)."""
+
+    terms: Mapping[str, float]
+    negators: frozenset[str] = frozenset()
+    negation_window: int = 3
+    cjk_negators: str = ""
+    exclusions: tuple[str, ...] = ()
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Lexicon:
+        return cls(terms=dict(data["terms"]), negators=frozenset(data.get("negators", ())),
+                   negation_window=int(data.get("negation_window", 3)),
+                   cjk_negators=str(data.get("cjk_negators", "")),
+                   exclusions=tuple(data.get("exclusions", ())))
+
+    @cached_property
+    def _latin(self) -> list[tuple[tuple[str, ...], str]]:
+        phrases = [(tuple(_words(term)), term) for term in self.terms if not _CJK.search(term)]
+        return sorted(phrases, key=lambda p: -len(p[0]))
+
+    def matches(self, text: str) -> list[tuple[str, float]]:
+        """The phrases found in `text` with their weights (each phrase once)."""
+        lowered = text.lower().replace("\u2019", "'")
+        for excluded in self.exclusions:
+            lowered = lowered.replace(excluded, " ")
+        found: dict[str, float] = {}
+        for clause in _CLAUSE_BREAK.split(lowered):
+            self._match_latin(_words(clause), found)
+        self._match_cjk(lowered, found)
+        return list(found.items())
+
+    def _match_latin(self, words: list[str], found: dict[str, float]) -> None:
+        used = [False] * len(words)
+        for phrase, term in self._latin:
+            n = len(phrase)
+            for i in range(len(words) - n + 1):
+                if tuple(words[i:i + n]) != phrase or any(used[i:i + n]):
+                    continue
+                used[i:i + n] = [True] * n
+                before = words[max(0, i - self.negation_window):i]
+                if phrase[0] in self.negators or not self.negators.intersection(before):
+                    found.setdefault(term, self.terms[term])
+
+    def _match_cjk(self, text: str, found: dict[str, float]) -> None:
+        # Longest term first, each character counted once: 太离谱 wins over the 离谱 inside it.
+        used = [False] * len(text)
+        for term in sorted((t for t in self.terms if _CJK.search(t)), key=len, reverse=True):
+            for match in re.finditer(re.escape(term), text):
+                start, end = match.span()
+                if any(used[start:end]):
+                    continue
+                used[start:end] = [True] * (end - start)
+                if start == 0 or text[start - 1] not in self.cjk_negators:
+                    found.setdefault(term, self.terms[term])
+
+
+def _data(name: str) -> dict[str, Any]:
+    path = resources.files("csagent.handoff").joinpath("data", name)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class FrustrationDetector:
+    """The lexicon plus the shouting / punctuation / elongation heuristics of frustration.json."""
+
+    lexicon: Lexicon
+    threshold: float
+    caps: Mapping[str, Any]
+    punctuation: Mapping[str, Mapping[str, Any]]
+    elongation: Mapping[str, Any]
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> FrustrationDetector:
+        return cls(lexicon=Lexicon.from_data(data), threshold=float(data["threshold"]), caps=data["caps"],
+                   punctuation=data["punctuation"], elongation=data["elongation"])
+
+    def read(self, text: str) -> FrustrationReading:
+        """Score `text`; frustrated when the summed cue weights reach the threshold."""
+        cues: list[tuple[str, float]] = [(f"word:{term}", w) for term, w in self.lexicon.matches(text)]
+        if self._shouting(text):
+            cues.append(("shouting", float(self.caps["weight"])))
+        for name, rule in self.punctuation.items():
+            if re.search(rule["pattern"], text):
+                cues.append((name, float(rule["weight"])))
+        if re.search(self.elongation["pattern"], text.lower()):
+            cues.append(("elongation", float(self.elongation["weight"])))
+        score = round(float(sum(w for _, w in cues)), 3)
+        return FrustrationReading(score=score, frustrated=score >= self.threshold,
+                                  cues=tuple(name for name, _ in cues))
+
+    def _shouting(self, text: str) -> bool:
+        ignore = set(self.caps["ignore"])
+        words = [w for w in re.findall(r"[A-Za-z]+", text) if len(w) >= 2 and w.upper() not in ignore]
+        shouted = [w for w in words if w.isupper()]
+        enough = len(shouted) >= int(self.caps["min_words"])
+        return enough and len(shouted) >= float(self.caps["min_ratio"]) * len(words)
+
+
+@lru_cache(maxsize=1)
+def frustration_detector() -> FrustrationDetector:
+    """The detector built from `data/frustration.json` (read once)."""
+    return FrustrationDetector.from_data(_data("frustration.json"))
+
+
+@lru_cache(maxsize=1)
+def explicit_request_lexicon() -> Lexicon:
+    """The phrases of `data/explicit_requests.json` (read once)."""
+    return Lexicon.from_data(_data("explicit_requests.json"))
+
+
+def detect_frustration(text: str) -> FrustrationReading:
+    """How frustrated `text` sounds (see `data/frustration.json`)."""
+    return frustration_detector().read(text)
+
+
+def is_explicit_request(text: str) -> bool:
+    """True when the text asks for a person in words the lexicon knows."""
+    return bool(explicit_request_lexicon().matches(text))
+
+
+# ----------------------------------------------------------------------------------------------
+# Signals from the graph state, and the decision
+# ----------------------------------------------------------------------------------------------
+def _amount(values: Any) -> float | None:
+    if not isinstance(values, Mapping):
+        return None
+    found = [float(values[k]) for k in AMOUNT_KEYS
+             if isinstance(values.get(k), int | float) and not isinstance(values.get(k), bool)]
+    nested = _amount(values.get("params"))
+    if nested is not None:
+        found.append(nested)
+    return max(found) if found else None
+
+
+def _largest(amounts: Iterable[float | None]) -> float | None:
+    present = [a for a in amounts if a is not None]
+    return max(present) if present else None
+
+
+def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
+    """Read one turn's graph state into `TurnSignals`.
+
+    State keys read: `text`, `route`, `intent`, `clauses[].intent`, `tasks[]`, `results{}`
+    (`status`, `error.type`, and `attempts` when the healer records retries),
+    `consecutive_failed_turns` (earlier turns in a row that ended with a system failure) and
+    `budget_exceeded` (set by the graph's node budget guard; also read from `trace`).
+    """
+    results: Mapping[str, Any] = state.get("results") or {}
+    outcomes: list[TaskOutcome] = []
+    amounts: list[float | None] = []
+    for task in state.get("tasks") or []:
+        result = results.get(task["task_id"]) or {}
+        error = result.get("error") or {}
+        outcomes.append(TaskOutcome(task_id=task["task_id"], task_type=task.get("task_type", ""),
+                                    status=str(result.get("status") or "skipped"),
+                                    error_type=error.get("type"), attempts=int(result.get("attempts") or 1)))
+        amounts += [_amount(task.get("args")), _amount(result.get("data"))]
+    intents = [c.get("intent", "") for c in state.get("clauses") or []]
+    if state.get("intent"):
+        intents.append(str(state["intent"]))
+    trace = state.get("trace") or {}
+    return TurnSignals(
+        texts=tuple(t for t in [state.get("text") or ""] if t),
+        intents=tuple(i for i in intents if i),
+        route=str(state.get("route") or ""),
+        outcomes=tuple(outcomes),
+        amount_at_stake=_largest(amounts),
+        failed_turns_before=int(state.get("consecutive_failed_turns") or 0),
+        node_budget_exceeded=bool(state.get("budget_exceeded") or trace.get("budget_exceeded")),
+    )
+
+
+def system_failures(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> list[TaskOutcome]:
+    """The turn's failed tasks whose error is the system's fault (timeouts, transient errors...)."""
+    return [o for o in signals.outcomes if o.status == "failed" and o.error_type in policy.system_failures]
+
+
+def repeated_failure(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> bool:
+    """System failures that retrying did not cure, within the turn or across turns."""
+    failed = system_failures(signals, policy)
+    if not failed:
+        return False
+    return (any(o.attempts >= policy.repeated_failures for o in failed)
+            or len(failed) >= policy.repeated_failures
+            or signals.failed_turns_before + 1 >= policy.repeated_failures)
+
+
+def explicit_request(signals: TurnSignals) -> bool:
+    """The router, an intent or the customer's own words ask for a person."""
+    return (signals.route == HANDOFF_ROUTE or HANDOFF_INTENT in signals.intents
+            or any(is_explicit_request(t) for t in signals.texts))
+
+
+def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> HandoffDecision | None:
+    """Hand off or not: None for a turn the assistant can finish on its own."""
+    frustration = detect_frustration("\n".join(signals.texts))
+    fired = {
+        HandoffReason.EXPLICIT_REQUEST: explicit_request(signals),
+        HandoffReason.BUSINESS_RULE_CONFLICT: any(
+            o.status == "failed" and o.error_type == "business_rule_violation" for o in signals.outcomes),
+        HandoffReason.REPEATED_FAILURE: repeated_failure(signals, policy),
+        HandoffReason.NODE_BUDGET_EXCEEDED: signals.node_budget_exceeded,
+        HandoffReason.FRUSTRATION: frustration.frustrated,
+    }
+    reasons = tuple(reason for reason in HandoffReason if fired[reason])
+    if not reasons:
+        return None
+    return HandoffDecision(reasons=reasons, urgency=_urgency(signals, reasons, frustration, policy),
+                           frustration=frustration, amount_at_stake=signals.amount_at_stake)
+
+
+def _urgency(signals: TurnSignals, reasons: tuple[HandoffReason, ...], frustration: FrustrationReading,
+             policy: TriggerPolicy) -> Urgency:
+    high_value = signals.amount_at_stake is not None and signals.amount_at_stake >= policy.high_value_amount
+    if frustration.frustrated or high_value or HandoffReason.REPEATED_FAILURE in reasons:
+        return Urgency.HIGH
+    something_failed = any(o.status == "failed" for o in signals.outcomes)
+    if something_failed or set(reasons) - {HandoffReason.EXPLICIT_REQUEST}:
+        return Urgency.NORMAL
+    return Urgency.LOW

@@ -1,0 +1,294 @@
+"""When a turn goes to a human: each trigger on its own, none for a normal turn, the urgency,
+and the frustration / explicit-request lexicons on real-sounding messages (true and false
+positives). Pure functions: no AWS, no graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from csagent.handoff.triggers import (
+    HandoffReason,
+    TaskOutcome,
+    TriggerPolicy,
+    TurnSignals,
+    Urgency,
+    detect_frustration,
+    evaluate,
+    is_explicit_request,
+    signals_from_state,
+)
+
+WHERE = "Where is order #W2611340?"
+
+
+def ok(task_id: str = "t1", task_type: str = "tracking") -> TaskOutcome:
+    return TaskOutcome(task_id=task_id, task_type=task_type, status="success")
+
+
+def failed(error_type: str, task_id: str = "t1", task_type: str = "tracking",
+           attempts: int = 1) -> TaskOutcome:
+    return TaskOutcome(task_id=task_id, task_type=task_type, status="failed", error_type=error_type,
+                       attempts=attempts)
+
+
+def turn(*outcomes: TaskOutcome, text: str = WHERE, **kwargs: Any) -> TurnSignals:
+    return TurnSignals(texts=(text,), intents=("tracking",), route="knowledge_and_actions",
+                       outcomes=outcomes, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------
+# No trigger
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("signals", [
+    turn(ok()),
+    turn(ok("t1"), ok("t2", "warranty"), text="Where is #W2611340 and what is the warranty on them?"),
+    turn(),
+    TurnSignals(texts=("hi there!",), intents=("greeting",), route="general"),
+    turn(ok(), amount_at_stake=950.0),
+], ids=["one-answer", "two-answers", "nothing-planned", "greeting", "big-amount-but-answered"])
+def test_a_normal_turn_stays_with_the_assistant(signals: TurnSignals) -> None:
+    # Given a turn the assistant answered without trouble, in calm words
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then nobody is called in
+    assert decision is None
+
+
+@pytest.mark.parametrize("outcome", [
+    failed("timeout"), failed("transient"), failed("no_results"), failed("validation"),
+    failed("low_confidence"), failed("permission_denied"),
+], ids=lambda o: o.error_type)
+def test_a_single_failure_the_healer_can_handle_does_not_hand_off(outcome: TaskOutcome) -> None:
+    # Given one task that failed once (a retry, a clarification or a fallback can still fix it)
+    signals = turn(outcome)
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then the turn stays with the assistant
+    assert decision is None
+
+
+# ----------------------------------------------------------------------------------------------
+# Each trigger alone
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("signals", [
+    TurnSignals(texts=("agent please",), intents=("human_handoff",), route="handoff"),
+    TurnSignals(texts=("agent please",), intents=("tracking", "human_handoff"),
+                route="knowledge_and_actions"),
+    TurnSignals(texts=("Can I talk to a real person about my refund?",), intents=("refund_status",)),
+    TurnSignals(texts=("我要转人工",), intents=("out_of_scope",), route="out_of_scope"),
+], ids=["route", "clause-intent", "english-words", "chinese-words"])
+def test_asking_for_a_person_hands_off_with_low_urgency(signals: TurnSignals) -> None:
+    # Given a customer who asks for a person (by route, by intent, or in words the classifier missed)
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then the turn goes to a human, for that reason only, without urgency
+    assert decision is not None
+    assert decision.reasons == (HandoffReason.EXPLICIT_REQUEST,)
+    assert decision.urgency is Urgency.LOW
+
+
+def test_a_business_rule_conflict_hands_off_with_normal_urgency() -> None:
+    # Given a return the store's policy refused
+    signals = turn(failed("business_rule_violation", task_type="return_items"), text="I want to return it")
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then a person decides on the exception
+    assert decision is not None
+    assert decision.reasons == (HandoffReason.BUSINESS_RULE_CONFLICT,)
+    assert decision.urgency is Urgency.NORMAL
+
+
+@pytest.mark.parametrize("signals", [
+    turn(failed("timeout", attempts=2)),
+    turn(failed("timeout", "t1"), failed("transient", "t2", "order_items")),
+    turn(failed("unknown"), failed_turns_before=1),
+], ids=["retries-exhausted", "two-tasks-failed", "second-failed-turn-in-a-row"])
+def test_repeated_system_failure_hands_off_with_high_urgency(signals: TurnSignals) -> None:
+    # Given system failures that retrying did not cure
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then the turn goes to a human, urgently
+    assert decision is not None
+    assert decision.reasons == (HandoffReason.REPEATED_FAILURE,)
+    assert decision.urgency is Urgency.HIGH
+
+
+def test_the_repeated_failure_threshold_comes_from_the_policy() -> None:
+    # Given a task that failed twice, and a policy that tolerates three attempts
+    signals = turn(failed("timeout", attempts=2))
+    # When the triggers are evaluated with that policy
+    decision = evaluate(signals, TriggerPolicy(repeated_failures=3))
+    # Then it is not yet a repeated failure
+    assert decision is None
+
+
+def test_exceeding_the_node_budget_hands_off_with_normal_urgency() -> None:
+    # Given a turn the graph stopped at its node budget
+    signals = turn(ok(), node_budget_exceeded=True)
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then a person finishes it
+    assert decision is not None
+    assert decision.reasons == (HandoffReason.NODE_BUDGET_EXCEEDED,)
+    assert decision.urgency is Urgency.NORMAL
+
+
+def test_a_frustrated_customer_is_handed_off_urgently_even_when_answered() -> None:
+    # Given a tracking question answered fine, asked in anger
+    signals = turn(ok(), text="This is ridiculous, where is order #W2611340???")
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then the turn goes to a human, urgently, and the cues are recorded
+    assert decision is not None
+    assert decision.reasons == (HandoffReason.FRUSTRATION,)
+    assert decision.urgency is Urgency.HIGH
+    assert "word:ridiculous" in decision.frustration.cues
+
+
+# ----------------------------------------------------------------------------------------------
+# Several triggers, urgency
+# ----------------------------------------------------------------------------------------------
+def test_every_reason_that_fired_is_kept_strongest_first() -> None:
+    # Given an angry customer asking for a person after a policy refusal and two timeouts
+    signals = TurnSignals(
+        texts=("I want to speak to a human, this is unacceptable!!",), route="handoff",
+        outcomes=(failed("business_rule_violation", "t1", "return_items"),
+                  failed("timeout", "t2", attempts=2)),
+        node_budget_exceeded=True)
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then every reason is listed in priority order, and the explicit request leads
+    assert decision is not None
+    assert decision.reasons == tuple(HandoffReason)
+    assert decision.reason is HandoffReason.EXPLICIT_REQUEST
+
+
+@pytest.mark.parametrize(("amount", "urgency"), [(None, Urgency.NORMAL), (199.99, Urgency.NORMAL),
+                                                 (200.0, Urgency.HIGH), (1250.0, Urgency.HIGH)])
+def test_money_at_stake_from_the_threshold_up_makes_a_handoff_urgent(amount: float | None,
+                                                                      urgency: Urgency) -> None:
+    # Given a refused refund of `amount`
+    signals = turn(failed("business_rule_violation", task_type="return_items"), amount_at_stake=amount)
+    # When the triggers are evaluated with the default threshold (200)
+    decision = evaluate(signals)
+    # Then the urgency is high from the threshold up, and the amount travels with the decision
+    assert decision is not None
+    assert decision.urgency is urgency
+    assert decision.amount_at_stake == amount
+
+
+def test_asking_for_a_person_after_a_failure_is_normal_urgency() -> None:
+    # Given a customer asking for a person after one lookup timed out
+    signals = TurnSignals(texts=("let me talk to someone",), route="handoff", outcomes=(failed("timeout"),))
+    # When the triggers are evaluated
+    decision = evaluate(signals)
+    # Then the request is not merely informational: normal urgency
+    assert decision is not None
+    assert decision.urgency is Urgency.NORMAL
+
+
+# ----------------------------------------------------------------------------------------------
+# Frustration lexicon
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    "This is ridiculous, where is my order?",
+    "WHERE IS MY ORDER!!!",
+    "I've asked for the third time and still nothing",
+    "You\u2019re useless",
+    "I am so frustrated with this store",
+    "Worst service ever!!",
+    "This is not acceptable",
+    "sooooo disappointed",
+    "Are you kidding me?! It's broken again",
+    "I'm fed up with waiting",
+    "No, I'm angry.",
+    "太离谱了，我要投诉！！",
+    "气死我了",
+])
+def test_frustrated_messages_are_recognised(text: str) -> None:
+    # Given a message a person would read as frustrated
+    # When it is scored
+    reading = detect_frustration(text)
+    # Then it is frustrated
+    assert reading.frustrated, reading
+
+
+@pytest.mark.parametrize("text", [
+    WHERE,
+    "I'm not angry, just wondering where my order is",
+    "What's the worst case delivery time?",
+    "Is the USB-C charger included with the UPS shipment?",
+    "Thanks!! That was fast",
+    "My kids were upset the toy broke, can I return it?",
+    "I'm disappointed with the color, can I exchange it?",
+    "WHERE IS MY ORDER???",
+    "Can I get a refund to my PayPal? No rush.",
+    "Not frustrated at all, great service",
+    "我不生气，只是问问",
+    "我的订单到哪了？",
+])
+def test_calm_or_mildly_unhappy_messages_are_not_frustrated(text: str) -> None:
+    # Given a calm message, a negated complaint, an acronym-heavy question or one mild word
+    # When it is scored
+    reading = detect_frustration(text)
+    # Then it is not frustrated (a mild cue alone is not enough)
+    assert not reading.frustrated, reading
+
+
+def test_shouting_plus_exclamation_marks_add_up_to_frustration() -> None:
+    # Given the same question shouted, once with "???" and once with "!!!"
+    # When both are scored
+    asking, shouting = detect_frustration("WHERE IS MY ORDER???"), detect_frustration("WHERE IS MY ORDER!!!")
+    # Then both are noticed, but only the second crosses the threshold
+    assert "shouting" in asking.cues and not asking.frustrated
+    assert shouting.cues == ("shouting", "exclamation_run") and shouting.frustrated
+
+
+# ----------------------------------------------------------------------------------------------
+# Explicit-request lexicon
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I want to speak to a human", True),
+    ("Please transfer me to an agent", True),
+    ("Can I talk to a real person?", True),
+    ("I'd like to speak to your manager", True),
+    ("转人工", True),
+    ("Are you a real person?", False),
+    ("I don't need to talk to a human, just tell me the status", False),
+    ("What does the warranty cover?", False),
+    ("I am a manager at a small company, do you sell in bulk?", False),
+])
+def test_asking_for_a_person_in_words(text: str, expected: bool) -> None:
+    # Given a message that does or does not ask for a person
+    # When the lexicon reads it
+    # Then only a real request counts (questions about the bot, negations do not)
+    assert is_explicit_request(text) is expected
+
+
+# ----------------------------------------------------------------------------------------------
+# From the graph state
+# ----------------------------------------------------------------------------------------------
+def test_signals_are_read_from_the_graph_state() -> None:
+    # Given a turn's state: two tasks, one refund refused by policy after 2 attempts, one never run
+    state = {
+        "text": "refund my order", "route": "knowledge_and_actions", "intent": "return_request",
+        "clauses": [{"text": "refund my order", "intent": "return_request"}],
+        "tasks": [{"task_id": "t1", "task_type": "return_items", "tool": "customer_actions",
+                   "args": {"order_id": "#W2611340", "amount": 310.5}},
+                  {"task_id": "t2", "task_type": "tracking", "tool": "predefined_cypher", "args": {}}],
+        "results": {"t1": {"status": "failed", "attempts": 2,
+                           "error": {"type": "business_rule_violation", "message": "not delivered yet"}}},
+        "consecutive_failed_turns": 1, "trace": {"budget_exceeded": True},
+    }
+    # When the signals are read
+    signals = signals_from_state(state)
+    # Then statuses, error types, attempts, the amount and the counters come through
+    assert signals.outcomes == (
+        TaskOutcome("t1", "return_items", "failed", "business_rule_violation", 2),
+        TaskOutcome("t2", "tracking", "skipped", None, 1),
+    )
+    assert signals.amount_at_stake == 310.5
+    assert (signals.failed_turns_before, signals.node_budget_exceeded) == (1, True)
+    assert signals.intents == ("return_request", "return_request")

@@ -11,5 +11,6 @@ from mangum import Mangum
 from csagent import runtime
 from csagent.http.app import create_app
 
-app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.get_settings().auth_mode)
+app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.get_settings().auth_mode,
+                 get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service)
 handler = Mangum(app, lifespan="off")

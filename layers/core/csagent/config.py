@@ -46,6 +46,22 @@ class Settings(BaseSettings):
     image_reader: Literal["tesseract", "bedrock"] = "tesseract"
     image_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
 
+    # Human handoff and approvals (template.yaml sets HANDOFFS_TABLE and HANDOFF_QUEUE_URL)
+    handoffs_table: str = "csagent-local-handoffs"
+    handoff_queue_url: str | None = None  # locally looked up by name on the moto endpoint
+    handoff_queue_name: str = "csagent-local-handoffs"
+    handoff_max_messages: int = 60
+    handoff_repeated_failures: int = 2
+    handoff_high_value_amount: float = 200.0
+    approval_ttl_s: int = 24 * 3600
+
+    # Customer actions (writes)
+    idempotency_table: str = "csagent-local-idempotency"
+    refund_approval_threshold: float = 500.0
+    # The store's "today" for return windows; unset means the real date. The local stack sets it
+    # inside the seeded data's date range (2024), so return windows can be exercised.
+    store_today: str | None = None
+
     # Conversation limits
     max_message_chars: int = 4000
     max_tasks_per_turn: int = 5

@@ -13,7 +13,9 @@ from csagent.config import Settings, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.approvals.service import ApprovalService
     from csagent.graph.context import GraphDeps
+    from csagent.handoff.service import HandoffService
     from csagent.service import ConversationService
 
 
@@ -46,6 +48,33 @@ def dynamodb_client() -> Any:
 
 
 @lru_cache(maxsize=1)
+def sqs_client() -> Any:
+    import boto3
+
+    return boto3.client("sqs", **_boto_kwargs(get_settings()))
+
+
+@lru_cache(maxsize=1)
+def handoff_service() -> HandoffService:
+    from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
+    from csagent.handoff.service import HandoffService
+
+    s = get_settings()
+    url = s.handoff_queue_url or sqs_client().get_queue_url(QueueName=s.handoff_queue_name)["QueueUrl"]
+    return HandoffService(DynamoDBHandoffs(dynamodb_client(), s.handoffs_table, s.sessions_table),
+                          SqsHandoffPublisher(sqs_client(), url), max_messages=s.handoff_max_messages)
+
+
+@lru_cache(maxsize=1)
+def approval_service() -> ApprovalService:
+    from csagent.approvals.repository import DynamoDBApprovals
+    from csagent.approvals.service import ApprovalService
+
+    s = get_settings()
+    return ApprovalService(DynamoDBApprovals(dynamodb_client(), s.handoffs_table), ttl_s=s.approval_ttl_s)
+
+
+@lru_cache(maxsize=1)
 def checkpointer() -> Any:
     from langgraph_checkpoint_aws import DynamoDBSaver
 
@@ -70,6 +99,7 @@ def compiled_graph() -> Any:
 def graph_deps() -> GraphDeps:
     from csagent.adapters.product_catalogue import ProductCatalogue
     from csagent.graph.context import GraphDeps
+    from csagent.handoff.triggers import TriggerPolicy
     from csagent.nlp.embeddings import get_embedder
     from csagent.tools.context import ToolContext
     from csagent.tools.registry import default_tools
@@ -93,6 +123,10 @@ def graph_deps() -> GraphDeps:
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
                                                           embedder=embedder),
         image_reader=image_reader,
+        handoffs=handoff_service(),
+        handoff_policy=TriggerPolicy(repeated_failures=s.handoff_repeated_failures,
+                                     high_value_amount=s.handoff_high_value_amount),
+        approvals=approval_service(),
         max_tasks=s.max_tasks_per_turn,
         max_message_chars=s.max_message_chars,
     )
@@ -104,8 +138,9 @@ def conversation_service() -> ConversationService:
     from csagent.service import ConversationService
 
     s = get_settings()
-    return ConversationService(compiled_graph(), DynamoDBSessions(dynamodb_client(), s.sessions_table),
-                               graph_deps())
+    deps = graph_deps()
+    return ConversationService(compiled_graph(), DynamoDBSessions(dynamodb_client(), s.sessions_table), deps,
+                               handoffs=deps.handoffs, approvals=deps.approvals)
 
 
 def health() -> dict[str, bool]:
@@ -122,6 +157,6 @@ def health() -> dict[str, bool]:
 
 def reset() -> None:
     """Forget every cached client and setting (tests, after changing the environment)."""
-    for factory in (graph_store, dynamodb_client, checkpointer, compiled_graph, graph_deps,
-                    conversation_service, get_settings):
+    for factory in (graph_store, dynamodb_client, sqs_client, handoff_service, approval_service,
+                    checkpointer, compiled_graph, graph_deps, conversation_service, get_settings):
         factory.cache_clear()

@@ -94,6 +94,23 @@ class SessionOut(BaseModel):
     turn_count: int
     messages: list[dict[str, Any]]
     summary: str = Field(default="", description="Older turns, compressed (after 10 turns).")
+    handoff: dict[str, Any] | None = Field(
+        default=None, description="The conversation with a person, when the session was handed off.")
+
+
+class DecisionIn(BaseModel):
+    """The body of POST /v1/approvals/{approval_id}."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    decision: Literal["approve", "reject"]
+    note: str | None = Field(default=None, max_length=1000)
+
+
+class ApprovalOut(BaseModel):
+    approval: dict[str, Any]
+    resumed: bool = Field(description="Whether this decision finished the customer's paused turn now.")
+    turn: TurnOut | None = None
 
 
 class Sessions(Protocol):
@@ -115,10 +132,13 @@ def customer_of(principal: Principal) -> str:
 
 
 class ConversationService:
-    def __init__(self, graph: Any, sessions: Sessions, deps: Any) -> None:
+    def __init__(self, graph: Any, sessions: Sessions, deps: Any, *, handoffs: Any = None,
+                 approvals: Any = None) -> None:
         self._graph = graph
         self._sessions = sessions
         self._deps = deps
+        self._handoffs = handoffs
+        self._approvals = approvals
 
     def handle_message(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
         customer_id = customer_of(principal)
@@ -127,17 +147,84 @@ class ConversationService:
         lease = self._sessions.begin_turn(session_id, customer_id, self._head(config))
         started = time.perf_counter()
         try:
-            # durability="exit": one checkpoint when the turn ends; writing it also ends the lease.
-            state = self._graph.invoke(
-                {"session_id": session_id, "customer_id": customer_id, "text": message.text,
-                 "attachments": [a.model_dump() for a in message.attachments],
-                 "order_id_hint": message.order_id},
-                config, context=self._deps, durability="exit",
-            )
+            paused = self._paused_approval(config)
+            if paused is not None:
+                # A refund is waiting for a person: the customer hears where it stands; an
+                # expired review is closed now and reported.
+                approval = self._approvals.get(paused)
+                if approval.status.value == "pending":
+                    self._sessions.release(lease)
+                    return self._waiting(session_id, config, (time.perf_counter() - started) * 1000)
+                state = self._resume(config, approval)
+            else:
+                # durability="exit": one checkpoint when the turn ends; writing it ends the lease.
+                state = self._graph.invoke(
+                    {"session_id": session_id, "customer_id": customer_id, "text": message.text,
+                     "attachments": [a.model_dump() for a in message.attachments],
+                     "order_id_hint": message.order_id},
+                    config, context=self._deps, durability="exit",
+                )
         except BaseException:
             self._sessions.release(lease)
             raise
         return self._shape(session_id, state, (time.perf_counter() - started) * 1000)
+
+    def decide_approval(self, principal: Principal, approval_id: str, body: DecisionIn) -> ApprovalOut:
+        """An agent approves or rejects; the customer's paused turn then finishes (once)."""
+        from csagent.approvals.service import ApprovalExpired
+
+        if self._approvals is None:
+            raise InvalidInput("approvals are not configured")
+        try:
+            approval = self._approvals.decide(principal, approval_id, body.decision, body.note)
+        except ApprovalExpired:
+            approval = self._approvals.get(approval_id)
+            self._finish_paused(approval)
+            raise
+        turn = self._finish_paused(approval)
+        return ApprovalOut(approval=approval.model_dump(mode="json"), resumed=turn is not None, turn=turn)
+
+    def _finish_paused(self, approval: Any) -> TurnOut | None:
+        """Resume the approval's session if it is still paused on this approval (else no-op)."""
+        config = {"configurable": {"thread_id": approval.session_id}}
+        if self._paused_approval(config) != approval.approval_id:
+            return None  # already resumed: approving twice changes nothing
+        lease = self._sessions.begin_turn(approval.session_id, approval.customer_id, self._head(config))
+        started = time.perf_counter()
+        try:
+            state = self._resume(config, approval)
+        except BaseException:
+            self._sessions.release(lease)
+            raise
+        return self._shape(approval.session_id, state, (time.perf_counter() - started) * 1000)
+
+    def _resume(self, config: dict[str, Any], approval: Any) -> dict[str, Any]:
+        from langgraph.types import Command
+
+        decision = {"approved": "approved", "rejected": "rejected"}.get(approval.status.value, "expired")
+        return self._graph.invoke(Command(resume={"decision": decision, "approved_by": approval.decided_by}),
+                                  config, context=self._deps, durability="exit")
+
+    def _paused_approval(self, config: dict[str, Any]) -> str | None:
+        """The approval id the thread is paused on, if it is paused."""
+        if self._approvals is None:
+            return None
+        snapshot = self._graph.get_state(config)
+        for pending in getattr(snapshot, "interrupts", ()) or ():
+            value = getattr(pending, "value", None) or {}
+            if isinstance(value, dict) and value.get("approval_id"):
+                return str(value["approval_id"])
+        return None
+
+    def _waiting(self, session_id: str, config: dict[str, Any], elapsed_ms: float) -> TurnOut:
+        from csagent.replies import render
+
+        values = self._graph.get_state(config).values or {}
+        text = render("approval_still_pending", values.get("lang", "en"))
+        return TurnOut(session_id=session_id, turn=int(values.get("turn") or 0), status="awaiting_approval",
+                       reply={"text": text, "citations": []}, tasks=[],
+                       trace={"route": "awaiting_approval", "confidence": 1.0, "node_timings_ms": {},
+                              "model_calls": 0, "turn_ms": round(elapsed_ms, 2)})
 
     def _head(self, config: dict[str, Any]) -> str | None:
         """The id of the thread's latest checkpoint (None before the first turn)."""
@@ -151,8 +238,10 @@ class ConversationService:
         values = (snapshot.values if snapshot is not None else None) or {}
         # The session's standing (e.g. handed_off) wins over the last turn's own status.
         status = record.status if record.status != "active" else values.get("status") or "active"
+        handoff = self._handoffs.customer_view(session_id, customer_id) if self._handoffs else None
         return SessionOut(session_id=session_id, status=status, turn_count=record.turn_count,
-                          messages=list(values.get("messages") or []), summary=values.get("summary") or "")
+                          messages=list(values.get("messages") or []), summary=values.get("summary") or "",
+                          handoff=handoff.model_dump(mode="json") if handoff is not None else None)
 
     @staticmethod
     def _shape(session_id: str, state: dict[str, Any], elapsed_ms: float) -> TurnOut:
@@ -171,6 +260,8 @@ class ConversationService:
             "model_calls": int((state.get("trace") or {}).get("model_calls", 0)),
             "turn_ms": round(elapsed_ms, 2),
         }
+        if state.get("__interrupt__"):
+            trace["approval_id"] = ((state.get("trace") or {}).get("approval") or {}).get("approval_id")
         return TurnOut(session_id=session_id, turn=int(state.get("turn") or 0),
                        status=state.get("status") or "answered", reply=state.get("reply") or {"text": ""},
                        tasks=tasks, trace=trace)

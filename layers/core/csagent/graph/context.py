@@ -7,8 +7,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from csagent.approvals.service import ApprovalService
     from csagent.domain.models import Task, ToolResult
     from csagent.graph.state import State
+    from csagent.handoff.service import HandoffService
+    from csagent.handoff.triggers import TriggerPolicy
     from csagent.ports import ImageReader
     from csagent.tools.context import ToolContext
     from csagent.understanding import Understanding
@@ -21,6 +24,9 @@ class GraphDeps:
     tools: Mapping[str, Callable[[Task, ToolContext], ToolResult]]
     make_tool_context: Callable[[str | None], ToolContext]
     image_reader: ImageReader | None = None
+    handoffs: HandoffService | None = None
+    handoff_policy: TriggerPolicy | None = None
+    approvals: ApprovalService | None = None
     max_tasks: int = 5
     max_message_chars: int = 4000
     extras: Mapping[str, object] = field(default_factory=dict)

@@ -55,6 +55,8 @@ class State(InputState, total=False):
     results: Annotated[dict[str, dict[str, Any]], merge_dict]
     # Requests from the last turn that wait for one parameter ("which order?", "why?").
     awaiting: list[dict[str, Any]]
+    # Turns in a row that ended with a system failure (a handoff trigger).
+    consecutive_failed_turns: int
     # Consequential actions proposed last turn, waiting for the customer's explicit yes.
     pending_actions: list[dict[str, Any]]
     # What later turns may refer back to ("that order"): kept across turns, merged per key.

@@ -11,15 +11,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from csagent.domain.errors import DomainError
+from csagent.domain.errors import DependencyUnavailable, DomainError
 from csagent.domain.models import Principal
 from csagent.http.auth import principal_from
-from csagent.service import ConversationService, MessageIn, SessionOut, TurnOut
+from csagent.service import ApprovalOut, ConversationService, DecisionIn, MessageIn, SessionOut, TurnOut
 
 logger = logging.getLogger("csagent.http")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit; text alone is capped at 4,000
@@ -50,8 +51,15 @@ def _validation_response(exc: RequestValidationError) -> JSONResponse:
     return _error(422, "invalid_input", "; ".join(f"{d['field']}: {d['problem']}" for d in details), details)
 
 
+class AgentReplyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    text: str = Field(min_length=1, max_length=4000)
+
+
 def create_app(get_service: Callable[[], ConversationService], get_health: Callable[[], dict[str, bool]],
-               auth_mode: Callable[[], str]) -> FastAPI:
+               auth_mode: Callable[[], str], get_handoffs: Callable[[], Any] | None = None,
+               get_approvals: Callable[[], Any] | None = None) -> FastAPI:
     """The app. Factories are called per request (they are cached at the composition root),
     so importing and creating the app does no I/O."""
     app = FastAPI(title="Customer-service agent API", version="1.0.0",
@@ -95,6 +103,45 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, responses={401: {}, 403: {}, 404: {}})
     def get_session(session_id: str, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008
         return get_service().get_session(who, session_id)
+
+    # -- human in the loop (agent role) -----------------------------------------------------
+    def handoffs() -> Any:
+        if get_handoffs is None:
+            raise DependencyUnavailable("human handoff is not configured")
+        return get_handoffs()
+
+    @app.post("/v1/approvals/{approval_id}", response_model=ApprovalOut,
+              responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
+    def decide_approval(approval_id: str, body: DecisionIn, who: Principal = Depends(caller)) -> ApprovalOut:  # noqa: B008
+        return get_service().decide_approval(who, approval_id, body)
+
+    @app.get("/v1/agent/approvals", responses={401: {}, 403: {}})
+    def pending_approvals(limit: int = Query(25, ge=1, le=100), cursor: str | None = None,
+                          who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        if get_approvals is None:
+            raise DependencyUnavailable("approvals are not configured")
+        return get_approvals().list_pending(who, limit=limit, cursor=cursor).model_dump(mode="json")
+
+    @app.get("/v1/agent/handoffs", responses={401: {}, 403: {}})
+    def open_handoffs(limit: int = Query(25, ge=1, le=100), cursor: str | None = None,
+                      who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return handoffs().list_open(who, limit=limit, cursor=cursor).model_dump(mode="json")
+
+    @app.get("/v1/agent/handoffs/{handoff_id}", responses={401: {}, 403: {}, 404: {}})
+    def get_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return handoffs().get(who, handoff_id).model_dump(mode="json")
+
+    @app.post("/v1/agent/handoffs/{handoff_id}/claim", responses={401: {}, 403: {}, 404: {}, 409: {}})
+    def claim_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return handoffs().claim(who, handoff_id).model_dump(mode="json")
+
+    @app.post("/v1/agent/handoffs/{handoff_id}/replies", responses={401: {}, 403: {}, 404: {}, 409: {}})
+    def reply_handoff(handoff_id: str, body: AgentReplyIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return handoffs().reply(who, handoff_id, body.text).model_dump(mode="json")
+
+    @app.post("/v1/agent/handoffs/{handoff_id}/close", responses={401: {}, 403: {}, 404: {}, 409: {}})
+    def close_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return handoffs().close(who, handoff_id).model_dump(mode="json")
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

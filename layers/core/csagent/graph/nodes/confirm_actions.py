@@ -1,7 +1,8 @@
 """confirm_actions: the customer answered "shall I go ahead?".
 
 Yes → the proposed actions become execute tasks, dispatched like any other (exactly once:
-the confirmation id is the proposing turn, so a retried or replayed execution is a no-op).
+the confirmation id is the proposing turn, so a retried or replayed execution is a no-op);
+a refund above the approval threshold goes to `request_approval` first.
 No → nothing is changed, and the reply says so.
 """
 
@@ -18,10 +19,11 @@ from csagent.replies import render
 ACTIONS_TOOL = "customer_actions"
 
 
-def execute_task(index: int, pending: dict[str, Any]) -> Task:
+def execute_task(index: int, pending: dict[str, Any], approved_by: str | None = None) -> Task:
+    args = {"action": pending["action"], "phase": "execute", "proposal": pending["proposal"],
+            "confirmation_id": pending["confirmation_id"]}
     return Task(task_id=f"t{index + 1}", task_type=pending["action"], tool=ACTIONS_TOOL,
-                args={"action": pending["action"], "phase": "execute", "proposal": pending["proposal"],
-                      "confirmation_id": pending["confirmation_id"]})
+                args={**args, "approved_by": approved_by} if approved_by else args)
 
 
 @timed("confirm_actions")
@@ -30,9 +32,16 @@ def confirm_actions(state: State) -> dict[str, Any]:
     if state.get("intent") != "confirm_yes":
         return {"pending_actions": [], "tasks": [], "status": "answered",
                 "reply": {"text": render("confirm_declined", state.get("lang", "en")), "citations": []}}
+    if any(p.get("requires_approval") for p in pending):
+        return {"tasks": []}  # request_approval takes it from here; the proposals stay pending
     return {"pending_actions": [],
             "tasks": [execute_task(i, p).model_dump(mode="json") for i, p in enumerate(pending)]}
 
 
 def route_after_confirm(state: State) -> Any:
-    return route_tasks(state) if state.get("tasks") else "respond"
+    if state.get("tasks"):
+        return route_tasks(state)
+    if state.get("intent") == "confirm_yes" and any(p.get("requires_approval")
+                                                     for p in state.get("pending_actions") or []):
+        return "request_approval"
+    return "respond"

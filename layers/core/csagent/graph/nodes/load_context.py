@@ -57,6 +57,8 @@ def load_context(state: State) -> dict[str, Any]:
         "reply": {},
         "status": "",
         "route": "",
+        "intent": "",
+        "confidence": 0.0,
     }
     if summary != state.get("summary", ""):
         update["messages"] = {"__replace__": [*history, {"role": "customer", "text": text}]}

@@ -18,6 +18,7 @@ from csagent.understanding import resume_awaiting
 
 ROUTE_TO_NODE = {
     "confirmation": "confirm_actions",
+    "handoff": "hand_off",
     "image": "read_image",
     "general": "respond_general",
     "clarify": "clarify",

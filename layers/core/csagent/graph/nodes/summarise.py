@@ -7,8 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from csagent.graph.context import GraphDeps
+from csagent.graph.nodes.hand_off import wants_handoff
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.handoff.triggers import SYSTEM_FAILURES
 from csagent.replies import ask_for, describe_failure, describe_success
 
 CATEGORY = {
@@ -70,7 +75,7 @@ def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]
 
 
 @timed("summarise")
-def summarise(state: State) -> dict[str, Any]:
+def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     lang = state.get("lang", "en")
     results = state.get("results") or {}
     tasks = state.get("tasks") or []
@@ -97,6 +102,12 @@ def summarise(state: State) -> dict[str, Any]:
         status = "partial" if failures else ("needs_clarification" if missing else "answered")
     update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
                               "pending_actions": proposals, "awaiting": missing}
+    failed_types = {((results.get(t["task_id"]) or {}).get("error") or {}).get("type") for t in tasks
+                    if (results.get(t["task_id"]) or {}).get("status") == "failed"}
+    streak = int(state.get("consecutive_failed_turns") or 0)
+    update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0
+    if wants_handoff({**state, **update}, runtime):  # type: ignore[typeddict-item]
+        update["trace"] = {"handoff_wanted": True}
     order_id = last_order_id(tasks, results)
     if order_id:
         update["memory"] = {"last_order_id": order_id}

@@ -24,6 +24,9 @@ export AWS_DEFAULT_REGION := us-east-1
 export AWS_ACCESS_KEY_ID := testing
 export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
+# The seeded stores' dates are in 2024: the store's "today" sits inside them so that date
+# rules (the 30-day return window) can be exercised locally. Unset in AWS (the real date).
+export STORE_TODAY ?= 2024-07-01
 
 STAMP := $(VENV)/.installed
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

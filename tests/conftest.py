@@ -28,6 +28,7 @@ for key, value in {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
     "HF_HUB_OFFLINE": "1",
+    "STORE_TODAY": "2024-07-01",
 }.items():
     os.environ.setdefault(key, value)
 

@@ -31,10 +31,13 @@ DELETE_BATCH_SIZE = 5000
 STORE_LABELS: tuple[str, ...] = (
     "Customer", "Address", "PaymentMethod", "Order", "OrderLine", "Transaction",
     "Shipment", "TrackingEvent", "Product", "Variant", "Category",
+    # Written by customer actions, not by the dataset: a re-seed clears them with the orders they audit.
+    "AuditEvent",
 )
 STORE_RELATIONSHIPS: tuple[str, ...] = (
     "HAS_DEFAULT_ADDRESS", "HAS_PAYMENT_METHOD", "PLACED", "SHIPS_TO", "HAS_LINE", "OF_VARIANT",
     "HAS_TRANSACTION", "USING", "FULFILLED_BY", "CONTAINS", "HAS_EVENT", "HAS_VARIANT", "IN_CATEGORY",
+    "HAS_AUDIT",
 )
 
 Rows = list[dict[str, Any]]

@@ -1,0 +1,188 @@
+"""Tool: consequential customer actions - update the default address, change a pending order's
+address, cancel a pending order, return delivered items - in two phases.
+
+    task.args = {"action": "cancel_order" | "return_items" | "change_order_address"
+                           | "update_default_address",
+                 "args": {...},                      # the action's arguments (propose)
+                 "phase": "propose" | "execute",     # default "propose"
+                 "proposal": {...},                  # what the customer confirmed (execute)
+                 "confirmation_id": "<session>:<turn>",
+                 "approved_by": "<approver id>"}     # only from the human-approval step
+
+propose -> `{"phase", "action", "order_id", "proposal", "summary", "amount", "requires_approval",
+"requires_confirmation": True}`; nothing is written. execute -> `{"phase", "action", "order_id",
+"summary", "message", "changes", "audit_id", "at", "idempotency_key"}`, exactly once per
+confirmation (see `csagent.actions.execute`).
+
+The customer is always `ToolContext.customer_id` (the authenticated session), never a value in
+the arguments. Never raises: bad arguments -> VALIDATION; an order not in the customer's account
+-> NO_RESULTS (the same words whether it exists or not); a policy refusal ->
+BUSINESS_RULE_VIOLATION with the reason; Neo4j timeouts -> TIMEOUT (retryable); Neo4j or DynamoDB
+unavailable, or the same request already being carried out -> TRANSIENT (retryable).
+
+Configuration (settings, read through `csagent.config.get_settings`): `IDEMPOTENCY_TABLE`,
+`REFUND_APPROVAL_THRESHOLD`, `STORE_TODAY` (the store's date for the return window; unset = today),
+`CHECKPOINT_TTL_SECONDS` (how long a result is replayed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from csagent.actions.execute import execute
+from csagent.actions.idempotency import DEFAULT_EXPIRES_AFTER_S, IdempotentRunner, idempotency_store
+from csagent.actions.proposals import DEFAULT_APPROVAL_THRESHOLD, ActionProposal, propose
+from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.tools.context import ToolContext
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = "customer_actions"
+DEFAULT_IDEMPOTENCY_TABLE = "csagent-local-idempotency"
+PHASES = ("propose", "execute")
+
+
+@dataclass(frozen=True)
+class ActionSettings:
+    """What the tool needs from the settings."""
+
+    idempotency_table: str = DEFAULT_IDEMPOTENCY_TABLE
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    approval_threshold: Decimal = DEFAULT_APPROVAL_THRESHOLD
+    store_today: date | None = None
+    expires_after_s: int = DEFAULT_EXPIRES_AFTER_S
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> ActionSettings:
+        """From `csagent.config.Settings`. The three action fields fall back to their defaults
+        while `Settings` does not declare them yet."""
+        today = getattr(settings, "store_today", None)
+        return cls(
+            idempotency_table=getattr(settings, "idempotency_table", None) or DEFAULT_IDEMPOTENCY_TABLE,
+            region=settings.aws_region, endpoint_url=settings.aws_endpoint_url,
+            approval_threshold=Decimal(str(getattr(settings, "refund_approval_threshold", None)
+                                           or DEFAULT_APPROVAL_THRESHOLD)),
+            store_today=date.fromisoformat(today) if isinstance(today, str) else today,
+            expires_after_s=int(settings.checkpoint_ttl_seconds),
+        )
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def store_now(store_today: date | None, clock: Callable[[], datetime] = _utc_now) -> datetime:
+    """The store's clock: today's real time, on `store_today` when one is configured (the demo
+    and test data are from 2024, so the return window is judged on a date inside that range)."""
+    now = clock()
+    return now if store_today is None else now.replace(year=store_today.year, month=store_today.month,
+                                                      day=store_today.day)
+
+
+def classify_exception(exc: BaseException) -> tuple[ErrorType, str, bool]:
+    """`(error type, message, retryable)` for an infrastructure failure of an action."""
+    name = type(exc).__name__
+    if name == "IdempotencyAlreadyInProgressError":
+        return ErrorType.TRANSIENT, "This request is already being carried out; try again in a moment.", True
+    code = str(getattr(exc, "code", "") or "")
+    if isinstance(exc, TimeoutError) or "TransactionTimedOut" in code:
+        return ErrorType.TIMEOUT, "The store database did not answer in time.", True
+    if "ConstraintValidationFailed" in code:  # a concurrent first execution of the same key won
+        return ErrorType.TRANSIENT, "This request is already being carried out; try again in a moment.", True
+    try:
+        from neo4j import exceptions as neo
+    except ImportError:  # pragma: no cover - neo4j is part of the layer
+        neo = None  # type: ignore[assignment]
+    transient: tuple[type[BaseException], ...] = (ConnectionError,)
+    if neo is not None:
+        transient += (neo.ServiceUnavailable, neo.SessionExpired, neo.TransientError)
+    if isinstance(exc, transient) or code.startswith("Neo.TransientError"):
+        return ErrorType.TRANSIENT, "The store database is temporarily unavailable.", True
+    if name.startswith("Idempotency") or type(exc).__module__.startswith("botocore"):
+        return ErrorType.TRANSIENT, "The change could not be recorded safely; please try again shortly.", True
+    return ErrorType.UNKNOWN, f"The action failed unexpectedly ({name}).", False
+
+
+def _settings() -> ActionSettings:
+    from csagent.config import get_settings
+
+    return ActionSettings.from_settings(get_settings())
+
+
+def _runner(settings: ActionSettings) -> IdempotentRunner:
+    return idempotency_store(settings.idempotency_table, settings.region, settings.endpoint_url,
+                             settings.expires_after_s)
+
+
+def _optional_text(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    return str(value) if value not in (None, "") else None
+
+
+def _propose(task: Task, args: dict[str, Any], ctx: ToolContext, settings: ActionSettings,
+             now: datetime) -> ToolResult:
+    raw = args.get("args") or {}
+    if not isinstance(raw, dict):
+        return ToolResult.failed(task, ErrorType.VALIDATION, "'args' must be an object.")
+    outcome = propose(task, str(args.get("action") or ""), raw, ctx, now=now,
+                      confirmation_id=_optional_text(args, "confirmation_id"),
+                      approval_threshold=settings.approval_threshold)
+    if isinstance(outcome, ToolResult):
+        return outcome
+    proposal: ActionProposal = outcome
+    return ToolResult.ok(task, {
+        "phase": "propose", "action": proposal.action.value, "order_id": proposal.order_id,
+        "proposal": proposal.model_dump(mode="json"), "summary": proposal.summary,
+        "amount": proposal.amount, "requires_approval": proposal.requires_approval,
+        "requires_confirmation": True,
+    })
+
+
+def _execute(task: Task, args: dict[str, Any], ctx: ToolContext, settings: ActionSettings, now: datetime,
+             idempotency: IdempotentRunner | None) -> ToolResult:
+    proposal = args.get("proposal")
+    if not isinstance(proposal, dict):
+        return ToolResult.failed(task, ErrorType.VALIDATION, "'proposal' (the confirmed action) is required.")
+    result = execute(task, proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
+                     confirmation_id=_optional_text(args, "confirmation_id"),
+                     approved_by=_optional_text(args, "approved_by"),
+                     approval_threshold=settings.approval_threshold)
+    if result.data is not None:
+        result = result.model_copy(update={"data": {"phase": "execute", **result.data}})
+    return result
+
+
+def run(task: Task, ctx: ToolContext, *, settings: ActionSettings | None = None,
+        idempotency: IdempotentRunner | None = None, now: datetime | None = None) -> ToolResult:
+    """Propose or execute one customer action; never raises. The keyword arguments are for
+    tests; the registry calls `run(task, ctx)` and everything else comes from settings."""
+    started = time.perf_counter()
+    args = dict(task.args or {})
+    try:
+        config = settings or _settings()
+    except (InvalidOperation, ValueError) as exc:  # STORE_TODAY or the threshold do not parse
+        logger.error("customer actions misconfigured: %s", exc)
+        return ToolResult.failed(task, ErrorType.UNKNOWN, "Account changes are not available right now.")
+    try:
+        moment = now or store_now(config.store_today)
+        phase = str(args.get("phase") or "propose")
+        if phase == "propose":
+            result = _propose(task, args, ctx, config, moment)
+        elif phase == "execute":
+            result = _execute(task, args, ctx, config, moment, idempotency)
+        else:
+            result = ToolResult.failed(task, ErrorType.VALIDATION,
+                                       f"Unknown phase '{phase}'; expected one of: {', '.join(PHASES)}.")
+    except Exception as exc:  # noqa: BLE001 - the tool contract: failures are data
+        error_type, message, retryable = classify_exception(exc)
+        logger.warning("customer action %s failed: %s (%s)", args.get("action"), error_type.value,
+                       type(exc).__name__)
+        result = ToolResult.failed(task, error_type, message, retryable=retryable)
+    return result.model_copy(update={"latency_ms": round((time.perf_counter() - started) * 1000, 3)})

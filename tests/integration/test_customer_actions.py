@@ -1,0 +1,437 @@
+"""Customer actions against the real Neo4j seeded with tau-retail and the idempotency table on
+the moto server: each action changes exactly what it says, a policy refusal writes nothing,
+another customer's order looks like no order at all, and the same confirmation applies once -
+replayed, with its DynamoDB record lost, or executed by two threads at once.
+
+Every test goes through the tool entry (`customer_actions.run`) with the store clock set to
+2024-07-01 (the data's orders are from the first half of 2024). Tests that may write restore
+the store with `reseed_tau`; AuditEvent nodes (not a store label the seed restores) are deleted
+around every test. Confirmation ids are unique per run, so records the moto server keeps from an
+earlier run never replay into this one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from csagent.actions.idempotency import KEY_PREFIX
+from csagent.actions.queries import ensure_audit_schema
+from csagent.adapters.neo4j_graph import Neo4jGraph
+from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.tools import customer_actions as tool
+from csagent.tools.context import ToolContext
+from devstack.template import create_resources, local_resources
+
+pytestmark = pytest.mark.integration
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
+STORE_TODAY = date(2024, 7, 1)
+
+# Chosen from the seeded tau-retail store (dates are derived deterministically from ids).
+GIFT_CARD_OWNER, GIFT_CARD_ORDER = "juan_garcia_9528", "#W1013897"  # pending, $152.56 by gift_card_6369065
+CARD_OWNER, CARD_ORDER = "omar_kim_3528", "#W1080318"  # pending, $53.43 by credit_card_3577130
+PROCESSED_OWNER, PROCESSED_ORDER = "james_li_5688", "#W2611340"  # processed (shipped)
+RETURNER = "raj_sanchez_2970"
+RECENT_ORDER = "#W1067251"  # delivered 2024-06-16, by credit_card_3362387; Earbuds 258.84, Grill 942.71
+EARBUDS = "6452271382"
+RETURNER_GIFT_CARD = "gift_card_2259499"  # balance 30.00
+RETURNER_PENDING = "#W4566809"
+OLD_OWNER, OLD_ORDER, OLD_ITEM = "yara_lee_7701", "#W1341845", "6206533187"  # delivered 2024-01-24
+
+NEW_ADDRESS = {"address1": "77 Harbor View", "address2": "Unit 5", "city": "Portland", "state": "OR",
+               "zip": "97201", "country": "USA"}
+
+
+# ------------------------------------------------------------------------------------ fixtures
+@pytest.fixture(scope="module")
+def graph(neo4j_driver: Any, tau_store: Any) -> Neo4jGraph:
+    store = Neo4jGraph(neo4j_driver)
+    ensure_audit_schema(store)
+    return store
+
+
+@pytest.fixture(autouse=True)
+def no_audit_events(neo4j_driver: Any) -> Iterator[None]:
+    """The seed does not own AuditEvent nodes: start and end every test without any."""
+    neo4j_driver.execute_query("MATCH (e:AuditEvent) DETACH DELETE e")
+    yield
+    neo4j_driver.execute_query("MATCH (e:AuditEvent) DETACH DELETE e")
+
+
+@pytest.fixture(scope="module")
+def settings(moto_endpoint: str) -> tool.ActionSettings:
+    """The tool's settings for the local stack, with the idempotency table created from the
+    template on the moto server if it is not there yet."""
+    resources = local_resources(TEMPLATE, stack_name="csagent-local")
+    table = resources.table("IdempotencyTable")
+    session = boto3.session.Session(region_name="us-east-1")
+    create_resources(session, dataclasses.replace(resources, tables=(table,), buckets=(), queues=()),
+                     endpoint_url=moto_endpoint)
+    return tool.ActionSettings(idempotency_table=table.table_name, region="us-east-1",
+                               endpoint_url=moto_endpoint, store_today=STORE_TODAY)
+
+
+class DirectRunner:
+    """No DynamoDB record at all: only the Neo4j guard stands between a replay and a repeat."""
+
+    def run_once(self, key: str, operation: Any) -> dict[str, Any]:
+        result: dict[str, Any] = operation()
+        return result
+
+
+# ------------------------------------------------------------------------------------- helpers
+def confirmation() -> str:
+    return f"it-{uuid.uuid4().hex}:2"
+
+
+def propose(graph: Neo4jGraph, settings: tool.ActionSettings, customer_id: str, action: str,
+            args: dict[str, Any], confirmation_id: str | None = None) -> ToolResult:
+    task = Task(task_id="t1", task_type=action, tool=tool.TOOL_NAME,
+                args={"action": action, "args": args, "phase": "propose",
+                      "confirmation_id": confirmation_id or confirmation()})
+    return tool.run(task, ToolContext(graph=graph, customer_id=customer_id), settings=settings)
+
+
+def execute(graph: Neo4jGraph, settings: tool.ActionSettings, customer_id: str, proposal: dict[str, Any],
+            **kwargs: Any) -> ToolResult:
+    task = Task(task_id="t2", task_type=str(proposal["action"]), tool=tool.TOOL_NAME,
+                args={"phase": "execute", "proposal": proposal})
+    return tool.run(task, ToolContext(graph=graph, customer_id=customer_id), settings=settings, **kwargs)
+
+
+def proposed(result: ToolResult) -> dict[str, Any]:
+    assert result.status is TaskStatus.SUCCESS, result.error
+    assert result.data is not None
+    proposal: dict[str, Any] = result.data["proposal"]
+    return proposal
+
+
+def one(driver: Any, cypher: str, **params: Any) -> dict[str, Any]:
+    records, _, _ = driver.execute_query(cypher, parameters_=params)
+    return dict(records[0]) if records else {}
+
+
+def order_state(driver: Any, order_id: str) -> dict[str, Any]:
+    """Status, refund transactions and audit events of an order, as the database holds them."""
+    return one(driver, """
+        MATCH (o:Order {order_id: $order_id})
+        OPTIONAL MATCH (o)-[:HAS_TRANSACTION]->(t:Transaction {type: 'refund'})-[:USING]->(m:PaymentMethod)
+        WITH o, collect(t{.*, method: m.payment_method_id}) AS refunds
+        OPTIONAL MATCH (o)-[:HAS_AUDIT]->(e:AuditEvent)
+        RETURN o.status AS status, refunds, count(e) AS audits""", order_id=order_id)
+
+
+def balance(driver: Any, payment_method_id: str) -> float:
+    return float(one(driver, "MATCH (m:PaymentMethod {payment_method_id: $id}) RETURN m.balance AS b",
+                     id=payment_method_id)["b"])
+
+
+def audit_count(driver: Any) -> int:
+    return int(one(driver, "MATCH (e:AuditEvent) RETURN count(e) AS n")["n"])
+
+
+# ----------------------------------------------------------------------------- cancel_order
+def test_cancelling_a_pending_gift_card_order_refunds_the_card_at_once_with_an_audit_record(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given the owner's pending order, paid $152.56 by a gift card holding $24.00
+    proposal = proposed(propose(graph, settings, GIFT_CARD_OWNER, "cancel_order",
+                                {"order_id": GIFT_CARD_ORDER, "reason": "no longer needed"}))
+    assert proposal["amount"] == 152.56 and proposal["requires_approval"] is False
+
+    # When the customer confirms
+    result = execute(graph, settings, GIFT_CARD_OWNER, proposal)
+
+    # Then the order is cancelled, the total refunded to the card immediately, and audited
+    assert result.status is TaskStatus.SUCCESS and result.data is not None
+    assert result.data["message"] == (f"Order {GIFT_CARD_ORDER} is cancelled. $152.56 has been refunded to "
+                                      "your gift card (gift_card_6369065); it is available now.")
+    state = order_state(neo4j_driver, GIFT_CARD_ORDER)
+    assert state["status"] == "cancelled"
+    refunds = [(r["amount"], r["method"], r["seq"]) for r in state["refunds"]]
+    assert refunds == [(152.56, "gift_card_6369065", 2)]
+    assert balance(neo4j_driver, "gift_card_6369065") == 176.56
+    audit = one(neo4j_driver, """
+        MATCH (:Customer {customer_id: $customer})-[:HAS_AUDIT]->(e:AuditEvent)
+              <-[:HAS_AUDIT]-(:Order {order_id: $order})
+        RETURN e{.*} AS e""", customer=GIFT_CARD_OWNER, order=GIFT_CARD_ORDER)["e"]
+    assert audit["action"] == "cancel_order" and audit["actor_customer_id"] == GIFT_CARD_OWNER
+    assert audit["idempotency_key"] == proposal["idempotency_key"]
+    before = {"order_id": GIFT_CARD_ORDER, "status": "pending", "balance": 24.0}
+    assert json.loads(audit["before_json"]) == before
+    assert json.loads(audit["after_json"])["refund"]["balance"] == 176.56
+    assert audit["at"].startswith("2024-07-01T")
+
+
+def test_cancelling_a_pending_card_order_refunds_the_card_in_5_to_7_business_days(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given the owner's pending order paid $53.43 by credit card
+    proposal = proposed(propose(graph, settings, CARD_OWNER, "cancel_order",
+                                {"order_id": CARD_ORDER, "reason": "ordered by mistake"}))
+
+    # When
+    result = execute(graph, settings, CARD_OWNER, proposal)
+
+    # Then
+    assert result.data is not None and "within 5 to 7 business days" in result.data["message"]
+    state = order_state(neo4j_driver, CARD_ORDER)
+    assert state["status"] == "cancelled" and state["audits"] == 1
+    assert [(r["amount"], r["method"]) for r in state["refunds"]] == [(53.43, "credit_card_3577130")]
+
+
+def test_a_processed_order_cannot_be_cancelled_and_nothing_is_written(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any) -> None:
+    # When the owner asks to cancel a shipped order
+    result = propose(graph, settings, PROCESSED_OWNER, "cancel_order",
+                     {"order_id": PROCESSED_ORDER, "reason": "no longer needed"})
+
+    # Then the refusal says why and what to do instead, and the order is as it was
+    assert result.error is not None and result.error.type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert result.error.message.startswith(
+        f"Order {PROCESSED_ORDER} has already shipped, so it can no longer be cancelled. You can return it")
+    assert order_state(neo4j_driver, PROCESSED_ORDER) == {"status": "processed", "refunds": [], "audits": 0}
+
+
+def test_an_order_that_shipped_after_the_proposal_is_not_cancelled(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a cancellation proposed while pending, and the order shipped before the yes
+    proposal = proposed(propose(graph, settings, CARD_OWNER, "cancel_order",
+                                {"order_id": CARD_ORDER, "reason": "no longer needed"}))
+    neo4j_driver.execute_query("MATCH (o:Order {order_id: $id}) SET o.status = 'processed'", id=CARD_ORDER)
+
+    # When the customer confirms
+    result = execute(graph, settings, CARD_OWNER, proposal)
+
+    # Then the policy is checked again on the current order, and nothing is written
+    assert result.error is not None and result.error.type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert "has already shipped" in result.error.message
+    assert order_state(neo4j_driver, CARD_ORDER) == {"status": "processed", "refunds": [], "audits": 0}
+
+
+def test_another_customers_order_looks_exactly_like_an_order_that_does_not_exist(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a customer naming someone else's pending order, and an order id nobody has
+    args = {"order_id": GIFT_CARD_ORDER, "reason": "no longer needed"}
+
+    # When they propose and even execute a proposal for it
+    theirs = propose(graph, settings, CARD_OWNER, "cancel_order", args)
+    nobodys = propose(graph, settings, CARD_OWNER, "cancel_order", {**args, "order_id": "#W0000000"})
+    forged = {"action": "cancel_order", "args": args, "confirmation_id": confirmation(), "amount": 152.56,
+              "refund_payment_method_id": "gift_card_6369065"}
+    executed = execute(graph, settings, CARD_OWNER, forged)
+
+    # Then all three fail as "not in your account", with nothing that tells the order exists
+    assert theirs.error is not None and executed.error is not None and nobodys.error is not None
+    assert theirs.error.type is executed.error.type is ErrorType.NO_RESULTS
+    not_found = f"No order {GIFT_CARD_ORDER} was found in your account."
+    assert theirs.error.message == executed.error.message == not_found
+    assert nobodys.error.message == "No order #W0000000 was found in your account."
+    assert order_state(neo4j_driver, GIFT_CARD_ORDER) == {"status": "pending", "refunds": [], "audits": 0}
+    assert audit_count(neo4j_driver) == 0
+
+
+# ----------------------------------------------------------------------------- return_items
+def test_delivered_items_within_the_window_are_returned_with_the_refund_to_a_gift_card(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given earbuds delivered on 2024-06-16 (15 days before the store date), refunded to a gift card
+    proposal = proposed(propose(graph, settings, RETURNER, "return_items", {
+        "order_id": RECENT_ORDER, "item_ids": [EARBUDS], "payment_method_id": RETURNER_GIFT_CARD}))
+    assert proposal["amount"] == 258.84 and proposal["refund_payment_method_id"] == RETURNER_GIFT_CARD
+
+    # When
+    result = execute(graph, settings, RETURNER, proposal)
+
+    # Then the return is requested for that item; the refund waits for the items (no transaction yet)
+    assert result.status is TaskStatus.SUCCESS and result.data is not None
+    assert result.data["summary"][0].startswith(
+        f"A return is requested for order {RECENT_ORDER}: Wireless Earbuds")
+    row = one(neo4j_driver, """
+        MATCH (o:Order {order_id: $id})-[:HAS_LINE]->(l:OrderLine)
+        WITH o, l ORDER BY l.line_no
+        RETURN o.status AS status, o.return_amount AS amount, o.return_payment_method_id AS method,
+               collect([l.item_id, coalesce(l.return_requested, false)]) AS lines""", id=RECENT_ORDER)
+    assert row == {"status": "return requested", "amount": 258.84, "method": RETURNER_GIFT_CARD,
+                   "lines": [[EARBUDS, True], ["7848293342", False]]}
+    assert order_state(neo4j_driver, RECENT_ORDER)["refunds"] == []
+    assert balance(neo4j_driver, RETURNER_GIFT_CARD) == 30.0
+
+
+def test_items_delivered_more_than_30_days_ago_cannot_be_returned(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any) -> None:
+    # When the owner asks to return an item delivered on 2024-01-24
+    result = propose(graph, settings, OLD_OWNER, "return_items",
+                     {"order_id": OLD_ORDER, "item_ids": [OLD_ITEM]})
+
+    # Then
+    assert result.error is not None and result.error.type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert "was delivered on January 24, 2024, more than 30 days ago" in result.error.message
+    assert order_state(neo4j_driver, OLD_ORDER)["status"] == "delivered"
+
+
+# ------------------------------------------------------------------------------ addresses
+def test_a_pending_orders_shipping_address_changes_and_the_default_address_stays(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given
+    proposal = proposed(propose(graph, settings, RETURNER, "change_order_address",
+                                {"order_id": RETURNER_PENDING, "address": NEW_ADDRESS}))
+
+    # When
+    result = execute(graph, settings, RETURNER, proposal)
+
+    # Then
+    assert result.data is not None
+    assert result.data["message"] == (f"Order {RETURNER_PENDING} will now ship to 77 Harbor View, Unit 5, "
+                                      "Portland, OR 97201, USA.")
+    shipping = one(neo4j_driver, "MATCH (:Order {order_id: $id})-[:SHIPS_TO]->(a) RETURN a{.*} AS a",
+                   id=RETURNER_PENDING)["a"]
+    assert shipping == {**NEW_ADDRESS, "address_id": f"order:{RETURNER_PENDING}"}
+    default = one(neo4j_driver,
+                  "MATCH (:Customer {customer_id: $id})-[:HAS_DEFAULT_ADDRESS]->(a) RETURN a.city AS c",
+                  id=RETURNER)
+    assert default == {"c": "San Diego"}
+
+
+def test_the_default_address_changes_and_placed_orders_keep_theirs(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given
+    before = one(neo4j_driver, "MATCH (:Order {order_id: $id})-[:SHIPS_TO]->(a) RETURN a{.*} AS a",
+                 id=RETURNER_PENDING)["a"]
+    proposal = proposed(propose(graph, settings, RETURNER, "update_default_address",
+                                {"address": NEW_ADDRESS}))
+
+    # When
+    result = execute(graph, settings, RETURNER, proposal)
+
+    # Then the profile has the new address (and its zip, used to verify identity); orders do not
+    assert result.data is not None
+    assert result.data["message"].startswith("Your default address is now 77 Harbor")
+    row = one(neo4j_driver, """
+        MATCH (c:Customer {customer_id: $id})-[:HAS_DEFAULT_ADDRESS]->(a) RETURN a{.*} AS a, c.zip AS zip""",
+              id=RETURNER)
+    assert row == {"a": {**NEW_ADDRESS, "address_id": f"customer:{RETURNER}"}, "zip": "97201"}
+    after = one(neo4j_driver, "MATCH (:Order {order_id: $id})-[:SHIPS_TO]->(a) RETURN a{.*} AS a",
+                id=RETURNER_PENDING)["a"]
+    assert after == before
+
+
+# ----------------------------------------------------------------------------- exactly once
+def test_executing_the_same_proposal_twice_applies_it_once(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a confirmed cancellation, carried out
+    proposal = proposed(propose(graph, settings, GIFT_CARD_OWNER, "cancel_order",
+                                {"order_id": GIFT_CARD_ORDER, "reason": "no longer needed"}))
+    first = execute(graph, settings, GIFT_CARD_OWNER, proposal)
+
+    # When the same request is replayed
+    second = execute(graph, settings, GIFT_CARD_OWNER, proposal)
+
+    # Then the same answer comes back and the refund happened once
+    assert second.status is TaskStatus.SUCCESS and second.data == first.data
+    state = order_state(neo4j_driver, GIFT_CARD_ORDER)
+    assert (len(state["refunds"]), state["audits"]) == (1, 1)
+    assert balance(neo4j_driver, "gift_card_6369065") == 176.56
+
+
+def test_with_its_dynamodb_record_lost_a_replay_still_applies_once(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, moto_endpoint: str,
+        reseed_tau: None) -> None:
+    # Given a cancellation carried out, then every idempotency record of this tool deleted
+    proposal = proposed(propose(graph, settings, CARD_OWNER, "cancel_order",
+                                {"order_id": CARD_ORDER, "reason": "no longer needed"}))
+    first = execute(graph, settings, CARD_OWNER, proposal)
+    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint, region_name="us-east-1")
+    records = dynamodb.scan(TableName=settings.idempotency_table)["Items"]
+    for item in [i for i in records if i["id"]["S"].startswith(KEY_PREFIX)]:
+        dynamodb.delete_item(TableName=settings.idempotency_table, Key={"id": item["id"]})
+
+    # When the request is replayed
+    second = execute(graph, settings, CARD_OWNER, proposal)
+
+    # Then the AuditEvent's unique key stops a second refund
+    assert second.data == first.data
+    state = order_state(neo4j_driver, CARD_ORDER)
+    assert (len(state["refunds"]), state["audits"]) == (1, 1)
+
+
+def test_a_new_confirmation_of_the_same_change_applies_again(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given the default address changed once
+    args = {"address": NEW_ADDRESS}
+    first = proposed(propose(graph, settings, RETURNER, "update_default_address", args))
+    execute(graph, settings, RETURNER, first)
+
+    # When the customer asks and confirms the same change again in a later turn
+    again = execute(graph, settings, RETURNER,
+                    proposed(propose(graph, settings, RETURNER, "update_default_address", args)))
+
+    # Then it is a new request: carried out and audited again
+    assert again.status is TaskStatus.SUCCESS
+    assert audit_count(neo4j_driver) == 2
+
+
+def _concurrently(count: int, work: Any) -> list[ToolResult]:
+    results: list[ToolResult] = []
+    lock = threading.Lock()
+    start = threading.Barrier(count)
+
+    def run() -> None:
+        start.wait()
+        outcome = work()
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def test_two_concurrent_executions_of_one_proposal_apply_once(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a confirmed cancellation
+    proposal = proposed(propose(graph, settings, GIFT_CARD_OWNER, "cancel_order",
+                                {"order_id": GIFT_CARD_ORDER, "reason": "ordered by mistake"}))
+
+    # When two workers execute it at the same moment
+    results = _concurrently(2, lambda: execute(graph, settings, GIFT_CARD_OWNER, proposal))
+
+    # Then one applies it; the other gets the same result or is told to retry - and a retry replays
+    assert len(results) == 2
+    succeeded = [r for r in results if r.status is TaskStatus.SUCCESS]
+    busy = [r for r in results if r.error is not None]
+    assert succeeded
+    assert all(r.error.type is ErrorType.TRANSIENT and r.error.retryable for r in busy if r.error)
+    retried = execute(graph, settings, GIFT_CARD_OWNER, proposal)
+    assert retried.data == succeeded[0].data
+    state = order_state(neo4j_driver, GIFT_CARD_ORDER)
+    assert (len(state["refunds"]), state["audits"]) == (1, 1)
+    assert balance(neo4j_driver, "gift_card_6369065") == 176.56
+
+
+def test_concurrent_executions_without_the_dynamodb_guard_still_apply_once(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a confirmed cancellation and no idempotency record to protect it
+    proposal = proposed(propose(graph, settings, GIFT_CARD_OWNER, "cancel_order",
+                                {"order_id": GIFT_CARD_ORDER, "reason": "ordered by mistake"}))
+
+    # When four workers execute it at the same moment, each straight against Neo4j
+    results = _concurrently(4, lambda: execute(graph, settings, GIFT_CARD_OWNER, proposal,
+                                               idempotency=DirectRunner()))
+
+    # Then all four report the one execution: the customer lock and the unique audit key serialise them
+    assert [r.status for r in results] == [TaskStatus.SUCCESS] * 4
+    assert len({r.data["audit_id"] for r in results if r.data}) == 1
+    state = order_state(neo4j_driver, GIFT_CARD_ORDER)
+    assert (len(state["refunds"]), state["audits"]) == (1, 1)
+    assert balance(neo4j_driver, "gift_card_6369065") == 176.56

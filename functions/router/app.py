@@ -12,5 +12,6 @@ from csagent import runtime
 from csagent.http.app import create_app
 
 app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.get_settings().auth_mode,
-                 get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service)
+                 get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service,
+                 text2cypher_debug=runtime.text2cypher_debug)
 handler = Mangum(app, lifespan="off")

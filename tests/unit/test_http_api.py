@@ -159,3 +159,18 @@ def test_dev_tokens_never_authenticate_garbage(token):
         return
     with pytest.raises(Unauthenticated):
         principal_from({}, token, "dev")
+
+
+def test_the_text2cypher_debugger_is_for_agents_only():
+    # Given the debug endpoint wired to a recorder
+    calls: list[str] = []
+    app = create_app(lambda: FakeService(), lambda: {"neo4j": True}, lambda: "dev",
+                     text2cypher_debug=lambda q, m: calls.append(q) or {"question": q, "attempts": []})
+    client = TestClient(app, raise_server_exceptions=False)
+    # When a customer and then an agent ask
+    as_customer = client.post("/v1/debug/text2cypher", json={"question": "cheapest laptop?"}, headers=DEV)
+    as_agent = client.post("/v1/debug/text2cypher", json={"question": "cheapest laptop?"},
+                           headers={"Authorization": "Bearer dev-agent:ann"})
+    # Then only the agent gets the trace
+    assert as_customer.status_code == 403 and calls == ["cheapest laptop?"]
+    assert as_agent.status_code == 200 and as_agent.json()["question"] == "cheapest laptop?"

@@ -26,7 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--neo4j-uri", default=None, help="Bolt URI (default: settings NEO4J_URI)")
     parser.add_argument("--database", default=None, help="database name (default: settings NEO4J_DATABASE)")
     parser.add_argument("--no-knowledge", action="store_true",
-                        help="skip (re-)ingesting the knowledge base after the store")
+                        help="skip (re-)ingesting the knowledge base and the Text2Cypher examples")
     return parser
 
 
@@ -71,6 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from csagent.nlp.embeddings import get_embedder
 
                 knowledge = ingest_knowledge(driver, get_embedder(), prune=True, database=database)
+                from csagent.adapters.neo4j_graph import Neo4jGraph
+                from csagent.tools.text2cypher import ensure_example_bank
+
+                bank = ensure_example_bank(Neo4jGraph(driver, database), get_embedder())
     except ServiceUnavailable as exc:
         print(f"error: Neo4j at {uri} is unreachable ({exc})", file=sys.stderr)
         return EXIT_FAILED
@@ -94,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"knowledge base: {knowledge.documents} documents, {knowledge.chunks} chunks, "
               f"{knowledge.product_mentions} product and {knowledge.category_mentions} category mentions "
               f"({knowledge.elapsed_ms / 1000:.2f} s)")
+        print(f"text2cypher example bank: {bank}")
     return EXIT_OK
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -42,6 +42,14 @@ class Settings(BaseSettings):
     # gzip the checkpoint payload: a turn's state is repetitive JSON (about half the bytes).
     checkpoint_compression: bool = True
 
+    # Models: "local" (no generative model), "bedrock/<model-id>", "openai/<model>@<base_url>" (vLLM)
+    chat_model: str = "local"
+    text2cypher_model: str | None = None  # defaults to chat_model
+    model_timeout_s: float = 20.0
+    model_api_key: SecretStr | None = None  # for a self-hosted endpoint that wants one
+    text2cypher_timeout_s: float = 5.0
+    text2cypher_max_rows: int = 50
+
     # Reading attached images: "tesseract" (local OCR) or "bedrock" (a multimodal model).
     image_reader: Literal["tesseract", "bedrock"] = "tesseract"
     image_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
@@ -66,6 +74,15 @@ class Settings(BaseSettings):
     max_message_chars: int = 4000
     max_tasks_per_turn: int = 5
     embedding_dimension: int = 384
+
+    @field_validator("chat_model", "text2cypher_model")
+    @classmethod
+    def _model_spec(cls, value: str | None) -> str | None:
+        if value is not None:
+            from csagent.models.providers import parse_model_spec
+
+            parse_model_spec(value)  # a precise ValueError for a malformed spec, at start-up
+        return value
 
     @model_validator(mode="after")
     def _dev_auth_is_local_only(self) -> Settings:

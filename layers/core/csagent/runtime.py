@@ -108,6 +108,12 @@ def graph_deps() -> GraphDeps:
     s = get_settings()
     store = graph_store()
     embedder = get_embedder()
+    from csagent.tools import text2cypher
+
+    text2cypher.configure(s.text2cypher_model or s.chat_model, model_timeout_s=s.model_timeout_s,
+                          region=s.aws_region,
+                          api_key=s.model_api_key.get_secret_value() if s.model_api_key else None,
+                          query_timeout_s=s.text2cypher_timeout_s, max_rows=s.text2cypher_max_rows)
     if s.image_reader == "bedrock":
         from csagent.adapters.ocr_bedrock import BedrockImageReader
 
@@ -141,6 +147,20 @@ def conversation_service() -> ConversationService:
     deps = graph_deps()
     return ConversationService(compiled_graph(), DynamoDBSessions(dynamodb_client(), s.sessions_table), deps,
                                handoffs=deps.handoffs, approvals=deps.approvals)
+
+
+def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]:
+    """Every step of a Text2Cypher run, for the agent/admin debug endpoint."""
+    from csagent.models.providers import get_chat_model
+    from csagent.nlp.embeddings import get_embedder
+    from csagent.tools import text2cypher
+
+    graph_deps()  # configures the tool from settings
+    cfg = text2cypher.current_config()
+    chat = get_chat_model(model or cfg.model, timeout_s=cfg.model_timeout_s, region=cfg.region,
+                          api_key=cfg.api_key)
+    return text2cypher.explain(question, graph=graph_store(), model=chat, embedder=get_embedder(),
+                               timeout_s=cfg.query_timeout_s, max_rows=cfg.max_rows)
 
 
 def health() -> dict[str, bool]:

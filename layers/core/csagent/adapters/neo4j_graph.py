@@ -50,6 +50,23 @@ class Neo4jGraph:
               timeout_s: float | None = None) -> list[dict[str, Any]]:
         return self._run("WRITE", cypher, params, timeout_s, None)
 
+    def explain(self, cypher: str, *, timeout_s: float | None = None) -> dict[str, Any]:
+        """Plan a query without running it (READ transaction): its query type and notifications."""
+        from neo4j import unit_of_work
+
+        @unit_of_work(timeout=timeout_s or self._timeout)
+        def work(tx: Any) -> Any:
+            return tx.run("EXPLAIN " + cypher).consume()
+
+        # EXPLAIN's notifications (unknown labels, properties) are the point here: ask for them.
+        with self._driver.session(database=self._database,
+                                  notifications_min_severity="INFORMATION") as session:
+            summary = session.execute_read(work)
+        return {"query_type": summary.query_type,
+                "notifications": [{"code": str(s.gql_status), "description": str(s.status_description),
+                                   "classification": str(s.raw_classification or "")}
+                                  for s in summary.gql_status_objects if s.is_notification]}
+
     def ping(self) -> bool:
         try:
             return self.read("RETURN 1 AS ok", timeout_s=2.0) == [{"ok": 1}]
@@ -65,5 +82,7 @@ def neo4j_driver(uri: str, user: str, password: str) -> Driver:
     auth = (user, password) if password else None
     # Server notifications (e.g. "label does not exist yet") are advice for humans writing
     # queries, not events of a running service: keep them out of the logs.
+    # max_transaction_retry_time: the driver would otherwise retry a dead connection for 30 s on
+    # its own; the healer retries within the turn's budget instead.
     return GraphDatabase.driver(uri, auth=auth, connection_timeout=5.0, max_connection_pool_size=20,
-                                notifications_min_severity="OFF")
+                                notifications_min_severity="OFF", max_transaction_retry_time=1.0)

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from csagent.domain.errors import DependencyUnavailable, DomainError
+from csagent.domain.errors import DependencyUnavailable, DomainError, Forbidden, InvalidInput
 from csagent.domain.models import Principal
 from csagent.http.auth import principal_from
 from csagent.service import ApprovalOut, ConversationService, DecisionIn, MessageIn, SessionOut, TurnOut
@@ -51,6 +51,13 @@ def _validation_response(exc: RequestValidationError) -> JSONResponse:
     return _error(422, "invalid_input", "; ".join(f"{d['field']}: {d['problem']}" for d in details), details)
 
 
+class Text2CypherIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    question: str = Field(min_length=1, max_length=1000)
+    model: str | None = Field(default=None, max_length=200, description="Model spec; default: configured")
+
+
 class AgentReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -59,7 +66,8 @@ class AgentReplyIn(BaseModel):
 
 def create_app(get_service: Callable[[], ConversationService], get_health: Callable[[], dict[str, bool]],
                auth_mode: Callable[[], str], get_handoffs: Callable[[], Any] | None = None,
-               get_approvals: Callable[[], Any] | None = None) -> FastAPI:
+               get_approvals: Callable[[], Any] | None = None,
+               text2cypher_debug: Callable[[str, str | None], dict[str, Any]] | None = None) -> FastAPI:
     """The app. Factories are called per request (they are cached at the composition root),
     so importing and creating the app does no I/O."""
     app = FastAPI(title="Customer-service agent API", version="1.0.0",
@@ -142,6 +150,18 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     @app.post("/v1/agent/handoffs/{handoff_id}/close", responses={401: {}, 403: {}, 404: {}, 409: {}})
     def close_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().close(who, handoff_id).model_dump(mode="json")
+
+    @app.post("/v1/debug/text2cypher", responses={401: {}, 403: {}, 422: {}})
+    def debug_text2cypher(body: Text2CypherIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """The generated query, each validation step and its verdict (agent/admin only)."""
+        if not who.is_agent:
+            raise Forbidden("the Text2Cypher debugger is for agents and admins")
+        if text2cypher_debug is None:
+            raise DependencyUnavailable("Text2Cypher is not configured")
+        try:
+            return text2cypher_debug(body.question, body.model)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

@@ -31,7 +31,13 @@ def _customer_actions(task: Task, ctx: ToolContext) -> ToolResult:
     return run(task, ctx)
 
 
+def _text2cypher(task: Task, ctx: ToolContext) -> ToolResult:
+    from csagent.tools.text2cypher import run
+
+    return run(task, ctx)
+
+
 def default_tools() -> dict[str, ToolFn]:
     """Tool modules are imported on first use, not when the registry is built."""
     return {"predefined_cypher": _predefined_cypher, "knowledge_search": _knowledge_search,
-            "customer_actions": _customer_actions}
+            "customer_actions": _customer_actions, "text2cypher": _text2cypher}

@@ -1,0 +1,161 @@
+"""Tool: Text2Cypher, for catalogue questions no predefined template covers.
+
+    task.args = {"question": str, "model"?: "local" | "bedrock/<id>" | "openai/<model>@<url>"}
+
+Success (`success`): `{"question", "cypher", "columns", "rows", "row_count", "truncated",
+"attempts", "corrections", "examples", "timings"}` - rows of a generated, validated query.
+Fallback (`fallback`): the predefined template's result (`cypher_catalogue.run_template` data)
+plus `"text2cypher": {"reason", "template_id", "score", "attempts", "errors"}` - in the local tier
+(no model) this is the only path. Failures are typed (never raised): refusals (writes, customer
+data) -> PERMISSION_DENIED; invalid after every correction -> the last error's type (PARSE_ERROR,
+VALIDATION); nothing found -> NO_RESULTS; timeouts -> TIMEOUT; outages -> TRANSIENT.
+
+The chat model comes from `csagent.models.providers.get_chat_model` (cached per configuration)
+for `task.args["model"]`, else the spec given to `configure(...)`, else "local".
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from csagent.domain.models import ErrorType, Task, TaskStatus, ToolError, ToolResult
+from csagent.tools.text2cypher.examples import ensure_example_bank
+from csagent.tools.text2cypher.pipeline import (
+    MAX_QUESTION_CHARS,
+    Text2Cypher,
+    Text2CypherOutcome,
+    explain,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.tools.context import ToolContext
+
+__all__ = ["TOOL_NAME", "Text2Cypher", "Text2CypherConfig", "Text2CypherOutcome", "configure",
+           "current_config", "ensure_example_bank", "explain", "run", "to_tool_result"]
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME = "text2cypher"
+
+
+@dataclass(frozen=True)
+class Text2CypherConfig:
+    """How the tool builds its pipeline; set once by the composition root with `configure`."""
+
+    model: str = "local"
+    model_timeout_s: float = 20.0
+    region: str | None = None
+    api_key: str | None = None
+    query_timeout_s: float = 5.0
+    max_rows: int = 50
+    max_corrections: int = 2
+
+
+_CONFIG = Text2CypherConfig()
+_CONFIG_LOCK = threading.Lock()
+
+
+def configure(model: str | None = None, **options: Any) -> Text2CypherConfig:
+    """Set the model spec and limits (validated now, so a bad setting fails at start-up)."""
+    global _CONFIG
+    from csagent.models.providers import parse_model_spec
+
+    with _CONFIG_LOCK:
+        changes: dict[str, Any] = dict(options)
+        if model is not None:
+            changes["model"] = model
+        updated = replace(_CONFIG, **changes)
+        parse_model_spec(updated.model)
+        _CONFIG = updated
+        return updated
+
+
+def current_config() -> Text2CypherConfig:
+    return _CONFIG
+
+
+def _model_for(spec: str, config: Text2CypherConfig) -> Any:
+    from csagent.models.providers import get_chat_model
+
+    return get_chat_model(spec, timeout_s=config.model_timeout_s, region=config.region,
+                          api_key=config.api_key)
+
+
+def run(task: Task, ctx: ToolContext) -> ToolResult:
+    """The tool entry point; never raises."""
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return round((time.perf_counter() - started) * 1000.0, 3)
+
+    args = dict(task.args or {})
+    question = args.get("question")
+    if not isinstance(question, str) or not question.strip():
+        return ToolResult.failed(task, ErrorType.VALIDATION, "args.question must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        return ToolResult.failed(task, ErrorType.VALIDATION,
+                                 f"args.question is longer than {MAX_QUESTION_CHARS} characters")
+    config = current_config()
+    spec = str(args.get("model") or config.model)
+    try:
+        model = _model_for(spec, config)
+    except ValueError as exc:
+        return ToolResult.failed(task, ErrorType.VALIDATION, f"invalid model setting: {exc}",
+                                 latency_ms=elapsed())
+    except Exception as exc:  # noqa: BLE001 - an unavailable provider degrades to the local tier
+        logger.warning("text2cypher model %s unavailable (%s); using the local tier", spec,
+                       type(exc).__name__)
+        model = None
+    try:
+        pipeline = Text2Cypher(ctx.graph, model, ctx.embedder, max_corrections=config.max_corrections,
+                               timeout_s=config.query_timeout_s, max_rows=config.max_rows)
+        outcome = pipeline.run(question)
+    except Exception as exc:  # noqa: BLE001 - the tool contract: never raise
+        logger.exception("text2cypher crashed")
+        return ToolResult.failed(task, ErrorType.UNKNOWN,
+                                 f"The Text2Cypher tool failed unexpectedly ({type(exc).__name__}).",
+                                 latency_ms=elapsed())
+    return to_tool_result(outcome, task)
+
+
+def to_tool_result(outcome: Text2CypherOutcome, task: Task) -> ToolResult:
+    """The `ToolResult` for an outcome (see the module docstring)."""
+    latency = round(outcome.total_ms, 3)
+    summary = {"attempts": len(outcome.attempts), "corrections": outcome.corrections,
+               "examples": [e.example_id for e in outcome.examples],
+               "timings": outcome.to_dict()["timings"]}
+    fallback = outcome.fallback
+    if fallback is not None and fallback.result is not None:
+        note = {"reason": fallback.reason, "template_id": fallback.template_id,
+                "score": None if fallback.score is None else round(fallback.score, 4),
+                "errors": [e.to_dict() for a in outcome.attempts for e in a.errors], **summary}
+        result = fallback.result
+        data = {**(result.data or {}), "text2cypher": note}
+        status = TaskStatus.FALLBACK if result.status == TaskStatus.SUCCESS else result.status
+        return result.model_copy(update={"task_id": task.task_id, "task_type": task.task_type,
+                                         "tool": task.tool, "status": status, "data": data,
+                                         "latency_ms": latency})
+    if outcome.status == "success":
+        data = {"question": outcome.question, "cypher": outcome.cypher, "columns": outcome.columns,
+                "rows": outcome.rows, "row_count": len(outcome.rows), "truncated": outcome.truncated,
+                **summary}
+        if outcome.rows:
+            return ToolResult.ok(task, data, latency_ms=latency)
+        return ToolResult(task_id=task.task_id, task_type=task.task_type, tool=task.tool,
+                          status=TaskStatus.FAILED, data=data, latency_ms=latency,
+                          error=ToolError(type=ErrorType.NO_RESULTS,
+                                          message="The catalogue has nothing that matches this question."))
+    error = outcome.error
+    reason = fallback.reason if fallback is not None else ""
+    if error is None:
+        return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
+                                 f"No query could answer this question ({reason}).", latency_ms=latency)
+    message = error.message + (f" ({reason})" if reason else "")
+    return ToolResult(task_id=task.task_id, task_type=task.task_type, tool=task.tool,
+                      status=TaskStatus.FAILED, data={"question": outcome.question, **summary},
+                      latency_ms=latency,
+                      error=ToolError(type=error.error_type, message=message, retryable=error.retryable))

@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     text2cypher_timeout_s: float = 5.0
     text2cypher_max_rows: int = 50
 
+    # Dispatch of tool tasks: in this process (one LangGraph Send per task) or one synchronous
+    # Step Functions execution per wave. Locally, stepfunctions without an ARN uses the moto bridge.
+    dispatch_mode: Literal["inprocess", "stepfunctions"] = "inprocess"
+    state_machine_arn: str | None = None
+    dispatch_timeout_s: float = 25.0
+
     # Reading attached images: "tesseract" (local OCR) or "bedrock" (a multimodal model).
     image_reader: Literal["tesseract", "bedrock"] = "tesseract"
     image_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
@@ -83,6 +89,12 @@ class Settings(BaseSettings):
 
             parse_model_spec(value)  # a precise ValueError for a malformed spec, at start-up
         return value
+
+    @model_validator(mode="after")
+    def _deployed_dispatch_needs_a_state_machine(self) -> Settings:
+        if self.dispatch_mode == "stepfunctions" and not self.state_machine_arn and self.stage != "local":
+            raise ValueError("DISPATCH_MODE=stepfunctions needs STATE_MACHINE_ARN outside STAGE=local")
+        return self
 
     @model_validator(mode="after")
     def _dev_auth_is_local_only(self) -> Settings:

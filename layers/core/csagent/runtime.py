@@ -13,6 +13,7 @@ from csagent.config import Settings, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
     from csagent.graph.context import GraphDeps
     from csagent.handoff.service import HandoffService
@@ -89,6 +90,28 @@ def checkpointer() -> Any:
 
 
 @lru_cache(maxsize=1)
+def wave_dispatcher() -> WaveDispatcher | None:
+    """How a wave of ready tasks runs: None = in-process (one Send per task); otherwise one
+    synchronous execution of the dispatch state machine per wave."""
+    s = get_settings()
+    if s.dispatch_mode != "stepfunctions":
+        return None
+    if not s.state_machine_arn:  # STAGE=local only (the settings refuse it elsewhere)
+        from devstack.sfn_bridge import LocalStepFunctionsDispatcher  # dev tooling, never deployed
+
+        return LocalStepFunctionsDispatcher.for_process()
+    import boto3
+    from botocore.config import Config
+
+    from csagent.adapters.stepfunctions_dispatch import StepFunctionsDispatcher
+
+    # No SDK retries: a retried StartSyncExecution would run the tools twice (the healer retries).
+    config = Config(connect_timeout=2, read_timeout=s.dispatch_timeout_s, retries={"total_max_attempts": 1})
+    return StepFunctionsDispatcher(boto3.client("stepfunctions", config=config, **_boto_kwargs(s)),
+                                   s.state_machine_arn)
+
+
+@lru_cache(maxsize=1)
 def compiled_graph() -> Any:
     from csagent.graph.builder import build_graph
 
@@ -129,6 +152,7 @@ def graph_deps() -> GraphDeps:
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
                                                           embedder=embedder),
         image_reader=image_reader,
+        dispatcher=wave_dispatcher(),
         handoffs=handoff_service(),
         handoff_policy=TriggerPolicy(repeated_failures=s.handoff_repeated_failures,
                                      high_value_amount=s.handoff_high_value_amount),
@@ -178,5 +202,6 @@ def health() -> dict[str, bool]:
 def reset() -> None:
     """Forget every cached client and setting (tests, after changing the environment)."""
     for factory in (graph_store, dynamodb_client, sqs_client, handoff_service, approval_service,
-                    checkpointer, compiled_graph, graph_deps, conversation_service, get_settings):
+                    checkpointer, wave_dispatcher, compiled_graph, graph_deps, conversation_service,
+                    get_settings):
         factory.cache_clear()

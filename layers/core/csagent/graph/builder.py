@@ -15,6 +15,7 @@
                                           ├─ clarify / out_of_scope / low confidence → clarify → respond
                                           └─ knowledge_and_actions → plan ─(no task)→ clarify
          plan → run_task ×N (Send) → collect ─(next wave)→ run_task
+              (or, with Step Functions: dispatch_wave, one execution per wave → collect)
                                         collect ─(all done)→ summarise ─(triggers)→ hand_off → respond
                                                                       summarise → respond
 """
@@ -29,6 +30,7 @@ from csagent.graph.nodes.clarify import clarify
 from csagent.graph.nodes.collect import collect
 from csagent.graph.nodes.confirm_actions import confirm_actions, route_after_confirm
 from csagent.graph.nodes.dispatch import route_tasks
+from csagent.graph.nodes.dispatch_wave import dispatch_wave
 from csagent.graph.nodes.forward_to_agent import forward_to_agent, route_after_forward
 from csagent.graph.nodes.guard_input import guard_input, route_after_guard
 from csagent.graph.nodes.hand_off import hand_off, route_after_summarise
@@ -58,6 +60,7 @@ def build_graph() -> StateGraph:
     g.add_node("await_approval", await_approval)
     g.add_node("plan", plan)
     g.add_node("run_task", run_task)
+    g.add_node("dispatch_wave", dispatch_wave)
     g.add_node("collect", collect)
     g.add_node("summarise", summarise)
     g.add_node("hand_off", hand_off)
@@ -68,15 +71,17 @@ def build_graph() -> StateGraph:
     g.add_conditional_edges("forward_to_agent", route_after_forward, ["guard_input", "respond"])
     g.add_conditional_edges("guard_input", route_after_guard, ["route", "respond"])
     g.add_conditional_edges("route", route_by_label, sorted(set(ROUTE_TO_NODE.values()) | {"clarify"}))
-    g.add_conditional_edges("plan", route_tasks, ["run_task", "clarify", "summarise"])
+    g.add_conditional_edges("plan", route_tasks, ["run_task", "dispatch_wave", "clarify", "summarise"])
     g.add_edge("run_task", "collect")
-    g.add_conditional_edges("collect", route_tasks, ["run_task", "clarify", "summarise"])
+    g.add_edge("dispatch_wave", "collect")
+    g.add_conditional_edges("collect", route_tasks, ["run_task", "dispatch_wave", "clarify", "summarise"])
     g.add_edge("read_image", "plan")
     g.add_conditional_edges("confirm_actions", route_after_confirm,
-                            ["run_task", "summarise", "request_approval", "respond"])
+                            ["run_task", "dispatch_wave", "summarise", "request_approval", "respond"])
     g.add_conditional_edges("request_approval", lambda s: "await_approval" if s.get("status") ==
                             "awaiting_approval" else "respond", ["await_approval", "respond"])
-    g.add_conditional_edges("await_approval", route_after_approval, ["run_task", "summarise", "respond"])
+    g.add_conditional_edges("await_approval", route_after_approval,
+                            ["run_task", "dispatch_wave", "summarise", "respond"])
     g.add_edge("respond_general", "respond")
     g.add_edge("clarify", "respond")
     g.add_conditional_edges("summarise", route_after_summarise, ["hand_off", "respond"])

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
     from csagent.domain.models import Task, ToolResult
     from csagent.graph.state import State
@@ -24,6 +25,7 @@ class GraphDeps:
     tools: Mapping[str, Callable[[Task, ToolContext], ToolResult]]
     make_tool_context: Callable[[str | None], ToolContext]
     image_reader: ImageReader | None = None
+    dispatcher: WaveDispatcher | None = None  # None: one Send per task, in this process
     handoffs: HandoffService | None = None
     handoff_policy: TriggerPolicy | None = None
     approvals: ApprovalService | None = None

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from csagent.domain.models import Task
+from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.dispatch import route_tasks
 from csagent.graph.state import State
 from csagent.graph.timing import timed
@@ -38,9 +41,9 @@ def confirm_actions(state: State) -> dict[str, Any]:
             "tasks": [execute_task(i, p).model_dump(mode="json") for i, p in enumerate(pending)]}
 
 
-def route_after_confirm(state: State) -> Any:
+def route_after_confirm(state: State, runtime: Runtime[GraphDeps]) -> Any:
     if state.get("tasks"):
-        return route_tasks(state)
+        return route_tasks(state, runtime)
     if state.get("intent") == "confirm_yes" and any(p.get("requires_approval")
                                                      for p in state.get("pending_actions") or []):
         return "request_approval"

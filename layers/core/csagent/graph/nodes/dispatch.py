@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from csagent.graph.context import GraphDeps
 from csagent.graph.state import State, TaskBranch
 
 USABLE = frozenset({"success", "fallback"})
@@ -25,12 +27,14 @@ def ready_tasks(state: State) -> list[dict[str, Any]]:
     ]
 
 
-def route_tasks(state: State) -> list[Send] | str:
+def route_tasks(state: State, runtime: Runtime[GraphDeps] | None = None) -> list[Send] | str:
     if not state.get("tasks"):
         return "clarify"
     ready = ready_tasks(state)
     if not ready:
         return "summarise"
+    if runtime is not None and runtime.context.dispatcher is not None:
+        return "dispatch_wave"  # the whole wave in one Step Functions execution
     results = state.get("results") or {}
     return [
         Send("run_task", TaskBranch(

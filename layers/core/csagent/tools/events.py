@@ -1,0 +1,129 @@
+"""The tool Lambdas' side of the dispatch contract: what one Map iteration of the dispatch state
+machine (`infra/statemachines/tools.asl.json`) sends a tool Lambda, and what the Lambda answers.
+
+    event  {"task": Task, "customer_id": str | null, "session_id": str,
+            "dependencies"?: {task_id: ToolResult}}
+    answer ToolResult as JSON - success or failure, failure is data
+    raise  TransientToolError - only for a retryable transient failure, so the state's Retry applies
+
+The state machine retries on the error *name*: a Python Lambda that raises reports the exception's
+class name as `errorType`, and the ASL's Retry / Catch list "TransientToolError". Renaming the class
+breaks the retry policy; `tests/unit/test_asl.py` pins both sides.
+
+Nothing here knows about Lambda or Powertools: the handlers in `functions/tools/<tool>/app.py`
+parse the event into `ToolEvent` (Powertools `event_parser`), call `run_tool_event`, and return
+`ToolResult.model_dump(mode="json")`; a malformed event becomes `malformed_event_result`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+
+if TYPE_CHECKING:
+    from csagent.tools.context import ToolContext
+    from csagent.tools.registry import ToolFn
+
+logger = logging.getLogger(__name__)
+
+#: The error name the state machine retries on (the class name below, as Lambda reports it).
+TRANSIENT_ERROR_NAME = "TransientToolError"
+#: How many validation problems a malformed-event message lists before "...".
+_MAX_LISTED_PROBLEMS = 5
+
+
+class ToolEvent(BaseModel):
+    """One task for one tool Lambda, as the dispatch state machine's Map iteration builds it.
+
+    `customer_id` is the authenticated customer of the session (set by the router, never read
+    from message text); `dependencies` holds the results of the tasks of earlier waves, keyed
+    by task id (the whole wave's dependencies: a task uses those named in its `depends_on`).
+    Unknown keys are ignored so that a newer router can add fields without breaking older tools.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    task: Task
+    customer_id: str | None = None
+    session_id: str = Field(min_length=1, max_length=256)
+    dependencies: dict[str, ToolResult] = Field(default_factory=dict)
+
+    def dependencies_of_task(self) -> dict[str, ToolResult]:
+        """The results this event's task declared it depends on (others are ignored)."""
+        return {d: self.dependencies[d] for d in self.task.depends_on if d in self.dependencies}
+
+
+class TransientToolError(Exception):
+    """A retryable transient failure (database unavailable, throttled...), raised by a tool
+    Lambda so that the state machine's Retry applies; after the last attempt its Catch turns
+    it into a failed ToolResult of type `transient`. Never raised in-process."""
+
+
+def is_retryable_transient(result: ToolResult) -> bool:
+    """True for the one kind of failure worth retrying inside the state machine.
+
+    Timeouts are not in it: a query that timed out is retried by the healer, which knows the
+    turn's remaining time budget; a state-level retry would multiply the wait.
+    """
+    return (result.status is TaskStatus.FAILED and result.error is not None
+            and result.error.type is ErrorType.TRANSIENT and result.error.retryable)
+
+
+def run_tool_event(event: ToolEvent, tool: ToolFn,
+                   make_context: Callable[[ToolEvent], ToolContext]) -> ToolResult:
+    """Run `tool` for the event's task and return its ToolResult.
+
+    Raises `TransientToolError` when the result (or building the context: the graph store,
+    its secret) is a retryable transient failure; any other exception of the tool becomes a
+    failed ToolResult of type UNKNOWN, as in the in-process dispatcher.
+    """
+    task = event.task
+    started = time.perf_counter()
+    try:
+        ctx = make_context(event)
+    except Exception as exc:  # noqa: BLE001 - classified below; the state machine retries it
+        logger.warning("tool context unavailable: %s", type(exc).__name__)
+        raise TransientToolError(f"the {task.tool} tool could not reach its dependencies "
+                                 f"({type(exc).__name__})") from exc
+    try:
+        result = tool(task, ctx)
+    except Exception as exc:  # noqa: BLE001 - tools should not raise; if one does, it is data
+        logger.exception("tool %s raised", task.tool)
+        result = ToolResult.failed(task, ErrorType.UNKNOWN,
+                                   f"The {task.tool} tool failed ({type(exc).__name__}).")
+    if not result.latency_ms:
+        result = result.model_copy(update={"latency_ms": round((time.perf_counter() - started) * 1000, 3)})
+    if is_retryable_transient(result):
+        assert result.error is not None  # for type checkers: is_retryable_transient checked it
+        raise TransientToolError(result.error.message)
+    return result
+
+
+def malformed_event_result(raw: Any, tool: str, exc: ValidationError) -> ToolResult:
+    """A failed ToolResult (VALIDATION) for an event the model rejected.
+
+    The ids are taken from the raw event where they are readable, so the router can still put
+    the failure in the right result slot. The message names the offending fields only: never
+    the input values (they may hold customer data) and never a stack trace.
+    """
+    raw_task = raw.get("task") if isinstance(raw, Mapping) else None
+    raw_task = raw_task if isinstance(raw_task, Mapping) else {}
+
+    def text(key: str, default: str) -> str:
+        value = raw_task.get(key)
+        return value if isinstance(value, str) and value else default
+
+    problems = [f"{'.'.join(str(p) for p in err['loc']) or 'event'}: {err['msg']}"
+                for err in exc.errors(include_url=False, include_input=False, include_context=False)]
+    listed = "; ".join(problems[:_MAX_LISTED_PROBLEMS])
+    if len(problems) > _MAX_LISTED_PROBLEMS:
+        listed += "; ..."
+    task = Task(task_id=text("task_id", "unknown"), task_type=text("task_type", "unknown"),
+                tool=text("tool", tool))
+    return ToolResult.failed(task, ErrorType.VALIDATION, f"Malformed tool event: {listed}.")

@@ -1,0 +1,38 @@
+"""Worker Lambda: the webhook queue's consumer (SQS event source, ReportBatchItemFailures).
+
+Thin by design: each SQS record is an `InboundMessage`; the worker processes it exactly once
+(dedupe), verifies the sender, runs the turn and sends the reply. A record whose processing
+raises is reported in `batchItemFailures`, so only it is delivered again (and, after
+maxReceiveCount, moved to the DLQ); the rest of the batch is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from csagent.messaging import runtime
+from csagent.messaging.models import InboundMessage
+
+logger = Logger(service="webhook-worker")
+# Never raise for a batch that failed entirely: the response lists every record instead, which
+# SQS treats the same way (all of them return to the queue) and keeps the logs readable.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def record_handler(record: SQSRecord) -> str:
+    message = InboundMessage.model_validate_json(record.body)
+    outcome = runtime.message_worker().process(message)
+    logger.info("processed webhook message", extra={"platform": message.platform.value,
+                                                    "outcome": outcome.value})
+    return outcome.value
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                    context=context)

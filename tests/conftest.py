@@ -82,3 +82,12 @@ def moto_endpoint() -> str:
     except EndpointConnectionError:
         pytest.fail(f"moto is not answering at {endpoint}: run `make up` first")
     return endpoint
+
+
+@pytest.fixture(autouse=True)
+def _closed_breakers() -> Iterator[None]:
+    """Circuit breakers are process-wide: one test's injected outage must not open them for the next."""
+    yield
+    from csagent.resilience.breaker import breakers
+
+    breakers().reset()

@@ -57,7 +57,8 @@ def _products_bought(tau: dict[str, Any], user_id: str) -> set[str]:
 @pytest.fixture(scope="module")
 def owner_params() -> dict[str, Any]:
     """Parameters pointing at the owner's own data (and public catalogue data)."""
-    return {"order_id": OWNER_ORDER, "tracking_id": "357962501027", "product_name": "water bottle", "product_id": "8310926033",
+    return {"order_id": OWNER_ORDER, "tracking_id": "357962501027", "product_name": "water bottle",
+            "product_id": "8310926033",
             "item_id": "6469567736", "status": "processed", "option_key": "color", "option_value": "blue",
             "category": "home and kitchen", "max_price": 50}
 

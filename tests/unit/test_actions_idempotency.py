@@ -510,7 +510,9 @@ def test_the_store_clock_keeps_the_time_of_day_on_the_store_date() -> None:
     assert tool.store_now(None, clock=lambda: NOW) == NOW
 
 
-def test_action_settings_default_while_settings_lack_the_action_fields() -> None:
+def test_action_settings_come_from_the_settings_with_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given no store clock configured (the real date)
+    monkeypatch.delenv("STORE_TODAY", raising=False)
     # When
     settings = tool.ActionSettings.from_settings(Settings(AWS_ENDPOINT_URL="http://127.0.0.1:4592"))
 

@@ -122,14 +122,20 @@ def compiled_graph() -> Any:
 def graph_deps() -> GraphDeps:
     from csagent.adapters.product_catalogue import ProductCatalogue
     from csagent.graph.context import GraphDeps
+    from csagent.guardrails.injection import screen
+    from csagent.guardrails.output import guard_output
+    from csagent.guardrails.scope import check_scope
     from csagent.handoff.triggers import TriggerPolicy
     from csagent.nlp.embeddings import get_embedder
+    from csagent.resilience.bounds import get_bounds
+    from csagent.resilience.faults import faulty_tool, get_fault_plan, wrap_graph_store
     from csagent.tools.context import ToolContext
     from csagent.tools.registry import default_tools
     from csagent.understanding_local import LocalUnderstanding
 
     s = get_settings()
-    store = graph_store()
+    plan = get_fault_plan()
+    store = wrap_graph_store(graph_store(), plan)
     embedder = get_embedder()
     from csagent.tools import text2cypher
 
@@ -148,11 +154,16 @@ def graph_deps() -> GraphDeps:
     understanding = LocalUnderstanding(catalogue=ProductCatalogue(store))
     return GraphDeps(
         understand=understanding.understand,
-        tools=default_tools(),
+        tools={name: faulty_tool(fn, plan, name) for name, fn in default_tools().items()},
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
                                                           embedder=embedder),
         image_reader=image_reader,
         dispatcher=wave_dispatcher(),
+        bounds=get_bounds(),
+        screen=screen,
+        scope_check=check_scope,
+        output_guard=guard_output,
+        fault_plan=plan,
         handoffs=handoff_service(),
         handoff_policy=TriggerPolicy(repeated_failures=s.handoff_repeated_failures,
                                      high_value_amount=s.handoff_high_value_amount),
@@ -169,8 +180,11 @@ def conversation_service() -> ConversationService:
 
     s = get_settings()
     deps = graph_deps()
+    from csagent.guardrails.ratelimit import rate_limiter_from_settings
+
     return ConversationService(compiled_graph(), DynamoDBSessions(dynamodb_client(), s.sessions_table), deps,
-                               handoffs=deps.handoffs, approvals=deps.approvals)
+                               handoffs=deps.handoffs, approvals=deps.approvals,
+                               rate_limiter=rate_limiter_from_settings(dynamodb_client()))
 
 
 def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]:

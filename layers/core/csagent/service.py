@@ -13,6 +13,7 @@ import re
 import time
 from typing import Any, Literal, Protocol
 
+from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from csagent.domain.errors import Forbidden, InvalidInput
@@ -133,7 +134,8 @@ def customer_of(principal: Principal) -> str:
 
 class ConversationService:
     def __init__(self, graph: Any, sessions: Sessions, deps: Any, *, handoffs: Any = None,
-                 approvals: Any = None) -> None:
+                 approvals: Any = None, rate_limiter: Any = None) -> None:
+        self._rate_limiter = rate_limiter
         self._graph = graph
         self._sessions = sessions
         self._deps = deps
@@ -143,7 +145,9 @@ class ConversationService:
     def handle_message(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
         customer_id = customer_of(principal)
         check_session_id(session_id)
-        config = {"configurable": {"thread_id": session_id}}
+        if self._rate_limiter is not None:
+            self._rate_limiter.consume(customer_id)  # RateLimited → 429 with Retry-After
+        config = {"configurable": {"thread_id": session_id}, "recursion_limit": self._recursion_limit()}
         lease = self._sessions.begin_turn(session_id, customer_id, self._head(config))
         started = time.perf_counter()
         try:
@@ -164,10 +168,36 @@ class ConversationService:
                      "order_id_hint": message.order_id},
                     config, context=self._deps, durability="exit",
                 )
+        except GraphRecursionError:
+            # The node budget is spent (a turn that would not converge): a person takes over.
+            self._sessions.release(lease)
+            elapsed = (time.perf_counter() - started) * 1000
+            return self._over_budget(session_id, customer_id, message.text, elapsed)
         except BaseException:
             self._sessions.release(lease)
             raise
         return self._shape(session_id, state, (time.perf_counter() - started) * 1000)
+
+    def _over_budget(self, session_id: str, customer_id: str, text: str, elapsed_ms: float) -> TurnOut:
+        from csagent.handoff.triggers import HandoffDecision, HandoffReason, Urgency
+        from csagent.replies import render
+
+        status, reply = "partial", render("handoff_unavailable", "en")
+        if self._handoffs is not None:
+            state = {"session_id": session_id, "customer_id": customer_id, "text": text, "tasks": [],
+                     "results": {}, "budget_exceeded": True}
+            decision = HandoffDecision((HandoffReason.NODE_BUDGET_EXCEEDED,), Urgency.HIGH)
+            try:
+                self._handoffs.open(state, decision)
+                status = "handed_off"
+                why = render("handoff_why_node_budget_exceeded", "en")
+                reply = render("handoff_reason", "en", reason=why)
+            except Exception:  # noqa: BLE001 - the reply below says the team could not be reached
+                pass
+        trace = {"route": "node_budget_exceeded", "confidence": 1.0, "node_timings_ms": {},
+                 "model_calls": 0, "turn_ms": round(elapsed_ms, 2)}
+        return TurnOut(session_id=session_id, turn=0, status=status, reply={"text": reply, "citations": []},
+                       tasks=[], trace=trace)
 
     def decide_approval(self, principal: Principal, approval_id: str, body: DecisionIn) -> ApprovalOut:
         """An agent approves or rejects; the customer's paused turn then finishes (once)."""
@@ -225,6 +255,10 @@ class ConversationService:
                        reply={"text": text, "citations": []}, tasks=[],
                        trace={"route": "awaiting_approval", "confidence": 1.0, "node_timings_ms": {},
                               "model_calls": 0, "turn_ms": round(elapsed_ms, 2)})
+
+    def _recursion_limit(self) -> int:
+        bounds = getattr(self._deps, "bounds", None)
+        return int(bounds.recursion_limit) if bounds is not None else 60
 
     def _head(self, config: dict[str, Any]) -> str | None:
         """The id of the thread's latest checkpoint (None before the first turn)."""

@@ -69,7 +69,7 @@ def build_graph() -> StateGraph:
     g.add_edge(START, "load_context")
     g.add_edge("load_context", "forward_to_agent")
     g.add_conditional_edges("forward_to_agent", route_after_forward, ["guard_input", "respond"])
-    g.add_conditional_edges("guard_input", route_after_guard, ["route", "respond"])
+    g.add_conditional_edges("guard_input", route_after_guard, ["route", "clarify", "respond"])
     g.add_conditional_edges("route", route_by_label, sorted(set(ROUTE_TO_NODE.values()) | {"clarify"}))
     g.add_conditional_edges("plan", route_tasks, ["run_task", "dispatch_wave", "clarify", "summarise"])
     g.add_edge("run_task", "collect")

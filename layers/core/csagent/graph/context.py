@@ -6,14 +6,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from csagent.resilience.bounds import Bounds
+
 if TYPE_CHECKING:
     from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
     from csagent.domain.models import Task, ToolResult
     from csagent.graph.state import State
+    from csagent.guardrails.injection import ScreenResult
+    from csagent.guardrails.output import OutputCheck
+    from csagent.guardrails.scope import ScopeResult
     from csagent.handoff.service import HandoffService
     from csagent.handoff.triggers import TriggerPolicy
     from csagent.ports import ImageReader
+    from csagent.resilience.faults import FaultPlan
     from csagent.tools.context import ToolContext
     from csagent.understanding import Understanding
 
@@ -29,6 +35,11 @@ class GraphDeps:
     handoffs: HandoffService | None = None
     handoff_policy: TriggerPolicy | None = None
     approvals: ApprovalService | None = None
+    bounds: Bounds = field(default_factory=Bounds)
+    screen: Callable[[str], ScreenResult] | None = None  # prompt-injection screening
+    scope_check: Callable[[str], ScopeResult] | None = None
+    output_guard: Callable[..., OutputCheck] | None = None
+    fault_plan: FaultPlan | None = None  # fault injection for tests, evaluation and demos
     max_tasks: int = 5
     max_message_chars: int = 4000
     extras: Mapping[str, object] = field(default_factory=dict)

@@ -68,9 +68,11 @@ class State(InputState, total=False):
     node_timings_ms: Annotated[dict[str, float], merge_dict]
 
 
-class TaskBranch(TypedDict):
-    """The payload `Send` gives one task branch: the task and the results it depends on."""
+class TaskBranch(TypedDict, total=False):
+    """The payload `Send` gives one task branch: the task, the results it depends on, and how
+    many tool calls the turn has left for it (retries and cheaper paths count)."""
 
     task: dict[str, Any]
     customer_id: str | None
     dependencies: dict[str, dict[str, Any]]
+    tool_calls_left: int

@@ -87,6 +87,8 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     @app.exception_handler(DomainError)
     async def on_domain(_: Request, exc: DomainError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+        if getattr(exc, "retry_after_s", None) is not None:
+            headers = {"Retry-After": str(exc.retry_after_s)}
         return _error(exc.status_code, exc.code, exc.message, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)

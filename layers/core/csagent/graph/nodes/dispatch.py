@@ -36,10 +36,14 @@ def route_tasks(state: State, runtime: Runtime[GraphDeps] | None = None) -> list
     if runtime is not None and runtime.context.dispatcher is not None:
         return "dispatch_wave"  # the whole wave in one Step Functions execution
     results = state.get("results") or {}
+    budget = runtime.context.bounds.max_tool_calls_per_turn if runtime is not None else None
+    used = sum(int(r.get("attempts") or 1) for r in results.values())
+    left = None if budget is None else max(budget - used, 0) // len(ready)
     return [
         Send("run_task", TaskBranch(
             task=task, customer_id=state.get("customer_id"),
             dependencies={d: results[d] for d in task.get("depends_on") or ()},
+            **({"tool_calls_left": left} if left is not None else {}),
         ))
         for task in ready
     ]

@@ -1,4 +1,7 @@
-"""guard_input: refuse what must not reach the planner (size, control characters, empty text)."""
+"""guard_input: what must not reach the planner. Empty or oversized text is refused; prompt
+injection is screened (patterns plus similarity to known attacks): a pattern hit is refused,
+a similarity-only hit gets a clarifying question instead (it can be a false alarm); the scope
+check (anchored on the graph schema and the business-scope text) is recorded for `route`."""
 
 from __future__ import annotations
 
@@ -21,16 +24,25 @@ def clean_text(text: str) -> str:
 
 @timed("guard_input")
 def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
+    deps = runtime.context
     text = clean_text(state.get("text", ""))
-    limit = runtime.context.max_message_chars
     if not text:
-        return {"text": text, "route": "refused", "confidence": 1.0,
-                "trace": {"guard": "empty_message"}}
-    if len(text) > limit:
-        return {"text": text, "route": "refused", "confidence": 1.0,
-                "trace": {"guard": "message_too_long"}}
-    return {"text": text, "trace": {"guard": "passed"}}
+        return {"text": text, "route": "refused", "confidence": 1.0, "trace": {"guard": "empty_message"}}
+    if len(text) > deps.max_message_chars:
+        return {"text": text, "route": "refused", "confidence": 1.0, "trace": {"guard": "message_too_long"}}
+    trace: dict[str, Any] = {"guard": "passed"}
+    if deps.screen is not None:
+        verdict = deps.screen(text)
+        if verdict.blocked:
+            guard = {"guard": "prompt_injection", "guard_reasons": list(verdict.reasons)}
+            if verdict.semantic_only:
+                return {"text": text, "route": "clarify", "confidence": 1.0, "trace": guard}
+            return {"text": text, "route": "refused", "confidence": 1.0, "trace": guard}
+    if deps.scope_check is not None:
+        scope = deps.scope_check(text)
+        trace["scope"] = {"in_scope": scope.in_scope, "area": scope.area}
+    return {"text": text, "trace": trace}
 
 
 def route_after_guard(state: State) -> str:
-    return "respond" if state.get("route") == "refused" else "route"
+    return {"refused": "respond", "clarify": "clarify"}.get(state.get("route") or "", "route")

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.guardrails.output import collect_identifiers
 from csagent.replies import render
 
 
 @timed("respond")
-def respond(state: State) -> dict[str, Any]:
+def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     reply = dict(state.get("reply") or {})
     status = state.get("status") or ""
     if state.get("route") == "refused":
@@ -18,9 +22,19 @@ def respond(state: State) -> dict[str, Any]:
                                 state.get("lang", "en")), "citations": []}
         status = "refused"
     reply.setdefault("citations", [])
+    guard = runtime.context.output_guard
+    trace: dict[str, Any] = {}
+    if guard is not None and reply.get("text"):
+        # Never another customer's identifiers, never an internal error: the last line of defence.
+        check = guard(reply["text"], customer_id=state.get("customer_id"),
+                      allowed=collect_identifiers(state.get("results") or {}), lang=state.get("lang", "en"))
+        if not check.clean:
+            reply["text"] = check.text
+            trace["output_guard"] = {"withheld": len(check.leaks),
+                                     "errors_replaced": check.internal_errors_replaced}
     set_aside = (state.get("trace") or {}).get("set_aside") or []
     if set_aside:
         note = render("confirm_set_aside", state.get("lang", "en"), actions="; ".join(set_aside))
         reply["text"] = f"{note}\n{reply.get('text', '')}".strip()
-    return {"reply": reply, "status": status or "answered",
+    return {"reply": reply, "status": status or "answered", **({"trace": trace} if trace else {}),
             "messages": [{"role": "assistant", "text": reply.get("text", "")}]}

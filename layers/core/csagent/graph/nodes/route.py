@@ -6,6 +6,7 @@ floor goes to clarification, never to an error or a silent end.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -26,6 +27,8 @@ ROUTE_TO_NODE = {
     "out_of_scope": "clarify",
 }
 MIN_CONFIDENCE = 0.35
+# Below this intent confidence, a message the scope check calls out of scope is out of scope.
+OUT_OF_SCOPE_DOUBT = 0.5
 
 
 @timed("route")
@@ -42,6 +45,11 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if resumed is not None:
         understanding = resumed
+    scope = (state.get("trace") or {}).get("scope") or {}
+    if scope and not scope.get("in_scope") and understanding.route == "knowledge_and_actions" \
+            and understanding.confidence < OUT_OF_SCOPE_DOUBT:
+        # Neither the business scope nor the intent examples vouch for it: say what we can do.
+        understanding = replace(understanding, route="out_of_scope")
     set_aside = {**set_aside, "awaiting": []}
     if state.get("attachments"):
         # The picture decides what to do; the text says what the customer wants of it.

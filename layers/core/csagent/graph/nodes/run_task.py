@@ -1,8 +1,8 @@
-"""run_task: run one task's tool and write only that task's result slot.
+"""run_task: run one task, healed (`csagent.healing`), and write only that task's result slot.
 
 Arguments that come from earlier tasks (product ids from an order lookup) are filled in from
-the dependencies' results first. Exceptions never leave this node: whatever a tool raises
-becomes a failed `ToolResult`.
+the dependencies' results first. Exceptions never leave this node: whatever goes wrong
+becomes a failed `ToolResult`, with the heal steps taken recorded beside it.
 """
 
 from __future__ import annotations
@@ -15,21 +15,22 @@ from langgraph.runtime import Runtime
 from csagent.domain.models import ErrorType, Task, ToolResult
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import TaskBranch
+from csagent.healing import heal_record, run_healed
 from csagent.planning import resolve_args
 
 
 def run_task(branch: TaskBranch, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     planned = Task.model_validate(branch["task"])
     started = time.perf_counter()
-    tool = runtime.context.tools.get(planned.tool)
-    if tool is None:
-        result = ToolResult.failed(planned, ErrorType.UNKNOWN, f"no tool named {planned.tool!r}")
-    else:
-        try:
-            task = resolve_args(planned, branch.get("dependencies") or {})
-            result = tool(task, runtime.context.make_tool_context(branch.get("customer_id")))
-        except Exception as exc:  # noqa: BLE001 - failure is data, never an exception
-            result = ToolResult.failed(planned, ErrorType.UNKNOWN, f"{type(exc).__name__}: {exc}")
+    deps = runtime.context
+    try:
+        task = resolve_args(planned, branch.get("dependencies") or {})
+        result, decisions, calls = run_healed(task, deps.make_tool_context(branch.get("customer_id")),
+                                              deps.tools, deps.bounds,
+                                              tool_calls_left=branch.get("tool_calls_left"))
+    except Exception as exc:  # noqa: BLE001 - failure is data, never an exception
+        result = ToolResult.failed(planned, ErrorType.UNKNOWN, f"{type(exc).__name__}: {exc}")
+        decisions, calls = [], 1
     elapsed = round((time.perf_counter() - started) * 1000, 2)
-    result = result.model_copy(update={"latency_ms": result.latency_ms or elapsed})
-    return {"results": {planned.task_id: result.model_dump(mode="json")}}
+    result = result.model_copy(update={"latency_ms": elapsed})
+    return {"results": {planned.task_id: {**result.model_dump(mode="json"), **heal_record(decisions, calls)}}}

@@ -15,6 +15,7 @@ from csagent.graph.state import State
 from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES
 from csagent.replies import ask_for, describe_failure, describe_success
+from csagent.resilience.faults import crash_point
 
 CATEGORY = {
     "order_status": "orders", "tracking": "orders", "order_items": "orders", "refund_status": "orders",
@@ -76,6 +77,8 @@ def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]
 
 @timed("summarise")
 def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
+    # Fault injection: a crash between dispatch and summarise (the retry resumes from the checkpoint).
+    crash_point("before_summarise", runtime.context.fault_plan)
     lang = state.get("lang", "en")
     results = state.get("results") or {}
     tasks = state.get("tasks") or []

@@ -1,0 +1,116 @@
+"""Healing one task: retries that change something, cheaper paths, breakers, budgets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.healing import run_healed
+from csagent.resilience.bounds import Bounds
+from csagent.resilience.breaker import breakers
+from csagent.tools.context import ToolContext
+
+BOUNDS = Bounds(backoff_base_s=0.001, backoff_max_s=0.002)
+CTX = ToolContext(graph=None, customer_id="c1", embedder=object())  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_breakers() -> Iterator[None]:
+    breakers().reset()
+    yield
+
+
+class Script:
+    """A tool that answers from a script of results, recording each call's task and context."""
+
+    def __init__(self, *outcomes: tuple[str, ErrorType | None]) -> None:
+        self.outcomes = list(outcomes)
+        self.calls: list[tuple[Task, ToolContext]] = []
+
+    def __call__(self, task: Task, ctx: ToolContext) -> ToolResult:
+        self.calls.append((task, ctx))
+        status, error = self.outcomes.pop(0) if self.outcomes else ("ok", None)
+        if status == "ok":
+            return ToolResult.ok(task, {"answer": "fine"})
+        return ToolResult.failed(task, error, f"{error.value} happened", retryable=True)
+
+
+def task(tool: str = "knowledge_search", **args) -> Task:
+    return Task(task_id="t1", task_type="policy", tool=tool, args=args or {"question": "returns?"})
+
+
+def test_a_transient_failure_is_retried_after_a_backoff_and_then_succeeds():
+    tool = Script(("fail", ErrorType.TRANSIENT), ("ok", None))
+    result, decisions, calls = run_healed(
+        task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None
+    )
+    assert result.status is TaskStatus.SUCCESS
+    assert (calls, [d.action.value for d in decisions]) == (2, ["retry"])
+    assert decisions[0].retry_kind.value == "backoff"
+    assert 0 <= decisions[0].delay_s <= BOUNDS.backoff_max_s
+
+
+def test_a_parse_error_is_retried_with_the_error_as_a_hint():
+    tool = Script(("fail", ErrorType.PARSE_ERROR), ("ok", None))
+    run_healed(task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None)
+    assert "hint" not in tool.calls[0][0].args
+    assert "parse_error happened" in tool.calls[1][0].args["hint"]
+
+
+def test_no_results_degrades_to_the_keyword_search_and_says_it_is_a_fallback():
+    # Given a knowledge search that finds nothing with embeddings
+    tool = Script(("fail", ErrorType.NO_RESULTS), ("ok", None))
+    # When the task is healed
+    result, decisions, _ = run_healed(task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None)
+    # Then the second call ran without embeddings (FAQ / fulltext keyword match) as a fallback
+    assert [d.action.value for d in decisions] == ["degrade"]
+    assert tool.calls[1][1].embedder is None
+    assert result.status is TaskStatus.FALLBACK
+
+
+def test_a_business_rule_violation_is_not_retried():
+    tool = Script(("fail", ErrorType.BUSINESS_RULE_VIOLATION))
+    result, decisions, calls = run_healed(
+        task("customer_actions", action="cancel_order"),
+        CTX,
+        {"customer_actions": tool},
+        BOUNDS,
+        sleep=lambda s: None,
+    )
+    assert calls == 1 and result.error.type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert decisions[-1].action.value == "handoff"
+
+
+def test_an_open_breaker_routes_around_the_dependency_without_calling_it():
+    # Given the neo4j breaker opened by repeated timeouts
+    failing = Script(*[("fail", ErrorType.TIMEOUT)] * 20)
+    for _ in range(3):
+        run_healed(
+            task("predefined_cypher", template_id="order_status"),
+            CTX,
+            {"predefined_cypher": failing},
+            BOUNDS,
+            sleep=lambda s: None,
+        )
+    assert breakers().get("neo4j").state.value == "open"
+    healthy = Script(("ok", None))
+    # When another task needs Neo4j
+    result, _, _ = run_healed(
+        task("predefined_cypher", template_id="order_status"),
+        CTX,
+        {"predefined_cypher": healthy},
+        BOUNDS,
+        sleep=lambda s: None,
+    )
+    # Then it fails fast as temporarily unavailable, and the tool was never called
+    assert healthy.calls == [] and result.error.type is ErrorType.TRANSIENT
+
+
+def test_the_turns_tool_call_budget_stops_retries():
+    tool = Script(*[("fail", ErrorType.TRANSIENT)] * 5)
+    _, _, calls = run_healed(
+        task(), CTX, {"knowledge_search": tool}, BOUNDS, tool_calls_left=1, sleep=lambda s: None
+    )
+    assert calls == 1

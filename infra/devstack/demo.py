@@ -77,7 +77,7 @@ def run(port: int, customer_id: str, messages: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from devstack.seed.demo_store import DEMO_CUSTOMER_ID, DEMO_ORDER_ID
+    from devstack.seed.demo_store import DEMO_CUSTOMER_ID, DEMO_ORDER_ID, DEMO_PENDING_ORDER_ID
 
     parser = argparse.ArgumentParser(prog="devstack.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     messages = [
         "Hi there!",
         f"Where is my order {DEMO_ORDER_ID}?",
+        f"Check order {DEMO_ORDER_ID}, what is the warranty on those headphones, and what is your return policy?",
+        f"Please cancel order {DEMO_PENDING_ORDER_ID}",
+        "I ordered it by mistake",
+        "yes",
+        "我的订单 " + DEMO_ORDER_ID + " 在哪里？",
         "thanks!",
     ]
     return run(args.port, DEMO_CUSTOMER_ID, messages)

@@ -135,3 +135,18 @@ def test_a_missing_reason_is_asked_for_and_the_answer_continues_the_request(run)
 )
 def test_only_a_plain_answer_counts_as_consent(text, answer):
     assert classify_confirmation(text) == answer
+
+
+def test_a_reason_phrased_as_a_cancellation_continues_the_waiting_request():
+    from csagent.understanding import resume_awaiting
+
+    # Given a cancellation of a specific order waiting for its reason
+    awaiting = [{"intent": "cancel_order", "parameter": "reason", "entities": {"order_id": "#W3096415"}}]
+    # When the answer is itself understood as a cancellation, with a reason and no order
+    answer = Understanding("knowledge_and_actions", "cancel_order", 0.74, clauses=(
+        Clause(text="I ordered it by mistake", intent="cancel_order", confidence=0.74,
+               entities={"reason": "ordered by mistake"}),))
+    resumed = resume_awaiting(answer, awaiting)
+    # Then it continues the waiting request, for the order that was asked about
+    assert resumed is not None
+    assert resumed.clauses[0].entities == {"order_id": "#W3096415", "reason": "ordered by mistake"}

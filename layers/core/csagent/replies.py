@@ -28,6 +28,12 @@ def _date(value: Any) -> str:
     return str(value or "")[:10]
 
 
+def _status(value: Any, lang: str) -> str:
+    """An order status in the customer's words and language (the stored value otherwise)."""
+    name = f"status_{value}"
+    return render(name, lang) if _has_template(name, lang) else str(value or "")
+
+
 def _order_overview(data: Mapping[str, Any], lang: str) -> str:
     row = data.get("row") or {}
     order_id, status = row.get("order_id", ""), row.get("order_status", "")
@@ -41,9 +47,9 @@ def _order_overview(data: Mapping[str, Any], lang: str) -> str:
                       tracking_number=tracking,
                       delivered_on=max(_date(s.get("delivered_at")) for s in shipped) or "-")
     elif not shipped:
-        text = render("order_status_no_tracking", lang, order_id=order_id, status=status)
+        text = render("order_status_no_tracking", lang, order_id=order_id, status=_status(status, lang))
     else:
-        text = render("order_status", lang, order_id=order_id, status=status, carrier=carrier,
+        text = render("order_status", lang, order_id=order_id, status=_status(status, lang), carrier=carrier,
                       tracking_number=tracking,
                       estimate=max(_date(s.get("estimated_delivery")) for s in shipped) or "-")
     names = [i["name"] for i in row.get("items") or [] if i.get("name")]

@@ -42,7 +42,10 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
     None when the message makes a request of its own, or does not give what was asked for."""
     own = [c for c in understanding.clauses if c.intent not in PASSIVE_INTENTS and c.confidence >= 0.5]
     given = {k: v for c in understanding.clauses for k, v in c.entities.items()}
-    if own or not awaiting:
+    waiting_intents = {w["intent"] for w in awaiting}
+    # "I ordered it by mistake" after "why are you cancelling?" reads as a cancellation itself:
+    # a request of the same kind as the one waiting continues it; any other request is new.
+    if not awaiting or any(c.intent not in waiting_intents for c in own):
         return None
     resumed = []
     for wait in awaiting:

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.nlp.intents import detect_language
 from csagent.replies import render
 
 logger = logging.getLogger(__name__)
@@ -28,8 +29,9 @@ def forward_to_agent(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any
         return {}
     if package is None:
         return {}
-    return {"route": "handed_off", "status": "handed_off",
-            "reply": {"text": render("handoff_forwarded", state.get("lang", "en")), "citations": []}}
+    lang = detect_language(state.get("text", ""))
+    return {"route": "handed_off", "status": "handed_off", "lang": lang,
+            "reply": {"text": render("handoff_forwarded", lang), "citations": []}}
 
 
 def route_after_forward(state: State) -> str:

@@ -56,19 +56,33 @@ def neo4j_driver() -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def tau_store(neo4j_driver: Any, tau_data: Path) -> Any:
-    """The tau-retail store in Neo4j. Tests that change it restore it with `reseed_tau`."""
+    """The tau-retail store in Neo4j, with the knowledge base and the Text2Cypher examples, as
+    `make seed DATA=…` leaves it. Tests that change the store restore it with `reseed_tau`."""
+    from devstack.seed.knowledge import load_knowledge
     from devstack.seed.loader import seed_store
 
-    return seed_store(neo4j_driver, tau_data)
+    report = seed_store(neo4j_driver, tau_data)
+    load_knowledge(neo4j_driver)
+    return report
 
 
 @pytest.fixture
 def reseed_tau(neo4j_driver: Any, tau_data: Path) -> Iterator[None]:
-    """Use in a test that writes to the store: the store is restored afterwards."""
+    """Use in a test that writes to the store: the store is restored afterwards (and the
+    knowledge base re-linked if the test had loaded another catalogue, e.g. the demo store)."""
+    from devstack.seed.knowledge import load_knowledge
     from devstack.seed.loader import seed_store
 
+    def mentions() -> int:
+        query = "MATCH (:Chunk)-[m:MENTIONS]->(:Product) RETURN count(m) AS n"
+        records, _, _ = neo4j_driver.execute_query(query)
+        return int(records[0]["n"])
+
+    before = mentions()
     yield
     seed_store(neo4j_driver, tau_data)
+    if mentions() < before:
+        load_knowledge(neo4j_driver)
 
 
 @pytest.fixture(scope="session")

@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     messages = [
         "Hi there!",
         f"Where is my order {DEMO_ORDER_ID}?",
-        f"Check order {DEMO_ORDER_ID}, what is the warranty on those headphones, and what is your return policy?",
+        f"Check order {DEMO_ORDER_ID}, what is the warranty on those headphones, "
+        "and what is your return policy?",
         f"Please cancel order {DEMO_PENDING_ORDER_ID}",
         "I ordered it by mistake",
         "yes",

@@ -66,15 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             database = args.database or settings.neo4j_database
             report = seed_store(driver, args.data, database=database, dimension=settings.embedding_dimension)
             if not args.no_knowledge:
-                # Chunks link to the store's products by id, so re-ingest after every store seed.
-                from csagent.knowledge.ingest import ingest_knowledge
-                from csagent.nlp.embeddings import get_embedder
+                from devstack.seed.knowledge import load_knowledge
 
-                knowledge = ingest_knowledge(driver, get_embedder(), prune=True, database=database)
-                from csagent.adapters.neo4j_graph import Neo4jGraph
-                from csagent.tools.text2cypher import ensure_example_bank
-
-                bank = ensure_example_bank(Neo4jGraph(driver, database), get_embedder())
+                loaded = load_knowledge(driver, database=database)
     except ServiceUnavailable as exc:
         print(f"error: Neo4j at {uri} is unreachable ({exc})", file=sys.stderr)
         return EXIT_FAILED
@@ -95,10 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  knowledge MENTIONS restored {report.mentions_restored}")
     print(f"elapsed {report.elapsed_s:.2f} s")
     if not args.no_knowledge:
+        knowledge = loaded.knowledge
         print(f"knowledge base: {knowledge.documents} documents, {knowledge.chunks} chunks, "
               f"{knowledge.product_mentions} product and {knowledge.category_mentions} category mentions "
               f"({knowledge.elapsed_ms / 1000:.2f} s)")
-        print(f"text2cypher example bank: {bank}")
+        print(f"text2cypher example bank: {loaded.examples}")
     return EXIT_OK
 
 

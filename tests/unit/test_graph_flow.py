@@ -241,3 +241,16 @@ def test_an_unreadable_picture_asks_for_the_order_number(graph):
     state = image_turn(graph, FakeReader(None))
     assert state["status"] == "needs_clarification"
     assert "picture" in state["reply"]["text"] and state["tasks"] == []
+
+
+def test_the_output_guard_keeps_our_own_example_order_number_in_a_clarification(graph):
+    # Given the real output guard and a question about an order without its number
+    from csagent.guardrails.output import guard_output
+
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=(status_clause(None),)))
+    deps = GraphDeps(**{**deps.__dict__, "output_guard": guard_output})
+    # When the assistant asks which order
+    state = turn(graph, deps, "where is my order?")
+    # Then the example in its wording is shown, not withheld
+    assert "#W1234567" in state["reply"]["text"] and "withheld" not in state["reply"]["text"]
+

@@ -254,3 +254,15 @@ def test_the_output_guard_keeps_our_own_example_order_number_in_a_clarification(
     # Then the example in its wording is shown, not withheld
     assert "#W1234567" in state["reply"]["text"] and "withheld" not in state["reply"]["text"]
 
+
+
+def test_every_label_the_local_tier_can_return_has_an_edge():
+    # Given every route the local understanding can produce, plus the ones the graph sets itself
+    from csagent.understanding_local import route_for
+
+    intents = ["greeting", "thanks", "smalltalk", "human_handoff", "out_of_scope", "order_status", "warranty"]
+    labels = {route_for([i]) for i in intents} | {route_for(intents)} | {"image", "confirmation", "clarify"}
+    nodes = set(build_graph().nodes)
+    # Then each one routes to a real node
+    assert {route_by_label({"route": label, "confidence": 1.0}) for label in labels} <= nodes
+    assert labels <= set(ROUTE_TO_NODE) | {"clarify"}

@@ -145,6 +145,9 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)
     message = str(error.get("message") or "").strip().rstrip(".")
+    if error_type == "no_results" and message and lang == "en":
+        # "Nothing found" is an answer, not a breakdown: say it as one.
+        return f"{message}. {render(NEXT_STEP['no_results'], lang)}"
     reason = message if error_type in READABLE_ERRORS and message and lang == "en" else render(
         f"reason_{error_type}" if _has_template(f"reason_{error_type}", lang) else "reason_unknown", lang)
     next_step = render(NEXT_STEP.get(error_type, "next_retry_later"), lang)

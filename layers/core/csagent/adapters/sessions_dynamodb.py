@@ -85,7 +85,8 @@ class DynamoDBSessions:
         if item is not None and item["owner"]["S"] != owner:
             raise Forbidden("this session belongs to another customer")
         held = item is not None and "lock_token" in item
-        if held and _n(item, "lock_until") > now and item.get("lock_head", {}).get("S") == head:
+        if item is not None and held and _n(item, "lock_until") > now and \
+                item.get("lock_head", {}).get("S") == head:
             raise Conflict("another message on this session is still being answered; retry shortly")
         token = uuid.uuid4().hex
         values: dict[str, Any] = {

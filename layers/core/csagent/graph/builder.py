@@ -46,8 +46,9 @@ from csagent.graph.nodes.summarise import summarise
 from csagent.graph.state import InputState, State
 
 
-def build_graph() -> StateGraph:
-    g = StateGraph(State, context_schema=GraphDeps, input_schema=InputState)
+def build_graph() -> StateGraph[State, GraphDeps, InputState, State]:
+    g: StateGraph[State, GraphDeps, InputState, State] = StateGraph(
+        State, context_schema=GraphDeps, input_schema=InputState)
     g.add_node("load_context", load_context)
     g.add_node("forward_to_agent", forward_to_agent)
     g.add_node("guard_input", guard_input)
@@ -59,7 +60,7 @@ def build_graph() -> StateGraph:
     g.add_node("request_approval", request_approval)
     g.add_node("await_approval", await_approval)
     g.add_node("plan", plan)
-    g.add_node("run_task", run_task)
+    g.add_node("run_task", run_task)  # type: ignore[arg-type]  # a Send branch: TaskBranch, not State
     g.add_node("dispatch_wave", dispatch_wave)
     g.add_node("collect", collect)
     g.add_node("summarise", summarise)

@@ -87,8 +87,9 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     @app.exception_handler(DomainError)
     async def on_domain(_: Request, exc: DomainError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
-        if getattr(exc, "retry_after_s", None) is not None:
-            headers = {"Retry-After": str(exc.retry_after_s)}
+        retry_after = getattr(exc, "retry_after_s", None)
+        if retry_after is not None:
+            headers = {"Retry-After": str(retry_after)}
         return _error(exc.status_code, exc.code, exc.message, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)
@@ -103,7 +104,7 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
                       "something went wrong on our side; nothing was changed, please try again")
 
     def caller(request: Request) -> Principal:
-        return principal_from(request.scope, request.headers.get("authorization"), auth_mode())
+        return principal_from(dict(request.scope), request.headers.get("authorization"), auth_mode())
 
     @app.post("/v1/sessions/{session_id}/messages", response_model=TurnOut,
               responses={400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}})

@@ -62,7 +62,9 @@ def test_a_second_process_continues_the_same_session(router_handler, session_id)
         "import importlib.util, json, sys\n"
         f"spec = importlib.util.spec_from_file_location('router_app', {app_path!r})\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-        "class C:\n    aws_request_id = 'p2'\n    def get_remaining_time_in_millis(self): return 29000\n"
+        "class C:\n    function_name = 'RouterFunction'\n    memory_limit_in_mb = 1024\n"
+        "    invoked_function_arn = 'arn:aws:lambda:us-east-1:123456789012:function:RouterFunction'\n"
+        "    aws_request_id = 'p2'\n    def get_remaining_time_in_millis(self): return 29000\n"
         "print(json.dumps(m.handler(json.loads(sys.stdin.read()), C())))\n"
     )
     env = dict(os.environ, AUTH_MODE="jwt")
@@ -122,3 +124,22 @@ def test_a_message_while_the_session_is_busy_gets_409_and_changes_nothing(router
     assert body(response)["error"]["code"] == "conflict"
     values = service._graph.get_state(config).values
     assert values["turn"] == 1
+
+
+def test_a_customer_over_the_rate_limit_gets_429_with_retry_after(router_handler, session_id, monkeypatch):
+    # Given a limit of two messages a minute
+    from csagent import runtime
+
+    monkeypatch.setenv("RATE_LIMIT_MAX_MESSAGES", "2")
+    runtime.reset()
+    event = with_body(with_session(load_event("message.json"), session_id), {"text": "thanks!"})
+    # When a customer with a fresh limit window sends a third message
+    customer = f"rl-{session_id}"
+    event["requestContext"]["authorizer"]["jwt"]["claims"]["custom:customer_id"] = customer
+    statuses = [router_handler(event)["statusCode"] for _ in range(2)]
+    third = router_handler(event)
+    # Then the third is refused with 429 and told when to retry
+    assert statuses == [200, 200]
+    assert third["statusCode"] == 429
+    assert body(third)["error"]["code"] == "rate_limited"
+    assert int(third["headers"]["retry-after"]) >= 1

@@ -215,6 +215,9 @@ def health() -> dict[str, bool]:
 
 def reset() -> None:
     """Forget every cached client and setting (tests, after changing the environment)."""
+    from csagent.guardrails.ratelimit import get_rate_limit_settings
+
+    get_rate_limit_settings.cache_clear()
     for factory in (graph_store, dynamodb_client, sqs_client, handoff_service, approval_service,
                     checkpointer, wave_dispatcher, compiled_graph, graph_deps, conversation_service,
                     get_settings):

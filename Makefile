@@ -94,3 +94,43 @@ lock: ## re-pin every Python dependency (fresh venv) into constraints.txt
 
 clean: down
 	rm -rf .local infra/neo4j/target .pytest_cache
+
+# ------------------------------------------------------------------------------------------------
+# The AWS application: validate and build with the SAM CLI, on this machine (Python 3.11, no
+# Docker): the deps layer cross-installs CPython 3.12 / arm64 wheels (layers/deps/Makefile).
+# Nothing here calls AWS: a fixed region, the dummy credentials exported above, no telemetry.
+# ------------------------------------------------------------------------------------------------
+TOOLS       := .venv-tools
+TOOLS_STAMP := $(TOOLS)/.installed
+SAM         := $(TOOLS)/bin/sam
+SAM_REGION  := us-east-1
+SAM_ENV     := SAM_CLI_TELEMETRY=0 __SAM_CLI_APP_DIR=$(CURDIR)/$(TOOLS)/sam-app
+LAMBDA_REQS := layers/deps/requirements.txt
+
+.PHONY: validate build lambda-requirements
+
+$(TOOLS_STAMP): requirements/tools.txt
+	test -x $(TOOLS)/bin/python || $(PY) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install -q --upgrade pip
+	$(TOOLS)/bin/pip install -q -r requirements/tools.txt
+	touch $@
+
+# The build regenerates the layer's requirements when the lock moved (never ships a stale set);
+# `make validate` fails when the committed file is stale.
+$(LAMBDA_REQS): constraints.txt requirements/runtime.in requirements/models.txt layers/deps/exclude.txt \
+                infra/build/lambda_requirements.py | $(STAMP)
+	$(BIN)/python infra/build/lambda_requirements.py
+
+lambda-requirements: $(STAMP) ## layers/deps/requirements.txt from the lock (pip's resolver, Lambda's platform)
+	$(BIN)/python infra/build/lambda_requirements.py
+
+validate: $(STAMP) $(TOOLS_STAMP) ## sam validate --lint, cfn-lint, ASL on moto, function contracts, deps vs lock
+	$(SAM_ENV) $(SAM) validate --lint --region $(SAM_REGION) --template-file template.yaml
+	$(BIN)/cfn-lint template.yaml
+	$(BIN)/python infra/build/lambda_requirements.py --check
+	$(BIN)/pytest -q -p no:cacheprovider tests/unit/test_asl.py tests/unit/test_function_contracts.py \
+	  tests/unit/test_build.py
+
+build: $(STAMP) $(TOOLS_STAMP) $(LAMBDA_REQS) ## sam build into .aws-sam/build, then each function's unzipped size
+	time $(SAM_ENV) $(SAM) build --region $(SAM_REGION) --template-file template.yaml
+	$(BIN)/python infra/build/sizes.py .aws-sam/build

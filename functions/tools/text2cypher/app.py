@@ -30,6 +30,7 @@ metrics = Metrics()  # dimension "service": POWERTOOLS_SERVICE_NAME, one per too
 
 
 def _tool_context(event: ToolEvent) -> ToolContext:
+    runtime.configure_text2cypher()  # the model spec and limits from the settings (once)
     return ToolContext(graph=runtime.graph_store(), customer_id=event.customer_id, embedder=get_embedder())
 
 

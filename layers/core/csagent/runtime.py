@@ -119,6 +119,19 @@ def compiled_graph() -> Any:
 
 
 @lru_cache(maxsize=1)
+def configure_text2cypher() -> None:
+    """Give the Text2Cypher tool its model and limits from the settings (once per process):
+    the router and the Text2Cypher Lambda both call this."""
+    from csagent.tools import text2cypher
+
+    s = get_settings()
+    text2cypher.configure(s.text2cypher_model or s.chat_model, model_timeout_s=s.model_timeout_s,
+                          region=s.aws_region,
+                          api_key=s.model_api_key.get_secret_value() if s.model_api_key else None,
+                          query_timeout_s=s.text2cypher_timeout_s, max_rows=s.text2cypher_max_rows)
+
+
+@lru_cache(maxsize=1)
 def graph_deps() -> GraphDeps:
     from csagent.adapters.product_catalogue import ProductCatalogue
     from csagent.graph.context import GraphDeps
@@ -137,12 +150,7 @@ def graph_deps() -> GraphDeps:
     plan = get_fault_plan()
     store = wrap_graph_store(graph_store(), plan)
     embedder = get_embedder()
-    from csagent.tools import text2cypher
-
-    text2cypher.configure(s.text2cypher_model or s.chat_model, model_timeout_s=s.model_timeout_s,
-                          region=s.aws_region,
-                          api_key=s.model_api_key.get_secret_value() if s.model_api_key else None,
-                          query_timeout_s=s.text2cypher_timeout_s, max_rows=s.text2cypher_max_rows)
+    configure_text2cypher()
     if s.image_reader == "bedrock":
         from csagent.adapters.ocr_bedrock import BedrockImageReader
 
@@ -218,7 +226,7 @@ def reset() -> None:
     from csagent.guardrails.ratelimit import get_rate_limit_settings
 
     get_rate_limit_settings.cache_clear()
-    for factory in (graph_store, dynamodb_client, sqs_client, handoff_service, approval_service,
-                    checkpointer, wave_dispatcher, compiled_graph, graph_deps, conversation_service,
+    for factory in (configure_text2cypher, graph_store, dynamodb_client, sqs_client, handoff_service,
+                    approval_service, checkpointer, wave_dispatcher, compiled_graph, graph_deps, conversation_service,
                     get_settings):
         factory.cache_clear()

@@ -227,6 +227,6 @@ def reset() -> None:
 
     get_rate_limit_settings.cache_clear()
     for factory in (configure_text2cypher, graph_store, dynamodb_client, sqs_client, handoff_service,
-                    approval_service, checkpointer, wave_dispatcher, compiled_graph, graph_deps, conversation_service,
-                    get_settings):
+                    approval_service, checkpointer, wave_dispatcher, compiled_graph, graph_deps,
+                    conversation_service, get_settings):
         factory.cache_clear()

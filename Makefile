@@ -31,7 +31,7 @@ export STORE_TODAY ?= 2024-07-01
 STAMP := $(VENV)/.installed
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup up down status seed serve demo test test-unit bench eval lint lock clean
+.PHONY: help setup up down status seed serve demo test test-unit bench eval faults lint lock clean
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -78,6 +78,11 @@ eval: up ## knowledge search Recall@5 / MRR and intent accuracy on the labelled 
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 	$(BIN)/python -m csagent.knowledge.evaluate
 	$(BIN)/python -m csagent.nlp.calibrate --dry-run
+
+faults: up ## fault injection on the tau-retail store: replies, silent drops, duplicate writes, crash recovery
+	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
+	$(BIN)/python -m devstack.faults_eval
+	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 
 test-unit: setup
 	$(BIN)/pytest -q tests/unit

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from csagent import observability
 from csagent.messaging import runtime
 from csagent.messaging.models import InboundMessage
 
-logger = Logger(service="webhook-worker")
+logger = observability.get_logger()  # PII-masking serializer; POWERTOOLS_SERVICE_NAME names it
+metrics = observability.get_metrics()
 # Never raise for a batch that failed entirely: the response lists every record instead, which
 # SQS treats the same way (all of them return to the queue) and keeps the logs readable.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -33,6 +34,7 @@ def record_handler(record: SQSRecord) -> str:
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics  # the turns' metrics flush per invocation, not once 100 values pile up
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor,
                                     context=context)

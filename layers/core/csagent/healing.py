@@ -9,6 +9,9 @@ Cheaper paths (the degradation ladder below the models):
   the closest template in the local tier;
 - knowledge_search / text2cypher → the FAQ and fulltext keyword match (knowledge search
   without embeddings).
+
+Every tool call runs in a tracer subsegment `tool:<tool>` and is measured (ToolLatency,
+ToolFailure; Retry and Degradation per heal step): see `csagent.observability`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.observability import record_heal, tool_call
 from csagent.resilience.bounds import Bounds
 from csagent.resilience.breaker import guard
 from csagent.resilience.policy import HealAction, HealDecision, RetryKind, decide
@@ -64,15 +68,18 @@ def run_healed(task: Task, ctx: ToolContext, tools: Mapping[str, ToolFn], bounds
     if tool is None:
         return ToolResult.failed(task, ErrorType.UNKNOWN, f"no tool named {task.tool!r}"), [], 0
     call: Callable[[Task, ToolContext], ToolResult] = tool
-    current, decisions, calls = task, [], 0
+    current, calls = task, 0
+    decisions: list[HealDecision] = []
     degraded = False
     while True:
         breaker = BREAKER_OF.get(current.tool, current.tool)
-        try:
-            result = guard(breaker, lambda c=call, t=current: c(t, ctx),  # type: ignore[misc]
-                           lambda b=breaker: _unavailable(task, b))
-        except Exception as exc:  # noqa: BLE001 - failure is data
-            result = ToolResult.failed(task, ErrorType.UNKNOWN, f"{type(exc).__name__}: {exc}")
+        with tool_call(current.tool, task_type=task.task_type, attempt=calls + 1, degraded=degraded) as span:
+            try:
+                result = guard(breaker, lambda c=call, t=current: c(t, ctx),  # type: ignore[misc]
+                               lambda b=breaker: _unavailable(task, b))  # type: ignore[misc]
+            except Exception as exc:  # noqa: BLE001 - failure is data
+                result = ToolResult.failed(task, ErrorType.UNKNOWN, f"{type(exc).__name__}: {exc}")
+            span.finish(result)  # ToolLatency, ToolFailure; the span's status annotations
         calls += 1
         if degraded and result.status is TaskStatus.SUCCESS:
             result = result.model_copy(update={"status": TaskStatus.FALLBACK})
@@ -83,6 +90,7 @@ def run_healed(task: Task, ctx: ToolContext, tools: Mapping[str, ToolFn], bounds
             return result.model_copy(update={"task_id": task.task_id, "task_type": task.task_type,
                                              "tool": task.tool}), decisions, calls
         decisions.append(decision)
+        record_heal(decision)  # Retry / Degradation metrics
         if decision.action is HealAction.RETRY:
             sleep(decision.delay_s)
             hint = decision.hint if decision.retry_kind is RetryKind.WITH_HINT else None

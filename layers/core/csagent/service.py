@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from csagent import observability
 from csagent.domain.errors import Forbidden, InvalidInput
 from csagent.domain.models import Principal
 
@@ -143,8 +144,15 @@ class ConversationService:
         self._approvals = approvals
 
     def handle_message(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
+        """One customer turn, logged once and measured (`csagent.observability.record_turn`)."""
+        turn = self._turn(principal, session_id, message)
+        observability.record_turn(turn, text=message.text)
+        return turn
+
+    def _turn(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
         customer_id = customer_of(principal)
         check_session_id(session_id)
+        observability.bind_session(session_id)  # the correlation id of every log line of the turn
         if self._rate_limiter is not None:
             self._rate_limiter.consume(customer_id)  # RateLimited → 429 with Retry-After
         config = {"configurable": {"thread_id": session_id}, "recursion_limit": self._recursion_limit()}
@@ -219,6 +227,7 @@ class ConversationService:
         config = {"configurable": {"thread_id": approval.session_id}}
         if self._paused_approval(config) != approval.approval_id:
             return None  # already resumed: approving twice changes nothing
+        observability.bind_session(approval.session_id)
         lease = self._sessions.begin_turn(approval.session_id, approval.customer_id, self._head(config))
         started = time.perf_counter()
         try:
@@ -226,7 +235,9 @@ class ConversationService:
         except BaseException:
             self._sessions.release(lease)
             raise
-        return self._shape(approval.session_id, state, (time.perf_counter() - started) * 1000)
+        turn = self._shape(approval.session_id, state, (time.perf_counter() - started) * 1000)
+        observability.record_turn(turn)
+        return turn
 
     def _resume(self, config: dict[str, Any], approval: Any) -> dict[str, Any]:
         from langgraph.types import Command

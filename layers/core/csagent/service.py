@@ -168,6 +168,10 @@ class ConversationService:
                     self._sessions.release(lease)
                     return self._waiting(session_id, config, (time.perf_counter() - started) * 1000)
                 state = self._resume(config, approval)
+            elif self._crashed_on(config, message):
+                # The last attempt at this same request stopped mid-turn: finish it from its
+                # checkpoint, so nothing that already ran runs again.
+                state = self._graph.invoke(None, config, context=self._deps, durability="exit")
             else:
                 # durability="exit": one checkpoint when the turn ends; writing it ends the lease.
                 state = self._graph.invoke(
@@ -245,6 +249,21 @@ class ConversationService:
         decision = {"approved": "approved", "rejected": "rejected"}.get(approval.status.value, "expired")
         return self._graph.invoke(Command(resume={"decision": decision, "approved_by": approval.decided_by}),
                                   config, context=self._deps, durability="exit")
+
+    def _crashed_on(self, config: dict[str, Any], message: MessageIn) -> bool:
+        """Did the thread's last turn stop on a node that raised, while answering this same message?
+
+        With durability "exit" LangGraph still checkpoints the steps that finished when a node
+        raises, with the error on the task that did not. A new turn started from there would
+        record the message twice and lose what the finished steps did (a confirmed change no
+        longer pending, so the repeated "yes" would have nothing to confirm); resuming the
+        stopped turn (`invoke(None)`) runs only what did not finish."""
+        snapshot = self._graph.get_state(config)
+        if snapshot is None or not snapshot.next or not any(task.error for task in snapshot.tasks):
+            return False
+        values = snapshot.values or {}
+        return (values.get("text") == message.text and values.get("order_id_hint") == message.order_id
+                and (values.get("attachments") or []) == [a.model_dump() for a in message.attachments])
 
     def _paused_approval(self, config: dict[str, Any]) -> str | None:
         """The approval id the thread is paused on, if it is paused."""

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.guardrails.output import collect_identifiers
+from csagent.guardrails.output import collect_identifiers, identifiers_in
 from csagent.replies import render
 
 
@@ -35,7 +35,11 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     trace: dict[str, Any] = {}
     if guard is not None and reply.get("text"):
         # Never another customer's identifiers, never an internal error: the last line of defence.
-        allowed = collect_identifiers(state.get("results") or {}) | template_identifiers()
+        # The customer's own identifiers are no leak: what they wrote and what their tasks are
+        # about (so a failed lookup names the order it was for, instead of a redaction).
+        allowed = (collect_identifiers(state.get("results") or {}) | template_identifiers()
+                   | identifiers_in(state.get("text") or "")
+                   | collect_identifiers([task.get("args") for task in state.get("tasks") or []]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,
                       lang=state.get("lang", "en"))
         if not check.clean:

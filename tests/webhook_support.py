@@ -135,6 +135,13 @@ class RecordedRequest:
     body: dict[str, Any]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (the timeout tests do that on purpose) is not an error to print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
 @dataclass
 class RecordingServer:
     """A tiny HTTP server on 127.0.0.1 (free port) that records every POST and answers from a
@@ -179,7 +186,7 @@ def _handler_for(server: RecordingServer) -> type[BaseHTTPRequestHandler]:
 def recording_server() -> Iterator[RecordingServer]:
     """Generator for a pytest fixture: yields a running `RecordingServer`, stops it after."""
     recorder = RecordingServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(recorder))
+    httpd = _QuietServer(("127.0.0.1", 0), _handler_for(recorder))
     recorder.url = f"http://127.0.0.1:{httpd.server_address[1]}"
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

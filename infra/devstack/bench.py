@@ -5,7 +5,8 @@ printed next to the measurements; nothing here asserts: a benchmark reports, tes
 
     turn latency (local tier)     single intent p50/p95, three-task compound p50
     cold import                   router handler vs `import langgraph.graph` (fresh processes)
-    DynamoDB per turn             writes per turn, checkpoint bytes per turn over 10 turns
+    DynamoDB per turn             writes per turn (the turn's state; and with the rate-limit counter),
+                                  checkpoint bytes per turn over 10 turns
     tools                         template match + query p50, knowledge search p50
 """
 
@@ -107,11 +108,15 @@ def bench_dynamodb(turns: int = 10) -> dict[str, Any]:
     from csagent.service import MessageIn
 
     service = runtime.conversation_service()
-    counts = {"writes": 0, "checkpoint_bytes": 0}
+    counts = {"writes": 0, "turn_writes": 0, "checkpoint_bytes": 0}
 
     def on_call(params: dict[str, Any], model: Any, **_: Any) -> None:
         if model.name in {"PutItem", "UpdateItem", "BatchWriteItem", "DeleteItem", "TransactWriteItems"}:
             counts["writes"] += 1
+            # The turn's own state (checkpoint items and the session lease), apart from the
+            # per-customer rate-limit counter the guardrails add.
+            if not str(params.get("TableName", "")).endswith("-ratelimits"):
+                counts["turn_writes"] += 1
             if params.get("TableName", "").endswith("-checkpoints"):
                 counts["checkpoint_bytes"] += item_bytes(params.get("Item") or {})
             elif model.name == "BatchWriteItem":
@@ -124,13 +129,15 @@ def bench_dynamodb(turns: int = 10) -> dict[str, Any]:
     session = f"bench-ddb-{uuid.uuid4().hex[:8]}"
     texts = ["where is my order #W4435622?", "what items are in it?", "what is your return policy?",
              "thanks!", "show my orders"]
-    writes, sizes = [], []
+    writes, turn_writes, sizes = [], [], []
     for i in range(turns):
         before = dict(counts)
         service.handle_message(principal, session, MessageIn(text=texts[i % len(texts)]))
         writes.append(counts["writes"] - before["writes"])
+        turn_writes.append(counts["turn_writes"] - before["turn_writes"])
         sizes.append(counts["checkpoint_bytes"] - before["checkpoint_bytes"])
-    return {"writes_per_turn_max": max(writes), "writes_per_turn_median": statistics.median(writes),
+    return {"turn_state_writes_per_turn_max": max(turn_writes),
+            "writes_per_turn_with_rate_limit_max": max(writes),
             "checkpoint_bytes_per_turn_median": statistics.median(sizes), "turns": turns}
 
 
@@ -189,7 +196,7 @@ def bench_tools(runs: int) -> dict[str, Any]:
 TARGETS = {
     "single_intent_p50_ms": ("<=", 150), "single_intent_p95_ms": ("<=", 400),
     "compound_over_single_p50": ("<=", 2.0), "ratio": ("<=", 1.3),
-    "writes_per_turn_max": ("<=", 3), "checkpoint_bytes_per_turn_median": ("<=", 6144),
+    "turn_state_writes_per_turn_max": ("<=", 3), "checkpoint_bytes_per_turn_median": ("<=", 6144),
     "template_match_and_query_p50_ms": ("<=", 20), "knowledge_search_p50_ms": ("<=", 60),
 }
 

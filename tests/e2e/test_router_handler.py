@@ -115,8 +115,8 @@ def test_a_message_while_the_session_is_busy_gets_409_and_changes_nothing(router
     router_handler(with_session(load_event("message.json"), session_id))
     service = runtime.conversation_service()
     config = {"configurable": {"thread_id": session_id}}
-    runtime_sessions = service._sessions
-    runtime_sessions.begin_turn(session_id, "james_li_5688", service._head(config))
+    head = service._graph.get_state(config).config["configurable"]["checkpoint_id"]
+    service._sessions.begin_turn(session_id, "james_li_5688", head)
     # When a second message arrives on the session
     response = router_handler(with_session(load_event("message.json"), session_id))
     # Then it is told to retry, and the conversation still holds only the first turn

@@ -156,10 +156,12 @@ class ConversationService:
         if self._rate_limiter is not None:
             self._rate_limiter.consume(customer_id)  # RateLimited → 429 with Retry-After
         config = {"configurable": {"thread_id": session_id}, "recursion_limit": self._recursion_limit()}
-        lease = self._sessions.begin_turn(session_id, customer_id, self._head(config))
+        # One checkpoint read tells the head (for the lease), a paused approval, a crashed turn.
+        snapshot = self._graph.get_state(config)
+        lease = self._sessions.begin_turn(session_id, customer_id, _head(snapshot))
         started = time.perf_counter()
         try:
-            paused = self._paused_approval(config)
+            paused = _paused_approval(snapshot) if self._approvals is not None else None
             if paused is not None:
                 # A refund is waiting for a person: the customer hears where it stands; an
                 # expired review is closed now and reported.
@@ -168,7 +170,7 @@ class ConversationService:
                     self._sessions.release(lease)
                     return self._waiting(session_id, config, (time.perf_counter() - started) * 1000)
                 state = self._resume(config, approval)
-            elif self._crashed_on(config, message):
+            elif _crashed_on(snapshot, message):
                 # The last attempt at this same request stopped mid-turn: finish it from its
                 # checkpoint, so nothing that already ran runs again.
                 state = self._graph.invoke(None, config, context=self._deps, durability="exit")
@@ -229,10 +231,11 @@ class ConversationService:
     def _finish_paused(self, approval: Any) -> TurnOut | None:
         """Resume the approval's session if it is still paused on this approval (else no-op)."""
         config = {"configurable": {"thread_id": approval.session_id}}
-        if self._paused_approval(config) != approval.approval_id:
+        snapshot = self._graph.get_state(config)
+        if _paused_approval(snapshot) != approval.approval_id:
             return None  # already resumed: approving twice changes nothing
         observability.bind_session(approval.session_id)
-        lease = self._sessions.begin_turn(approval.session_id, approval.customer_id, self._head(config))
+        lease = self._sessions.begin_turn(approval.session_id, approval.customer_id, _head(snapshot))
         started = time.perf_counter()
         try:
             state = self._resume(config, approval)
@@ -250,32 +253,6 @@ class ConversationService:
         return self._graph.invoke(Command(resume={"decision": decision, "approved_by": approval.decided_by}),
                                   config, context=self._deps, durability="exit")
 
-    def _crashed_on(self, config: dict[str, Any], message: MessageIn) -> bool:
-        """Did the thread's last turn stop on a node that raised, while answering this same message?
-
-        With durability "exit" LangGraph still checkpoints the steps that finished when a node
-        raises, with the error on the task that did not. A new turn started from there would
-        record the message twice and lose what the finished steps did (a confirmed change no
-        longer pending, so the repeated "yes" would have nothing to confirm); resuming the
-        stopped turn (`invoke(None)`) runs only what did not finish."""
-        snapshot = self._graph.get_state(config)
-        if snapshot is None or not snapshot.next or not any(task.error for task in snapshot.tasks):
-            return False
-        values = snapshot.values or {}
-        return (values.get("text") == message.text and values.get("order_id_hint") == message.order_id
-                and (values.get("attachments") or []) == [a.model_dump() for a in message.attachments])
-
-    def _paused_approval(self, config: dict[str, Any]) -> str | None:
-        """The approval id the thread is paused on, if it is paused."""
-        if self._approvals is None:
-            return None
-        snapshot = self._graph.get_state(config)
-        for pending in getattr(snapshot, "interrupts", ()) or ():
-            value = getattr(pending, "value", None) or {}
-            if isinstance(value, dict) and value.get("approval_id"):
-                return str(value["approval_id"])
-        return None
-
     def _waiting(self, session_id: str, config: dict[str, Any], elapsed_ms: float) -> TurnOut:
         from csagent.replies import render
 
@@ -289,11 +266,6 @@ class ConversationService:
     def _recursion_limit(self) -> int:
         bounds = getattr(self._deps, "bounds", None)
         return int(bounds.recursion_limit) if bounds is not None else 60
-
-    def _head(self, config: dict[str, Any]) -> str | None:
-        """The id of the thread's latest checkpoint (None before the first turn)."""
-        saved = self._graph.checkpointer.get_tuple(config)
-        return saved.config["configurable"].get("checkpoint_id") if saved else None
 
     def get_session(self, principal: Principal, session_id: str) -> SessionOut:
         customer_id = customer_of(principal)
@@ -329,3 +301,32 @@ class ConversationService:
         return TurnOut(session_id=session_id, turn=int(state.get("turn") or 0),
                        status=state.get("status") or "answered", reply=state.get("reply") or {"text": ""},
                        tasks=tasks, trace=trace)
+
+
+def _head(snapshot: Any) -> str | None:
+    """The id of the thread's latest checkpoint (None before the first turn)."""
+    return (snapshot.config.get("configurable") or {}).get("checkpoint_id") if snapshot else None
+
+
+def _paused_approval(snapshot: Any) -> str | None:
+    """The approval id the thread is paused on, if it is paused."""
+    for pending in getattr(snapshot, "interrupts", ()) or ():
+        value = getattr(pending, "value", None) or {}
+        if isinstance(value, dict) and value.get("approval_id"):
+            return str(value["approval_id"])
+    return None
+
+
+def _crashed_on(snapshot: Any, message: MessageIn) -> bool:
+    """Did the thread's last turn stop on a node that raised, while answering this same message?
+
+    With durability "exit" LangGraph still checkpoints the steps that finished when a node
+    raises, with the error on the task that did not. A new turn started from there would
+    record the message twice and lose what the finished steps did (a confirmed change no
+    longer pending, so the repeated "yes" would have nothing to confirm); resuming the
+    stopped turn (`invoke(None)`) runs only what did not finish."""
+    if snapshot is None or not snapshot.next or not any(task.error for task in snapshot.tasks):
+        return False
+    values = snapshot.values or {}
+    return (values.get("text") == message.text and values.get("order_id_hint") == message.order_id
+            and (values.get("attachments") or []) == [a.model_dump() for a in message.attachments])

@@ -1,0 +1,68 @@
+"""The one shape of every tool Lambda (`functions/tools/<tool>/app.py`).
+
+One invocation = one Map iteration of the dispatch state machine: parse the event into a
+`ToolEvent` (Powertools parser), run the core tool, return the `ToolResult` as JSON. A
+malformed event is answered with a failed ToolResult (VALIDATION); a retryable transient
+failure is raised as `TransientToolError` so that the state machine's Retry applies (see
+`csagent.tools.events`). Logger (session id as correlation id), Tracer and Metrics as
+everywhere; results hold customer data, so they are never captured in traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from csagent.domain.models import Task, ToolResult
+from csagent.tools.context import ToolContext
+
+ToolRun = Callable[[Task, ToolContext], ToolResult]
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def _default_context(event: Any) -> ToolContext:
+    from csagent import runtime
+    from csagent.nlp.embeddings import get_embedder
+
+    return ToolContext(graph=runtime.graph_store(), customer_id=event.customer_id, embedder=get_embedder())
+
+
+def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | None = None) -> LambdaHandler:
+    """The Lambda handler of `tool`. `prepare` runs before each tool context is built (cached
+    configuration, e.g. Text2Cypher's model spec)."""
+    from aws_lambda_powertools import Logger, Metrics, Tracer
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
+
+    from csagent.tools.events import ToolEvent, TransientToolError, malformed_event_result, run_tool_event
+
+    logger = Logger()
+    tracer = Tracer()
+    metrics = Metrics()  # dimension "service": POWERTOOLS_SERVICE_NAME, one per tool function (template.yaml)
+
+    def tool_context(event: ToolEvent) -> ToolContext:
+        if prepare is not None:
+            prepare()
+        return _default_context(event)
+
+    @event_parser(model=ToolEvent)
+    def handle(event: ToolEvent, context: Any) -> ToolResult:
+        return run_tool_event(event, run, tool_context)
+
+    @logger.inject_lambda_context(correlation_id_path="session_id", clear_state=True)
+    @tracer.capture_lambda_handler(capture_response=False)  # results hold customer data
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        try:
+            result = handle(event, context)
+        except ValidationError as exc:
+            logger.warning("malformed tool event", extra={"errors": exc.error_count()})
+            result = malformed_event_result(event, tool, exc)
+        except TransientToolError:
+            metrics.add_metric(name="ToolTransientError", unit=MetricUnit.Count, value=1)
+            raise  # the state machine's Retry (then Catch) handles it
+        metrics.add_metric(name=f"Tool{result.status.value.title()}", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="ToolLatency", unit=MetricUnit.Milliseconds, value=result.latency_ms)
+        return result.model_dump(mode="json")
+
+    return handler

@@ -693,3 +693,66 @@ def test_any_customer_side_label_is_outside_the_schema(label: str, form: str) ->
     errors = validate_statically(form.format(l=label))
     # Then it is refused as outside the schema
     assert any(isinstance(e, OutsideSchema) for e in errors)
+
+
+# ------------------------------------------------------------------ the model degradation ladder
+def test_the_secondary_model_answers_when_the_primary_fails() -> None:
+    from csagent.models.ladder import ModelLadder
+    from csagent.resilience.breaker import breakers
+
+    breakers().reset()
+    # Given a ladder whose primary endpoint is down and whose secondary works
+    primary = ScriptedModel(replies=[ConnectionError("bedrock is down")])
+    secondary = ScriptedModel(replies=[VALID])
+    ladder = ModelLadder([("bedrock/primary", primary),
+                          ("openai/secondary@http://vllm:8000/v1", secondary)])
+    graph = FakeGraph()
+    # When Text2Cypher runs with it
+    outcome = Text2Cypher(graph, ladder, None).run("What do the Headphones variants cost?")
+    # Then the secondary's query answered, and the ladder says which rungs it took
+    assert outcome.status == "success" and outcome.rows == VALID_ROWS
+    assert ladder.last_steps == ["bedrock/primary: ConnectionError",
+                                 "openai/secondary@http://vllm:8000/v1: answered"]
+
+
+def test_an_open_breaker_skips_its_model_without_calling_it() -> None:
+    from csagent.models.ladder import ModelLadder
+    from csagent.resilience.breaker import breakers, model_breaker_name
+
+    breakers().reset()
+    for _ in range(10):
+        breakers().get(model_breaker_name("bedrock/primary")).record_failure()
+    primary = ScriptedModel(replies=[])  # any call would fail the test
+    ladder = ModelLadder([("bedrock/primary", primary),
+                          ("openai/s@http://vllm:8000/v1", ScriptedModel(replies=[VALID]))])
+    Text2Cypher(FakeGraph(), ladder, None).run("What do the Headphones variants cost?")
+    assert primary.calls == [] and ladder.last_steps[0] == "bedrock/primary: circuit open"
+    breakers().reset()
+
+
+def test_when_every_model_fails_the_local_tier_answers_with_a_template(embedder: Any) -> None:
+    from csagent.models.ladder import ModelLadder
+    from csagent.resilience.breaker import breakers
+
+    breakers().reset()
+    # Given both endpoints down
+    ladder = ModelLadder([("bedrock/p", ScriptedModel(replies=[TimeoutError()] * 3)),
+                          ("openai/s@http://vllm:8000/v1", ScriptedModel(replies=[TimeoutError()] * 3))])
+    graph = FakeGraph(_product_price_rows)
+    # When a question a template covers is asked
+    outcome = Text2Cypher(graph, ladder, embedder).run(PRICE_QUESTION)
+    # Then the closest predefined template answers (the local tier), said as a fallback
+    assert outcome.status == "fallback"
+    assert outcome.fallback is not None and outcome.fallback.template_id == "product_price"
+    breakers().reset()
+
+
+def test_a_ladder_spec_builds_one_model_per_rung_and_stops_at_local() -> None:
+    from csagent.models.ladder import ModelLadder, build_ladder
+
+    spec = "bedrock/a|openai/b@http://vllm:8000/v1|local"
+    built = build_ladder(spec, lambda s: None if s == "local" else s)
+    assert isinstance(built, ModelLadder) and [spec for spec, _ in built.rungs] == [
+        "bedrock/a", "openai/b@http://vllm:8000/v1"]
+    assert build_ladder("local", lambda s: None) is None
+    assert build_ladder("bedrock/a", lambda s: "model-a") == "model-a"

@@ -44,6 +44,9 @@ class Settings(BaseSettings):
 
     # Models: "local" (no generative model), "bedrock/<model-id>", "openai/<model>@<base_url>" (vLLM)
     chat_model: str = "local"
+    # The next rung of the ladder when the primary model fails or its breaker is open (then the
+    # local tier): e.g. CHAT_MODEL=bedrock/…, SECONDARY_CHAT_MODEL=openai/…@http://vllm:8000/v1
+    secondary_chat_model: str | None = None
     text2cypher_model: str | None = None  # defaults to chat_model
     model_timeout_s: float = 20.0
     model_api_key: SecretStr | None = None  # for a self-hosted endpoint that wants one
@@ -81,13 +84,14 @@ class Settings(BaseSettings):
     max_tasks_per_turn: int = 5
     embedding_dimension: int = 384
 
-    @field_validator("chat_model", "text2cypher_model")
+    @field_validator("chat_model", "text2cypher_model", "secondary_chat_model")
     @classmethod
     def _model_spec(cls, value: str | None) -> str | None:
         if value is not None:
             from csagent.models.providers import parse_model_spec
 
-            parse_model_spec(value)  # a precise ValueError for a malformed spec, at start-up
+            for one in value.split("|"):
+                parse_model_spec(one)  # a precise ValueError for a malformed spec, at start-up
         return value
 
     @model_validator(mode="after")

@@ -125,7 +125,8 @@ def configure_text2cypher() -> None:
     from csagent.tools import text2cypher
 
     s = get_settings()
-    text2cypher.configure(s.text2cypher_model or s.chat_model, model_timeout_s=s.model_timeout_s,
+    ladder = "|".join(m for m in (s.text2cypher_model or s.chat_model, s.secondary_chat_model) if m)
+    text2cypher.configure(ladder, model_timeout_s=s.model_timeout_s,
                           region=s.aws_region,
                           api_key=s.model_api_key.get_secret_value() if s.model_api_key else None,
                           query_timeout_s=s.text2cypher_timeout_s, max_rows=s.text2cypher_max_rows)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolError, ToolResult
+from csagent.models.ladder import LADDER_SEPARATOR, build_ladder
 from csagent.tools.text2cypher.examples import ensure_example_bank
 from csagent.tools.text2cypher.pipeline import (
     MAX_QUESTION_CHARS,
@@ -69,7 +70,8 @@ def configure(model: str | None = None, **options: Any) -> Text2CypherConfig:
         if model is not None:
             changes["model"] = model
         updated = replace(_CONFIG, **changes)
-        parse_model_spec(updated.model)
+        for one in updated.model.split(LADDER_SEPARATOR):  # "primary|secondary": a model ladder
+            parse_model_spec(one)
         _CONFIG = updated
         return updated
 
@@ -79,10 +81,11 @@ def current_config() -> Text2CypherConfig:
 
 
 def _model_for(spec: str, config: Text2CypherConfig) -> Any:
+    """The model, or for "primary|secondary" the ladder of models (each behind its breaker)."""
     from csagent.models.providers import get_chat_model
 
-    return get_chat_model(spec, timeout_s=config.model_timeout_s, region=config.region,
-                          api_key=config.api_key)
+    return build_ladder(spec, lambda one: get_chat_model(one, timeout_s=config.model_timeout_s,
+                                                         region=config.region, api_key=config.api_key))
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:

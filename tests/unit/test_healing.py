@@ -114,3 +114,17 @@ def test_the_turns_tool_call_budget_stops_retries():
         task(), CTX, {"knowledge_search": tool}, BOUNDS, tool_calls_left=1, sleep=lambda s: None
     )
     assert calls == 1
+
+
+def test_an_answer_from_the_cheaper_path_says_so_kindly():
+    from csagent.replies import describe_success
+
+    # Given a knowledge answer that came from the keyword fallback after a failed search
+    task = {"task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "args": {}}
+    result = {"status": "fallback", "heal": [{"action": "degrade"}],
+              "data": {"answer": "Returns are accepted within 30 days.", "citations": []}}
+    # When it is described
+    text = describe_success(task, result, "en")
+    # Then the reply says plainly that this is the closest answer, then gives it
+    assert text.startswith("Part of our system is slow right now")
+    assert text.endswith("Returns are accepted within 30 days.")

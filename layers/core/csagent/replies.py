@@ -121,6 +121,14 @@ def _action(data: Mapping[str, Any], lang: str) -> str:
 
 
 def describe_success(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
+    text = _describe(task, result, lang)
+    if result.get("status") == "fallback" and result.get("heal"):
+        # A cheaper path answered after the usual one failed: say so, kindly, before the answer.
+        return f"{render('fallback_note', lang)} {text}"
+    return text
+
+
+def _describe(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
     data = result.get("data") or {}
     if task.get("tool") == "knowledge_search":
         return _knowledge(data, lang)

@@ -82,3 +82,25 @@ def test_a_customer_cannot_decide_an_approval(router_handler):
     # Then it is forbidden
     response = router_handler(event)
     assert response["statusCode"] == 403
+
+
+def test_an_expired_approval_is_reported_to_the_customer(router_handler, session_id, reseed_tau,
+                                                         monkeypatch, neo4j_driver):
+    import time
+
+    from csagent import runtime
+
+    # Given approvals that expire after one second
+    monkeypatch.setenv("APPROVAL_TTL_S", "1")
+    runtime.reset()
+    ask = as_ivan(with_session(load_event("message.json"), session_id))
+    router_handler(with_body(ask, {"text": f"cancel order {ORDER}, I ordered it by mistake"}))
+    assert body(router_handler(with_body(ask, {"text": "yes"})))["status"] == "awaiting_approval"
+    # When nobody decides in time and the customer writes again
+    time.sleep(1.5)
+    later = body(router_handler(with_body(ask, {"text": "any news?"})))
+    # Then the customer is told the review ran out of time, and nothing was changed
+    reply = later["reply"]["text"]
+    assert "ran out of time" in reply and "nothing has been changed" in reply
+    records, _, _ = neo4j_driver.execute_query("MATCH (o:Order {order_id: $o}) RETURN o.status AS s", o=ORDER)
+    assert records[0]["s"] == "pending"

@@ -73,6 +73,9 @@ DATA_RESOURCE_TYPES = {
 }
 # Settings fields that choose a generative model: a bedrock:* permission is for them.
 MODEL_FIELDS = {"chat_model", "text2cypher_model", "image_model_id"}
+# Parameters listing the models a bedrock:* permission is for: not data resources (a Bedrock
+# permission is checked against the model settings by test_a_bedrock_permission_goes_with_...).
+MODEL_PARAMETERS = {"BedrockModelIds"}
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 _SUB_REF = re.compile(r"\$\{([A-Za-z0-9]+)(?:\.[A-Za-z0-9.]+)?\}")
 
@@ -137,7 +140,7 @@ def _data_ids(template: dict[str, Any]) -> set[str]:
     """Data resources, and the parameters a policy uses as a resource (an ARN given at deploy time)."""
     resources = {name for name, res in template["Resources"].items() if res["Type"] in DATA_RESOURCE_TYPES}
     in_policies = {ref for res in template["Resources"].values() for ref in _referents(_policies(res))}
-    return resources | (set(template.get("Parameters", {})) & in_policies)
+    return resources | ((set(template.get("Parameters", {})) - MODEL_PARAMETERS) & in_policies)
 
 
 def _actions(policies: list[Any]) -> Iterator[str]:

@@ -258,3 +258,118 @@ def test_samconfig_deploys_each_stage_to_its_own_stack() -> None:
         assert config[env]["global"]["parameters"]["stack_name"] == stack
         assert deploy["capabilities"] == "CAPABILITY_IAM"
         assert f'Stage="{stack.removeprefix("csagent-")}"' in deploy["parameter_overrides"]
+
+
+def _alarms(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return [res["Properties"] for res in _resources_of_type(template, "AWS::CloudWatch::Alarm").values()]
+
+
+def _alarmed(template: dict[str, Any], namespace: str, metric: str) -> set[str]:
+    """Logical ids whose metric `namespace`/`metric` some alarm watches (through Ref or GetAtt)."""
+    return {
+        dim["Value"]["Ref"] if "Ref" in dim["Value"] else dim["Value"]["Fn::GetAtt"][0]
+        for alarm in _alarms(template)
+        if alarm["Namespace"] == namespace and alarm["MetricName"] == metric
+        for dim in alarm["Dimensions"]
+    }
+
+
+@pytest.mark.parametrize("metric", ["Errors", "Throttles"])
+def test_every_function_has_an_errors_and_a_throttles_alarm(template: dict[str, Any], metric: str) -> None:
+    # Given every function of the template
+    functions = set(_resources_of_type(template, "AWS::Serverless::Function"))
+
+    # Then an alarm watches the metric of each one
+    assert functions
+    assert functions - _alarmed(template, "AWS/Lambda", metric) == set()
+
+
+def test_the_router_has_a_p99_latency_alarm_on_a_parameter(template: dict[str, Any]) -> None:
+    # Given the alarms on the router's duration
+    latency = [
+        alarm for alarm in _alarms(template)
+        if alarm["MetricName"] == "Duration" and {"Ref": "RouterFunction"} in
+        [dim["Value"] for dim in alarm["Dimensions"]]
+    ]
+
+    # Then one alarms on its p99 above the RouterLatencyP99ThresholdMs parameter (10 s by default)
+    assert [(a["ExtendedStatistic"], a["Threshold"]) for a in latency] == [
+        ("p99", {"Ref": "RouterLatencyP99ThresholdMs"})
+    ]
+    assert template["Parameters"]["RouterLatencyP99ThresholdMs"]["Default"] == 10000
+
+
+def test_every_dead_letter_queue_has_a_depth_alarm(template: dict[str, Any]) -> None:
+    # Given every queue whose name ends in -dlq
+    names = local_resources(TEMPLATE).names()
+    dlqs = {logical_id for logical_id, physical in names.items() if physical.endswith("-dlq")}
+
+    # Then an alarm fires on the first visible message of each
+    assert dlqs >= {"HandoffDLQ", "WebhookDLQ"}
+    assert dlqs - _alarmed(template, "AWS/SQS", "ApproximateNumberOfMessagesVisible") == set()
+
+
+@pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
+def test_the_dispatch_state_machine_alarms_on_failed_and_timed_out_waves(
+    template: dict[str, Any], metric: str
+) -> None:
+    # Given the alarms on the Step Functions metric
+    watched = _alarmed(template, "AWS/States", metric)
+
+    # Then the dispatch state machine is among them
+    assert watched == {"DispatchStateMachine"}
+
+
+def test_alarm_actions_are_the_topic_parameter_or_nothing(template: dict[str, Any]) -> None:
+    # Given every alarm and the condition on the topic parameter
+    alarms = _alarms(template)
+    notify = {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}
+
+    # Then each notifies the topic exactly when one is given (no topic by default)
+    assert alarms
+    assert [a.get("AlarmActions") for a in alarms] == [notify] * len(alarms)
+    assert template["Parameters"]["AlarmTopicArn"]["Default"] == ""
+
+
+def test_no_bedrock_statement_has_a_wildcard_resource(template: dict[str, Any]) -> None:
+    # Given every Allow statement with a Bedrock action
+    bedrock = [
+        (owner, statement) for owner, statement in _allow_statements(template)
+        if any(str(action).startswith("bedrock:") for action in
+               (statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]))
+    ]
+
+    # Then each names foundation-model ARNs built from BedrockModelIds, never a "*"
+    assert {owner for owner, _ in bedrock} == {"RouterFunction", "Text2CypherFunction", "WorkerFunction"}
+    for _, statement in bedrock:
+        assert "*" not in str(statement["Resource"])
+        assert str(statement["Resource"]).count("foundation-model/${Id}") == 4
+        assert "BedrockModelIds" in str(statement["Resource"])
+
+
+def test_the_default_bedrock_models_are_the_image_readers_model(template: dict[str, Any]) -> None:
+    # Given the default of BedrockModelIds and the application's image model default
+    default = template["Parameters"]["BedrockModelIds"]["Default"]
+
+    # Then they are the same model
+    assert default.split(",") == [Settings.model_fields["image_model_id"].default]
+
+
+def test_vpc_config_is_conditional_on_has_vpc(template: dict[str, Any]) -> None:
+    # Given the functions that reach Neo4j or a model endpoint, and the webhook (SQS only)
+    functions = _resources_of_type(template, "AWS::Serverless::Function")
+    vpc = {name: res["Properties"].get("VpcConfig") for name, res in functions.items()}
+    expected = {"Fn::If": [
+        "HasVpc",
+        {"SubnetIds": {"Ref": "VpcSubnetIds"}, "SecurityGroupIds": {"Ref": "VpcSecurityGroupIds"}},
+        {"Ref": "AWS::NoValue"},
+    ]}
+
+    # Then each of those joins the VPC only when subnets are given; the webhook never does
+    in_vpc = {name for name, config in vpc.items() if config == expected}
+    assert in_vpc == set(functions) - {"WebhookFunction"}
+    assert vpc["WebhookFunction"] is None
+    assert "VpcConfig" not in template["Globals"]["Function"]
+    assert template["Conditions"]["HasVpc"] == {"Fn::Not": [{"Fn::Equals": [
+        {"Fn::Join": ["", {"Ref": "VpcSubnetIds"}]}, ""]}]}
+    assert template["Parameters"]["VpcSubnetIds"]["Default"] == ""

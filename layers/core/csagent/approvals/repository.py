@@ -17,11 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from csagent.approvals.models import Approval, ApprovalStatus
-from csagent.handoff.codec import decode_cursor, encode_cursor, format_timestamp, from_item, to_item
+from csagent.handoff.codec import format_timestamp, from_item, query_status_page, to_item
 
 KIND = "approval"
 KEY_PREFIX = "approval#"
-STATUS_INDEX = "by-status"
 _STORAGE_ONLY = frozenset({"handoff_id", "kind", "updated_at"})
 
 
@@ -74,17 +73,8 @@ class DynamoDBApprovals:
     def list_by_status(self, status: ApprovalStatus, limit: int,
                        cursor: str | None = None) -> tuple[list[Approval], str | None]:
         """Approvals in `status`, oldest first, one page; the cursor continues the listing."""
-        kwargs: dict[str, Any] = {
-            "TableName": self._table, "IndexName": STATUS_INDEX, "Limit": limit, "ScanIndexForward": True,
-            "KeyConditionExpression": "#status = :status", "FilterExpression": "kind = :kind",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {":status": {"S": status.value}, ":kind": {"S": KIND}},
-        }
-        start = decode_cursor(cursor, status.value)
-        if start:
-            kwargs["ExclusiveStartKey"] = start
-        page = self._ddb.query(**kwargs)
-        return [self._approval(i) for i in page.get("Items", [])], encode_cursor(page.get("LastEvaluatedKey"))
+        items, next_cursor = query_status_page(self._ddb, self._table, KIND, status.value, limit, cursor)
+        return [self._approval(i) for i in items], next_cursor
 
     def _update(self, approval_id: str, update: str, condition: str,
                 values: dict[str, Any]) -> Approval | None:

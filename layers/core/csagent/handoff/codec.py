@@ -116,3 +116,23 @@ def decode_cursor(cursor: str | None, status: str) -> dict[str, dict[str, str]] 
     if not valid:
         raise InvalidInput("cursor is not one this API returned")
     return {k: {"S": v} for k, v in plain.items()}
+
+
+STATUS_INDEX = "by-status"
+
+
+def query_status_page(ddb: Any, table: str, kind: str, status: str, limit: int,
+                      cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the handoffs table's items of `kind` in `status`, oldest first, through the
+    `by-status` index (handoffs and approvals share the table); the cursor continues it."""
+    kwargs: dict[str, Any] = {
+        "TableName": table, "IndexName": STATUS_INDEX, "Limit": limit, "ScanIndexForward": True,
+        "KeyConditionExpression": "#status = :status", "FilterExpression": "kind = :kind",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {":status": {"S": status}, ":kind": {"S": kind}},
+    }
+    start = decode_cursor(cursor, status)
+    if start:
+        kwargs["ExclusiveStartKey"] = start
+    page = ddb.query(**kwargs)
+    return list(page.get("Items", [])), encode_cursor(page.get("LastEvaluatedKey"))

@@ -23,11 +23,10 @@ from typing import Any
 
 from csagent.domain.errors import DependencyUnavailable
 from csagent.handoff.codec import (
-    decode_cursor,
-    encode_cursor,
     epoch_ms,
     format_timestamp,
     from_item,
+    query_status_page,
     to_item,
     to_value,
 )
@@ -36,7 +35,6 @@ from csagent.handoff.service import CloseOutcome, SessionLink
 from csagent.handoff.triggers import Urgency
 
 KIND = "handoff"
-STATUS_INDEX = "by-status"
 SESSION_HANDED_OFF = "handed_off"
 SESSION_ACTIVE = "active"
 _STORAGE_ONLY = frozenset({"kind", "updated_at", "published_at"})
@@ -73,17 +71,8 @@ class DynamoDBHandoffs:
     def list_by_status(self, status: HandoffStatus, limit: int,
                        cursor: str | None = None) -> tuple[list[HandoffPackage], str | None]:
         """Handoffs in `status`, oldest first, one page; the cursor continues the listing."""
-        kwargs: dict[str, Any] = {
-            "TableName": self._table, "IndexName": STATUS_INDEX, "Limit": limit, "ScanIndexForward": True,
-            "KeyConditionExpression": "#status = :status", "FilterExpression": "kind = :kind",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {":status": {"S": status.value}, ":kind": {"S": KIND}},
-        }
-        start = decode_cursor(cursor, status.value)
-        if start:
-            kwargs["ExclusiveStartKey"] = start
-        page = self._ddb.query(**kwargs)
-        return [self._package(i) for i in page.get("Items", [])], encode_cursor(page.get("LastEvaluatedKey"))
+        items, next_cursor = query_status_page(self._ddb, self._table, KIND, status.value, limit, cursor)
+        return [self._package(i) for i in items], next_cursor
 
     def is_published(self, handoff_id: str) -> bool:
         item = self._ddb.get_item(TableName=self._table, Key={"handoff_id": {"S": handoff_id}},

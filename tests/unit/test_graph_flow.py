@@ -266,3 +266,16 @@ def test_every_label_the_local_tier_can_return_has_an_edge():
     # Then each one routes to a real node
     assert {route_by_label({"route": label, "confidence": 1.0}) for label in labels} <= nodes
     assert labels <= set(ROUTE_TO_NODE) | {"clarify"}
+
+
+def test_a_graph_without_models_makes_no_model_call_and_traces_the_local_tier(graph):
+    # Given the graph's ports without a model gateway (CHAT_MODEL=local)
+    from csagent.models.usage import metered_turn
+
+    deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=(status_clause(),)))
+    # When a turn runs inside a metered turn
+    with metered_turn() as usage:
+        state = turn(graph, deps, f"where is my order {ORDER}?")
+    # Then it is answered with no model call, by the templated planner and summariser
+    assert state["status"] == "answered" and usage.calls == 0
+    assert (state["trace"]["planner"], state["trace"]["summariser"]) == ("local", "template")

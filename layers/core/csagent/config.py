@@ -47,9 +47,30 @@ class Settings(BaseSettings):
     # The next rung of the ladder when the primary model fails or its breaker is open (then the
     # local tier): e.g. CHAT_MODEL=bedrock/…, SECONDARY_CHAT_MODEL=openai/…@http://vllm:8000/v1
     secondary_chat_model: str | None = None
+    # One chain per role ("primary|secondary|local"); unset: CHAT_MODEL, then SECONDARY_CHAT_MODEL.
+    # The image reader does not inherit CHAT_MODEL (a chat model need not read pictures): unset,
+    # label photos are read by Tesseract. Roles whose prompts always carry customer data (planner,
+    # summariser, image) must name a self-hosted endpoint or local when set (checked at start-up).
+    router_model: str | None = None
+    planner_model: str | None = None
+    summariser_model: str | None = None
     text2cypher_model: str | None = None  # defaults to chat_model
+    image_model: str | None = None
     model_timeout_s: float = 20.0
+    # Per-role timeouts; unset: MODEL_TIMEOUT_S. The router sits on every turn's critical path.
+    router_timeout_s: float | None = None
+    planner_timeout_s: float | None = None
+    summariser_timeout_s: float | None = None
+    image_timeout_s: float | None = None
     model_api_key: SecretStr | None = None  # for a self-hosted endpoint that wants one
+    # How the OpenAI-compatible endpoint is asked for JSON: "json_schema" (vLLM, OpenAI) or
+    # "json_object" with the schema beside it (llama.cpp's server rejects "json_schema").
+    model_json_mode: Literal["json_schema", "json_object"] = "json_schema"
+    # Bedrock only: another Converse endpoint (the contract tests' local server, a VPC endpoint)
+    # and a guardrail applied to every call.
+    bedrock_endpoint_url: str | None = None
+    bedrock_guardrail_id: str | None = None
+    bedrock_guardrail_version: str | None = None
     text2cypher_timeout_s: float = 5.0
     text2cypher_max_rows: int = 50
 
@@ -59,8 +80,11 @@ class Settings(BaseSettings):
     state_machine_arn: str | None = None
     dispatch_timeout_s: float = 25.0
 
-    # Reading attached images: "tesseract" (local OCR) or "bedrock" (a multimodal model).
-    image_reader: Literal["tesseract", "bedrock"] = "tesseract"
+    # Reading attached images: Tesseract (the local tier), or the IMAGE_MODEL chain (a multimodal
+    # self-hosted model) with Tesseract below it. "bedrock" is refused: label photos carry names and
+    # street addresses, which never go to Bedrock.
+    image_reader: Literal["tesseract", "model", "bedrock"] = "tesseract"
+    # Kept for the template's BedrockModelIds default; no label photo is sent to it.
     image_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
 
     # Human handoff and approvals (template.yaml sets HANDOFFS_TABLE and HANDOFF_QUEUE_URL)
@@ -84,7 +108,8 @@ class Settings(BaseSettings):
     max_tasks_per_turn: int = 5
     embedding_dimension: int = 384
 
-    @field_validator("chat_model", "text2cypher_model", "secondary_chat_model")
+    @field_validator("chat_model", "text2cypher_model", "secondary_chat_model", "router_model",
+                     "planner_model", "summariser_model", "image_model")
     @classmethod
     def _model_spec(cls, value: str | None) -> str | None:
         if value is not None:
@@ -93,6 +118,42 @@ class Settings(BaseSettings):
             for one in value.split("|"):
                 parse_model_spec(one)  # a precise ValueError for a malformed spec, at start-up
         return value
+
+    @field_validator("model_timeout_s", "router_timeout_s", "planner_timeout_s", "summariser_timeout_s",
+                     "image_timeout_s")
+    @classmethod
+    def _positive_timeout(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f"a model timeout must be a positive number of seconds, got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _customer_data_roles_have_an_eligible_model(self) -> Settings:
+        # Data-routing rule (csagent.models.sensitivity): a role whose prompts always carry
+        # customer data, explicitly set to models that may not see it, could never call them.
+        from csagent.models.ladder import parse_chain
+        from csagent.models.roles import ALWAYS_CUSTOMER_DATA
+
+        for role in sorted(ALWAYS_CUSTOMER_DATA):
+            setting = getattr(self, f"{role.value}_model")
+            rungs = parse_chain(setting) if setting else []
+            refused = [str(s) for s in rungs if not s.may_receive_sensitive_data]
+            if refused and len(refused) == len(rungs):
+                raise ValueError(
+                    f"{role.value.upper()}_MODEL={setting!r}: the {role.value}'s prompts always carry "
+                    f"customer data (orders, addresses, payments), which may not be sent to "
+                    f"{', '.join(refused)}; "
+                    "use a self-hosted endpoint ('openai/<model>@<base_url>') or 'local'")
+        if self.image_reader == "bedrock":
+            raise ValueError("IMAGE_READER=bedrock is refused: label photos carry names and street "
+                             "addresses, which may not be sent to Bedrock; use IMAGE_READER=tesseract, or "
+                             "IMAGE_READER=model with IMAGE_MODEL=openai/<multimodal model>@<self-hosted "
+                             "base_url>")
+        if self.image_reader == "model" and not self.image_model:
+            raise ValueError("IMAGE_READER=model needs IMAGE_MODEL (a self-hosted multimodal model)")
+        if self.bedrock_guardrail_version and not self.bedrock_guardrail_id:
+            raise ValueError("BEDROCK_GUARDRAIL_VERSION is set without BEDROCK_GUARDRAIL_ID")
+        return self
 
     @model_validator(mode="after")
     def _deployed_dispatch_needs_a_state_machine(self) -> Settings:

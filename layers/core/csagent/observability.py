@@ -7,8 +7,8 @@ What is emitted (see `record_turn`, `tool_call`, `record_heal`, `node_span`):
   string in it is PII-masked (`csagent.guardrails.pii`), and the logger itself masks every line
   (`pii_json_serializer`).
 - metrics, namespace `POWERTOOLS_METRICS_NAMESPACE` (default "csagent"), dimension `service`:
-  per turn Turns, TaskCount, TaskFailed, Handoff, Clarification, ModelCalls, TurnLatency and
-  ModelTokens (only when a model reported usage; the local tier reports none), plus Route
+  per turn Turns, TaskCount, TaskFailed, Handoff, Clarification, ModelCalls, TurnLatency,
+  ModelTokens and ModelCostUSD (only when a model was called; the local tier calls none), plus Route
   (dimension `route`); per tool call ToolLatency (dimension `tool`) and ToolFailure (dimension
   `error_type`); per heal step Retry and Degradation. Metrics without an extra dimension are
   buffered and flushed by `metrics.log_metrics` around the Lambda handler; a metric with its own
@@ -318,8 +318,11 @@ def record_heal(decision: HealDecision) -> None:
 
 
 def _model_tokens(trace: Mapping[str, Any]) -> int | None:
-    """Tokens a model reported for the turn (`trace.model_tokens`: an int, or a usage mapping
-    with total_tokens or input_tokens + output_tokens); None when nothing was reported."""
+    """Tokens the models reported for the turn: the meter's `input_tokens` + `output_tokens`
+    (`csagent.models.usage`), else `trace.model_tokens` (an int, or a usage mapping with
+    total_tokens or input_tokens + output_tokens); None when nothing was reported."""
+    if trace.get("model_calls") and (trace.get("input_tokens") or trace.get("output_tokens")):
+        return int(trace.get("input_tokens") or 0) + int(trace.get("output_tokens") or 0)
     usage = trace.get("model_tokens")
     if isinstance(usage, bool) or usage is None:
         return None
@@ -347,6 +350,8 @@ def _measure_turn(turn: TurnOut) -> None:
     tokens = _model_tokens(trace)
     if tokens is not None:
         emit("ModelTokens", "Count", tokens)
+    if trace.get("model_calls"):
+        emit("ModelCostUSD", "None", float(trace.get("cost_usd") or 0.0))
 
 
 # -- the turn's log line -----------------------------------------------------------------------
@@ -370,6 +375,9 @@ def turn_fields(turn: TurnOut, text: str | None = None) -> dict[str, Any]:
         "status": turn.status,
         "turn_ms": trace.get("turn_ms"),
         "model_calls": trace.get("model_calls"),
+        "model_tokens": {"input": trace.get("input_tokens"), "output": trace.get("output_tokens")},
+        "cost_usd": trace.get("cost_usd"),
+        "model_steps": trace.get("model_steps") or [],
         "tasks": [{"task_id": t.task_id, "task_type": t.task_type, "tool": t.tool, "status": t.status,
                    "error_type": (t.error or {}).get("type"), "error": (t.error or {}).get("message"),
                    "latency_ms": t.latency_ms} for t in turn.tasks],

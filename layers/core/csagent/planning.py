@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from csagent.domain.models import Task
 
 PREDEFINED = "predefined_cypher"
@@ -181,3 +183,80 @@ def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> T
     args = {k: v for k, v in task.args.items() if k != "products_from"}
     args["product_ids"] = chosen
     return task.model_copy(update={"args": args})
+
+
+# -- the planner model's proposal ---------------------------------------------------------------
+#: What a planner model may choose per clause: the intents this module turns into tasks, and what
+#: each does. A proposal names entries of this table only; `plan_tasks` builds the tasks.
+TASK_CATALOGUE: dict[str, str] = {
+    "order_status": "read an order's status, shipments and tracking (needs the order id)",
+    "tracking": "read where an order's parcel is (needs the order id, or a tracking number)",
+    "order_items": "list the items of an order (needs the order id)",
+    "refund_status": "read the refunds of an order (needs the order id)",
+    "order_list": "list the customer's orders",
+    "product_info": "answer a question about a product of the catalogue",
+    "product_availability": "say whether a product or an option is in stock",
+    "warranty": "answer a warranty question from the store's documents",
+    "policy_question": "answer a policy question (returns, shipping, payment) from the store's documents",
+    "cancel_order": "propose cancelling an order (needs the order id and the reason)",
+    "return_request": "propose returning items of a delivered order (needs the order id)",
+    "change_order_address": "propose a new shipping address for an order (needs the order id and address)",
+    "update_default_address": "propose a new default address for the account (needs the address)",
+}
+
+
+class PlanStep(BaseModel):
+    """One request of the message: the clause it comes from, the catalogue entry, the order."""
+
+    clause: int = Field(description="the clause's number, from 1")
+    task: str = Field(description="a name of the task catalogue")
+    order_id: str | None = Field(default=None, description="one of the customer's order ids, or null")
+
+
+class PlannerAnswer(BaseModel):
+    """What the planner prompt asks for."""
+
+    steps: list[PlanStep]
+
+
+def actionable(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The clauses that ask for something a task serves."""
+    return [c for c in clauses if c.get("intent") in TASK_CATALOGUE]
+
+
+def known_order_ids(clauses: list[dict[str, Any]], memory: Mapping[str, Any] | None = None) -> list[str]:
+    """The order ids a plan may use: the ones the message gave, and the one the conversation is about."""
+    found = [str(c["entities"]["order_id"]) for c in clauses if (c.get("entities") or {}).get("order_id")]
+    if memory and memory.get("last_order_id"):
+        found.append(str(memory["last_order_id"]))
+    return list(dict.fromkeys(found))
+
+
+def clauses_from_steps(clauses: list[dict[str, Any]], steps: list[PlanStep],
+                       allowed_orders: list[str]) -> list[dict[str, Any]] | None:
+    """The clauses as the planner model read them, ready for `plan_tasks`; None when no step is valid.
+
+    Validated: a step must name an existing clause and a catalogue entry, and its order id must be
+    one the customer gave (anything else is ignored, never guessed). An actionable clause the
+    model left out keeps its own reading, so nothing the customer asked is dropped.
+    """
+    from csagent.nlp.entities import normalise_order_id
+
+    proposed: list[tuple[int, dict[str, Any]]] = []
+    for step in steps:
+        index = step.clause - 1
+        if not 0 <= index < len(clauses) or step.task not in TASK_CATALOGUE:
+            continue
+        clause = clauses[index]
+        entities = dict(clause.get("entities") or {})
+        order_id = normalise_order_id(step.order_id or "")
+        if order_id in allowed_orders and not entities.get("order_id"):
+            entities["order_id"] = order_id
+            entities.pop("invalid_order_id", None)
+        proposed.append((index, {**clause, "intent": step.task, "entities": entities}))
+    if not proposed:
+        return None
+    covered = {index for index, _ in proposed}
+    kept = [(i, c) for i, c in enumerate(clauses) if i not in covered and c.get("intent") in TASK_CATALOGUE]
+    # In the customer's order of requests (a stable sort keeps a clause's steps in the model's order).
+    return [clause for _, clause in sorted(proposed + kept, key=lambda pair: pair[0])]

@@ -4,7 +4,7 @@ module only chooses a template and fills it from a tool's data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from csagent.nlp.replies import join_items, render
@@ -178,3 +178,52 @@ def _has_template(name: str, lang: str) -> bool:
     from csagent.nlp.replies import load_templates
 
     return name in load_templates("en") or name in load_templates(lang)
+
+
+# -- a model-written reply, checked ----------------------------------------------------------------
+#: A word the reply must contain for each failed task (English), so the customer can tell which
+#: request failed even when it concerns no order id.
+FAILURE_WORDS = {
+    "order_status": "order", "tracking": "order", "order_items": "order", "refund_status": "refund",
+    "order_list": "order", "product_info": "product", "product_availability": "stock",
+    "warranty": "warranty", "policy": "polic", "cancel_order": "cancel", "return_items": "return",
+    "change_order_address": "address", "update_default_address": "address",
+}
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}
+
+
+def _order_of(task: Mapping[str, Any]) -> str:
+    args = task.get("args") or {}
+    return str((args.get("params") or {}).get("order_id") or (args.get("args") or {}).get("order_id") or "")
+
+
+def failure_markers(task: Mapping[str, Any], lang: str) -> list[str] | None:
+    """What a reply must say for this failed task to be named: its order id and, in English, a
+    word of its kind. None when a reply in `lang` cannot be checked (then the template answers)."""
+    markers = [order_id] if (order_id := _order_of(task)) else []
+    if lang == "en":
+        markers.append(FAILURE_WORDS.get(str(task.get("task_type")), ""))
+    markers = [m for m in markers if m]
+    return markers or None
+
+
+def names_every_failure(text: str, failed: Sequence[Mapping[str, Any]], lang: str) -> bool:
+    """Does a model-written reply name every failed task (its markers all present)?"""
+    lowered = text.lower()
+    for task in failed:
+        markers = failure_markers(task, lang)
+        if markers is None or not all(m.lower() in lowered for m in markers):
+            return False
+    return True
+
+
+def invents_identifiers(text: str, facts: str) -> bool:
+    """Does the reply carry an order id or tracking number the results do not?"""
+    from csagent.nlp.entities import find_order_ids, find_tracking_numbers
+
+    known = set(find_order_ids(facts)) | set(find_tracking_numbers(facts))
+    return any(i not in known for i in [*find_order_ids(text), *find_tracking_numbers(text)])
+
+
+def language_name(lang: str) -> str:
+    return LANGUAGE_NAMES.get(lang, "the customer's language")

@@ -125,11 +125,11 @@ def configure_text2cypher() -> None:
     from csagent.tools import text2cypher
 
     s = get_settings()
-    ladder = "|".join(m for m in (s.text2cypher_model or s.chat_model, s.secondary_chat_model) if m)
-    text2cypher.configure(ladder, model_timeout_s=s.model_timeout_s,
-                          region=s.aws_region,
-                          api_key=s.model_api_key.get_secret_value() if s.model_api_key else None,
-                          query_timeout_s=s.text2cypher_timeout_s, max_rows=s.text2cypher_max_rows)
+    from csagent.models.gateway import role_chain
+    from csagent.models.roles import Role
+
+    text2cypher.configure(role_chain(s, Role.TEXT2CYPHER), query_timeout_s=s.text2cypher_timeout_s,
+                          max_rows=s.text2cypher_max_rows)
 
 
 @lru_cache(maxsize=1)
@@ -140,6 +140,8 @@ def graph_deps() -> GraphDeps:
     from csagent.guardrails.output import guard_output
     from csagent.guardrails.scope import check_scope
     from csagent.handoff.triggers import TriggerPolicy
+    from csagent.models.gateway import get_gateway
+    from csagent.models.roles import Role
     from csagent.nlp.embeddings import get_embedder
     from csagent.resilience.bounds import get_bounds
     from csagent.resilience.faults import faulty_tool, get_fault_plan, wrap_graph_store
@@ -152,17 +154,23 @@ def graph_deps() -> GraphDeps:
     store = wrap_graph_store(graph_store(), plan)
     embedder = get_embedder()
     configure_text2cypher()
-    if s.image_reader == "bedrock":
-        from csagent.adapters.ocr_bedrock import BedrockImageReader
+    from csagent.adapters.ocr_tesseract import TesseractReader
 
-        image_reader: Any = BedrockImageReader(s.image_model_id, s.aws_region)
-    else:
-        from csagent.adapters.ocr_tesseract import TesseractReader
+    models = get_gateway()
+    image_reader: Any = TesseractReader()
+    if s.image_reader == "model":  # the settings refuse "bedrock": label photos carry addresses
+        from csagent.models.image import ModelImageReader
 
-        image_reader = TesseractReader()
-    understanding = LocalUnderstanding(catalogue=ProductCatalogue(store))
+        image_reader = ModelImageReader(models, fallback=image_reader)
+    catalogue = ProductCatalogue(store)
+    understanding: Any = LocalUnderstanding(catalogue=catalogue)
+    if models.has_model(Role.ROUTER):
+        from csagent.understanding_model import ModelUnderstanding
+
+        understanding = ModelUnderstanding(models, understanding, catalogue=catalogue)
     return GraphDeps(
         understand=understanding.understand,
+        models=models,
         tools={name: faulty_tool(fn, plan, name) for name, fn in default_tools().items()},
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
                                                           embedder=embedder),
@@ -197,15 +205,14 @@ def conversation_service() -> ConversationService:
 
 
 def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]:
-    """Every step of a Text2Cypher run, for the agent/admin debug endpoint."""
-    from csagent.models.providers import get_chat_model
+    """Every step of a Text2Cypher run, for the agent/admin debug endpoint (the TEXT2CYPHER
+    chain through the model gateway, or `model` instead of it)."""
     from csagent.nlp.embeddings import get_embedder
     from csagent.tools import text2cypher
 
     graph_deps()  # configures the tool from settings
     cfg = text2cypher.current_config()
-    chat = get_chat_model(model or cfg.model, timeout_s=cfg.model_timeout_s, region=cfg.region,
-                          api_key=cfg.api_key)
+    chat = text2cypher.model_for(model or cfg.model, question)
     return text2cypher.explain(question, graph=graph_store(), model=chat, embedder=get_embedder(),
                                timeout_s=cfg.query_timeout_s, max_rows=cfg.max_rows)
 
@@ -225,8 +232,10 @@ def health() -> dict[str, bool]:
 def reset() -> None:
     """Forget every cached client and setting (tests, after changing the environment)."""
     from csagent.guardrails.ratelimit import get_rate_limit_settings
+    from csagent.models.gateway import get_gateway
 
     get_rate_limit_settings.cache_clear()
+    get_gateway.cache_clear()
     for factory in (configure_text2cypher, graph_store, dynamodb_client, sqs_client, handoff_service,
                     approval_service, checkpointer, wave_dispatcher, compiled_graph, graph_deps,
                     conversation_service, get_settings):

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from csagent.guardrails.scope import ScopeResult
     from csagent.handoff.service import HandoffService
     from csagent.handoff.triggers import TriggerPolicy
+    from csagent.models.gateway import ModelGateway
     from csagent.ports import ImageReader
     from csagent.resilience.faults import FaultPlan
     from csagent.tools.context import ToolContext
@@ -40,6 +41,9 @@ class GraphDeps:
     scope_check: Callable[[str], ScopeResult] | None = None
     output_guard: Callable[..., OutputCheck] | None = None
     fault_plan: FaultPlan | None = None  # fault injection for tests, evaluation and demos
+    # Generative models per role (planner, summariser, image reader; the router's model is inside
+    # `understand`). None, or a role without a model: that node's local tier answers.
+    models: ModelGateway | None = None
     max_tasks: int = 5
     max_message_chars: int = 4000
     extras: Mapping[str, object] = field(default_factory=dict)

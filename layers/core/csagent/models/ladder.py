@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from csagent.models.providers import ModelSpec, parse_model_spec
 from csagent.resilience.breaker import breakers, model_breaker_name
 
 LADDER_SEPARATOR = "|"
@@ -59,10 +60,29 @@ class ModelLadder:
         raise ModelLadderExhausted("; ".join(steps))
 
 
-def _degraded(spec: str, why: str) -> None:
+def record_degradation(spec: str, why: str) -> None:
+    """A `Degradation` metric for a rung that was skipped or failed (dimension: provider, reason)."""
     from csagent import observability
 
     observability.emit("Degradation", "Count", 1, rung=spec.split("/", 1)[0], reason=why)
+
+
+_degraded = record_degradation
+
+
+def parse_chain(spec: str) -> list[ModelSpec]:
+    """The rungs of "primary|secondary|local" as validated specs, up to the first `local`
+    (below it is the caller's local tier anyway). An empty result means the local tier only."""
+    rungs: list[ModelSpec] = []
+    for one in (s.strip() for s in spec.split(LADDER_SEPARATOR)):
+        if not one:
+            continue
+        parsed = parse_model_spec(one)
+        if parsed.is_local:
+            break
+        if parsed not in rungs:
+            rungs.append(parsed)
+    return rungs
 
 
 def build_ladder(spec: str, build: Any) -> Any:

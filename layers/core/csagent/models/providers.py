@@ -23,7 +23,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -143,12 +143,16 @@ def _check_base_url(base_url: str) -> str:
 
 def build_chat_model(spec: ModelSpec | str, *, timeout_s: float, region: str | None = None,
                      api_key: str | None = None, temperature: float = 0.0,
-                     max_tokens: int = 1024) -> BaseChatModel | None:
+                     max_tokens: int = 1024, bedrock_endpoint_url: str | None = None,
+                     guardrail: tuple[str, str] | None = None) -> BaseChatModel | None:
     """The chat model for `spec`, or None for the local tier.
 
     Imports the provider package here, not at module import. Raises ValueError for an invalid
     spec or timeout, ImportError (naming the package) when the provider package is missing.
     `api_key` is used by the self-hosted endpoint only (vLLM accepts any key when it has none).
+    Bedrock only: `bedrock_endpoint_url` replaces the regional endpoint (the contract tests'
+    local Converse server, a VPC endpoint); `guardrail` is a (guardrail id, version) pair that
+    Bedrock applies to every call.
     """
     parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
     if not (isinstance(timeout_s, int | float) and math.isfinite(timeout_s) and timeout_s > 0):
@@ -161,8 +165,15 @@ def build_chat_model(spec: ModelSpec | str, *, timeout_s: float, region: str | N
         except ImportError as exc:  # pragma: no cover - langchain-aws is pinned in the lock
             raise ImportError(f"{parsed} needs the package {_PACKAGES['bedrock']}") from exc
         # botocore takes whole seconds; round up so a 0.5 s budget is not turned into "no timeout".
+        options: dict[str, Any] = {}
+        if bedrock_endpoint_url:
+            options["endpoint_url"] = bedrock_endpoint_url
+        if guardrail:
+            options["guardrail_config"] = {"guardrailIdentifier": guardrail[0],
+                                           "guardrailVersion": guardrail[1], "trace": "disabled"}
         return ChatBedrockConverse(model=str(parsed.model), region_name=region, temperature=temperature,
-                                   max_tokens=max_tokens, timeout=math.ceil(timeout_s), max_retries=0)
+                                   max_tokens=max_tokens, timeout=math.ceil(timeout_s), max_retries=0,
+                                   **options)
     try:
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
@@ -174,8 +185,10 @@ def build_chat_model(spec: ModelSpec | str, *, timeout_s: float, region: str | N
                       temperature=temperature, max_completion_tokens=max_tokens)
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=16)
 def get_chat_model(spec: str, *, timeout_s: float = 30.0, region: str | None = None,
-                   api_key: str | None = None) -> BaseChatModel | None:
+                   api_key: str | None = None, bedrock_endpoint_url: str | None = None,
+                   guardrail: tuple[str, str] | None = None) -> BaseChatModel | None:
     """The process-wide chat model per configuration (built once; tests call `cache_clear()`)."""
-    return build_chat_model(spec, timeout_s=timeout_s, region=region, api_key=api_key)
+    return build_chat_model(spec, timeout_s=timeout_s, region=region, api_key=api_key,
+                            bedrock_endpoint_url=bedrock_endpoint_url, guardrail=guardrail)

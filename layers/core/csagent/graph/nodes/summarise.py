@@ -1,7 +1,13 @@
 """summarise: one reply from every task result. Results are merged in dependency order and
 grouped by business category (orders, products, policies, changes to the account); every
 failed or skipped task is named with the reason and the next step, and every parameter the
-customer still has to give is asked for. Nothing is dropped silently."""
+customer still has to give is asked for. Nothing is dropped silently.
+
+With a SUMMARISER model the templated lines are the facts the model words into one reply; the
+reply is used only when it still names every failed task (`replies.names_every_failure`) and
+names no order the results do not. Proposed changes are always listed back by the template
+(the customer's "yes" confirms exactly those words), and the questions for missing parameters
+are appended as templated."""
 
 from __future__ import annotations
 
@@ -14,9 +20,20 @@ from csagent.graph.nodes.hand_off import wants_handoff
 from csagent.graph.state import State
 from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES
-from csagent.replies import ask_for, describe_failure, describe_success
+from csagent.models.errors import ModelUnavailable
+from csagent.models.roles import Role
+from csagent.replies import (
+    ask_for,
+    describe_failure,
+    describe_success,
+    failure_markers,
+    invents_identifiers,
+    language_name,
+    names_every_failure,
+)
 from csagent.resilience.faults import crash_point
 
+PROMPT = "summariser"
 CATEGORY = {
     "order_status": "orders", "tracking": "orders", "order_items": "orders", "refund_status": "orders",
     "order_list": "orders", "product_info": "products", "product_availability": "products",
@@ -75,6 +92,36 @@ def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]
             "requires_approval": bool(data.get("requires_approval")), "amount": data.get("amount")}
 
 
+def _model_reply(state: State, lines: list[str], ordered: list[dict[str, Any]], failed: list[dict[str, Any]],
+                 deps: GraphDeps) -> tuple[str | None, str]:
+    """The SUMMARISER model's reply from the templated lines (the facts), and how the reply was
+    made. The templated reply stands when there is no model, the model is unavailable, a failed
+    task cannot be checked in the customer's language, or the model's text drops a failure or
+    names an order or parcel the results do not."""
+    gateway = deps.models
+    if gateway is None or not ordered or not gateway.has_model(Role.SUMMARISER):
+        return None, "template"
+    lang = state.get("lang", "en")
+    markers = [failure_markers(task, lang) for task in failed]
+    if any(m is None for m in markers):
+        return None, "template (a failure the model's text could not be checked for)"
+    failed_ids = {task["task_id"] for task in failed}
+    facts = "\n".join(f"{n}. {'FAILED' if task['task_id'] in failed_ids else 'DONE'}: {line}"
+                       for n, (task, line) in enumerate(zip(ordered, lines, strict=True), start=1))
+    must = sorted({word for group in markers if group for word in group})
+    variables = {"language": language_name(lang), "message": state.get("text", ""), "results": facts,
+                 "must_mention": ", ".join(f'"{w}"' for w in must) or "(nothing in particular)"}
+    try:
+        text = gateway.text(Role.SUMMARISER, PROMPT, variables).value.strip()
+    except ModelUnavailable:
+        return None, "template (model unavailable)"
+    if not names_every_failure(text, failed, lang):
+        return None, "template (the model's reply dropped a failure)"
+    if invents_identifiers(text, facts):
+        return None, "template (the model's reply named an order the results do not)"
+    return text, "model"
+
+
 @timed("summarise")
 def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # Fault injection: a crash between dispatch and summarise (the retry resumes from the checkpoint).
@@ -85,11 +132,11 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     lines: list[str] = []
     citations: list[dict[str, Any]] = []
     proposals: list[dict[str, Any]] = []
-    failures = 0
+    failed: list[dict[str, Any]] = []
     for task in grouped(tasks):
         result = results.get(task["task_id"])
         if result is None or result.get("status") == "failed":
-            failures += 1
+            failed.append(task)
             lines.append(describe_failure(task, result, lang))
             continue
         lines.append(describe_success(task, result, lang))
@@ -97,6 +144,12 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         citations.extend(data.get("citations") or [])
         if data.get("phase") == "propose":
             proposals.append(pending_action(task, data))
+    failures = len(failed)
+    written, how = None, "template"
+    if not proposals:  # a proposed change is listed back word for word, never paraphrased
+        written, how = _model_reply(state, lines, grouped(tasks), failed, runtime.context)
+    if written is not None:
+        lines = [written]
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
     if proposals:
@@ -109,8 +162,9 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
                     if (results.get(t["task_id"]) or {}).get("status") == "failed"}
     streak = int(state.get("consecutive_failed_turns") or 0)
     update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0
+    update["trace"] = {"summariser": how}
     if wants_handoff({**state, **update}, runtime):  # type: ignore[typeddict-item]
-        update["trace"] = {"handoff_wanted": True}
+        update["trace"] = {**update["trace"], "handoff_wanted": True}
     order_id = last_order_id(tasks, results)
     if order_id:
         update["memory"] = {"last_order_id": order_id}

@@ -10,8 +10,11 @@ plus `"text2cypher": {"reason", "template_id", "score", "attempts", "errors"}` -
 data) -> PERMISSION_DENIED; invalid after every correction -> the last error's type (PARSE_ERROR,
 VALIDATION); nothing found -> NO_RESULTS; timeouts -> TIMEOUT; outages -> TRANSIENT.
 
-The chat model comes from `csagent.models.providers.get_chat_model` (cached per configuration)
-for `task.args["model"]`, else the spec given to `configure(...)`, else "local".
+The model is the TEXT2CYPHER role of the model gateway (`csagent.models.gateway`): the chain
+`task.args["model"]`, else the spec given to `configure(...)`, else "local"; its rungs, breakers,
+budget and the data-routing rule are the gateway's. The prompt carries the store's catalogue
+(schema, product names, examples), which is not customer data; whether the question carries
+some decides which rungs may see it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolError, ToolResult
-from csagent.models.ladder import LADDER_SEPARATOR, build_ladder
+from csagent.models.ladder import LADDER_SEPARATOR, parse_chain
 from csagent.tools.text2cypher.examples import ensure_example_bank
 from csagent.tools.text2cypher.pipeline import (
     MAX_QUESTION_CHARS,
@@ -36,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.tools.context import ToolContext
 
 __all__ = ["TOOL_NAME", "Text2Cypher", "Text2CypherConfig", "Text2CypherOutcome", "configure",
-           "current_config", "ensure_example_bank", "explain", "run", "to_tool_result"]
+           "current_config", "ensure_example_bank", "explain", "model_for", "run", "to_tool_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +50,7 @@ TOOL_NAME = "text2cypher"
 class Text2CypherConfig:
     """How the tool builds its pipeline; set once by the composition root with `configure`."""
 
-    model: str = "local"
-    model_timeout_s: float = 20.0
-    region: str | None = None
-    api_key: str | None = None
+    model: str = "local"  # the TEXT2CYPHER chain; timeouts and credentials are the gateway's settings
     query_timeout_s: float = 5.0
     max_rows: int = 50
     max_corrections: int = 2
@@ -80,12 +80,19 @@ def current_config() -> Text2CypherConfig:
     return _CONFIG
 
 
-def _model_for(spec: str, config: Text2CypherConfig) -> Any:
-    """The model, or for "primary|secondary" the ladder of models (each behind its breaker)."""
-    from csagent.models.providers import get_chat_model
+def model_for(spec: str, question: str) -> Any:
+    """The TEXT2CYPHER chain `spec` ("primary|secondary") behind the gateway, or None for the
+    local tier. Raises ValueError for a malformed spec."""
+    from csagent.models.gateway import RoleChat, get_gateway
+    from csagent.models.roles import Role
+    from csagent.models.sensitivity import carries_customer_data
 
-    return build_ladder(spec, lambda one: get_chat_model(one, timeout_s=config.model_timeout_s,
-                                                         region=config.region, api_key=config.api_key))
+    rungs = parse_chain(spec)
+    if not rungs:
+        return None
+    gateway = get_gateway().with_chain(Role.TEXT2CYPHER, rungs)
+    return RoleChat(gateway, Role.TEXT2CYPHER,
+                    customer_data=carries_customer_data(Role.TEXT2CYPHER, question))
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:
@@ -105,7 +112,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
     config = current_config()
     spec = str(args.get("model") or config.model)
     try:
-        model = _model_for(spec, config)
+        model = model_for(spec, question)
     except ValueError as exc:
         return ToolResult.failed(task, ErrorType.VALIDATION, f"invalid model setting: {exc}",
                                  latency_ms=elapsed())

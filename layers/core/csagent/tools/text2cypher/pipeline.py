@@ -22,8 +22,6 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from csagent.tools.text2cypher.examples import ExampleBank, RetrievedExample
@@ -48,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 logger = logging.getLogger(__name__)
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 #: What the model answers when the question cannot be answered from the allowed graph.
 UNSUPPORTED = "UNSUPPORTED"
 DEFAULT_MAX_CORRECTIONS = 2
@@ -65,26 +62,6 @@ Status = Literal["success", "fallback", "failed"]
 # ---------------------------------------------------------------------------------------------
 # Prompts and model output
 # ---------------------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def load_prompt(name: str) -> str:
-    """A prompt file of `prompts/` by name, without its leading `<!-- version -->` comment."""
-    if not re.fullmatch(r"[a-z_]+", name):
-        raise ValueError(f"invalid prompt name {name!r}")
-    text = (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8")
-    return re.sub(r"^\s*<!--.*?-->\s*", "", text, flags=re.DOTALL).strip()
-
-
-def render(template: str, **values: str) -> str:
-    """Fill `{{name}}` placeholders (Cypher's own braces are left alone); all must be given."""
-    def fill(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key not in values:
-            raise KeyError(f"prompt placeholder {{{{{key}}}}} has no value")
-        return values[key]
-
-    return re.sub(r"\{\{(\w+)\}\}", fill, template)
-
-
 _FENCE_RE = re.compile(r"```[ \t]*(?:cypher|neo4j|sql)?[ \t]*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
@@ -110,24 +87,30 @@ def _message_text(message: Any) -> str:
 
 def generation_messages(schema_text: str, examples: Sequence[RetrievedExample],
                         question: str) -> list[BaseMessage]:
-    """System prompt with the schema, the examples as question/answer turns (closest last), the question."""
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    """System prompt with the schema, the examples as question/answer turns (closest last), the
+    question (`csagent/models/prompts/text2cypher.v*.md`)."""
+    from langchain_core.messages import AIMessage, HumanMessage
 
-    messages: list[BaseMessage] = [SystemMessage(render(load_prompt("generate"), schema=schema_text))]
+    from csagent.models.prompts import load_prompt
+
+    *system, ask = load_prompt("text2cypher").render(schema=schema_text, question=question)
+    turns: list[BaseMessage] = []
     for example in reversed(examples):
-        messages += [HumanMessage(example.question), AIMessage(example.cypher)]
-    messages.append(HumanMessage(question))
-    return messages
+        turns += [HumanMessage(example.question), AIMessage(example.cypher)]
+    return [*system, *turns, ask]
 
 
 def correction_messages(base: Sequence[BaseMessage], question: str, cypher: str,
                         errors: Sequence[Text2CypherError]) -> list[BaseMessage]:
-    """The generation conversation, the rejected query, and every error as a hint."""
-    from langchain_core.messages import AIMessage, HumanMessage
+    """The generation conversation, the rejected query, and every error as a hint
+    (`csagent/models/prompts/text2cypher_correct.v*.md`)."""
+    from langchain_core.messages import AIMessage
+
+    from csagent.models.prompts import load_prompt
 
     listed = "\n".join(f"- {error.as_hint()}" for error in errors)
-    ask = render(load_prompt("correct"), question=question, cypher=cypher, errors=listed)
-    return [*base, AIMessage(cypher), HumanMessage(ask)]
+    ask = load_prompt("text2cypher_correct").render(question=question, cypher=cypher, errors=listed)
+    return [*base, AIMessage(cypher), *ask]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -340,7 +340,8 @@ def test_no_bedrock_statement_has_a_wildcard_resource(template: dict[str, Any]) 
     ]
 
     # Then each names foundation-model ARNs built from BedrockModelIds, never a "*"
-    assert {owner for owner, _ in bedrock} == {"RouterFunction", "Text2CypherFunction", "WorkerFunction"}
+    assert {owner for owner, _ in bedrock} == {"RouterFunction", "StreamFunction", "Text2CypherFunction",
+                                               "WorkerFunction"}
     for _, statement in bedrock:
         assert "*" not in str(statement["Resource"])
         assert str(statement["Resource"]).count("foundation-model/${Id}") == 4
@@ -373,3 +374,74 @@ def test_vpc_config_is_conditional_on_has_vpc(template: dict[str, Any]) -> None:
     assert template["Conditions"]["HasVpc"] == {"Fn::Not": [{"Fn::Equals": [
         {"Fn::Join": ["", {"Ref": "VpcSubnetIds"}]}, ""]}]}
     assert template["Parameters"]["VpcSubnetIds"]["Default"] == ""
+
+
+# ----------------------------------------------------------------------------------------------
+# The stream function: the router's turn as server-sent events on a Function URL
+# ----------------------------------------------------------------------------------------------
+STREAM_OWN_VARIABLES = {"POWERTOOLS_SERVICE_NAME", "AWS_LAMBDA_EXEC_WRAPPER", "AWS_LWA_INVOKE_MODE",
+                        "JWT_ISSUER", "JWT_AUDIENCE"}
+
+
+def test_the_stream_function_streams_through_the_lambda_web_adapter(template: dict[str, Any]) -> None:
+    # Given the stream function
+    props = template["Resources"]["StreamFunction"]["Properties"]
+    env = props["Environment"]["Variables"]
+
+    # Then its Function URL streams, the adapter's wrapper starts run.sh, and the adapter streams too
+    assert props["FunctionUrlConfig"]["InvokeMode"] == "RESPONSE_STREAM"
+    assert props["Handler"] == "run.sh"
+    assert env["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert env["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    # And the adapter layer is AWS's arm64 one, its version a parameter
+    [layer] = props["Layers"]
+    assert layer == {"Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:753240598075:layer:"
+                                "LambdaAdapterLayerArm64:${LambdaWebAdapterLayerVersion}"}
+    assert template["Parameters"]["LambdaWebAdapterLayerVersion"]["Type"] == "Number"
+
+
+def test_run_sh_starts_the_stream_app_where_the_adapter_looks_for_it() -> None:
+    # Given the stream function's start script
+    script = ROOT / "functions" / "stream" / "run.sh"
+
+    # Then Lambda can execute it, and it runs uvicorn with app:app on the adapter's default port
+    text = script.read_text(encoding="utf-8")
+    assert script.stat().st_mode & 0o111, "run.sh must be executable (git keeps the mode)"
+    assert text.startswith("#!/bin/bash")
+    assert "exec python -m uvicorn" in text and "--port 8080" in text and text.rstrip().endswith("app:app")
+
+
+def test_a_function_url_without_iam_auth_verifies_callers_in_code(template: dict[str, Any]) -> None:
+    # Given every function with a Function URL
+    urls = {name: res["Properties"]["FunctionUrlConfig"]
+            for name, res in _resources_of_type(template, "AWS::Serverless::Function").items()
+            if "FunctionUrlConfig" in res["Properties"]}
+    stream_env = template["Resources"]["StreamFunction"]["Properties"]["Environment"]["Variables"]
+    authorizer = template["Resources"]["HttpApi"]["Properties"]["Auth"]["Authorizers"]["JwtAuthorizer"]
+
+    # Then the open ones are exactly the webhook (platform signatures) and the stream function,
+    # which verifies the very tokens the HTTP API's authorizer accepts
+    assert {name for name, config in urls.items() if config["AuthType"] == "NONE"} == {
+        "WebhookFunction", "StreamFunction"}
+    assert stream_env["JWT_ISSUER"] == authorizer["JwtConfiguration"]["issuer"] == {"Ref": "JwtIssuer"}
+    assert stream_env["JWT_AUDIENCE"] == {"Fn::Join": [",", authorizer["JwtConfiguration"]["audience"]]}
+
+
+def test_the_stream_function_runs_the_routers_turn_with_the_routers_rights(template: dict[str, Any]) -> None:
+    # Given the router and the stream function
+    router = template["Resources"]["RouterFunction"]["Properties"]
+    stream = template["Resources"]["StreamFunction"]["Properties"]
+
+    # Then the stream function has the router's configuration and policies, and nothing more
+    own = {k: v for k, v in stream["Environment"]["Variables"].items() if k not in STREAM_OWN_VARIABLES}
+    router_env = router["Environment"]["Variables"]
+    assert own == {k: v for k, v in router_env.items() if k != "POWERTOOLS_SERVICE_NAME"}
+    assert _strip_sids(stream["Policies"]) == _strip_sids(router["Policies"])
+
+
+def _strip_sids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_sids(v) for k, v in value.items() if k != "Sid"}
+    if isinstance(value, list):
+        return [_strip_sids(v) for v in value]
+    return value

@@ -11,6 +11,7 @@ import base64
 import binascii
 import re
 import time
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Literal, Protocol
 
 from langgraph.errors import GraphRecursionError
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from csagent import observability
 from csagent.domain.errors import Forbidden, InvalidInput
 from csagent.domain.models import Principal
+from csagent.streaming.progress import Progress, progress_of, received
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 ORDER_ID = re.compile(r"^#?W\d{7}$")
@@ -90,6 +92,10 @@ class TurnOut(BaseModel):
     trace: dict[str, Any]
 
 
+# What a turn yields as it runs: progress while the graph works, the TurnOut once it has decided.
+TurnEvent = Progress | TurnOut
+
+
 class SessionOut(BaseModel):
     session_id: str
     status: str
@@ -145,11 +151,32 @@ class ConversationService:
 
     def handle_message(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
         """One customer turn, logged once and measured (`csagent.observability.record_turn`)."""
-        turn = self._turn(principal, session_id, message)
-        observability.record_turn(turn, text=message.text)
-        return turn
+        return _final(self.stream_message(principal, session_id, message))
 
-    def _turn(self, principal: Principal, session_id: str, message: MessageIn) -> TurnOut:
+    def stream_message(self, principal: Principal, session_id: str,
+                       message: MessageIn) -> Iterator[TurnEvent]:
+        """The same turn as `handle_message`, as it happens (POST .../messages:stream).
+
+        Lazy: nothing runs until the first `next()`. That call runs every check that can refuse
+        the turn (403, 422, 429, 409 raise there) and yields `Progress` step 0 ("received");
+        then one `Progress` per graph node that finished; the last event is the `TurnOut`, the
+        very object `handle_message` returns, logged and measured the same way. Pull every
+        event on one thread (the turn may hold context variables across its steps)."""
+        for event in self._turn(principal, session_id, message):
+            if isinstance(event, TurnOut):
+                observability.record_turn(event, text=message.text)
+            yield event
+
+    def _turn(self, principal: Principal, session_id: str, message: MessageIn) -> Iterator[TurnEvent]:
+        """The one implementation of a customer turn, for both endpoints (see `stream_message`),
+        metered: model calls, tokens and cost of the turn, and its call budget
+        (`csagent.models.usage`; `_shape` puts them into the trace)."""
+        from csagent.models.usage import metered_turn
+
+        with metered_turn():
+            yield from self._metered_turn(principal, session_id, message)
+
+    def _metered_turn(self, principal: Principal, session_id: str, message: MessageIn) -> Iterator[TurnEvent]:
         customer_id = customer_of(principal)
         check_session_id(session_id)
         observability.bind_session(session_id)  # the correlation id of every log line of the turn
@@ -160,7 +187,9 @@ class ConversationService:
         snapshot = self._graph.get_state(config)
         lease = self._sessions.begin_turn(session_id, customer_id, _head(snapshot))
         started = time.perf_counter()
+        outcome: TurnOut | dict[str, Any]
         try:
+            yield received()  # inside the try: a caller that stops listening here frees the lease
             paused = _paused_approval(snapshot) if self._approvals is not None else None
             if paused is not None:
                 # A refund is waiting for a person: the customer hears where it stands; an
@@ -168,29 +197,55 @@ class ConversationService:
                 approval = self._approvals.get(paused)
                 if approval.status.value == "pending":
                     self._sessions.release(lease)
-                    return self._waiting(session_id, config, (time.perf_counter() - started) * 1000)
-                state = self._resume(config, approval)
+                    outcome = self._waiting(session_id, config, (time.perf_counter() - started) * 1000)
+                else:
+                    outcome = yield from self._run(_resume_command(approval), config)
             elif _crashed_on(snapshot, message):
                 # The last attempt at this same request stopped mid-turn: finish it from its
                 # checkpoint, so nothing that already ran runs again.
-                state = self._graph.invoke(None, config, context=self._deps, durability="exit")
+                outcome = yield from self._run(None, config)
             else:
                 # durability="exit": one checkpoint when the turn ends; writing it ends the lease.
-                state = self._graph.invoke(
+                outcome = yield from self._run(
                     {"session_id": session_id, "customer_id": customer_id, "text": message.text,
                      "attachments": [a.model_dump() for a in message.attachments],
                      "order_id_hint": message.order_id},
-                    config, context=self._deps, durability="exit",
+                    config,
                 )
         except GraphRecursionError:
             # The node budget is spent (a turn that would not converge): a person takes over.
             self._sessions.release(lease)
             elapsed = (time.perf_counter() - started) * 1000
-            return self._over_budget(session_id, customer_id, message.text, elapsed)
+            yield self._over_budget(session_id, customer_id, message.text, elapsed)
+            return
         except BaseException:
             self._sessions.release(lease)
             raise
-        return self._shape(session_id, state, (time.perf_counter() - started) * 1000)
+        if isinstance(outcome, TurnOut):
+            yield outcome
+            return
+        yield self._shape(session_id, outcome, (time.perf_counter() - started) * 1000)
+
+    def _run(self, graph_input: Any, config: dict[str, Any]) -> Generator[Progress, None, dict[str, Any]]:
+        """Run the graph once: a `Progress` per node that finished, then (as the generator's
+        return value) the final state, exactly what `graph.invoke` would have returned.
+
+        `Pregel.invoke` is this same stream of "updates" and "values" collected: the last values
+        are the state, and an interrupt (an approval pause) is kept under "__interrupt__"."""
+        state: dict[str, Any] = {}
+        interrupts: list[Any] = []
+        step = 1
+        for mode, chunk in self._graph.stream(graph_input, config, context=self._deps, durability="exit",
+                                              stream_mode=["updates", "values"]):
+            if mode == "values":
+                state = chunk
+                continue
+            if isinstance(chunk, dict):
+                interrupts.extend(chunk.get("__interrupt__") or ())
+            for progress in progress_of(chunk, step):
+                step = progress.step + 1
+                yield progress
+        return {**state, "__interrupt__": interrupts} if interrupts else state
 
     def _over_budget(self, session_id: str, customer_id: str, text: str, elapsed_ms: float) -> TurnOut:
         from csagent.handoff.triggers import HandoffDecision, HandoffReason, Urgency
@@ -238,20 +293,13 @@ class ConversationService:
         lease = self._sessions.begin_turn(approval.session_id, approval.customer_id, _head(snapshot))
         started = time.perf_counter()
         try:
-            state = self._resume(config, approval)
+            state = _result(self._run(_resume_command(approval), config))
         except BaseException:
             self._sessions.release(lease)
             raise
         turn = self._shape(approval.session_id, state, (time.perf_counter() - started) * 1000)
         observability.record_turn(turn)
         return turn
-
-    def _resume(self, config: dict[str, Any], approval: Any) -> dict[str, Any]:
-        from langgraph.types import Command
-
-        decision = {"approved": "approved", "rejected": "rejected"}.get(approval.status.value, "expired")
-        return self._graph.invoke(Command(resume={"decision": decision, "approved_by": approval.decided_by}),
-                                  config, context=self._deps, durability="exit")
 
     def _waiting(self, session_id: str, config: dict[str, Any], elapsed_ms: float) -> TurnOut:
         from csagent.replies import render
@@ -289,11 +337,14 @@ class ConversationService:
                                  status=result.get("status", "skipped"),
                                  latency_ms=float(result.get("latency_ms") or 0.0),
                                  error=result.get("error")))
+        from csagent.models.usage import TurnUsage, current_usage
+
         trace = {
             "route": state.get("route", ""),
             "confidence": round(float(state.get("confidence") or 0.0), 3),
             "node_timings_ms": state.get("node_timings_ms") or {},
-            "model_calls": int((state.get("trace") or {}).get("model_calls", 0)),
+            # model_calls, input_tokens, output_tokens, cost_usd, model_steps (zeros when unmetered)
+            **(current_usage() or TurnUsage()).as_trace(),
             "turn_ms": round(elapsed_ms, 2),
         }
         if state.get("__interrupt__"):
@@ -301,6 +352,34 @@ class ConversationService:
         return TurnOut(session_id=session_id, turn=int(state.get("turn") or 0),
                        status=state.get("status") or "answered", reply=state.get("reply") or {"text": ""},
                        tasks=tasks, trace=trace)
+
+
+def _final(events: Iterable[TurnEvent]) -> TurnOut:
+    """The TurnOut that ends a turn's events (the progress before it is dropped)."""
+    turn: TurnOut | None = None
+    for event in events:
+        if isinstance(event, TurnOut):
+            turn = event
+    if turn is None:  # _turn always ends with one; this guards the contract, not a known path
+        raise RuntimeError("the turn ended without an outcome")
+    return turn
+
+
+def _result(run: Generator[Progress, None, dict[str, Any]]) -> dict[str, Any]:
+    """Run a graph run to its end, without its progress; its final state."""
+    while True:
+        try:
+            next(run)
+        except StopIteration as done:
+            return done.value
+
+
+def _resume_command(approval: Any) -> Any:
+    """The `Command` that resumes a turn paused for `approval`, with the person's decision."""
+    from langgraph.types import Command
+
+    decision = {"approved": "approved", "rejected": "rejected"}.get(approval.status.value, "expired")
+    return Command(resume={"decision": decision, "approved_by": approval.decided_by})
 
 
 def _head(snapshot: Any) -> str | None:

@@ -13,13 +13,14 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from csagent.domain.errors import DependencyUnavailable, DomainError, Forbidden, InvalidInput
 from csagent.domain.models import Principal
 from csagent.http.auth import principal_from
+from csagent.http.sse import STREAM_HEADERS, EventPump, turn_stream
 from csagent.service import ApprovalOut, ConversationService, DecisionIn, MessageIn, SessionOut, TurnOut
 
 logger = logging.getLogger("csagent.http")
@@ -64,12 +65,27 @@ class AgentReplyIn(BaseModel):
     text: str = Field(min_length=1, max_length=4000)
 
 
+STREAM_DOC = """The same turn as POST /v1/sessions/{session_id}/messages, as server-sent events
+(text/event-stream): `progress` events ({"node", "label", "step"}) while the assistant works,
+then, once the turn is decided, the reply in `answer` events ({"text"}: append them) and `done`
+with the full turn (the body the non-streaming endpoint returns). A failure after the stream
+started is an `error` event ({"error": {"code", "message"}}); before it, a JSON error as for the
+non-streaming endpoint. Comment lines (`: keep-alive`) keep a slow turn's connection open."""
+
+
 def create_app(get_service: Callable[[], ConversationService], get_health: Callable[[], dict[str, bool]],
                auth_mode: Callable[[], str], get_handoffs: Callable[[], Any] | None = None,
                get_approvals: Callable[[], Any] | None = None,
-               text2cypher_debug: Callable[[str, str | None], dict[str, Any]] | None = None) -> FastAPI:
+               text2cypher_debug: Callable[[str, str | None], dict[str, Any]] | None = None,
+               verify_token: Callable[[str | None], dict[str, Any]] | None = None,
+               stream_heartbeat_s: float = 10.0) -> FastAPI:
     """The app. Factories are called per request (they are cached at the composition root),
-    so importing and creating the app does no I/O."""
+    so importing and creating the app does no I/O.
+
+    `verify_token` (bearer header → verified claims) is for a deployment with no API Gateway
+    authorizer in front (the streaming Function URL, `csagent.http.tokens`); with AUTH_MODE=jwt
+    its claims stand in for the authorizer's. `stream_heartbeat_s`: the longest silence on a
+    streamed turn before a keep-alive comment."""
     app = FastAPI(title="Customer-service agent API", version="1.0.0",
                   description="Chat with the store's assistant; one message may hold several requests.")
 
@@ -104,12 +120,33 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
                       "something went wrong on our side; nothing was changed, please try again")
 
     def caller(request: Request) -> Principal:
-        return principal_from(dict(request.scope), request.headers.get("authorization"), auth_mode())
+        scope, authorization, mode = dict(request.scope), request.headers.get("authorization"), auth_mode()
+        if verify_token is not None and mode == "jwt":
+            # The claims in the shape API Gateway's JWT authorizer gives them: one claims → Principal mapping.
+            claims = verify_token(authorization)
+            scope["aws.event"] = {"requestContext": {"authorizer": {"jwt": {"claims": claims}}}}
+        return principal_from(scope, authorization, mode)
 
     @app.post("/v1/sessions/{session_id}/messages", response_model=TurnOut,
               responses={400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}})
     def post_message(session_id: str, message: MessageIn, who: Principal = Depends(caller)) -> TurnOut:  # noqa: B008
         return get_service().handle_message(who, session_id, message)
+
+    @app.post("/v1/sessions/{session_id}/messages:stream", response_class=StreamingResponse,
+              description=STREAM_DOC,
+              responses={200: {"description": "The turn as server-sent events.",
+                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                         400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}, 429: {}})
+    async def stream_message(session_id: str, message: MessageIn,
+                             who: Principal = Depends(caller)) -> StreamingResponse:  # noqa: B008
+        pump = EventPump(lambda: get_service().stream_message(who, session_id, message)).start()
+        try:
+            first = await pump.first()  # a refused turn (403, 409, 422, 429) raises here: a JSON error
+        except BaseException:
+            pump.close()
+            raise
+        return StreamingResponse(turn_stream(pump, first, heartbeat_s=stream_heartbeat_s),
+                                 media_type="text/event-stream", headers=STREAM_HEADERS)
 
     @app.get("/v1/sessions/{session_id}", response_model=SessionOut, responses={401: {}, 403: {}, 404: {}})
     def get_session(session_id: str, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008

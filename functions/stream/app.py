@@ -1,0 +1,51 @@
+"""Stream function: the router's HTTP API under uvicorn, behind the Lambda Web Adapter, so that
+POST /v1/sessions/{session_id}/messages:stream reaches the customer event by event through a
+Function URL in RESPONSE_STREAM mode (`run.sh` starts it; docs/streaming.md).
+
+Thin by design, like the router: the same app from the core's composition root, with one
+difference - no API Gateway authorizer stands in front of a Function URL, so the app verifies the
+customer's Cognito token itself (`csagent.http.tokens`, JWT_ISSUER / JWT_AUDIENCE). There is no
+Lambda handler to wrap, so EMF metrics are flushed after each request instead of each invocation.
+Nothing connects to Neo4j or DynamoDB until the first request needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csagent import observability, runtime
+from csagent.guardrails.pii import install_pii_filter
+from csagent.http.app import create_app
+from csagent.http.tokens import token_verifier
+from csagent.http.web_adapter import WebAdapterSettings, streaming_problems
+
+install_pii_filter()  # emails, phones, card numbers and street addresses masked in every log line
+logger = observability.get_logger()
+metrics = observability.get_metrics()
+for problem in streaming_problems(WebAdapterSettings()):
+    logger.warning(problem)
+
+
+def verify(authorization: str | None) -> dict[str, Any]:
+    return token_verifier().claims(authorization)
+
+
+class FlushMetrics:
+    """ASGI wrapper: the metrics a request recorded are written once its response has ended."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await self.inner(scope, receive, send)
+        finally:
+            if scope.get("type") == "http":
+                metrics.flush_metrics()
+
+
+fastapi_app = create_app(runtime.conversation_service, runtime.health,
+                         lambda: runtime.get_settings().auth_mode,
+                         get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service,
+                         text2cypher_debug=runtime.text2cypher_debug, verify_token=verify)
+app = FlushMetrics(fastapi_app)

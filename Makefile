@@ -70,9 +70,10 @@ demo: seed ## one customer conversation through the HTTP API on the built-in sto
 test: up ## unit + integration + e2e tests against the real local stack
 	$(BIN)/pytest -q tests
 
-bench: up ## performance figures on the tau-retail store → reports/bench.json
+bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models → reports/bench.*
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
-	$(BIN)/python -m devstack.bench
+	$(BIN)/python -m devstack.bench $(BENCH_ARGS)
+	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 
 eval: up ## knowledge search Recall@5 / MRR and intent accuracy on the labelled sets
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null

@@ -1,0 +1,282 @@
+"""The bench's pure parts on synthetic numbers: percentiles and ratios, the figures each section
+derives from its samples, the targets, the Markdown summary, the PNG charts and the leak check.
+(The measuring itself needs the running stack and is `make bench`'s business.)"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from devstack.bench import charts, report
+from devstack.bench.concurrency import Exchange, concurrency_figures, phase_figures
+from devstack.bench.dynamodb import item_bytes, session_figures
+from devstack.bench.imports import LANGGRAPH, import_figures
+from devstack.bench.stats import percentile, ratio, summarise
+from devstack.bench.tools import action_latencies, family_of, own_question
+from devstack.bench.turns import Sample, figures, meets
+from devstack.bench.workload import StoreData, build_scenarios, leaked_identifiers, load_workload
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk."""
+    header = path.read_bytes()[:24]
+    assert header[:8] == PNG_SIGNATURE
+    return struct.unpack(">II", header[16:24])
+
+
+# ------------------------------------------------------------------------------ statistics
+def test_percentiles_interpolate_between_ranks():
+    # Given the samples 1..101 ms (shuffled)
+    values = [float(v) for v in range(101, 0, -1)]
+    # Then the median, p95 and the extremes are the interpolated ranks
+    assert percentile(values, 50) == 51.0
+    assert percentile(values, 95) == 96.0
+    assert (percentile(values, 0), percentile(values, 100)) == (1.0, 101.0)
+    assert percentile([10.0, 20.0], 50) == 15.0
+
+
+def test_a_percentile_of_nothing_is_refused():
+    # Given no samples, or a percentile outside 0-100, Then there is no figure to give
+    with pytest.raises(ValueError):
+        percentile([], 50)
+    with pytest.raises(ValueError):
+        percentile([1.0], 101)
+
+
+def test_a_ratio_is_rounded_and_absent_when_it_cannot_be_computed():
+    # Given two medians, Then their ratio; Given a zero or missing one, Then no ratio at all
+    assert ratio(3.0, 2.0) == 1.5
+    assert ratio(1.0, 3.0) == 0.33
+    assert ratio(1.0, 0) is None and ratio(None, 2.0) is None
+
+
+def test_a_summary_gives_count_median_p95_and_max():
+    # Given five samples (and, below, none), Then n, p50, p95 and max (or only n = 0)
+    summary = summarise([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert summary == {"n": 5, "p50_ms": 3.0, "p95_ms": 4.8, "max_ms": 5.0}
+    assert summarise([]) == {"n": 0}
+
+
+# ------------------------------------------------------------------------------ sections
+def test_turn_figures_keep_the_legacy_keys_and_break_down_by_type():
+    # Given single-intent turns of two tools, compound turns and one turn that failed to run
+    samples = [Sample("single_predefined_cypher", 100.0, "answered", tasks=1, intended=True),
+               Sample("single_knowledge_search", 200.0, "answered", tasks=1, intended=True),
+               Sample("compound", 300.0, "answered", tasks=3, intended=True),
+               Sample("compound", 500.0, "partial", tasks=2, intended=False),
+               Sample("general", 0.0, error="RuntimeError: boom")]
+    # When the figures are derived
+    legacy, section, ms = figures(samples)
+    # Then "single intent" pools the single_* types and compound is compared with it
+    assert legacy["single_intent_p50_ms"] == 150.0
+    assert legacy["compound_p50_ms"] == 400.0
+    assert legacy["compound_over_single_p50"] == 2.67
+    assert legacy["compound_tasks"] == 2.5 and legacy["runs"] == 5
+    # And the failed turn is counted as an error, not as a latency
+    assert section["errors"] == 1 and ms["general"] == []
+    assert section["by_type"]["compound"]["as_intended"] == 0.5
+    assert section["as_intended"] == 0.6
+
+
+def test_a_turn_meets_only_what_its_step_names():
+    # Given a step expecting a route and a status, Then a turn matching both meets it, one that
+    # differs in either does not, and keys the step does not name are not checked
+    expect = {"route": "general", "status": "answered"}
+    assert meets(expect, route="general", status="answered", tools=[], tasks=0)
+    assert not meets(expect, route="general", status="refused", tools=[], tasks=0)
+    assert meets({"tool": "text2cypher", "tasks": 1}, route="x", status="partial", tools=["text2cypher"],
+                 tasks=1)
+    assert not meets({"tasks": 2}, route="x", status="answered", tools=[], tasks=1)
+
+
+def test_dynamodb_figures_over_a_session():
+    # Given 4 turns whose checkpoint writes grow after the second
+    by_turn = [{"turn": i + 1, "writes": 4, "turn_state_writes": 3, "checkpoint_bytes": b}
+               for i, b in enumerate([1000, 1200, 2000, 2400])]
+    figures_ = session_figures(by_turn)
+    # Then the maxima, the median and the growth of the second half are reported
+    assert figures_["turn_state_writes_per_turn_max"] == 3
+    assert figures_["writes_per_turn_with_rate_limit_max"] == 4
+    assert figures_["checkpoint_bytes_per_turn_median"] == 1600
+    assert figures_["checkpoint_bytes_second_half_over_first"] == 2.0
+    assert figures_["checkpoint_bytes_total"] == 6600
+
+
+def test_item_bytes_follow_dynamodbs_size_rule():
+    # Given an item of a string, a number and binary, Then names plus values, binary counted raw
+    item = {"PK": {"S": "abc"}, "n": {"N": "12"}, "blob": {"B": b"\x00" * 10}}
+    assert item_bytes(item) == (2 + 3) + (1 + 2) + (4 + 10)
+
+
+def test_import_figures_are_medians_and_ratios_to_langgraph():
+    # Given three repetitions of langgraph, the router and a tool handler
+    samples = {LANGGRAPH: [400.0, 500.0, 450.0], "router": [600.0, 500.0, 550.0],
+               "tools/knowledge_search": [900.0, 800.0, 1000.0]}
+    out = import_figures(samples, repeats=3)
+    # Then each is its median, compared with langgraph's; the slowest handler is named
+    assert out["router_import_ms"] == 550.0 and out["langgraph_import_ms"] == 450.0
+    assert out["ratio"] == 1.22
+    assert out["slowest_handler"] == "tools/knowledge_search" and out["slowest_handler_ratio"] == 2.0
+
+
+def test_concurrency_figures_count_errors_and_leaks_of_both_phases():
+    # Given a sequential phase with one leak and a concurrent one with one error
+    seq = [Exchange("a", "hi", 200, 100.0, 0.1), Exchange("b", "hi", 200, 120.0, 0.2, leaks=["#W0000001"])]
+    conc = [Exchange("c", "hi", 200, 300.0, 0.3), Exchange("d", "hi", 500, 50.0, 0.3, error="boom"),
+            Exchange("e", "hi", 200, 500.0, 0.5)]
+    out = concurrency_figures(phase_figures(seq, 0.5), phase_figures(conc, 0.5), 3, 1, [])
+    # Then both are counted, and the errored request is left out of the latencies
+    assert out["errors"] == 1 and out["cross_session_leaks"] == 1
+    assert out["p50_ms"] == 400.0 and out["turns"] == 3
+    assert out["throughput_turns_per_s"] == 6.0 and out["sequential_throughput_turns_per_s"] == 4.0
+    assert out["throughput_over_sequential"] == 1.5
+    # And Little's law says how long 3 sessions always in flight wait at 6 turns/s
+    assert out["queueing_estimate_ms"] == 500.0
+
+
+def test_action_latencies_split_propose_from_execute():
+    # Given the tasks of a confirmation request, its "yes" (one of them failed) and a compound read
+    def task(turn_type: str, tool: str, status: str, ms: float) -> dict[str, object]:
+        return {"turn_type": turn_type, "tool": tool, "status": status, "latency_ms": ms}
+
+    tasks = [task("confirmation_request", "customer_actions", "success", 5),
+             task("confirmation_yes", "customer_actions", "success", 9),
+             task("confirmation_yes", "customer_actions", "failed", 1),
+             task("compound", "predefined_cypher", "success", 2)]
+    # Then proposals and executions are told apart, failures and other tools left out
+    assert action_latencies(tasks) == {"customer_actions_propose": [5.0], "customer_actions_execute": [9.0]}
+
+
+def test_a_template_no_family_lists_is_reported_as_unlisted():
+    # Given a new template no family names, Then it is reported, under "unlisted"
+    families = family_of(["order_status", "brand_new"], {"orders": ["order_status"]})
+    assert families == {"order_status": "orders", "brand_new": "unlisted"}
+
+
+def test_an_example_question_is_asked_about_the_customers_own_order():
+    # Given catalogue examples naming some order / tracking number, Then the customer's own replace them
+    assert own_question("Where is order #W1234567?", ["#W7654321"], None, 0) == "Where is order #W7654321?"
+    assert own_question("Track 123456789012", [], "999999999999", 0) == "Track 999999999999"
+
+
+# ------------------------------------------------------------------------------ leaks
+def test_another_customers_identifiers_are_leaks_and_ones_own_are_not():
+    owners = {"#W0000001": "ann", "#W0000002": "bob", "ann@example.com": "ann", "123456789012": "bob"}
+    reply = "Order #W0000001 ships to ann@example.com; tracking 123456789012, and #W0000002 too."
+    # Then as ann, only bob's order and tracking number are leaks
+    assert leaked_identifiers(reply, "ann", owners) == ["#W0000002", "123456789012"]
+    # And another session's customer id in the text is one as well
+    assert leaked_identifiers("hello bob_1", "ann", owners, others=["bob_1", "ann"]) == ["bob_1"]
+
+
+def test_scenarios_give_each_order_scenario_its_own_customer():
+    # Given a tiny store of three customers with one pending order each
+    users = {c: {"name": {"first_name": c, "last_name": "X"}} for c in ("a", "b", "c")}
+    orders = tuple({"order_id": f"#W000000{i}", "user_id": c, "status": "pending",
+                    "items": [{"name": "Lamp"}], "payment_history": []} for i, c in enumerate(users))
+    workload = {"scenarios": {"status": {"count": 3, "order": {"statuses": ["pending"]},
+                                         "steps": [{"type": "s", "texts": ["Where is {o}?"]}]}}}
+    # When three scenarios are drawn
+    scenarios = build_scenarios(workload, StoreData(users, orders))
+    # Then each has a different customer, asking about that customer's own order
+    assert sorted(s.customer_id for s in scenarios) == ["a", "b", "c"]
+    assert all(s.steps[0].text == f"Where is {s.order_id}?" for s in scenarios)
+
+
+def test_the_workload_file_has_every_turn_type_the_issue_names():
+    # Given the workload file, Then every turn type of issue 7 is in it, over 200 turns in all
+    types = {step["type"] for spec in load_workload()["scenarios"].values() for step in spec["steps"]}
+    assert {"single_predefined_cypher", "single_knowledge_search", "single_text2cypher",
+            "single_customer_actions", "compound", "clarification", "out_of_scope", "general",
+            "confirmation_request", "confirmation_yes", "image"} <= types
+    full = sum(spec["count"] * len(spec["steps"]) for spec in load_workload()["scenarios"].values())
+    assert full >= 200
+
+
+# ------------------------------------------------------------------------------ report
+def test_targets_are_checked_and_a_missing_figure_is_neither_met_nor_missed():
+    # Given a report with one target met, one missed and one figure absent
+    checks = {(c.section, c.figure): c.met for c in report.check_targets(
+        {"turns": {"single_intent_p50_ms": 120.0, "single_intent_p95_ms": 500.0},
+         "concurrency": {"errors": 0}})}
+    # Then each is marked as such
+    assert checks[("turns", "single_intent_p50_ms")] is True
+    assert checks[("turns", "single_intent_p95_ms")] is False
+    assert checks[("concurrency", "errors")] is True
+    assert checks[("tools", "knowledge_search_p50_ms")] is None
+
+
+def test_the_markdown_table_aligns_numbers_and_shows_missing_cells():
+    # Given a text column and a number column with one cell missing
+    out = report.table(["name", "ms"], [["a", 1.5], ["b", None]])
+    # Then numbers are right-aligned and the missing cell is a dash
+    assert out.splitlines() == ["| name | ms |", "| --- | ---: |", "| a | 1.5 |", "| b | — |"]
+
+
+def test_the_summary_lists_targets_sections_and_charts():
+    # Given a report with a measured section, a failed one and the model layer not available
+    rep = {"store": "tau-retail", "model_tier": "local", "meta": {"cpus": 2, "duration_s": 12.0},
+           "turns": {"single_intent_p50_ms": 180.0, "runs": 10},
+           "turn_types": {"by_type": {"general": {"n": 3, "p50_ms": 20.0, "p95_ms": 30.0, "max_ms": 31.0,
+                                                  "as_intended": 1.0, "tasks_median": 0}}},
+           "fanout": {"error": "RuntimeError: no bridge"},
+           "models": {"available": False, "reason": "not there yet"}}
+    text = report.markdown(rep, ["reports/bench-latency.png"])
+    # Then the missed target is marked, each section says what it measured or why not
+    assert "| turns | single_intent_p50_ms | 180 | <= 150 | **no** |" in text
+    assert "| general | 3 | 20 | 30 | 31 | 0 | 1 |" in text
+    assert "Not measured: RuntimeError: no bridge" in text
+    assert "Not available: not there yet" in text
+    assert "![bench-latency](bench-latency.png)" in text
+
+
+def test_figures_of_any_shape_become_tables():
+    # Given the model layer's figures: a scalar, per-peer mappings and a two-level mapping
+    figures_ = {"calls": 200, "openai": {"median_ms": 3.0, "ratio": 1.5}, "bedrock": {"median_ms": 8.0},
+                "local": {"single": {"model_calls": 0}}}
+    text = report.nested_tables(figures_, label="peer")
+    # Then the scalar is in a figure table and each mapping is a row, nested ones flattened
+    assert "| calls | 200 |" in text
+    assert "| peer | median_ms | ratio | model_calls |" in text
+    assert "| openai | 3 | 1.5 | — |" in text and "| local / single | — | — | 0 |" in text
+
+
+def test_the_console_line_puts_the_target_beside_the_figure():
+    # Given a figure with a target and a table, Then one line, the target beside the figure
+    [line] = report.console_lines("turns", {"single_intent_p50_ms": 88.5, "by_type": {}})
+    assert line.split() == ["turns", "single_intent_p50_ms", "88.5", "(target", "<=", "150)"]
+
+
+def test_both_reports_are_written(tmp_path):
+    # When a report is written, Then the JSON holds its figures and the Markdown summarises it
+    report.write_reports({"turns": {"runs": 1}}, tmp_path / "bench.json", tmp_path / "bench.md")
+    assert '"runs": 1' in (tmp_path / "bench.json").read_text()
+    assert (tmp_path / "bench.md").read_text().startswith("# Benchmark")
+
+
+# ------------------------------------------------------------------------------ charts
+def test_a_latency_chart_is_a_non_empty_png(tmp_path):
+    # Given two turn types with samples and one without
+    path = charts.distribution_chart({"general": [10.0, 12.0, 30.0], "compound": [100.0, 150.0, 400.0],
+                                      "not measured": []}, tmp_path / "latency.png", title="t")
+    # Then a real PNG is drawn
+    assert path == tmp_path / "latency.png"
+    width, height = png_size(path)
+    assert width > 500 and height > 100 and path.stat().st_size > 5_000
+
+
+def test_a_concurrency_chart_is_a_non_empty_png(tmp_path):
+    # Given both phases' latencies and the concurrent timeline, Then a real PNG is drawn
+    path = charts.concurrency_chart({"sequential": [100.0, 110.0], "concurrent": [300.0, 450.0, 500.0]},
+                                    [(0.3, 300.0), (0.6, 450.0), (0.9, 500.0)], tmp_path / "c.png")
+    assert path is not None and png_size(path)[0] > 500 and path.stat().st_size > 5_000
+
+
+def test_no_samples_draw_no_chart(tmp_path):
+    # Given nothing measured, Then no chart and no file
+    assert charts.distribution_chart({"a": []}, tmp_path / "x.png", title="t") is None
+    assert not (tmp_path / "x.png").exists()

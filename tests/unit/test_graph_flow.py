@@ -256,6 +256,26 @@ def test_the_output_guard_keeps_our_own_example_order_number_in_a_clarification(
 
 
 
+def test_an_order_id_quoted_by_a_knowledge_document_is_withheld(graph):
+    # Given the real output guard and a policy document that quotes somebody's real order id
+    from csagent.guardrails.output import guard_output
+
+    def knowledge(task: Task, ctx: ToolContext) -> ToolResult:
+        return ToolResult.ok(task, {"answer": "Tell us the order id (for example #W7654321).",
+                                    "citations": [{"title": "Returns and refunds"}]})
+    clause = Clause(text="how do returns work", intent="policy_question", confidence=0.9)
+    deps = make_deps(understand_as("knowledge_and_actions", "policy_question", clauses=(clause,)),
+                     tools={"knowledge_search": knowledge})
+    deps = GraphDeps(**{**deps.__dict__, "output_guard": guard_output})
+    # When the customer asks about returns
+    state = turn(graph, deps, "how do returns work?")
+    # Then the policy is answered but the other order's id is not shown: documents are not the
+    # customer's data, so their identifiers do not vouch for themselves
+    assert state["results"]["t1"]["status"] == "success"
+    assert "#W7654321" not in state["reply"]["text"]
+    assert "withheld" in state["reply"]["text"]
+
+
 def test_every_label_the_local_tier_can_return_has_an_edge():
     # Given every route the local understanding can produce, plus the ones the graph sets itself
     from csagent.understanding_local import route_for

@@ -13,6 +13,11 @@ from csagent.graph.timing import timed
 from csagent.guardrails.output import collect_identifiers, identifiers_in
 from csagent.replies import render
 
+#: Tools whose results are read bound to the signed-in customer: only these vouch for an
+#: identifier. A knowledge document or a catalogue query quoting an order id does not make it
+#: the customer's (the returns policy once quoted a real order as its example).
+CUSTOMER_BOUND_TOOLS = frozenset({"predefined_cypher", "customer_actions"})
+
 
 @cache
 def template_identifiers() -> frozenset[str]:
@@ -20,6 +25,12 @@ def template_identifiers() -> frozenset[str]:
     from csagent.nlp.replies import load_templates
 
     return frozenset(collect_identifiers([load_templates(lang) for lang in ("en", "zh")]))
+
+
+def customer_bound_results(state: State) -> dict[str, Any]:
+    """The turn's results from tools bound to the customer (see CUSTOMER_BOUND_TOOLS)."""
+    bound = {t["task_id"] for t in state.get("tasks") or [] if t.get("tool") in CUSTOMER_BOUND_TOOLS}
+    return {task_id: r for task_id, r in (state.get("results") or {}).items() if task_id in bound}
 
 
 @timed("respond")
@@ -37,7 +48,7 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # Never another customer's identifiers, never an internal error: the last line of defence.
         # The customer's own identifiers are no leak: what they wrote and what their tasks are
         # about (so a failed lookup names the order it was for, instead of a redaction).
-        allowed = (collect_identifiers(state.get("results") or {}) | template_identifiers()
+        allowed = (collect_identifiers(customer_bound_results(state)) | template_identifiers()
                    | identifiers_in(state.get("text") or "")
                    | collect_identifiers([task.get("args") for task in state.get("tasks") or []]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,

@@ -75,10 +75,12 @@ bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, Dy
 	$(BIN)/python -m devstack.bench $(BENCH_ARGS)
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 
-eval: up ## knowledge search Recall@5 / MRR and intent accuracy on the labelled sets
-	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
-	$(BIN)/python -m csagent.knowledge.evaluate
-	$(BIN)/python -m csagent.nlp.calibrate --dry-run
+eval: up ## the labelled suite through the HTTP API → reports/eval.{json,md} (thresholds fail it), Recall@5, intents
+	@status=0; \
+	$(BIN)/python -m devstack.evaluation --data $(TAU) || status=$$?; \
+	$(BIN)/python -m csagent.knowledge.evaluate || status=$$?; \
+	$(BIN)/python -m csagent.nlp.calibrate --dry-run || status=$$?; \
+	exit $$status
 
 faults: up ## fault injection on the tau-retail store: replies, silent drops, duplicate writes, crash recovery
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null

@@ -192,6 +192,9 @@ class ModelGateway:
         self._build = build
         self._json_mode = json_mode
         self._models: dict[tuple[str, Role], Any] = {}
+        # The structured-output runnable per (spec, role, schema): building one costs more than
+        # the rest of the gateway's work per call (langchain converts the schema each time).
+        self._structured: dict[tuple[str, Role, type[BaseModel]], Any] = {}
         self._lock = threading.Lock()
 
     # -- what is configured ---------------------------------------------------------------------
@@ -345,16 +348,29 @@ class ModelGateway:
     def _ask_structured(self, role: Role, model: Any, spec: ModelSpec, messages: list[BaseMessage],
                         schema: type[S]) -> tuple[Any, Any]:
         """(raw answer, what to parse): Bedrock by tool calling, OpenAI-compatible by JSON schema."""
+        runnable = self._structured_runnable(model, spec, role, schema)
         if spec.provider == "bedrock":
-            out = self._invoke(role, spec, model.with_structured_output(schema, include_raw=True), messages)
+            out = self._invoke(role, spec, runnable, messages)
             raw, parsed = out.get("raw"), out.get("parsed")
             if isinstance(parsed, schema):
                 return raw, parsed
             calls = getattr(raw, "tool_calls", None) or []
             return raw, (calls[0].get("args") if calls else message_text(raw))
-        bound = model.bind(response_format=response_format(schema, self._json_mode))
-        raw = self._invoke(role, spec, bound, messages)
+        raw = self._invoke(role, spec, runnable, messages)
         return raw, message_text(raw)
+
+    def _structured_runnable(self, model: Any, spec: ModelSpec, role: Role, schema: type[S]) -> Any:
+        """Bedrock: the model bound to the schema as a forced tool (the answer and the raw message);
+        OpenAI-compatible: the model bound to a JSON-schema response format. Built once, reused."""
+        key = (str(spec), role, schema)
+        with self._lock:
+            runnable = self._structured.get(key)
+        if runnable is None:
+            runnable = model.with_structured_output(schema, include_raw=True) if spec.provider == "bedrock" \
+                else model.bind(response_format=response_format(schema, self._json_mode))
+            with self._lock:
+                self._structured.setdefault(key, runnable)
+        return runnable
 
 
 class RoleChat:

@@ -29,6 +29,7 @@ export HF_HUB_OFFLINE := 1
 export STORE_TODAY ?= 2024-07-01
 
 STAMP := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.installed-llm
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help setup up down status seed serve demo test test-unit bench eval faults lint lock clean
@@ -67,7 +68,7 @@ serve: up ## HTTP API on 127.0.0.1:$(PORT) against the local stack (dev auth: Be
 demo: seed ## one customer conversation through the HTTP API on the built-in store
 	$(BIN)/python -m devstack.demo --port $(PORT)
 
-test: up ## unit + integration + e2e tests against the real local stack
+test: up $(LLM_STAMP) ## unit + integration + e2e tests against the real local stack
 	$(BIN)/pytest -q tests
 
 bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models → reports/bench.*
@@ -142,3 +143,36 @@ validate: $(STAMP) $(TOOLS_STAMP) ## sam validate --lint, cfn-lint, ASL on moto,
 build: $(STAMP) $(TOOLS_STAMP) $(LAMBDA_REQS) ## sam build into .aws-sam/build, then each function's unzipped size
 	time $(SAM_ENV) $(SAM) build --region $(SAM_REGION) --template-file template.yaml
 	$(BIN)/python infra/build/sizes.py .aws-sam/build
+
+# ------------------------------------------------------------------------------------------------
+# A real generative model on this machine (issue 8): llama.cpp's OpenAI-compatible server
+# (llama-cpp-python) with SmolLM2-135M-Instruct, for the slow integration test and `make chat`.
+# llama-cpp-python is an sdist: pip compiles llama.cpp once (4-7 min on 2 cores) and keeps the
+# wheel in ~/.cache/pip, so later installs on the machine take seconds (CI: cache ~/.cache/pip).
+# pip's cache key is the sdist, not CMAKE_ARGS: after changing the flags, run
+# `pip cache remove llama_cpp_python`. Portable CPU build (no -march=native: a cached wheel must
+# run on whichever runner restores it); no multimodal library (llava/mtmd), tests, examples, tools.
+# ------------------------------------------------------------------------------------------------
+LLM_PORT       ?= 8000
+MODEL          ?=
+CUSTOMER       ?=
+LLM_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+                  -DLLAMA_BUILD_TOOLS=OFF
+
+.PHONY: llm-setup llm-up llm-down chat
+
+$(LLM_STAMP): requirements/llm.txt constraints.txt | $(STAMP)
+	CMAKE_ARGS="$(LLM_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(BIN)/pip install -q --no-deps -c constraints.txt -r requirements/llm.txt
+	touch $@
+
+llm-setup: $(LLM_STAMP) ## the local model server's packages (llama.cpp compiled once, then pip's cache)
+
+llm-up: $(LLM_STAMP) ## start SmolLM2 on llama.cpp's server at 127.0.0.1:$(LLM_PORT); prints the MODEL spec
+	$(BIN)/python -m devstack.llm up --port $(LLM_PORT)
+
+llm-down: ## stop the model server `make llm-up` started (by pid)
+	@test -x $(BIN)/python && $(BIN)/python -m devstack.llm down || true
+
+chat: up ## talk to the assistant in a terminal: MODEL=openai/<m>@<url> (empty: local tier) CUSTOMER=<id>
+	$(BIN)/python -m devstack.chat --model '$(MODEL)' $(if $(CUSTOMER),--customer $(CUSTOMER),)

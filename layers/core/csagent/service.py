@@ -289,15 +289,18 @@ class ConversationService:
         snapshot = self._graph.get_state(config)
         if _paused_approval(snapshot) != approval.approval_id:
             return None  # already resumed: approving twice changes nothing
+        from csagent.models.usage import metered_turn
+
         observability.bind_session(approval.session_id)
         lease = self._sessions.begin_turn(approval.session_id, approval.customer_id, _head(snapshot))
         started = time.perf_counter()
-        try:
-            state = _result(self._run(_resume_command(approval), config))
-        except BaseException:
-            self._sessions.release(lease)
-            raise
-        turn = self._shape(approval.session_id, state, (time.perf_counter() - started) * 1000)
+        with metered_turn():  # the resumed turn's model calls are counted and capped like any turn's
+            try:
+                state = _result(self._run(_resume_command(approval), config))
+            except BaseException:
+                self._sessions.release(lease)
+                raise
+            turn = self._shape(approval.session_id, state, (time.perf_counter() - started) * 1000)
         observability.record_turn(turn)
         return turn
 

@@ -126,13 +126,13 @@ def test_unparseable_output_is_retried_once_with_the_error_as_a_hint(
 
 def test_an_answer_that_violates_the_schema_names_the_field_in_the_hint(
         gateway: GatewayFactory, openai_peer: OpenAIPeer) -> None:
-    # Given a first answer with a confidence above 1, then a valid one
-    too_sure = {"clauses": [{"clause": 1, "intent": "warranty", "confidence": 7}]}
-    openai_peer.script(Json(too_sure), Json(ANSWER))
+    # Given a first answer whose clause has no intent, then a valid one
+    unlabelled = {"clauses": [{"clause": 1, "confidence": 0.7}]}
+    openai_peer.script(Json(unlabelled), Json(ANSWER))
     # When the router asks
     _router(gateway("openai"))
     # Then the hint names the offending field
-    assert "confidence" in openai_peer.requests[1].prompt_text.split("could not be used", 1)[1]
+    assert "intent" in openai_peer.requests[1].prompt_text.split("could not be used", 1)[1]
 
 
 def test_output_still_invalid_after_the_retry_moves_to_the_next_rung(

@@ -4,12 +4,13 @@ failures, usage accounting and the per-turn call budget."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from model_fakes import BEDROCK, VLLM, ScriptedChat, gateway_of
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from csagent.models.errors import (
     DataRoutingRefused,
@@ -327,3 +328,27 @@ def test_outside_a_metered_turn_nothing_is_counted_or_capped() -> None:
         gateway.text(Role.ROUTER, "router", PLAIN_ROUTER)
     # Then all three went through
     assert len(vllm.calls) == 3
+
+
+def test_the_router_schema_admits_only_known_intent_labels() -> None:
+    # Given the schema the router asks models for
+    from csagent.understanding_model import intent_descriptions, router_answer_schema
+
+    schema = router_answer_schema()
+    # Then the intent is an enum of exactly the label list (grammar-constrained decoders obey it)
+    rendered = json.dumps(schema.model_json_schema())
+    assert all(f'"{label}"' in rendered for label in intent_descriptions())
+    # And an invented label is refused, so the repair hint or the next rung takes over
+    with pytest.raises(ValidationError):
+        schema.model_validate({"clauses": [{"clause": 1, "intent": "where", "confidence": 0.5}]})
+
+
+def test_a_confidence_outside_zero_to_one_is_clamped_not_refused() -> None:
+    # Given a decoder that does not enforce numeric bounds answers a confidence of 3 and of -1
+    from csagent.understanding_model import router_answer_schema
+
+    answer = router_answer_schema().model_validate({"clauses": [
+        {"clause": 1, "intent": "warranty", "confidence": 3},
+        {"clause": 2, "intent": "thanks", "confidence": -1}]})
+    # Then they read as certain and as not at all
+    assert [c.confidence for c in answer.clauses] == [1.0, 0.0]

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from csagent.models.errors import ModelUnavailable
 from csagent.models.roles import Role
@@ -52,14 +52,33 @@ class ClauseLabel(BaseModel):
 
     clause: int = Field(description="the clause's number, from 1")
     intent: str = Field(description="one intent label of the list")
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(description="from 0 to 1")
     entities: ClauseEntities = Field(default_factory=ClauseEntities)
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _clamped(cls, value: Any) -> Any:
+        """Into [0, 1]: grammar-constrained decoders (llama.cpp) do not enforce numeric bounds,
+        and a confidence of 3 says "sure", not "unusable"."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return min(max(float(value), 0.0), 1.0)
+        return value
 
 
 class RouterAnswer(BaseModel):
     """What the router prompt asks for: one label per clause."""
 
     clauses: list[ClauseLabel]
+
+
+@lru_cache(maxsize=1)
+def router_answer_schema() -> type[RouterAnswer]:
+    """`RouterAnswer` with `intent` restricted to the label list: providers that constrain decoding
+    by the schema (tool calling, JSON-schema grammars) can then only answer with a known label."""
+    labels = tuple(intent_descriptions())
+    label = create_model("ClauseLabel", __base__=ClauseLabel,
+                         intent=(Literal[labels], Field(description="one intent label of the list")))
+    return create_model("RouterAnswer", __base__=RouterAnswer, clauses=(list[label], ...))  # type: ignore[valid-type]
 
 
 @lru_cache(maxsize=1)
@@ -114,7 +133,7 @@ class _ModelLabeller:
         intents = "\n".join(f"- {label}: {meaning}" for label, meaning in intent_descriptions().items())
         try:
             variables = {"message": self._message, "clauses": clauses, "intents": intents}
-            reply = self._gateway.structured(Role.ROUTER, PROMPT, variables, RouterAnswer)
+            reply = self._gateway.structured(Role.ROUTER, PROMPT, variables, router_answer_schema())
         except ModelUnavailable:
             return {}
         self.used_model = True

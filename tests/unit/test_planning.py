@@ -74,3 +74,36 @@ def test_a_cancellation_without_a_reason_waits_for_it_keeping_the_order():
     assert plan.tasks == []
     assert plan.missing[0]["parameter"] == "reason"
     assert plan.missing[0]["entities"] == {"order_id": ORDER}
+
+
+def test_a_clause_naming_several_orders_gives_each_order_its_own_task():
+    # Given "status of #W3220203, #W9300146 and #W4316152 please" understood as one clause
+    ids = ["#W3220203", "#W9300146", "#W4316152"]
+    # When it is planned
+    plan = plan_tasks([clause("order_status", order_id=ids[0], order_ids=ids)])
+    # Then there is one order lookup per order, in the order given
+    assert [t.args["params"]["order_id"] for t in plan.tasks] == ids
+    assert {t.task_type for t in plan.tasks} == {"order_status"}
+
+
+def test_a_clause_that_only_adds_a_reason_completes_the_earlier_cancellations():
+    # Given "Please cancel #W5694685 and #W6689278" + "I ordered both by mistake"
+    clauses = [clause("cancel_order", order_id="#W5694685", order_ids=["#W5694685", "#W6689278"]),
+               clause("cancel_order", "I ordered both by mistake", reason="ordered by mistake")]
+    # When it is planned
+    plan = plan_tasks(clauses)
+    # Then both orders get a cancellation proposal with that reason, and nothing is asked
+    assert [(t.args["args"]["order_id"], t.args["args"]["reason"]) for t in plan.tasks] == [
+        ("#W5694685", "ordered by mistake"), ("#W6689278", "ordered by mistake")]
+    assert plan.missing == []
+
+
+def test_a_second_request_with_its_own_order_is_not_folded_into_the_first():
+    # Given two cancellations, each naming its order
+    clauses = [clause("cancel_order", order_id="#W5694685", reason="no longer needed"),
+               clause("cancel_order", order_id="#W6689278", reason="ordered by mistake")]
+    # When it is planned
+    plan = plan_tasks(clauses)
+    # Then each keeps its own order and reason
+    assert [(t.args["args"]["order_id"], t.args["args"]["reason"]) for t in plan.tasks] == [
+        ("#W5694685", "no longer needed"), ("#W6689278", "ordered by mistake")]

@@ -6,6 +6,11 @@ de-duplicated on (tool, args) and capped. A clause whose intent needs a paramete
 did not give (an order id, an address) produces no task but a `missing` entry, so the graph
 asks for exactly that parameter. A clause that refers to "that product" or "those
 headphones" depends on the order lookup that tells which products those are.
+
+Several orders in one clause ("status of #W1, #W2 and #W3", "cancel #W1 and #W2") give one task
+per order (`order_ids`). A clause that repeats an earlier clause's request without naming an
+order ("cancel #W1 and #W2, I ordered both by mistake") only adds details to it: its entities
+fill the earlier clause's gaps, and it asks for nothing of its own.
 """
 
 from __future__ import annotations
@@ -89,12 +94,55 @@ def _status_filter(text: str) -> str | None:
     return next((status for word, status in STATUS_WORDS.items() if word in lowered), None)
 
 
+def _names_order(entities: Mapping[str, Any]) -> bool:
+    return bool(entities.get("order_id") or entities.get("order_ids") or entities.get("tracking_number")
+                or entities.get("invalid_order_id"))
+
+
+def _needs_order(intent: str) -> bool:
+    return intent in ORDER_READS or (intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])
+
+
+def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clauses with the ones that only add details folded into the request they belong to.
+
+    A clause whose intent needs an order, that names none, after a clause with the same intent
+    that does ("cancel #W1 and #W2" + "I ordered both by mistake"), is that request again: its
+    entities fill the earlier clauses' missing ones and it is dropped.
+    """
+    folded: list[dict[str, Any]] = []
+    for clause in clauses:
+        intent = clause.get("intent", "")
+        entities = clause.get("entities") or {}
+        owners = [c for c in folded if c.get("intent") == intent and _names_order(c.get("entities") or {})]
+        if not (_needs_order(intent) and owners and not _names_order(entities)):
+            folded.append({**clause, "entities": dict(entities)})
+            continue
+        for owner in owners:
+            for key, value in entities.items():
+                owner["entities"].setdefault(key, value)
+    return folded
+
+
+def expand_orders(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One clause per order id for clauses naming several (`order_ids`), in the order given."""
+    expanded: list[dict[str, Any]] = []
+    for clause in clauses:
+        entities = dict(clause.get("entities") or {})
+        order_ids = list(dict.fromkeys(entities.pop("order_ids", None) or []))
+        if len(order_ids) < 2:
+            expanded.append({**clause, "entities": entities})
+            continue
+        expanded.extend({**clause, "entities": {**entities, "order_id": order_id}} for order_id in order_ids)
+    return expanded
+
+
 def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                memory: Mapping[str, Any] | None = None, confirmation_id: str | None = None) -> Plan:
     """Tasks for every actionable clause, in the order the customer asked."""
     memory = memory or {}
     b = _Builder(max_tasks=max_tasks)
-    for clause in clauses:
+    for clause in expand_orders(fold_details(clauses)):
         intent = clause.get("intent", "")
         entities: dict[str, Any] = dict(clause.get("entities") or {})
         text = clause.get("text", "")
@@ -226,7 +274,9 @@ def actionable(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def known_order_ids(clauses: list[dict[str, Any]], memory: Mapping[str, Any] | None = None) -> list[str]:
     """The order ids a plan may use: the ones the message gave, and the one the conversation is about."""
-    found = [str(c["entities"]["order_id"]) for c in clauses if (c.get("entities") or {}).get("order_id")]
+    found = [str(order_id) for c in clauses
+             for order_id in [(c.get("entities") or {}).get("order_id"), *((c.get("entities") or {}).get(
+                 "order_ids") or [])] if order_id]
     if memory and memory.get("last_order_id"):
         found.append(str(memory["last_order_id"]))
     return list(dict.fromkeys(found))

@@ -3,7 +3,14 @@
 Clauses from the rule-based splitter, one intent per clause from the MiniLM example
 classifier (Chinese through a lexicon), entities from the rule-based extractors. An order
 id mentioned once in the message, or given by the app (`order_id_hint`), serves every clause
-that needs one and names none.
+that needs one and names none; so do a tracking number mentioned once and a cancellation reason
+given once ("cancel #W1 and #W2, I ordered both by mistake"). A clause naming several order ids
+keeps them all (`order_ids`): the planner gives each its own task.
+
+The entities then check the classifier's intent (`reconsider_intent`): an order question that
+names no order and points at none is asked in general terms, so it is a policy (or catalogue)
+question; a catalogue product or "orders" in the plural favours a runner-up that fits it; an
+order id given with a full postal address asks to ship the order there.
 """
 
 from __future__ import annotations
@@ -17,6 +24,14 @@ from csagent.understanding import Clause, Understanding
 GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
 HANDOFF_INTENTS = frozenset({"human_handoff"})
 OUT_OF_SCOPE = "out_of_scope"
+# Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
+ORDER_BOUND_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
+                                 "return_request", "change_order_address"})
+ORDER_READ_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
+CATALOGUE_INTENTS = frozenset({"product_info", "product_availability"})
+# Questions the store answers without knowing which order: what a general question may become.
+GENERAL_QUESTION_INTENTS = frozenset({"policy_question", "warranty"}) | CATALOGUE_INTENTS
+PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
 # Something shaped like an order id but with the wrong number of digits ("#W12345").
 NEAR_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])#?W\d{1,12}(?![A-Za-z0-9])", re.IGNORECASE)
 
@@ -61,24 +76,27 @@ class LocalUnderstanding:
         catalogue = self._catalogue() if self._catalogue else None
         pieces = [c.text for c in segment(text)] or [text]
         predictions = self.classifier.classify_many(pieces)
-        message_orders = extract_entities(text).order_ids
+        message = extract_entities(text)
+        message_orders = message.order_ids
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
+        fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
+        message_reason = find_cancel_reason(text)
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
             found = extract_entities(piece, catalogue)
             entities: dict[str, Any] = {}
             order_id = found.order_ids[0] if found.order_ids else fallback_order
+            if len(found.order_ids) > 1:
+                entities["order_ids"] = list(found.order_ids)
             if order_id:
                 entities["order_id"] = order_id
             else:
                 near = NEAR_ORDER_ID.search(piece)
                 if near:
                     entities["invalid_order_id"] = near.group(0)
-            reason = find_cancel_reason(piece)
-            if reason:
-                entities["reason"] = reason
-            if found.tracking_numbers:
-                entities["tracking_number"] = found.tracking_numbers[0]
+            tracking = found.tracking_numbers[0] if found.tracking_numbers else fallback_tracking
+            if tracking:
+                entities["tracking_number"] = tracking
             if found.emails:
                 entities["email"] = found.emails[0]
             if found.addresses:
@@ -89,7 +107,13 @@ class LocalUnderstanding:
             product_refs = [r for r in found.references if r.kind == "product"]
             if product_refs:
                 entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}
-            clauses.append(Clause(text=piece, intent=prediction.intent,
+            runner_up = getattr(prediction, "runner_up", None)  # a model's labels have none
+            intent = reconsider_intent(prediction.intent, runner_up, piece, entities,
+                                       names_order=bool(found.order_ids or found.tracking_numbers))
+            reason = find_cancel_reason(piece) or (message_reason if intent == "cancel_order" else None)
+            if reason:
+                entities["reason"] = reason
+            clauses.append(Clause(text=piece, intent=intent,
                                   confidence=round(float(prediction.confidence), 4), entities=entities))
         intents = [c.intent for c in clauses]
         route = route_for(intents)
@@ -101,3 +125,36 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: Mapping[str, Any], *,
+                      names_order: bool) -> str:
+    """The clause's intent once its entities are known (the classifier reads words, not entities).
+
+    - An order read given an order id and a full postal address ("send order #W1 to 12 Main St,
+      Springfield, IL 62704") asks to change where the order ships.
+    - An intent that needs an order, in a clause that names none (and gives no mistyped id):
+      a catalogue product mentioned makes a catalogue runner-up win ("can I still buy the T-Shirt
+      in XXL?"); a question about "orders" in the plural asks for the list ("do I have any
+      cancelled orders", and the same for an order-list runner-up); a question in general terms
+      ("do you deliver to PO boxes?") is answered from the store's documents or catalogue: its
+      runner-up when that is such a question, else a catalogue or a policy question. A clause
+      that points at the customer's order ("where is my order?") keeps its intent, so the agent
+      asks which order.
+    """
+    from csagent.nlp.entities import is_general_question, mentions_catalogue, opens_question
+
+    address = entities.get("address") or {}
+    if intent in ORDER_READ_INTENTS and entities.get("order_id") and address.get("zip"):
+        return "change_order_address"
+    if intent not in ORDER_BOUND_INTENTS or names_order or entities.get("invalid_order_id"):
+        return intent
+    if runner_up in CATALOGUE_INTENTS and entities.get("products"):
+        return runner_up
+    if PLURAL_ORDERS.search(text) and (runner_up == "order_list" or opens_question(text)):
+        return "order_list"
+    if is_general_question(text):
+        if runner_up in GENERAL_QUESTION_INTENTS:
+            return runner_up
+        return "product_info" if mentions_catalogue(text) else "policy_question"
+    return intent

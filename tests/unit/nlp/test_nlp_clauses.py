@@ -128,3 +128,21 @@ def test_splitting_never_returns_an_empty_clause(text: str) -> None:
     clauses = split_clauses(text)
     # Then every clause has visible text, trimmed, taken from the message
     assert all(c.strip() and c == c.strip() and c in text for c in clauses)
+
+
+def test_two_requests_each_about_their_own_order_are_split():
+    # Given one sentence asking two things about two orders, joined by "as well as"
+    text = ("I would appreciate an update on order #W1840144, as well as a list of the items in order "
+            "#W2273069.")
+    # When split
+    clauses = split_clauses(text)
+    # Then each request keeps its own order id
+    assert clauses == ["I would appreciate an update on order #W1840144",
+                       "a list of the items in order #W2273069"]
+
+
+def test_a_bare_list_of_order_ids_stays_one_clause():
+    # Given one request about two orders
+    # When split / Then it stays whole (the planner gives each order a task)
+    assert split_clauses("Can you check on #W2611340 and #W3632959 for me?") == [
+        "Can you check on #W2611340 and #W3632959 for me?"]

@@ -12,6 +12,10 @@ Rules, in order:
    when both sides are requests: the right side must open with a request word ("what", "ship",
    "can", "I", 我, 帮, 请 …) and the left side must be a request of its own. So "a red and blue
    shirt" and "the shirt, the hat and the bottle" stay whole, while "cancel it and refund me" splits.
+4. Order-anchored boundaries: a soft boundary between two sides that each name their own order id
+   also splits when the right side says something of its own about its order ("an update on order
+   #W1, as well as a list of the items in order #W2"). A bare list of ids ("#W1 and #W2 for me")
+   stays one clause: the planner gives each of its ids a task.
 
 Lossless by construction: `segment` returns clauses whose `raw` slices concatenate to the input;
 `text` is the raw slice without the connector, surrounding punctuation and spaces.
@@ -149,13 +153,23 @@ def _ends_with_verb(text: str) -> bool:
     return last in verbs
 
 
+def _own_order_request(left: str, right: str) -> bool:
+    """Do both sides name their own order id, the right one with words of its own beyond the id?"""
+    if not (ORDER_ID_RE.search(left) and ORDER_ID_RE.search(right)):
+        return False
+    fillers = set(terms()["order_list_fillers"])
+    words = [w.lower() for w in _WORD.findall(ORDER_ID_RE.sub(" ", right))]
+    return len([w for w in words if w not in fillers]) >= 2
+
+
 def _clean(raw: str) -> str:
     """Drop surrounding spaces/punctuation and a leading connector; keep a final '?'."""
     text = raw.strip()
     m = _leading_connector().match(text)
     if m and m.end() < len(text):
         text = text[m.end():]
-    text = text.strip(_EDGE_PUNCT)
+    while text != (trimmed := text.strip(_EDGE_PUNCT).strip()):  # also other spaces (no-break, em)
+        text = trimmed
     return text
 
 
@@ -189,7 +203,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue  # bare 还有 is also "still" (我的订单还有多久到)
         if not right.strip(_EDGE_PUNCT) or not left.strip(_EDGE_PUNCT):
             continue
-        if not (_starts_request(right_local or right) and _is_request(left)):
+        if not (_starts_request(right_local or right) and _is_request(left)) and not _own_order_request(
+                left, right_local or right):
             continue
         if connector == "and" and _ends_with_verb(left):
             continue

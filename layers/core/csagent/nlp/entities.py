@@ -520,6 +520,38 @@ def resolve_product_reference(reference: Reference | None, candidates: Sequence[
     return best
 
 
+def opens_question(text: str) -> bool:
+    """Does the text open like a question ("do …", "how long …", "which …")?"""
+    m = _TOKEN_RE.search(text)
+    return m is not None and m.group(0).lower().replace("’", "'") in terms()["general_question"]["openers"]
+
+
+def is_general_question(text: str) -> bool:
+    """Is this a question about the store in general rather than about the customer's own things?
+
+    "do you deliver to PO boxes?", "how long does a gift card refund take?", "can a pending order
+    be cancelled?" and "can I exchange an item for a different size?" are; "where is my order?",
+    "can I get the tracking number?" and "what's the status of this order?" are not. Why: an
+    order question that names no order and points at none is answered by the store's policies,
+    while one that points at the customer's order needs that order (so the agent asks for it).
+    The word lists are `general_question` in `data/entity_terms.json`.
+    """
+    g = terms()["general_question"]
+    words = [m.group(0).lower().replace("’", "'") for m in _TOKEN_RE.finditer(text)]
+    if not opens_question(text):
+        return False
+    present = set(words)
+    if present & (set(g["possessive"]) | set(g["deictic"])) or ORDER_ID_RE.search(text):
+        return False
+    return not present & set(g["first_person"]) or bool(present & set(g["indefinite"]))
+
+
+def mentions_catalogue(text: str) -> bool:
+    """Does the text speak of the catalogue itself ("how many products do you sell in Electronics?")?"""
+    words = {_singular(m.group(0)) for m in _TOKEN_RE.finditer(text)}
+    return bool(words & set(terms()["general_question"]["catalogue_words"]))
+
+
 # -- everything at once ---------------------------------------------------------------------------
 def extract_entities(text: str, catalogue: Sequence[Mapping[str, Any]] | None = None) -> Entities:
     """All entities in a text (usually one clause). Zip codes inside a matched address's street

@@ -925,6 +925,12 @@ def run_template(template_id: str, params: Mapping[str, Any] | None, ctx: ToolCo
                                  latency_ms=elapsed())
 
 
+def _lacks_required(template: QueryTemplate, params: Mapping[str, Any]) -> bool:
+    """Does the template need a parameter the question and the given parameters do not supply?"""
+    return any(spec.required and spec.default is None and params.get(spec.name) in (None, "")
+               for spec in template.params)
+
+
 _MATCHERS: dict[tuple[int, int], tuple[Any, TemplateMatcher]] = {}
 _MATCHERS_LOCK = threading.Lock()
 
@@ -974,6 +980,18 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                                      latency_ms=round((time.perf_counter() - started) * 1000.0, 3))
         extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
         merged = {**extracted, **{k: v for k, v in params.items() if v is not None}}
+        if _lacks_required(matched.template, merged) and matched.runner_up:
+            # "which product has the most variants?" reads like the per-product variants question but
+            # names no product: the runner-up, when it is close enough and answerable, fits better.
+            rival = catalogue.get(matched.runner_up)
+            threshold = matcher_for(ctx.embedder, catalogue).threshold
+            if rival is not None and matched.runner_up_score >= threshold:
+                rival_params = {**extract_params(rival, question, vocabulary=vocabulary, given=params),
+                                **{k: v for k, v in params.items() if v is not None}}
+                if not _lacks_required(rival, rival_params):
+                    matched = TemplateMatch(rival, matched.runner_up_score, 0.0, matched.template.id,
+                                            matched.score, matched.matched_text)
+                    merged = rival_params
         result = run_template(matched.template.id, merged, ctx, task, catalogue=catalogue, match=matched)
         result.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
         return result

@@ -1,0 +1,118 @@
+"""Entity evidence over the classifier's intent, and message-wide entities (local tier, no model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csagent.nlp.entities import is_general_question, mentions_catalogue
+from csagent.understanding_local import LocalUnderstanding, reconsider_intent
+
+
+class _FixedClassifier:
+    """A classifier that reads every clause as one intent, with a fixed runner-up."""
+
+    def __init__(self, intent: str, runner_up: str | None = None) -> None:
+        self.intent, self.runner_up = intent, runner_up
+
+    def classify_many(self, texts: list[str]) -> list[Any]:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction(intent=self.intent, confidence=0.8, runner_up=self.runner_up,
+                                 runner_up_score=0.6, lang="en", source="embedding") for _ in texts]
+
+
+def test_a_question_in_general_terms_is_recognised():
+    # Given questions about the store, and questions about the customer's own order
+    general = ["Do you deliver to PO boxes?", "how long does a gift card refund take?",
+               "can a pending order be cancelled?", "can I exchange an item for a different size?"]
+    own = ["where is my order?", "can I get the tracking number?", "what's the status of this order?",
+           "cancel order", "refund?"]
+    # When each is checked / Then only the general ones are general questions
+    assert [is_general_question(t) for t in general] == [True] * len(general)
+    assert [is_general_question(t) for t in own] == [False] * len(own)
+
+
+def test_a_general_order_question_becomes_a_policy_question():
+    # Given "do you deliver to PO boxes?" read as tracking, with no order named
+    # When its intent is reconsidered
+    intent = reconsider_intent("tracking", "order_status", "Do you deliver to PO boxes?", {},
+                               names_order=False)
+    # Then it is answered from the store's policies
+    assert intent == "policy_question"
+
+
+def test_a_general_question_about_the_catalogue_becomes_a_catalogue_question():
+    # Given a catalogue question misread as an order question
+    text = "how many different products do you sell in the Electronics category?"
+    # When its intent is reconsidered
+    intent = reconsider_intent("order_items", "order_status", text, {}, names_order=False)
+    # Then it goes to the catalogue
+    assert mentions_catalogue(text)
+    assert intent == "product_info"
+
+
+def test_a_question_about_the_customers_own_order_keeps_its_intent():
+    # Given "where is my order?" with no order id
+    # When its intent is reconsidered
+    intent = reconsider_intent("tracking", "policy_question", "where is my order?", {}, names_order=False)
+    # Then it stays an order question (so the agent asks which order)
+    assert intent == "tracking"
+
+
+def test_a_question_about_orders_in_the_plural_is_an_order_list():
+    # Given "do i have any cancelled orders" read as a cancellation
+    # When its intent is reconsidered
+    intent = reconsider_intent("cancel_order", "policy_question", "do i have any cancelled orders", {},
+                               names_order=False)
+    # Then it lists the customer's orders
+    assert intent == "order_list"
+
+
+def test_a_product_mention_lets_a_catalogue_runner_up_win():
+    # Given "can I still buy the T-Shirt in size XXL?" read as a return, with the T-Shirt found
+    entities = {"products": [{"product_id": "p1", "name": "T-Shirt", "options": {}}]}
+    # When its intent is reconsidered
+    intent = reconsider_intent("return_request", "product_availability",
+                               "Can I still buy the T-Shirt in size XXL?", entities, names_order=False)
+    # Then it is an availability question
+    assert intent == "product_availability"
+
+
+def test_an_order_id_with_a_full_address_asks_to_change_the_shipping_address():
+    # Given "send order #W2918688 to 250 Harbor Blvd, San Diego, CA 92101" read as a status question
+    entities = {"order_id": "#W2918688", "address": {"address1": "250 Harbor Blvd", "zip": "92101"}}
+    # When its intent is reconsidered
+    intent = reconsider_intent("order_status", "change_order_address", "send order ...", entities,
+                               names_order=True)
+    # Then it is a change of the order's address
+    assert intent == "change_order_address"
+
+
+def test_several_order_ids_in_one_clause_are_all_kept():
+    # Given a message naming three orders in one clause
+    understanding = LocalUnderstanding(classifier=_FixedClassifier("order_status"))
+    # When it is understood
+    result = understanding.understand("status of #W3220203, #W9300146 and #W4316152 please", {})
+    # Then the clause keeps every order id, the first as its order
+    assert result.clauses[0].entities["order_ids"] == ["#W3220203", "#W9300146", "#W4316152"]
+    assert result.clauses[0].entities["order_id"] == "#W3220203"
+
+
+def test_a_tracking_number_given_once_serves_the_following_question():
+    # Given "I have tracking number 152028381741, where is that parcel now?"
+    understanding = LocalUnderstanding(classifier=_FixedClassifier("tracking"))
+    # When it is understood
+    result = understanding.understand("I have tracking number 152028381741, where is that parcel now?", {})
+    # Then every clause knows the tracking number (so none asks which order)
+    numbers = [c.entities.get("tracking_number") for c in result.clauses]
+    assert numbers == ["152028381741"] * len(result.clauses)
+
+
+def test_a_reason_given_once_serves_every_cancellation():
+    # Given two cancellations and one reason after them
+    understanding = LocalUnderstanding(classifier=_FixedClassifier("cancel_order"))
+    # When it is understood
+    result = understanding.understand("Please cancel #W5694685 and #W6689278, I ordered both by mistake.", {})
+    # Then the clause naming the orders has the reason
+    assert result.clauses[0].entities["reason"] == "ordered by mistake"
+    assert result.clauses[0].entities["order_ids"] == ["#W5694685", "#W6689278"]

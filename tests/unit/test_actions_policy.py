@@ -527,3 +527,60 @@ def test_planning_never_mutates_the_facts_it_is_given() -> None:
 
     # Then
     assert facts == snapshot
+
+
+# ------------------------------------------------------------------- items named in words
+def named_return(text: str, product_ids: list[str] | None = None) -> dict[str, Any]:
+    extra = {"product_ids": product_ids} if product_ids else {}
+    return {"order_id": "#W1000001", "items_text": text, **extra}
+
+
+def test_an_item_named_by_its_product_name_is_the_one_returned() -> None:
+    # Given a delivered order with a Water Bottle and an Office Chair
+    facts = order_facts("delivered", source="credit_card", delivered_at=DELIVERED_JUNE_20)
+
+    # When the customer names the chair in their own words
+    words = named_return("I want to return the office chair from #W1000001")
+    result = plan(ActionName.RETURN_ITEMS, words, facts)
+
+    # Then the chair is returned, and the confirmed arguments carry its item id
+    assert isinstance(result, ActionPlan) and result.refund is not None
+    assert [line.name for line in result.lines] == ["Office Chair"]
+    assert result.refund.amount == Decimal("488.81")
+    assert p.args_dict(result.args)["item_ids"] == ["222"]
+
+
+def test_everything_returns_every_item_of_the_order() -> None:
+    # Given a delivered order with two items
+    facts = order_facts("delivered", source="credit_card", delivered_at=DELIVERED_JUNE_20)
+
+    # When the customer asks to return everything
+    result = plan(ActionName.RETURN_ITEMS, named_return("please return everything in #W1000001"), facts)
+
+    # Then both items go back
+    assert isinstance(result, ActionPlan)
+    assert sorted(p.args_dict(result.args)["item_ids"]) == ["111", "222"]
+
+
+def test_a_named_item_outside_the_window_is_refused_with_the_30_day_rule() -> None:
+    # Given the order's items were delivered long before today
+    facts = order_facts("delivered", delivered_at="2024-03-01T10:00:00Z")
+
+    # When the customer names one of them
+    result = plan(ActionName.RETURN_ITEMS, named_return("send back the water bottle"), facts)
+
+    # Then the refusal gives the return window
+    assert isinstance(result, Violation) and result.error_type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert "more than 30 days ago" in result.message
+
+
+def test_words_that_name_no_item_of_the_order_ask_which_items() -> None:
+    # Given a delivered order without a skateboard
+    facts = order_facts("delivered", delivered_at=DELIVERED_JUNE_20)
+
+    # When the customer names a skateboard
+    result = plan(ActionName.RETURN_ITEMS, named_return("return the skateboard"), facts)
+
+    # Then they are asked which items, with the order's items listed
+    assert isinstance(result, Violation) and result.error_type is ErrorType.VALIDATION
+    assert "Water Bottle (item 111), Office Chair (item 222)" in result.message

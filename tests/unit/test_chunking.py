@@ -511,3 +511,51 @@ def test_tool_without_embedder_falls_back_to_keyword_search() -> None:
     result = knowledge_search.run(_task(question="return an item within days"), ctx)
     assert result.status == TaskStatus.FALLBACK and result.data is not None
     assert result.data["mode"] == "keyword"
+
+
+def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:
+    # Given a manual that mentions the warranty ranking above the warranty terms that give its period
+    manual = _detail("manual-headphones#3", 0.7, "Wipe the cushions with a damp cloth. Replacement ear "
+                                                 "cushions are not covered by the warranty.")
+    terms = _detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
+    search = KnowledgeSearch(FakeGraph(_row([manual, terms], [manual, terms])), FakeEmbedder())
+    result = search.search("how long is the warranty on the headphones?")
+    assert result.hits[0].chunk_id == "manual-headphones#3"
+    # When the answer is taken
+    answer = search.answer("how long is the warranty on the headphones?", result)
+    # Then it gives the period, from the warranty terms
+    assert answer == "Headphones and Laptops: 1 year of parts and labour."
+
+
+def test_a_question_not_asking_for_a_duration_is_answered_from_the_best_hit() -> None:
+    # Given the same two hits
+    manual = _detail("manual-headphones#3", 0.7, "Replacement ear cushions are not covered by the warranty.")
+    terms = _detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
+    search = KnowledgeSearch(FakeGraph(_row([manual, terms], [manual, terms])), FakeEmbedder())
+    # When the question asks whether something is covered
+    answer = search.answer("are ear cushions covered?", search.search("are ear cushions covered?"))
+    # Then the best-ranked hit answers
+    assert answer == "Replacement ear cushions are not covered by the warranty."
+
+
+def test_the_paragraph_opener_that_states_the_rule_comes_with_its_details() -> None:
+    # Given a policy paragraph whose first sentence states the rule and whose next one details it
+    text = ("A delivered order can be exchanged within 30 days of delivery. Each item can be exchanged "
+            "for the same product in another size.")
+    search = KnowledgeSearch(FakeGraph(_row([_detail("exchanges#0", 0.8, text)], [])), None)
+    result = search.search("can I exchange an item for a different size?")
+    # When the answer is taken
+    answer = search.answer("can I exchange an item for a different size?", result)
+    # Then the rule (with its 30 days) opens the answer
+    assert answer.startswith("A delivered order can be exchanged within 30 days of delivery.")
+
+
+def test_a_paragraph_opener_about_something_else_is_left_out() -> None:
+    # Given an FAQ answer whose opener answers only its heading
+    text = "Not at the moment. We deliver to addresses in the United States, including PO boxes."
+    search = KnowledgeSearch(FakeGraph(_row([_detail("faq#9", 0.8, text)], [])), None)
+    result = search.search("do you deliver to PO boxes?")
+    # When the answer is taken
+    answer = search.answer("do you deliver to PO boxes?", result)
+    # Then the unrelated opener is not in it
+    assert answer == "We deliver to addresses in the United States, including PO boxes."

@@ -131,6 +131,12 @@ def test_a_missing_reason_is_asked_for_and_the_answer_continues_the_request(run)
         ("取消", "no"),
         ("yes, and where is my order?", None),
         ("maybe", None),
+        ("no, leave it", "no"),
+        ("No. Keep it, thanks.", "no"),
+        ("yes, go ahead, thanks", "yes"),
+        ("no, ship #W1234567 to 1 Main St instead", None),
+        ("yes, no", None),
+        ("thanks", None),
     ],
 )
 def test_only_a_plain_answer_counts_as_consent(text, answer):

@@ -299,3 +299,33 @@ def test_a_graph_without_models_makes_no_model_call_and_traces_the_local_tier(gr
     # Then it is answered with no model call, by the templated planner and summariser
     assert state["status"] == "answered" and usage.calls == 0
     assert (state["trace"]["planner"], state["trace"]["summariser"]) == ("local", "template")
+
+
+def test_the_picture_is_not_kept_in_the_state_once_the_turn_is_answered(graph):
+    # Given a turn with a label photo that was read
+    state = image_turn(graph, FakeReader("Order #W7654321"))
+    # When the turn has ended
+    saved = graph.get_state({"configurable": {"thread_id": "img"}}).values
+    # Then the answer used the picture, and neither the result nor the checkpoint holds its bytes
+    assert "#W7654321" in state["reply"]["text"]
+    assert not state.get("attachments") and not saved.get("attachments")
+
+
+def not_found_tool(task: Task, ctx: ToolContext) -> ToolResult:
+    order_id = task.args["params"]["order_id"]
+    return ToolResult.failed(task, ErrorType.NO_RESULTS, f"No order {order_id} was found in your account.")
+
+
+def test_two_requests_that_fail_for_the_same_reason_say_it_once(graph):
+    # Given a message asking what is in an order and where it is, about an order not in the account
+    clauses = (Clause(text="what's in order #W3913498", intent="order_items", confidence=0.9,
+                      entities={"order_id": "#W3913498"}),
+               Clause(text="when does it ship", intent="order_status", confidence=0.9,
+                      entities={"order_id": "#W3913498"}))
+    deps = make_deps(understand_as("knowledge_and_actions", "order_items", clauses=clauses),
+                     tools={"predefined_cypher": not_found_tool})
+    # When the turn runs
+    state = turn(graph, deps, "Can you tell me what's in order #W3913498 and when it ships?")
+    # Then both tasks failed, and the reply says so once
+    assert [state["results"][t["task_id"]]["status"] for t in state["tasks"]] == ["failed", "failed"]
+    assert state["reply"]["text"].count("No order #W3913498 was found") == 1

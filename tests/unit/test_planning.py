@@ -107,3 +107,15 @@ def test_a_second_request_with_its_own_order_is_not_folded_into_the_first():
     # Then each keeps its own order and reason
     assert [(t.args["args"]["order_id"], t.args["args"]["reason"]) for t in plan.tasks] == [
         ("#W5694685", "no longer needed"), ("#W6689278", "ordered by mistake")]
+
+
+def test_a_return_without_item_ids_carries_the_customers_words_and_products_to_the_tool():
+    # Given a return request naming an item by name, matched to a catalogue product
+    clauses = [{"text": "return the skateboard from #W6344370", "intent": "return_request",
+                "entities": {"order_id": "#W6344370",
+                             "products": [{"product_id": "p1", "name": "Skateboard"}]}}]
+    # When the planner plans it
+    task = plan_tasks(clauses).tasks[0]
+    # Then the tool gets the words and the product to match against the order's own lines
+    assert task.args["args"] == {"order_id": "#W6344370", "items_text": "return the skateboard from #W6344370",
+                                 "product_ids": ["p1"]}

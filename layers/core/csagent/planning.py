@@ -187,6 +187,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 b.need(intent, absent[0], entities)
                 continue
             args = {k: entities[k] for k in (*required, "reason", "item_ids") if entities.get(k)}
+            if action == "return_items" and not args.get("item_ids"):
+                # The tool matches the customer's words ("the skateboard", "everything") and the
+                # catalogue products found in them to the order's items.
+                args["items_text"] = text
+                products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")]
+                if products:
+                    args["product_ids"] = products
             b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
     return b.plan

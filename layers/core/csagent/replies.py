@@ -9,8 +9,12 @@ from typing import Any
 
 from csagent.nlp.replies import join_items, render
 
-# Error types whose tool message is written for the customer (the others stay internal).
+# Error types whose tool message is written for the customer (the others stay internal)...
 READABLE_ERRORS = frozenset({"no_results", "validation", "business_rule_violation", "permission_denied"})
+# ...by these tools only: their messages are customer sentences (a catalogue template's
+# `empty_message`, an action's policy reason). Any other tool's message (a search's diagnostics,
+# an injected fault) stays internal, and the reply says it in the template's words.
+CUSTOMER_WORDED_TOOLS = frozenset({"predefined_cypher", "customer_actions"})
 # The next step the customer is offered after a failure, by error type.
 NEXT_STEP = {
     "timeout": "next_retry_soon",
@@ -71,19 +75,39 @@ def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
     if not rows:
         return render("order_list_empty", lang)
     listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows[:MAX_LISTED]]
-    if len(rows) > MAX_LISTED:
-        listed.append(render("catalogue_more", lang, count=len(rows) - MAX_LISTED))
-    return render("order_list", lang, orders=join_items(listed, lang))
+    if len(rows) > MAX_LISTED:  # "#W1 (…), …, #W5 (…) and 2 more"
+        orders = render("list_and_more", lang, items=listed, count=len(rows) - MAX_LISTED)
+    else:
+        orders = join_items(listed, lang)
+    return render("order_list", lang, orders=orders)
+
+
+def _refund_source(method: str) -> str:
+    """The payment source of a refund row's method ("gift card", "PayPal", "visa ending 1234")."""
+    lowered = method.lower()
+    return "gift_card" if "gift card" in lowered else "paypal" if "paypal" in lowered else "credit_card"
+
+
+def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
+    """Where one refund went and when it shows there, by the store's policy (actions/policy.yaml:
+    a gift card at once, a card or PayPal within 5 to 7 business days)."""
+    from csagent.actions.policy import load_rules
+
+    method = str(refund.get("payment_method") or "").strip()
+    if not method or lang != "en":  # the policy's timings are written in English
+        return ""
+    timing = load_rules().refund_timing_for(_refund_source(method))
+    return render("refund_timing", lang, method=method, timing=timing)
 
 
 def _refund_status(data: Mapping[str, Any], lang: str) -> str:
     row = data.get("row") or {}
     if not row.get("refund_count"):
         return render("refund_none", lang, order_id=row.get("order_id", ""))
-    timing = "; ".join(str(r.get("timing") or r.get("method") or "") for r in row.get("refunds") or [] if r)
+    timings = [_refund_timing(r, lang) for r in row.get("refunds") or [] if r]
     return render("refund_status", lang, order_id=row.get("order_id", ""),
                   amount=f"${float(row.get('refunded_total') or 0):.2f}", refund_status="issued",
-                  timing=timing.strip())
+                  timing=" ".join(dict.fromkeys(t for t in timings if t))).strip()
 
 
 def _rows_summary(data: Mapping[str, Any], lang: str) -> str:
@@ -96,10 +120,20 @@ def _rows_summary(data: Mapping[str, Any], lang: str) -> str:
     return render("catalogue_rows", lang, summary=" | ".join(shown))
 
 
+def _answer_source(answer: str, citations: Sequence[Mapping[str, Any]]) -> str:
+    """The title of the document the answer was taken from (its first sentence is in that
+    citation's text); the best-ranked citation's otherwise."""
+    opening = answer.split(". ")[0].strip()
+    quoted = next((c for c in citations if opening and opening in " ".join(str(c.get("text") or "").split())),
+                  None)
+    chosen = quoted or (citations[0] if citations else {})
+    return str(chosen.get("title") or "")
+
+
 def _knowledge(data: Mapping[str, Any], lang: str) -> str:
     citations = data.get("citations") or []
-    source = citations[0].get("title", "") if citations else ""
     answer = str(data.get("answer") or "").strip()
+    source = _answer_source(answer, citations)
     return render("knowledge_answer", lang, answer=answer, source=source) if source else answer
 
 
@@ -153,10 +187,16 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)
     message = str(error.get("message") or "").strip().rstrip(".")
-    if error_type == "no_results" and message and lang == "en":
+    if task.get("tool") not in CUSTOMER_WORDED_TOOLS or lang != "en":
+        message = ""  # not written for the customer (or not in their language): the templates speak
+    if error_type == "no_results":
         # "Nothing found" is an answer, not a breakdown: say it as one.
-        return f"{message}. {render(NEXT_STEP['no_results'], lang)}"
-    reason = message if error_type in READABLE_ERRORS and message and lang == "en" else render(
+        not_found = f"not_found_{task['task_type']}"
+        if _has_template(not_found, lang):
+            return f"{render(not_found, lang)} {render(NEXT_STEP['low_confidence'], lang)}"
+        if message:
+            return f"{message}. {render(NEXT_STEP['no_results'], lang)}"
+    reason = message if error_type in READABLE_ERRORS and message else render(
         f"reason_{error_type}" if _has_template(f"reason_{error_type}", lang) else "reason_unknown", lang)
     next_step = render(NEXT_STEP.get(error_type, "next_retry_later"), lang)
     return render("partial_failure", lang, task=subject, reason=reason, next_step=next_step)

@@ -7,7 +7,8 @@ exactly once: it checks the policy again on the current facts, writes the change
 record in one Neo4j transaction, and is idempotent twice over (Powertools on DynamoDB, and a
 unique AuditEvent key in Neo4j).
 
-Modules: `policy` (pure rules), `proposals` (phase one and the wording), `queries` (Cypher),
+Modules: `policy` (pure rules), `items` (which of an order's items the customer's words name),
+`proposals` (phase one and the wording), `queries` (Cypher),
 `execute` (phase two: `csagent.actions.execute.execute`; not re-exported here, where the name
 is the module's), `idempotency` (the Powertools adapter). The tool entry is
 `csagent.tools.customer_actions`.

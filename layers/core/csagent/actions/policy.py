@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from csagent.actions.items import match_lines
 from csagent.domain.models import ErrorType
 
 CENT = Decimal("0.01")
@@ -44,6 +45,7 @@ ITEM_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 ZIP_RE = re.compile(r"^\d{5}(?:-\d{4})?$")
 MAX_FIELD_CHARS = 100
 MAX_ITEMS = 50
+MAX_REQUEST_CHARS = 1000
 
 
 class ActionName(StrEnum):
@@ -185,13 +187,28 @@ class DefaultAddressArgs:
 
 
 @dataclass(frozen=True)
+class ItemRequest:
+    """How the customer named the items to return before they are matched to the order's lines:
+    their own words ("the skateboard", "everything") and the catalogue products the understanding
+    found in them. Used only when no item ids are given."""
+
+    text: str = ""
+    product_ids: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.product_ids)
+
+
+@dataclass(frozen=True)
 class ReturnArgs:
     """`item_ids` sorted (one entry per unit returned); no `payment_method_id` means the
-    original payment method."""
+    original payment method. `named` is resolved to item ids against the order's lines
+    (`select_return_lines`) and never kept in the normalised arguments."""
 
     order_id: str
     item_ids: tuple[str, ...]
     payment_method_id: str | None
+    named: ItemRequest = ItemRequest()
 
 
 ActionArgs = CancelArgs | OrderAddressArgs | DefaultAddressArgs | ReturnArgs
@@ -276,6 +293,19 @@ def _item_ids(raw: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(sorted(ids))
 
 
+def _item_request(raw: Mapping[str, Any]) -> ItemRequest:
+    """The customer's own words for the items (`items_text`) and the catalogue products found in
+    them (`product_ids`); both optional."""
+    text = raw.get("items_text")
+    products = raw.get("product_ids") or []
+    if isinstance(products, str | int):
+        products = [products]
+    if not isinstance(products, Sequence) or len(products) > MAX_ITEMS:
+        raise ArgsError(f"The products to return must be a list of at most {MAX_ITEMS} product ids.")
+    words = " ".join(str(text).split())[:MAX_REQUEST_CHARS] if isinstance(text, str) else ""
+    return ItemRequest(text=words, product_ids=tuple(str(p).strip() for p in products if str(p).strip()))
+
+
 def parse_args(action: ActionName, raw: Mapping[str, Any], rules: PolicyRules) -> ActionArgs:
     """Typed, normalised arguments for `action`; ArgsError with a readable message otherwise."""
     if not isinstance(raw, Mapping):
@@ -289,7 +319,7 @@ def parse_args(action: ActionName, raw: Mapping[str, Any], rules: PolicyRules) -
         return OrderAddressArgs(order_id=order_id, address=parse_address(raw.get("address"), rules))
     method = raw.get("payment_method_id")
     return ReturnArgs(order_id=order_id, item_ids=_item_ids(raw),
-                      payment_method_id=str(method).strip() if method else None)
+                      payment_method_id=str(method).strip() if method else None, named=_item_request(raw))
 
 
 def args_dict(args: ActionArgs) -> dict[str, Any]:
@@ -344,6 +374,7 @@ class OrderLine:
     price: Decimal
     option_text: str
     delivered_at: datetime | None
+    product_id: str = ""
 
     def label(self) -> str:
         """`Water Bottle (capacity: 1000ml, color: blue)`."""
@@ -389,7 +420,8 @@ class OrderFacts:
             lines=tuple(OrderLine(line_id=str(line["line_id"]), item_id=str(line["item_id"]),
                                   name=str(line.get("name") or ""), price=money(line.get("price") or 0),
                                   option_text=str(line.get("option_text") or ""),
-                                  delivered_at=parse_instant(line.get("delivered_at")))
+                                  delivered_at=parse_instant(line.get("delivered_at")),
+                                  product_id=str(line.get("product_id") or ""))
                         for line in facts.get("lines") or []),
             transactions=tuple(Transaction(transaction_id=str(t["transaction_id"]), seq=int(t["seq"]),
                                            type=str(t["type"]), amount=money(t["amount"]),
@@ -461,12 +493,29 @@ def check_order_address(order: OrderFacts, address: Address, rules: PolicyRules)
     return check_address_country(address, rules)
 
 
-def select_return_lines(order: OrderFacts, item_ids: Sequence[str]) -> tuple[OrderLine, ...] | Violation:
-    """The order lines the item ids name (one line per id; an id listed twice takes two lines
-    of that item). A missing or unknown id is a VALIDATION violation listing the order's items."""
-    if not item_ids:
+def select_named_lines(order: OrderFacts, named: ItemRequest) -> tuple[OrderLine, ...] | Violation:
+    """The order lines the customer named in their own words ("the skateboard", "everything").
+    Nothing named, or words that fit no line, is a VALIDATION violation listing the order's items;
+    words that fit several lines equally ("the kettle") ask which of those."""
+    match = match_lines(order.lines, named.text, named.product_ids) if named else None
+    unclear = [x for x in match.ambiguous if isinstance(x, OrderLine)] if match is not None else []
+    if unclear:
+        options = ", ".join(f"{x.label()} (item {x.item_id})" for x in unclear)
+        return Violation(ErrorType.VALIDATION, f"Which one of order {order.order_id} do you want to "
+                                               f"return: {options}?")
+    if match is None or not match.lines:
         return Violation(ErrorType.VALIDATION, f"Which items of order {order.order_id} do you want to "
                                                f"return? Its items are: {order.item_list()}.")
+    return tuple(sorted((x for x in match.lines if isinstance(x, OrderLine)), key=lambda x: x.line_id))
+
+
+def select_return_lines(order: OrderFacts, item_ids: Sequence[str],
+                        named: ItemRequest | None = None) -> tuple[OrderLine, ...] | Violation:
+    """The order lines the item ids name (one line per id; an id listed twice takes two lines
+    of that item); without ids, the lines the customer's words name (`select_named_lines`).
+    A missing or unknown id is a VALIDATION violation listing the order's items."""
+    if not item_ids:
+        return select_named_lines(order, named or ItemRequest())
     chosen: list[OrderLine] = []
     for item_id in item_ids:
         line = next((x for x in order.lines if x.item_id == item_id and x not in chosen), None)

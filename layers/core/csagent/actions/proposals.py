@@ -176,7 +176,7 @@ def _return(args: ReturnArgs, order: OrderFacts, now: datetime, rules: PolicyRul
     violation = check_return_status(order, rules)
     if violation:
         return violation
-    lines = select_return_lines(order, args.item_ids)
+    lines = select_return_lines(order, args.item_ids, args.named)
     if isinstance(lines, Violation):
         return lines
     violation = check_return_window(order, lines, now, rules)
@@ -185,7 +185,9 @@ def _return(args: ReturnArgs, order: OrderFacts, now: datetime, rules: PolicyRul
     method = resolve_refund_method(order, args.payment_method_id, rules)
     if isinstance(method, Violation):
         return method
-    resolved = ReturnArgs(order_id=args.order_id, item_ids=args.item_ids,
+    # The items as ids, whichever way the customer named them: what the "yes" confirms and
+    # what `execute` re-checks.
+    resolved = ReturnArgs(order_id=args.order_id, item_ids=tuple(sorted(x.item_id for x in lines)),
                           payment_method_id=method.payment_method_id)
     amount = sum((x.price for x in lines), Decimal(0))
     refund = Refund(amount=amount, method=method, timing=rules.refund_timing_for(method.source))

@@ -58,6 +58,8 @@ MIN_KEYWORD_COVERAGE = 0.6
 """Keyword mode: share of the question's content words the best chunk must contain."""
 CATEGORY_BOOST = 0.25 / (RRF_K + 1)
 """Bonus for a chunk that mentions the category of one of the caller's products."""
+ANSWER_HITS = 3
+"""How many of the best hits an answer may be taken from (one of them, never a mix)."""
 SEARCH_TIMEOUT_S = 3.0
 MAX_QUESTION_CHARS = 1000
 
@@ -68,6 +70,11 @@ Mode = Literal["hybrid", "keyword"]
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 _TOKEN = re.compile(r"[\w][\w'\-./#]*", re.UNICODE)
 _REFERENCE = re.compile(r"(This|That|It|They|These|Those)\b")
+_ASKS_DURATION = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years|hours)|soon)\b"
+                            r"|多久|多长时间|几天", re.IGNORECASE)
+_GIVES_DURATION = re.compile(r"\b\d+(?:\s*(?:to|-|–)\s*\d+)?\s*(?:business\s+)?"
+                             r"(?:years?|months?|weeks?|days?|hours?)\b|\bone (?:year|month|week|day)\b",
+                             re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -107,10 +114,13 @@ def fulltext_query(question: str) -> str:
 
 
 def _stem(term: str) -> str:
+    """A light stem: a plural or verb ending off, then a silent final "e", so "exchange",
+    "exchanged" and "exchanges" are one term."""
     for suffix in ("ing", "ed", "es", "s"):
         if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return term[: -len(suffix)]
-    return term
+            term = term[: -len(suffix)]
+            break
+    return term[:-1] if term.endswith("e") and len(term) > 4 else term
 
 
 def term_coverage(question: str, text: str) -> float:
@@ -373,42 +383,89 @@ class KnowledgeSearch:
     # ----------------------------------------------------------------------- answers
 
     def answer(self, question: str, result: SearchResult, *, max_sentences: int = 3,
-               max_chars: int = 480) -> str:
-        """The best hit's text trimmed to the sentences that answer `question`.
+               max_chars: int = 480, max_hits: int = ANSWER_HITS) -> str:
+        """The sentences of one hit that answer `question`.
 
-        Sentences are scored by similarity to the question (embedder) plus word overlap; the
-        best one is kept with the others that score close to it, in document order. Falls
-        back to word overlap alone when there is no embedder or it fails. Empty on no_results.
+        The answer comes from the best-ranked hit, unless the question asks for a duration ("how
+        long", "how many days") that the hit does not give and one of the next `max_hits - 1`
+        hits does (a headphones manual that mentions the warranty ranks first for "how long is
+        the warranty on the headphones?"; the warranty terms hold the period). Within that hit,
+        sentences are scored by similarity to the question (embedder) plus word overlap; the best
+        one is kept with the others that score close to it, in document order. Falls back to word
+        overlap alone when there is no embedder or it fails. Empty on no_results.
         """
         if result.no_results or not result.hits:
             return ""
-        sentences = split_sentences(result.hits[0].text)
+        text = _answering_hit(question, result.hits[:max(1, max_hits)]).text
+        sentences = split_sentences(text)
         if len(sentences) <= 1:
             return sentences[0] if sentences else ""
+        # A paragraph's opener joins only when it is about the question: "Not at the moment." answers
+        # its FAQ heading ("Do you ship internationally?"), not "do you deliver to PO boxes?".
+        openers = frozenset(i for i in _paragraph_openers(text) if term_coverage(question, sentences[i]) > 0)
+        return _trim(sentences, self._sentence_scores(question, result, sentences), max_sentences, max_chars,
+                     openers=openers)
+
+    def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str]) -> list[float]:
+        """Word overlap and (with an embedder) cosine similarity to the question, per sentence."""
         scores = [term_coverage(question, s) * 0.5 for s in sentences]
         if self._embedder is not None and result.query_embedding is not None:
             try:
-                vectors = self._embedder.embed(sentences)
+                vectors = self._embedder.embed(list(sentences))
                 scores = [score + _cosine(result.query_embedding, vec)
                           for score, vec in zip(scores, vectors, strict=True)]
             except Exception:  # noqa: BLE001 - trimming is best effort
                 logger.warning("sentence embedding failed; trimming by word overlap", exc_info=True)
-        best = max(range(len(sentences)), key=lambda i: scores[i])
-        chosen = {best}
-        length = len(sentences[best])
-        for i in sorted(range(len(sentences)), key=lambda i: -scores[i]):
-            if len(chosen) >= max_sentences:
-                break
-            if i in chosen or scores[i] < 0.8 * scores[best]:
-                continue
-            if length + len(sentences[i]) + 1 > max_chars:
-                continue
-            chosen.add(i)
-            length += len(sentences[i]) + 1
-        # A sentence that opens with a reference ("This", "It", "They") needs the one before it.
-        for i in sorted(chosen):
-            needs_previous = i > 0 and (i - 1) not in chosen and bool(_REFERENCE.match(sentences[i]))
-            if needs_previous and length + len(sentences[i - 1]) + 1 <= max_chars:
-                chosen.add(i - 1)
-                length += len(sentences[i - 1]) + 1
-        return " ".join(sentences[i] for i in sorted(chosen))
+        return scores
+
+
+def _answering_hit(question: str, hits: Sequence[Hit]) -> Hit:
+    """The first hit that can give the kind of answer the question asks for (a duration for
+    "how long"); the best-ranked hit when the question asks for no particular kind or none can."""
+    if not _ASKS_DURATION.search(question):
+        return hits[0]
+    return next((hit for hit in hits if _GIVES_DURATION.search(hit.text)), hits[0])
+
+
+def _paragraph_openers(text: str) -> frozenset[int]:
+    """Indices (in `split_sentences(text)`) of the sentences that open a paragraph."""
+    openers: list[int] = []
+    count = 0
+    for paragraph in re.split(r"\n\s*\n", text):
+        found = len(split_sentences(paragraph))
+        if found:
+            openers.append(count)
+        count += found
+    return frozenset(openers)
+
+
+def _trim(sentences: Sequence[str], scores: Sequence[float], max_sentences: int, max_chars: int, *,
+          openers: frozenset[int] = frozenset()) -> str:
+    """The best sentence with the others scoring within 80 % of it (a reference such as "This"
+    brings the sentence before it), in document order, within `max_chars`. The opening sentence
+    of the best sentence's paragraph comes too when it fits: it states the rule the others detail
+    ("A delivered order can be exchanged within 30 days of delivery. Each item can be...")."""
+    if len(sentences) <= 1:
+        return sentences[0] if sentences else ""
+    best = max(range(len(sentences)), key=lambda i: scores[i])
+    chosen = {best}
+    length = len(sentences[best])
+    for i in sorted(range(len(sentences)), key=lambda i: -scores[i]):
+        if len(chosen) >= max_sentences:
+            break
+        if i in chosen or scores[i] < 0.8 * scores[best]:
+            continue
+        if length + len(sentences[i]) + 1 > max_chars:
+            continue
+        chosen.add(i)
+        length += len(sentences[i]) + 1
+    # A sentence that opens with a reference ("This", "It", "They") needs the one before it.
+    for i in sorted(chosen):
+        needs_previous = i > 0 and (i - 1) not in chosen and bool(_REFERENCE.match(sentences[i]))
+        if needs_previous and length + len(sentences[i - 1]) + 1 <= max_chars:
+            chosen.add(i - 1)
+            length += len(sentences[i - 1]) + 1
+    opener = max((i for i in openers if i <= best), default=None)
+    if opener is not None and opener not in chosen and length + len(sentences[opener]) + 1 <= max_chars:
+        chosen.add(opener)
+    return " ".join(sentences[i] for i in sorted(chosen))

@@ -1,8 +1,9 @@
 """Is this message an answer to "shall I go ahead?": yes, no, or neither.
 
-Deliberately strict: only a short whole-message answer counts (lexicon in
-`data/confirmation.json`), so "yes, and where is my other order?" is not taken as consent for
-a consequential write; the assistant asks again instead.
+Deliberately strict: only a short answer counts (lexicon in `data/confirmation.json`) - the
+whole message, or its parts split at punctuation when every part is an answer of the same kind,
+courtesy words aside ("no, leave it", "yes, go ahead, thanks"). "yes, and where is my other
+order?" is not taken as consent for a consequential write; the assistant asks again instead.
 """
 
 from __future__ import annotations
@@ -15,18 +16,34 @@ from typing import Literal
 
 Answer = Literal["yes", "no"]
 _TRIM = re.compile(r"^[\s.!,;:。！，？?]+|[\s.!,;:。！，？?]+$")
+_PARTS = re.compile(r"[.!,;:。！，；?？]+")
 
 
 @cache
 def _lexicon() -> dict[str, frozenset[str]]:
     raw = json.loads(resources.files("csagent.nlp").joinpath("data", "confirmation.json").read_text("utf-8"))
-    return {key: frozenset(v.lower() for v in raw[key]) for key in ("yes", "no")}
+    return {key: frozenset(v.lower() for v in raw[key]) for key in ("yes", "no", "courtesy")}
+
+
+def _normalise(text: str) -> str:
+    return " ".join(_TRIM.sub("", text.lower()).split())
+
+
+def _answer_of_parts(normalised: str) -> Answer | None:
+    """The answer every punctuation-separated part gives (courtesy parts aside), if they agree."""
+    lexicon = _lexicon()
+    parts = [p for p in (" ".join(x.split()) for x in _PARTS.split(normalised)) if p]
+    meaningful = [p for p in parts if p not in lexicon["courtesy"]]
+    for answer in ("yes", "no"):
+        if meaningful and all(p in lexicon[answer] for p in meaningful):
+            return answer  # type: ignore[return-value]
+    return None
 
 
 def classify_confirmation(text: str) -> Answer | None:
-    """'yes' / 'no' when the whole message is one of the known answers, else None."""
-    normalised = " ".join(_TRIM.sub("", text.lower()).split())
+    """'yes' / 'no' when the message is only an answer (see the module's docstring), else None."""
+    normalised = _normalise(text)
     for answer in ("yes", "no"):
         if normalised in _lexicon()[answer]:
             return answer  # type: ignore[return-value]
-    return None
+    return _answer_of_parts(normalised)

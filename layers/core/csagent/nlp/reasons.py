@@ -1,23 +1,36 @@
-"""The cancellation reason a customer gave, mapped to the store's fixed list."""
+"""The cancellation reason a customer gave, mapped to the store's fixed list.
+
+Phrases (`data/cancel_reasons.json`) are matched as lower-case substrings after apostrophes are
+dropped from both sides, so "dont need", "don't need" and "don’t need" are the same words: people
+type quickly and leave them out.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
+
+_APOSTROPHES = re.compile(r"['’‘`´]")
+
+
+def _normalise(text: str) -> str:
+    """Lower case, no apostrophes, single spaces."""
+    return " ".join(_APOSTROPHES.sub("", text.lower()).split())
 
 
 @cache
 def _phrases() -> dict[str, tuple[str, ...]]:
     path = resources.files("csagent.nlp").joinpath("data", "cancel_reasons.json")
     raw = json.loads(path.read_text("utf-8"))
-    return {reason: tuple(p.lower() for p in phrases) for reason, phrases in raw.items()
+    return {reason: tuple(_normalise(p) for p in phrases) for reason, phrases in raw.items()
             if not reason.startswith("_")}
 
 
 def find_cancel_reason(text: str) -> str | None:
     """'ordered by mistake' / 'no longer needed' when the text says so, else None."""
-    lowered = text.lower()
+    lowered = _normalise(text)
     for reason, phrases in _phrases().items():
         if any(p in lowered for p in phrases):
             return reason

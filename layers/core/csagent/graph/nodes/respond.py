@@ -1,4 +1,6 @@
-"""respond: the last node of every path: record the reply in the public messages."""
+"""respond: the last node of every path: record the reply in the public messages, and drop the
+turn's attached pictures from the state (read by now; a picture's bytes would otherwise be kept
+in every checkpoint of the session - ~15 KB for a label photo against ~2 KB for a whole turn)."""
 
 from __future__ import annotations
 
@@ -62,4 +64,5 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         note = render("confirm_set_aside", state.get("lang", "en"), actions="; ".join(set_aside))
         reply["text"] = f"{note}\n{reply.get('text', '')}".strip()
     return {"reply": reply, "status": status or "answered", **({"trace": trace} if trace else {}),
+            **({"attachments": []} if state.get("attachments") else {}),
             "messages": [{"role": "assistant", "text": reply.get("text", "")}]}

@@ -148,8 +148,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     written, how = None, "template"
     if not proposals:  # a proposed change is listed back word for word, never paraphrased
         written, how = _model_reply(state, lines, grouped(tasks), failed, runtime.context)
-    if written is not None:
-        lines = [written]
+    # Two requests that failed for the same reason ("what's in #W1 and when does it ship?") say it once.
+    lines = [written] if written is not None else list(dict.fromkeys(lines))
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
     if proposals:

@@ -1,0 +1,78 @@
+"""How task results are worded for the customer (csagent.replies)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csagent.replies import describe_failure, describe_success
+
+
+def failed(error_type: str, message: str) -> dict[str, Any]:
+    return {"status": "failed", "error": {"type": error_type, "message": message, "retryable": False}}
+
+
+def test_a_search_that_found_nothing_is_said_in_customer_words_never_the_tools_message() -> None:
+    # Given a warranty lookup that found nothing, with the tool's own diagnostic message
+    task = {"task_id": "t1", "task_type": "warranty", "tool": "knowledge_search", "args": {"question": "q"}}
+    # When the failure is described
+    text = describe_failure(task, failed("no_results", "nothing was found (injected fault)"), "en")
+    # Then the reply names the warranty lookup and shows nothing of the internal message
+    assert text.startswith("I couldn't find warranty terms")
+    assert "injected" not in text and "nothing was found" not in text
+
+
+def test_a_catalogue_templates_not_found_message_is_written_for_the_customer_and_shown() -> None:
+    # Given an order lookup whose template says, in customer words, that the order is not theirs
+    task = {"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher",
+            "args": {"params": {"order_id": "#W0000001"}}}
+    # When the failure is described
+    text = describe_failure(task, failed("no_results", "No order #W0000001 was found in your account."), "en")
+    # Then that sentence is the answer
+    assert text.startswith("No order #W0000001 was found in your account.")
+
+
+def test_a_validation_message_from_a_tool_that_does_not_write_for_customers_stays_internal() -> None:
+    # Given a knowledge search refusing its arguments in developer words
+    task = {"task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "args": {}}
+    # When the failure is described
+    text = describe_failure(task, failed("validation", "'question' must be a non-empty string"), "en")
+    # Then the customer reads the templated reason, not the developer message
+    assert "'question'" not in text and "look up our policy" in text
+
+
+def test_a_long_order_list_ends_with_how_many_more_without_a_double_and() -> None:
+    # Given seven orders
+    rows = [{"order_id": f"#W100000{i}", "status": "pending", "created_at": f"2024-02-0{i}"}
+            for i in range(1, 8)]
+    task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
+    # When the list is described
+    text = describe_success(task, result, "en")
+    # Then five are listed, then "and 2 more", once
+    assert "#W1000005 (pending, 2024-02-05) and 2 more." in text
+    assert "and and" not in text and "#W1000006" not in text
+
+
+def test_a_knowledge_answer_cites_the_document_it_was_taken_from() -> None:
+    # Given an answer taken from the second citation
+    citations = [{"title": "Headphones user guide", "text": "Wipe the cushions."},
+                 {"title": "Warranty terms", "text": "Headphones: 1 year of parts and labour."}]
+    task = {"task_id": "t1", "task_type": "warranty", "tool": "knowledge_search", "args": {}}
+    result = {"status": "success", "data": {"answer": "Headphones: 1 year of parts and labour.",
+                                            "citations": citations}}
+    # When it is described
+    text = describe_success(task, result, "en")
+    # Then the source named is that document
+    assert text == "Headphones: 1 year of parts and labour. (source: Warranty terms)"
+
+
+def test_a_refund_says_where_it_went_and_when_it_shows_there_by_the_policy() -> None:
+    # Given a refund issued to PayPal
+    row = {"order_id": "#W2793378", "refund_count": 1, "refunded_total": 791.89,
+           "refunds": [{"seq": 2, "amount": 791.89, "payment_method": "PayPal"}]}
+    task = {"task_id": "t1", "task_type": "refund_status", "tool": "predefined_cypher", "args": {}}
+    # When it is described
+    text = describe_success(task, {"status": "success", "data": {"template_id": "refund_status", "row": row}},
+                            "en")
+    # Then the customer reads the amount, the method and the policy's 5 to 7 business days
+    assert "$791.89" in text and "PayPal" in text and "within 5 to 7 business days" in text

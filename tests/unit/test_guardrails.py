@@ -166,6 +166,9 @@ def test_missing_model_degrades_to_patterns_without_blocking_customers() -> None
     ("change my email address", "account"),
     ("I want to speak to a human", "conversation"),
     ("我要退款", "refunds"),
+    # A product type of the catalogue is enough of an anchor for a short availability question.
+    ("is the skateboard available", "products"),
+    ("is the bicycle available", "products"),
 ])
 def test_store_questions_are_in_scope_with_their_area(scope: ScopeChecker, text: str, area: str) -> None:
     # Given a question about the store's business

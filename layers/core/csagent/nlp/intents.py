@@ -54,7 +54,9 @@ _LATIN_LETTER = re.compile(r"[A-Za-z]")
 # Masks applied before embedding (order matters: e-mails before ids, ids before bare numbers).
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), " email "),
-    (re.compile(r"#?\b[Ww]\d{7}\b"), " order "),
+    # A mistyped id ("W32202031", "#W143680") is still an order id to the classifier: the digits
+    # must not push the clause towards an unrelated intent (the planner asks about the bad id).
+    (re.compile(r"#?\b[Ww]\d{4,12}\b"), " order "),
     (re.compile(r"(?<!\d)\d{12}(?!\d)"), " tracking number "),
     (re.compile(r"(?<!\d)\d{5}(?:-\d{4})?(?!\d)"), " "),
     (re.compile(r"\s+"), " "),
@@ -107,7 +109,7 @@ def detect_language(text: str) -> Lang:
 
 
 def mask_entities(text: str) -> str:
-    """Replace order ids, tracking numbers, e-mails and zip codes by generic words."""
+    """Replace order ids (well-formed or not), tracking numbers, e-mails and zip codes by generic words."""
     out = text
     for pattern, repl in _MASKS:
         out = pattern.sub(repl, out)

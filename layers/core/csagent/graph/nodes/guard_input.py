@@ -1,6 +1,7 @@
 """guard_input: what must not reach the planner. Empty or oversized text is refused; prompt
 injection is screened (patterns plus similarity to known attacks): a pattern hit is refused,
-a similarity-only hit gets a clarifying question instead (it can be a false alarm); the scope
+a similarity-only hit (it can be a false alarm) gets the polite out-of-scope answer when the
+scope check also calls the message outside the business, else a clarifying question; the scope
 check (anchored on the graph schema and the business-scope text) is recorded for `route`."""
 
 from __future__ import annotations
@@ -31,18 +32,23 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     if len(text) > deps.max_message_chars:
         return {"text": text, "route": "refused", "confidence": 1.0, "trace": {"guard": "message_too_long"}}
     trace: dict[str, Any] = {"guard": "passed"}
+    if deps.scope_check is not None:
+        scope = deps.scope_check(text)
+        trace["scope"] = {"in_scope": scope.in_scope, "area": scope.area}
     if deps.screen is not None:
         verdict = deps.screen(text)
         if verdict.blocked:
             guard = {"guard": "prompt_injection", "guard_reasons": list(verdict.reasons)}
             if verdict.semantic_only:
-                return {"text": text, "route": "clarify", "confidence": 1.0, "trace": guard}
+                # Only similar to an attack (can be a false alarm): a message outside the business
+                # gets the polite out-of-scope answer, anything else a clarifying question.
+                outside = trace.get("scope", {}).get("in_scope") is False
+                return {"text": text, "route": "out_of_scope" if outside else "clarify", "confidence": 1.0,
+                        "trace": {**trace, **guard}}
             return {"text": text, "route": "refused", "confidence": 1.0, "trace": guard}
-    if deps.scope_check is not None:
-        scope = deps.scope_check(text)
-        trace["scope"] = {"in_scope": scope.in_scope, "area": scope.area}
     return {"text": text, "trace": trace}
 
 
 def route_after_guard(state: State) -> str:
-    return {"refused": "respond", "clarify": "clarify"}.get(state.get("route") or "", "route")
+    return {"refused": "respond", "clarify": "clarify", "out_of_scope": "clarify"}.get(
+        state.get("route") or "", "route")

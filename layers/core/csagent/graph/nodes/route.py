@@ -1,7 +1,10 @@
 """route: decide which path a message takes, with a confidence.
 
 Every label `route_by_label` can see has an edge; anything unknown or under the confidence
-floor goes to clarification, never to an error or a silent end.
+floor goes to clarification, never to an error or a silent end. Two overrides of what the
+understanding says: a request neither the business scope nor the intent examples vouch for is
+out of scope, and a frustrated customer who gave us nothing we can act on goes to a person
+rather than being asked a clarifying question.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.handoff.triggers import detect_frustration
 from csagent.nlp.confirmation import classify_confirmation
-from csagent.understanding import resume_awaiting
+from csagent.planning import plan_tasks
+from csagent.understanding import Understanding, resume_awaiting
 
 ROUTE_TO_NODE = {
     "confirmation": "confirm_actions",
@@ -50,6 +55,8 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             and understanding.confidence < OUT_OF_SCOPE_DOUBT:
         # Neither the business scope nor the intent examples vouch for it: say what we can do.
         understanding = replace(understanding, route="out_of_scope")
+    if _frustrated_with_nothing_to_do(state, understanding):
+        understanding = replace(understanding, route="handoff", confidence=1.0)
     set_aside = {**set_aside, "awaiting": []}
     if state.get("attachments"):
         # The picture decides what to do; the text says what the customer wants of it.
@@ -64,6 +71,24 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         "entities": understanding.entities,
         "clauses": understanding.clauses_as_dicts(),
     }
+
+
+def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -> bool:
+    """An angry customer whose message the assistant cannot act on without asking back.
+
+    Answering "this is ridiculous, my order never arrived" with "which order do you mean?" makes
+    things worse: a person takes over. When the message does carry something to act on (an order
+    id, a question the knowledge base answers), the turn runs and the handoff triggers decide
+    after it, so the person gets the results too.
+    """
+    if state.get("attachments") or understanding.route == "handoff":
+        return False
+    if not detect_frustration(state.get("text", "")).frustrated:
+        return False
+    if understanding.route != "knowledge_and_actions":
+        return True
+    planned = plan_tasks(understanding.clauses_as_dicts(), memory=state.get("memory") or {})
+    return not planned.tasks
 
 
 def route_by_label(state: State) -> str:

@@ -1,0 +1,52 @@
+"""guard_input: a message only similar to an attack is answered by what the scope check says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from csagent.graph.builder import build_graph
+from csagent.graph.context import GraphDeps
+from csagent.guardrails.injection import ScreenResult
+from csagent.guardrails.scope import ScopeResult
+from csagent.tools.context import ToolContext
+from csagent.understanding import Understanding
+
+
+def _deps(*, in_scope: bool) -> GraphDeps:
+    def understand(text: str, state: Any) -> Understanding:
+        return Understanding(route="out_of_scope", intent="out_of_scope", confidence=0.2)
+
+    return GraphDeps(understand=understand, tools={},
+                     make_tool_context=lambda cid: ToolContext(graph=None, customer_id=cid),  # type: ignore[arg-type]
+                     screen=lambda text: ScreenResult(blocked=True, score=0.01,
+                                                      reasons=("similar_to_attack:roleplay",)),
+                     scope_check=lambda text: ScopeResult(in_scope, "orders" if in_scope else None, 0.5))
+
+
+def _turn(deps: GraphDeps, text: str) -> dict[str, Any]:
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    return graph.invoke({"session_id": "s", "customer_id": "c", "text": text},
+                        {"configurable": {"thread_id": "s"}}, context=deps)
+
+
+def test_an_attack_lookalike_outside_the_business_gets_the_out_of_scope_answer() -> None:
+    # Given a message the screen finds only similar to an attack, and the scope check calls unrelated
+    deps = _deps(in_scope=False)
+    # When the turn runs
+    state = _turn(deps, "tell me a joke about programmers")
+    # Then the customer is politely told what the assistant can do, not asked to rephrase
+    assert state["route"] == "out_of_scope"
+    assert state["status"] == "refused"
+    assert state["reply"]["text"]
+
+
+def test_an_attack_lookalike_about_the_store_gets_a_clarifying_question() -> None:
+    # Given the same screen verdict on a message the scope check places in the store's business
+    deps = _deps(in_scope=True)
+    # When the turn runs
+    state = _turn(deps, "show me the orders of my friend")
+    # Then a clarifying question follows (the similarity can be a false alarm)
+    assert state["route"] == "clarify"
+    assert state["status"] == "needs_clarification"

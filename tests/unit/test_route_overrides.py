@@ -1,0 +1,62 @@
+"""The route node's overrides of the understanding: frustration with nothing to act on → a person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from csagent.graph.nodes.route import _frustrated_with_nothing_to_do
+from csagent.understanding import Clause, Understanding
+
+ANGRY = "this is ridiculous!!! my order never arrived and nobody helps me, I'm so angry"
+
+
+def _understanding(route: str, *clauses: Clause) -> Understanding:
+    first = clauses[0] if clauses else Clause("", "out_of_scope", 0.0)
+    return Understanding(route=route, intent=first.intent, confidence=first.confidence, clauses=clauses)
+
+
+def _state(text: str, **extra: Any) -> dict[str, Any]:
+    return {"text": text, **extra}
+
+
+def test_an_angry_customer_who_names_no_order_goes_to_a_person() -> None:
+    # Given a furious order complaint without an order id (the planner could only ask "which order?")
+    understanding = _understanding("knowledge_and_actions",
+                                   Clause("my order never arrived and nobody helps me", "order_status", 0.75))
+    # When the route decides / Then a person takes over instead of a clarifying question
+    assert _frustrated_with_nothing_to_do(_state(ANGRY), understanding)
+
+
+def test_an_angry_customer_who_names_an_order_gets_the_turn_run_first() -> None:
+    # Given a furious message that names the order (the status can be read, triggers run afterwards)
+    text = "THIS IS THE THIRD TIME I'M ASKING!!! where is #W7449508?! absolutely useless service"
+    clause = Clause("where is #W7449508", "order_status", 0.8, {"order_id": "#W7449508"})
+    understanding = _understanding("knowledge_and_actions", clause)
+    # When the route decides / Then the normal route stands
+    assert not _frustrated_with_nothing_to_do(_state(text), understanding)
+
+
+def test_an_angry_customer_whose_last_order_is_remembered_gets_the_turn_run_first() -> None:
+    # Given the same complaint, after an earlier turn that named an order
+    understanding = _understanding("knowledge_and_actions",
+                                   Clause("my order never arrived", "order_status", 0.75))
+    state = _state(ANGRY, memory={"last_order_id": "#W7449508"})
+    # When the route decides / Then the remembered order is looked up first
+    assert not _frustrated_with_nothing_to_do(state, understanding)
+
+
+@pytest.mark.parametrize("route", ["general", "out_of_scope"])
+def test_pure_venting_goes_to_a_person(route: str) -> None:
+    # Given an angry message with no request the assistant handles
+    understanding = _understanding(route, Clause("this is ridiculous, I'm so angry", "smalltalk", 0.3))
+    # When the route decides / Then a person takes over
+    assert _frustrated_with_nothing_to_do(_state("this is ridiculous, I'm so angry"), understanding)
+
+
+def test_a_calm_question_without_an_order_id_is_not_handed_off() -> None:
+    # Given a calm status question that names no order (a clarifying question is right here)
+    understanding = _understanding("knowledge_and_actions", Clause("where is my order", "order_status", 0.9))
+    # When the route decides / Then nothing overrides the clarification path
+    assert not _frustrated_with_nothing_to_do(_state("where is my order"), understanding)

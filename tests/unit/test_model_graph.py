@@ -203,6 +203,16 @@ def test_a_model_reply_that_drops_a_failure_is_replaced_by_the_templated_reply()
     assert "policy" in state["reply"]["text"].lower() and not state["reply"]["text"].startswith("Your order")
 
 
+def test_a_model_reply_that_leaves_out_the_answer_is_replaced_by_the_templated_reply() -> None:
+    # Given a summariser model that answers an evasive sentence instead of the results
+    chat = model(**{"Write the reply": lambda m: "I am unable to assist you with your order."})
+    # When a turn whose order lookup succeeded is handled
+    state, _ = run_turn(deps_for(gateway_of([VLLM], {VLLM: chat})), SINGLE)
+    # Then the templated reply answers, with the order the lookup found
+    assert state["status"] == "answered"
+    assert state["trace"]["summariser"].startswith("template (the model's reply left out")
+    assert ORDER in state["reply"]["text"] and "unable" not in state["reply"]["text"]
+
 def test_the_summariser_never_sends_results_to_bedrock() -> None:
     # Given Bedrock for every role, the self-hosted endpoint second
     bedrock, vllm = model(), model()

@@ -26,6 +26,7 @@ from csagent.replies import (
     ask_for,
     describe_failure,
     describe_success,
+    drops_identifiers,
     failure_markers,
     invents_identifiers,
     language_name,
@@ -96,8 +97,8 @@ def _model_reply(state: State, lines: list[str], ordered: list[dict[str, Any]], 
                  deps: GraphDeps) -> tuple[str | None, str]:
     """The SUMMARISER model's reply from the templated lines (the facts), and how the reply was
     made. The templated reply stands when there is no model, the model is unavailable, a failed
-    task cannot be checked in the customer's language, or the model's text drops a failure or
-    names an order or parcel the results do not."""
+    task cannot be checked in the customer's language, or the model's text drops a failure, names
+    an order or parcel the results do not, or leaves out one they give."""
     gateway = deps.models
     if gateway is None or not ordered or not gateway.has_model(Role.SUMMARISER):
         return None, "template"
@@ -119,6 +120,8 @@ def _model_reply(state: State, lines: list[str], ordered: list[dict[str, Any]], 
         return None, "template (the model's reply dropped a failure)"
     if invents_identifiers(text, facts):
         return None, "template (the model's reply named an order the results do not)"
+    if drops_identifiers(text, facts):
+        return None, "template (the model's reply left out an order or parcel the results give)"
     return text, "model"
 
 

@@ -30,7 +30,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,13 +105,26 @@ def command(config: ServerConfig, model_path: Path) -> list[str]:
     ]
 
 
+def server_env(config: ServerConfig, model_path: Path,
+               base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: ours, with its settings pinned to the command line's values.
+    llama_cpp.server reads unprefixed variables (PORT, HOST, MODEL, …) and lets them win over its
+    flags, so a PORT meant for our API (CI sets one) would move the model server elsewhere."""
+    env = dict(os.environ if base is None else base)
+    env.update({"HOST": config.host, "PORT": str(config.port), "MODEL": str(model_path),
+                "MODEL_ALIAS": config.alias, "N_CTX": str(config.n_ctx), "N_THREADS": str(config.n_threads),
+                "N_THREADS_BATCH": str(config.n_threads), "CHAT_FORMAT": config.chat_format})
+    return env
+
+
 def start(config: ServerConfig, log_path: Path = LOG_FILE) -> subprocess.Popen[bytes]:
     """Start the server in its own process group (so `stop` ends it and only it); output to `log_path`."""
-    argv = command(config, gguf_path())
+    model_path = gguf_path()
+    argv = command(config, model_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                env=server_env(config, model_path), start_new_session=True)
 
 
 def served_models(base_url: str, timeout_s: float = 2.0) -> list[str]:

@@ -98,8 +98,8 @@ def test_a_three_tool_wave_answers_from_the_store(dispatcher: LocalStepFunctions
     assert [(r.task_id, r.status) for r in results] == [(t.task_id, TaskStatus.SUCCESS) for t in tasks]
     tracking, warranty, price = results
     assert tracking.data is not None and tracking.data["rows"][0]["tracking_id"] == "357962501027"
-    assert warranty.data is not None and warranty.data["citations"]
-    assert "warranty" in warranty.data["answer"].lower()
+    assert warranty.data is not None and "warranty" in {c["doc_id"] for c in warranty.data["citations"]}
+    assert "headphones" in warranty.data["answer"].lower() and "1 year" in warranty.data["answer"]
     assert price.data is not None
     row = price.data["rows"][0]
     assert (row["min_price"], row["max_price"]) == _water_bottle_prices(tau_data)

@@ -527,6 +527,18 @@ def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:
     assert answer == "Headphones and Laptops: 1 year of parts and labour."
 
 
+@pytest.mark.parametrize("question", ["what is the warranty on those headphones?",
+                                      "What's the warranty period for the headphones"])
+def test_asking_what_the_warranty_is_gets_its_term(question: str) -> None:
+    # Given the manual above the warranty terms, as for "how long"
+    manual = _detail("manual-headphones#3", 0.7, "Replacement ear cushions are not covered by the warranty.")
+    terms = _detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
+    search = KnowledgeSearch(FakeGraph(_row([manual, terms], [manual, terms])), FakeEmbedder())
+    # When the customer asks what the warranty is
+    answer = search.answer(question, search.search(question))
+    # Then the answer is the term, not a remark from the manual
+    assert answer == "Headphones and Laptops: 1 year of parts and labour."
+
 def test_a_question_not_asking_for_a_duration_is_answered_from_the_best_hit() -> None:
     # Given the same two hits
     manual = _detail("manual-headphones#3", 0.7, "Replacement ear cushions are not covered by the warranty.")

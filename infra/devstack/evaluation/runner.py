@@ -24,9 +24,7 @@ a failed expectation, and an unexpected exception in one case is recorded as tha
 
 from __future__ import annotations
 
-import base64
 import importlib.util
-import io
 import logging
 import os
 import threading
@@ -154,9 +152,9 @@ def planned_tasks(session_id: str) -> list[dict[str, Any]]:
 
 
 def label_png(spec: ImageSpec) -> str:
-    """A shipping label (base64 PNG) with the order id and/or tracking number, drawn with
-    Pillow's scalable default font (as tests/integration/test_image_route.py does)."""
-    from PIL import Image, ImageDraw, ImageFont
+    """A shipping label (base64 PNG) with the order id and/or tracking number (the bench's
+    drawing, `devstack.bench.workload.label_png`); a blank label when the case gives neither."""
+    from devstack.bench.workload import label_png as draw_label
 
     lines = ["SHIP TO: customer"]
     if spec.order_id:
@@ -165,14 +163,7 @@ def label_png(spec: ImageSpec) -> str:
         lines.append(f"Tracking {spec.tracking_number}")
     if not spec.order_id and not spec.tracking_number:
         lines = [""]
-    image = Image.new("RGB", (900, 90 + 70 * len(lines)), "white")
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=40)
-    for i, line in enumerate(lines):
-        draw.text((30, 40 + 70 * i), line, fill="black", font=font)
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG")
-    return base64.b64encode(buffer.getvalue()).decode()
+    return draw_label(lines)
 
 
 # ------------------------------------------------------------------------------- faults

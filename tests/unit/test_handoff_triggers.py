@@ -14,6 +14,7 @@ from csagent.handoff.triggers import (
     TriggerPolicy,
     TurnSignals,
     Urgency,
+    asks_for_person_now,
     detect_frustration,
     evaluate,
     is_explicit_request,
@@ -265,6 +266,26 @@ def test_asking_for_a_person_in_words(text: str, expected: bool) -> None:
     # When the lexicon reads it
     # Then only a real request counts (questions about the bot, negations do not)
     assert is_explicit_request(text) is expected
+
+
+@pytest.mark.parametrize("text", ["Can you connect me with a human agent?",
+                                  "connect me with a human agent if possible"])
+def test_a_request_for_a_person_without_a_condition_is_for_now(text: str) -> None:
+    # Given a clause asking for a person, next to an order complaint
+    clauses = [{"text": text, "intent": "human_handoff"},
+               {"text": "My espresso machine from #W9183908 is leaking", "intent": "product_info"}]
+    # When read / Then the person is wanted now
+    assert asks_for_person_now(clauses)
+
+
+@pytest.mark.parametrize("text", ["if it's lost I want to talk to a human",
+                                  "I want to talk to a human in case it never arrives"])
+def test_a_request_for_a_person_on_a_condition_waits_for_the_answer(text: str) -> None:
+    # Given an order question and a request for a person that depends on its answer
+    clauses = [{"text": "where is order #W7678072?", "intent": "order_status"},
+               {"text": text, "intent": "human_handoff"}]
+    # When read / Then the question is answered first
+    assert not asks_for_person_now(clauses)
 
 
 # ----------------------------------------------------------------------------------------------

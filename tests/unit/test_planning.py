@@ -117,5 +117,15 @@ def test_a_return_without_item_ids_carries_the_customers_words_and_products_to_t
     # When the planner plans it
     task = plan_tasks(clauses).tasks[0]
     # Then the tool gets the words and the product to match against the order's own lines
-    assert task.args["args"] == {"order_id": "#W6344370", "items_text": "return the skateboard from #W6344370",
-                                 "product_ids": ["p1"]}
+    assert task.args["args"] == {"order_id": "#W6344370",
+                                 "items_text": "return the skateboard from #W6344370", "product_ids": ["p1"]}
+
+
+def test_a_tracking_question_about_another_order_reads_that_orders_overview():
+    # Given a refund question about one order and a tracking question about another
+    clauses = [clause("refund_status", order_id=ORDER), clause("tracking", order_id="#W2435638")]
+    # When planned
+    plan = plan_tasks(clauses)
+    # Then the refunds of the first and the overview (status, shipments, tracking) of the second are read
+    assert [(t.args["template_id"], t.args["params"]) for t in plan.tasks] == [
+        ("refund_status", {"order_id": ORDER}), ("order_overview", {"order_id": "#W2435638"})]

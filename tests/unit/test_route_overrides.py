@@ -1,12 +1,14 @@
-"""The route node's overrides of the understanding: frustration with nothing to act on → a person."""
+"""The route node's overrides of the understanding: a request for a person, and frustration with
+nothing to act on → a person."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from csagent.graph.nodes.route import _frustrated_with_nothing_to_do
+from csagent.graph.nodes.route import _frustrated_with_nothing_to_do, route
 from csagent.understanding import Clause, Understanding
 
 ANGRY = "this is ridiculous!!! my order never arrived and nobody helps me, I'm so angry"
@@ -60,3 +62,35 @@ def test_a_calm_question_without_an_order_id_is_not_handed_off() -> None:
     understanding = _understanding("knowledge_and_actions", Clause("where is my order", "order_status", 0.9))
     # When the route decides / Then nothing overrides the clarification path
     assert not _frustrated_with_nothing_to_do(_state("where is my order"), understanding)
+
+
+def _route_with(understanding: Understanding, text: str) -> dict[str, Any]:
+    """Run the route node with an understanding service that returns `understanding`."""
+    runtime = SimpleNamespace(context=SimpleNamespace(understand=lambda _text, _state: understanding))
+    return route({"text": text}, runtime)  # type: ignore[arg-type]
+
+
+def test_asking_for_a_person_goes_to_a_person_first_whatever_else_the_message_says() -> None:
+    # Given a request for a person followed by a complaint about an order's product
+    text = "Can you connect me with a human agent? My espresso machine from #W9183908 is leaking."
+    order = {"order_id": "#W9183908"}
+    understanding = _understanding(
+        "knowledge_and_actions",
+        Clause("Can you connect me with a human agent?", "human_handoff", 0.72, order),
+        Clause("My espresso machine from #W9183908 is leaking", "product_info", 0.5, order))
+    # When the route decides
+    update = _route_with(understanding, text)
+    # Then the handoff comes first, with the order id kept for the package
+    assert (update["route"], update["intent"]) == ("handoff", "human_handoff")
+    assert update["clauses"][1]["entities"]["order_id"] == "#W9183908"
+
+
+def test_asking_for_a_person_if_something_goes_wrong_answers_the_question_first() -> None:
+    # Given a status question with a request for a person that depends on its answer
+    text = "where is order #W7678072? if it's lost I want to talk to a human"
+    understanding = _understanding(
+        "knowledge_and_actions",
+        Clause("where is order #W7678072?", "order_status", 0.79, {"order_id": "#W7678072"}),
+        Clause("if it's lost I want to talk to a human", "human_handoff", 0.54, {"order_id": "#W7678072"}))
+    # When the route decides / Then the status is read first (the triggers decide after the turn)
+    assert _route_with(understanding, text)["route"] == "knowledge_and_actions"

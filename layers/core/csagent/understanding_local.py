@@ -32,6 +32,10 @@ CATALOGUE_INTENTS = frozenset({"product_info", "product_availability"})
 # Questions the store answers without knowing which order: what a general question may become.
 GENERAL_QUESTION_INTENTS = frozenset({"policy_question", "warranty"}) | CATALOGUE_INTENTS
 PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
+# A cancellation told as done ("I cancelled #W1", "it was already canceled"), not asked for.
+CANCELLATION_DONE = re.compile(r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b",
+                               re.IGNORECASE)
+CANCEL_ASKED = re.compile(r"\bcancel\b", re.IGNORECASE)
 # Something shaped like an order id but with the wrong number of digits ("#W12345").
 NEAR_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])#?W\d{1,12}(?![A-Za-z0-9])", re.IGNORECASE)
 
@@ -131,6 +135,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
                       names_order: bool) -> str:
     """The clause's intent once its entities are known (the classifier reads words, not entities).
 
+    - A cancellation told as done ("i cancelled #W1 - did my money come back?") asks what became
+      of the money when the refund status is the runner-up: the order is cancelled already.
     - An order read given an order id and a full postal address ("send order #W1 to 12 Main St,
       Springfield, IL 62704") asks to change where the order ships.
     - An intent that needs an order, in a clause that names none (and gives no mistyped id):
@@ -145,6 +151,9 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     from csagent.nlp.entities import is_general_question, mentions_catalogue, opens_question
 
     address = entities.get("address") or {}
+    if intent == "cancel_order" and runner_up == "refund_status" and CANCELLATION_DONE.search(text) \
+            and not CANCEL_ASKED.search(text):
+        return "refund_status"
     if intent in ORDER_READ_INTENTS and entities.get("order_id") and address.get("zip"):
         return "change_order_address"
     if intent not in ORDER_BOUND_INTENTS or names_order or entities.get("invalid_order_id"):

@@ -116,3 +116,23 @@ def test_a_reason_given_once_serves_every_cancellation():
     # Then the clause naming the orders has the reason
     assert result.clauses[0].entities["reason"] == "ordered by mistake"
     assert result.clauses[0].entities["order_ids"] == ["#W5694685", "#W6689278"]
+
+
+def test_a_cancellation_told_as_done_asks_about_the_refund():
+    # Given a clause read as a cancellation, with the refund status as the runner-up
+    text = "i cancelled W1659844 - did my money come back?"
+    # When its intent is reconsidered
+    intent = reconsider_intent("cancel_order", "refund_status", text, {"order_id": "#W1659844"},
+                               names_order=True)
+    # Then the customer asks what became of the money
+    assert intent == "refund_status"
+
+
+def test_a_cancellation_asked_for_stays_a_cancellation():
+    # Given a request to cancel, mentioning an earlier cancellation
+    text = "I already cancelled one order, now cancel #W1659844 too"
+    # When its intent is reconsidered
+    intent = reconsider_intent("cancel_order", "refund_status", text, {"order_id": "#W1659844"},
+                               names_order=True)
+    # Then it stays a cancellation
+    assert intent == "cancel_order"

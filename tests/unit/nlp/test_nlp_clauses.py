@@ -146,3 +146,35 @@ def test_a_bare_list_of_order_ids_stays_one_clause():
     # When split / Then it stays whole (the planner gives each order a task)
     assert split_clauses("Can you check on #W2611340 and #W3632959 for me?") == [
         "Can you check on #W2611340 and #W3632959 for me?"]
+
+
+def test_requests_about_their_own_orders_split_when_each_names_what_it_asks():
+    # Given three requests, the second naming only its request word before its order id
+    text = "refund status for #W3899829, tracking for #W2435638, and list my orders"
+    # When split
+    clauses = split_clauses(text)
+    # Then each request keeps its own words and order
+    assert clauses == ["refund status for #W3899829", "tracking for #W2435638", "list my orders"]
+
+
+def test_a_word_after_a_bare_order_id_is_no_request_of_its_own():
+    # Given one cancellation of two orders with an adverb after the second id
+    # When split / Then it stays one clause (the planner gives each order a task)
+    assert split_clauses("cancel #W2611340 and #W3632959 asap") == ["cancel #W2611340 and #W3632959 asap"]
+
+
+def test_a_verb_that_carries_a_question_opens_a_request_of_its_own():
+    # Given a cancellation followed by "and also know how long …" (no request word opens it)
+    text = "I'd like to cancel W8343509 (no longer needed) and also know how long refunds to paypal take"
+    # When split
+    clauses = split_clauses(text)
+    # Then the policy question is a clause of its own
+    assert clauses == ["I'd like to cancel W8343509 (no longer needed)",
+                       "know how long refunds to paypal take"]
+
+
+def test_a_noun_followed_by_a_question_word_inside_a_list_does_not_split():
+    # Given a list of things, not two requests (the left side is no request)
+    # When split / Then it stays whole
+    text = "the red shirt and sizes when available"
+    assert split_clauses(text) == [text]

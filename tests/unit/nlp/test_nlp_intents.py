@@ -31,6 +31,8 @@ UNSEEN = [
     ("the jacket is too small, I want to exchange it", "return_request"),
     ("I returned the item but haven't seen the refund", "refund_status"),
     ("has the refund been issued yet", "refund_status"),
+    # A cancellation told as done, asking after the money, is a refund question.
+    ("we canceled #W2611340 on monday, has the money reached my account", "refund_status"),
     ("please ship my order to 9 Elm St, Denver, CO 80202 instead", "change_order_address"),
     ("can I change the delivery address of my pending order", "change_order_address"),
     ("update the default shipping address on my account", "update_default_address"),

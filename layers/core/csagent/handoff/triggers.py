@@ -254,6 +254,25 @@ def is_explicit_request(text: str) -> bool:
     return bool(explicit_request_lexicon().matches(text))
 
 
+# A request for a person that waits on something ("if it's lost I want to talk to a human"): the
+# turn answers first, and the triggers decide after it. Polite forms ("if possible") wait on nothing.
+_CONDITION = re.compile(r"\b(?:if|unless|in case|otherwise|or else)\b(?!\s+(?:possible|you can|you could))",
+                        re.IGNORECASE)
+
+
+def is_conditional(text: str) -> bool:
+    """True when the text makes its request depend on something ("if it's lost …", "unless …")."""
+    return bool(_CONDITION.search(text))
+
+
+def asks_for_person_now(clauses: Iterable[Mapping[str, Any]]) -> bool:
+    """Does a clause ask for a person without a condition? Such a message goes to a person first,
+    whatever else it says: its order ids and complaint travel in the handoff's request text, and
+    no lookup runs (or fails) before the person takes over."""
+    return any(c.get("intent") == HANDOFF_INTENT and not is_conditional(str(c.get("text") or ""))
+               for c in clauses)
+
+
 # ----------------------------------------------------------------------------------------------
 # Signals from the graph state, and the decision
 # ----------------------------------------------------------------------------------------------

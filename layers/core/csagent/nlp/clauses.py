@@ -12,6 +12,8 @@ Rules, in order:
    when both sides are requests: the right side must open with a request word ("what", "ship",
    "can", "I", 我, 帮, 请 …) and the left side must be a request of its own. So "a red and blue
    shirt" and "the shirt, the hat and the bottle" stay whole, while "cancel it and refund me" splits.
+   A right side whose verb carries a question ("… and also know how long refunds take") opens a
+   request too.
 4. Order-anchored boundaries: a soft boundary between two sides that each name their own order id
    also splits when the right side says something of its own about its order ("an update on order
    #W1, as well as a list of the items in order #W2"). A bare list of ids ("#W1 and #W2 for me")
@@ -45,6 +47,8 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9ff
 _DECIMAL = re.compile(r"\d\.\d")
 _HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)")
 _EDGE_PUNCT = " \t\r\n,，;；:：.。!！、-–—"
+# Words that open a question inside a clause ("… and also know how long refunds take").
+EMBEDDED_QUESTION_WORDS = frozenset({"how", "what", "when", "where", "why", "whether", "if"})
 
 
 def _connector_alternatives() -> tuple[str, str]:
@@ -124,6 +128,18 @@ def _starts_request(text: str) -> bool:
     return first in t["request_starters"] or first in t["standalone_words"]
 
 
+def _opens_embedded_question(text: str) -> bool:
+    """Does this side open with a verb that carries a question ("know how long refunds take",
+    "find out when it ships")? The verb is not a request word of its own, the question word is."""
+    stripped = text.strip(_EDGE_PUNCT)
+    if _is_cjk(stripped):
+        return False
+    words = [w.lower() for w in _WORD.findall(stripped)[:3]]
+    if len(words) < 3 or words[0] in terms()["request_starters"]:
+        return False
+    return words[1] in EMBEDDED_QUESTION_WORDS or (words[1] == "out" and words[2] in EMBEDDED_QUESTION_WORDS)
+
+
 def _is_request(text: str) -> bool:
     """Is this whole side a request (or a greeting/thanks that stands alone)?"""
     t = terms()
@@ -154,12 +170,20 @@ def _ends_with_verb(text: str) -> bool:
 
 
 def _own_order_request(left: str, right: str) -> bool:
-    """Do both sides name their own order id, the right one with words of its own beyond the id?"""
-    if not (ORDER_ID_RE.search(left) and ORDER_ID_RE.search(right)):
+    """Do both sides name their own order id, the right one with words of its own beyond the id?
+
+    Two words of its own ("the items in order #W2"), or one that opens the side before its id,
+    the way the left side's request did ("refund status for #W1, tracking for #W2"). A word after
+    a bare id ("#W1 and #W2 asap") is no request of its own.
+    """
+    right_id = ORDER_ID_RE.search(right)
+    if not (ORDER_ID_RE.search(left) and right_id):
         return False
     fillers = set(terms()["order_list_fillers"])
     words = [w.lower() for w in _WORD.findall(ORDER_ID_RE.sub(" ", right))]
-    return len([w for w in words if w not in fillers]) >= 2
+    own = [w for w in words if w not in fillers]
+    opening = [w for w in _WORD.findall(right[:right_id.start()].lower()) if w not in fillers]
+    return len(own) >= 2 or bool(opening)
 
 
 def _clean(raw: str) -> str:
@@ -203,8 +227,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue  # bare 还有 is also "still" (我的订单还有多久到)
         if not right.strip(_EDGE_PUNCT) or not left.strip(_EDGE_PUNCT):
             continue
-        if not (_starts_request(right_local or right) and _is_request(left)) and not _own_order_request(
-                left, right_local or right):
+        opens = _starts_request(right_local or right) or _opens_embedded_question(right_local or right)
+        if not (opens and _is_request(left)) and not _own_order_request(left, right_local or right):
             continue
         if connector == "and" and _ends_with_verb(left):
             continue

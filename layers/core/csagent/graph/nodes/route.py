@@ -1,10 +1,12 @@
 """route: decide which path a message takes, with a confidence.
 
 Every label `route_by_label` can see has an edge; anything unknown or under the confidence
-floor goes to clarification, never to an error or a silent end. Two overrides of what the
+floor goes to clarification, never to an error or a silent end. Three overrides of what the
 understanding says: a request neither the business scope nor the intent examples vouch for is
-out of scope, and a frustrated customer who gave us nothing we can act on goes to a person
-rather than being asked a clarifying question.
+out of scope; a customer who asks for a person (without a condition such as "if it's lost")
+goes to one first, whatever else the message asks, so no lookup runs or fails before the
+handoff; and a frustrated customer who gave us nothing we can act on goes to a person rather
+than being asked a clarifying question.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.handoff.triggers import detect_frustration
+from csagent.handoff.triggers import asks_for_person_now, detect_frustration
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
 from csagent.understanding import Understanding, resume_awaiting
@@ -55,10 +57,12 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             and understanding.confidence < OUT_OF_SCOPE_DOUBT:
         # Neither the business scope nor the intent examples vouch for it: say what we can do.
         understanding = replace(understanding, route="out_of_scope")
-    if _frustrated_with_nothing_to_do(state, understanding):
+    if asks_for_person_now(understanding.clauses_as_dicts()):
+        understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)
+    elif _frustrated_with_nothing_to_do(state, understanding):
         understanding = replace(understanding, route="handoff", confidence=1.0)
     set_aside = {**set_aside, "awaiting": []}
-    if state.get("attachments"):
+    if state.get("attachments") and understanding.route != "handoff":
         # The picture decides what to do; the text says what the customer wants of it.
         return {"route": "image", "confidence": 1.0, "intent": understanding.intent,
                 "lang": understanding.lang, "entities": understanding.entities,

@@ -279,6 +279,27 @@ def test_a_question_is_matched_and_answered_from_the_store(graph: Neo4jGraph) ->
     assert [r["product_name"] for r in price.data["rows"]] == ["Office Chair"]
 
 
+
+@pytest.mark.parametrize(("question", "template_id", "answer"), [
+    ("Which pressure settings can I get on the espresso machines?", "product_option_values",
+     "The Espresso Machine comes with these pressure options: 9 bar, 15 bar and 19 bar."),
+    ("Does the wall clock come in wood?", "variants_by_option",
+     "Yes, the Wall Clock in wood is available: 10 inches / wood / analog at $196.15."),
+])
+def test_a_question_naming_a_products_option_is_answered_in_customer_words(
+        graph: Neo4jGraph, question: str, template_id: str, answer: str) -> None:
+    from csagent.nlp.embeddings import get_embedder
+    from csagent.replies import describe_success
+
+    # Given a catalogue question worded unlike the examples, naming a product and one of its options
+    task = Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args={"question": question})
+    # When the tool answers it and the answer is worded
+    result = cc.run(task, _ctx(graph, None, get_embedder()))
+    text = describe_success({"tool": cc.TOOL_NAME}, result.model_dump(mode="json"), "en")
+    # Then the option's template ran, and the reply is a sentence from the store's data
+    assert result.data is not None and result.data["template_id"] == template_id
+    assert text == answer
+
 # ----------------------------------------------------------------------- failures become data
 def test_a_query_over_its_timeout_is_a_retryable_timeout(graph: Neo4jGraph) -> None:
     # Given a catalogue with a deliberately slow query and a 0.3 s timeout

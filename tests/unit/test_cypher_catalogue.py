@@ -602,3 +602,56 @@ def test_an_unmatchable_template_is_never_chosen_for_a_question():
     match = TemplateMatcher(CATALOGUE, get_embedder()).match("Give me an overview of order #W4817420")
     # Then another template (or none) answers, never order_overview
     assert match is None or match.template.id != "order_overview"
+
+
+# ------------------------------------------------------------------------- narrowing by an option
+VOCABULARY = cc.StoreVocabulary(
+    products=("Gaming Mouse", "Wall Clock", "Espresso Machine"),
+    options={"Gaming Mouse": (("color", "white"), ("sensor type", "laser"), ("sensor type", "optical")),
+             "Wall Clock": (("color", "wood"), ("type", "analog")),
+             "Espresso Machine": (("pressure", "15 bar"), ("pressure", "9 bar"))})
+
+
+def test_a_named_option_value_narrows_to_the_versions_with_that_value() -> None:
+    # Given a stock question naming a product and one of its option values
+    # When it is narrowed
+    narrowed = cc.narrow_by_option("Can I get the wall clock in wood? Is it in stock?", VOCABULARY)
+    # Then the versions in that value are asked for, with the option's name
+    assert narrowed == ("variants_by_option",
+                        {"product_name": "wall clock", "option_value": "wood", "option_key": "color"})
+
+
+def test_a_named_option_in_the_plural_narrows_to_that_options_values() -> None:
+    # Given a question about an option of a product, both in the plural
+    # When it is narrowed
+    narrowed = cc.narrow_by_option("what pressure options do your espresso machines come in?", VOCABULARY)
+    # Then the values of that option are asked for
+    assert narrowed == ("product_option_values",
+                        {"product_name": "espresso machines", "option_key": "pressure"})
+
+
+def test_a_question_naming_no_option_of_the_product_is_not_narrowed() -> None:
+    # Given a product question that names none of the product's options
+    # When it is narrowed
+    # Then nothing changes
+    assert cc.narrow_by_option("tell me about the gaming mouse", VOCABULARY) is None
+
+
+def _option_responder(cypher: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if "collect(DISTINCT v.option_text)" in cypher:  # the vocabulary query
+        return [{"name": "Gaming Mouse", "category": "Electronics",
+                 "texts": ["color: white, sensor type: laser", "color: black, sensor type: optical"]}]
+    return [{"product_name": "Gaming Mouse", "value": "laser", "variants": 1, "available_variants": 1}]
+
+
+def test_run_answers_a_product_question_below_the_threshold_when_it_names_an_option(embedder: Any) -> None:
+    # Given a product question worded unlike any example, naming the product and one of its options
+    cc._VOCABULARY.clear()
+    graph = FakeGraph(respond=_option_responder)
+    task = _task({"question": "Tell me about the Gaming Mouse - which sensor types can I choose from?"})
+    # When the tool runs
+    result = cc.run(task, _ctx(graph, None, embedder))
+    # Then the option's values are looked up for that product
+    assert result.status is TaskStatus.SUCCESS and result.data is not None
+    assert result.data["template_id"] == "product_option_values"
+    assert result.data["params"] == {"product_name": "gamingmouse", "option_key": "sensor type"}

@@ -76,3 +76,68 @@ def test_a_refund_says_where_it_went_and_when_it_shows_there_by_the_policy() -> 
                             "en")
     # Then the customer reads the amount, the method and the policy's 5 to 7 business days
     assert "$791.89" in text and "PayPal" in text and "within 5 to 7 business days" in text
+
+
+def _catalogue_result(template_id: str, rows: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
+    return {"status": "success", "data": {"template_id": template_id, "rows": rows, "params": params}}
+
+
+CATALOGUE_TASK = {"task_id": "t1", "task_type": "product_availability", "tool": "predefined_cypher",
+                  "args": {}}
+
+
+def test_an_option_out_of_stock_is_said_in_words_not_as_record_fields() -> None:
+    # Given two size-11 sneakers, neither available
+    rows = [{"product_name": "Sneakers", "item_id": "1", "option_text": "size: 11, color: red",
+             "options": {"size": "11", "color": "red"}, "price": 203.82, "available": False},
+            {"product_name": "Sneakers", "item_id": "2", "option_text": "size: 11, color: black",
+             "options": {"size": "11", "color": "black"}, "price": 207.75, "available": False}]
+    # When the answer is described
+    result = _catalogue_result("variants_by_option", rows, option_value="11")
+    text = describe_success(CATALOGUE_TASK, result, "en")
+    # Then it is a sentence about the size, with no field names or raw values
+    assert text == "Sorry, the Sneakers in size 11 are not available right now."
+
+
+def test_an_available_option_names_the_versions_with_their_prices() -> None:
+    # Given one wall clock in wood, in stock
+    rows = [{"product_name": "Wall Clock", "item_id": "1", "option_text": "diameter: 10 inches, color: wood",
+             "options": {"diameter": "10 inches", "color": "wood"}, "price": 196.15, "available": True}]
+    # When the answer is described
+    result = _catalogue_result("variants_by_option", rows, option_value="wood")
+    text = describe_success(CATALOGUE_TASK, result, "en")
+    # Then the version is named by its options, with its price
+    assert text == "Yes, the Wall Clock in wood is available: 10 inches / wood at $196.15."
+
+
+def test_an_options_values_are_listed_in_natural_order_and_sold_out_ones_said() -> None:
+    # Given three pressure values, one with nothing in stock
+    rows = [{"product_name": "Espresso Machine", "value": v, "variants": 2, "available_variants": a}
+            for v, a in (("15 bar", 0), ("19 bar", 1), ("9 bar", 2))]
+    result = _catalogue_result("product_option_values", rows, option_key="pressure")
+    # When the answer is described
+    text = describe_success(CATALOGUE_TASK, result, "en")
+    # Then the values read smallest first, and the sold-out one is named
+    assert text == ("The Espresso Machine comes with these pressure options: 9 bar, 15 bar and 19 bar. "
+                    "Out of stock right now: 15 bar.")
+
+
+def test_a_catalogue_answer_in_chinese_uses_the_chinese_wording() -> None:
+    # Given a product whose price varies
+    rows = [{"product_name": "E-Reader", "min_price": 243.4, "max_price": 267.58}]
+    # When the answer is described in Chinese
+    text = describe_success(CATALOGUE_TASK, _catalogue_result("product_price", rows), "zh")
+    # Then the Chinese template speaks
+    assert text == "E-Reader 的价格为 $243.40 至 $267.58。"
+
+
+def test_one_order_past_the_cap_is_listed_rather_than_counted() -> None:
+    # Given six orders, one more than the five a list shows
+    rows = [{"order_id": f"#W100000{i}", "status": "pending", "created_at": f"2024-02-0{i}"}
+            for i in range(1, 7)]
+    task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
+    # When the list is described
+    text = describe_success(task, result, "en")
+    # Then all six are named and none is left as "1 more"
+    assert "#W1000006 (pending, 2024-02-06)" in text and "more" not in text

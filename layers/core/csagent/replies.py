@@ -4,6 +4,7 @@ module only chooses a template and fills it from a tool's data."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -74,12 +75,8 @@ def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
     rows = data.get("rows") or []
     if not rows:
         return render("order_list_empty", lang)
-    listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows[:MAX_LISTED]]
-    if len(rows) > MAX_LISTED:  # "#W1 (…), …, #W5 (…) and 2 more"
-        orders = render("list_and_more", lang, items=listed, count=len(rows) - MAX_LISTED)
-    else:
-        orders = join_items(listed, lang)
-    return render("order_list", lang, orders=orders)
+    listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows]
+    return render("order_list", lang, orders=_listed(listed, lang))  # "#W1 (…), …, #W5 (…) and 2 more"
 
 
 def _refund_source(method: str) -> str:
@@ -120,6 +117,238 @@ def _rows_summary(data: Mapping[str, Any], lang: str) -> str:
     return render("catalogue_rows", lang, summary=" | ".join(shown))
 
 
+# -- catalogue answers, worded for the customer -------------------------------------------------
+#: Options named by their value alone ("in wood", "in blue"); any other is named with its key
+#: ("in size 11", "in resolution 5k").
+BARE_VALUE_KEYS = frozenset({"color", "colour", "material"})
+#: Option values that mean nothing without their option's name ("waterproof: no").
+YES_NO = frozenset({"yes", "no"})
+#: How many products of a many-row catalogue answer are described ("watch" -> Smart Watch, ...).
+MAX_PRODUCTS = 3
+#: How many in-stock versions an availability answer names as examples.
+MAX_EXAMPLES = 3
+
+
+def _money(value: Any) -> str:
+    return f"${float(value or 0):.2f}"
+
+
+def _prices(low: Any, high: Any, lang: str) -> str:
+    """"$10.00" for one price, "from $10.00 to $12.50" for a range."""
+    if low is None or high is None or float(low) == float(high):
+        return render("price_single", lang, price=_money(low if low is not None else high))
+    return render("price_range", lang, low=_money(low), high=_money(high))
+
+
+def _plural(name: str) -> bool:
+    """Is a product name a plural noun ("Sneakers", "Running Shoes")? Decides "is" / "are"."""
+    word = name.strip().split(" ")[-1].lower() if name.strip() else ""
+    return word.endswith("s") and not word.endswith(("ss", "us"))
+
+
+def _stock(available: Any, lang: str) -> str:
+    return render("stock_in" if available else "stock_out", lang)
+
+
+def _rows(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(data.get("rows") or ([data["row"]] if data.get("row") else []))
+
+
+def _by_product(rows: Sequence[Mapping[str, Any]], column: str = "product_name") -> dict[str, list[Any]]:
+    """Rows grouped by product name, in order (a name fragment can match several products)."""
+    grouped: dict[str, list[Any]] = {}
+    for row in rows:
+        grouped.setdefault(str(row.get(column) or ""), []).append(row)
+    return dict(list(grouped.items())[:MAX_PRODUCTS])
+
+
+def _listed(items: Sequence[str], lang: str, limit: int = MAX_LISTED) -> str:
+    """"a, b and c", or "a, b, c, d, e and 3 more" past `limit` items."""
+    if len(items) > limit + 1:  # one more than the limit is simply listed
+        return render("list_and_more", lang, items=list(items[:limit]), count=len(items) - limit)
+    return join_items(list(items), lang)
+
+
+def _natural_key(value: str) -> tuple[Any, ...]:
+    """Sort "9 bar" before "15 bar" and "8" before "10"; words alphabetically."""
+    parts = [p for p in re.split(r"(\d+)", value.lower()) if p]
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+
+
+def _options_text(option_text: Any) -> str:
+    """A version's options as a customer reads them: "bamboo / 28 inch / graphic" for the stored
+    "deck material: bamboo, length: 28 inch, design: graphic"."""
+    pairs = [pair.partition(": ") for pair in str(option_text or "").split(", ") if pair]
+    return " / ".join(key if not sep else f"{key}: {value}" if value.lower() in YES_NO else value
+                      for key, sep, value in pairs)
+
+
+def _option_phrase(key: str | None, value: str) -> str:
+    return value if not key or key.lower() in BARE_VALUE_KEYS else f"{key} {value}"
+
+
+def _product_overview(data: Mapping[str, Any], lang: str) -> str:
+    sentences = []
+    for row in _rows(data)[:MAX_PRODUCTS]:
+        fields = {"product": row.get("name") or "", "category": row.get("category") or "",
+                  "variants": int(row.get("variant_count") or 0),
+                  "available": int(row.get("available_variants") or 0),
+                  "prices": _prices(row.get("min_price"), row.get("max_price"), lang)}
+        name = "product_overview" if fields["available"] else "product_overview_out"
+        sentences.append(render(name, lang, **fields))
+    return " ".join(sentences)
+
+
+def _product_versions(data: Mapping[str, Any], lang: str) -> str:
+    sentences = []
+    for product, rows in _by_product(_rows(data)).items():
+        items = [render("version_item", lang, options=_options_text(r.get("option_text")),
+                        price=_money(r.get("price")), stock=_stock(r.get("available"), lang)) for r in rows]
+        sentences.append(render("product_versions", lang, product=product, count=len(rows),
+                                items=_listed(items, lang)))
+    return " ".join(sentences)
+
+
+def _option_key_of(rows: Sequence[Mapping[str, Any]], value: str, given: Any) -> str | None:
+    """The option a value belongs to (the given key, or the one the matching rows carry it under)."""
+    if given:
+        return str(given)
+    options = rows[0].get("options") if rows else None
+    if isinstance(options, Mapping):
+        return next((str(k) for k, v in options.items() if str(v).lower() == value.lower()), None)
+    return None
+
+
+def _variants_with_option(data: Mapping[str, Any], lang: str) -> str:
+    params = data.get("params") or {}
+    value = str(params.get("option_value") or "")
+    sentences = []
+    for product, rows in _by_product(_rows(data)).items():
+        key = _option_key_of(rows, value, params.get("option_key"))
+        options = rows[0].get("options")
+        shown = str(options.get(key) or value) if key and isinstance(options, Mapping) else value
+        option = _option_phrase(key, shown)  # as the catalogue spells it ("XXL", "5K")
+        in_stock = [r for r in rows if r.get("available")]
+        if not in_stock:
+            name = "option_unavailable_plural" if _plural(product) else "option_unavailable"
+            sentences.append(render(name, lang, product=product, option=option))
+            continue
+        items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
+                        price=_money(r.get("price"))) for r in in_stock]
+        name = "option_available_plural" if _plural(product) else "option_available"
+        sentences.append(render(name, lang, product=product, option=option, items=_listed(items, lang)))
+    return " ".join(sentences)
+
+
+def _product_option_keys(data: Mapping[str, Any], lang: str) -> str:
+    return " ".join(render("product_option_keys", lang, product=product,
+                           keys=join_items([str(r.get("option_key")) for r in rows], lang))
+                    for product, rows in _by_product(_rows(data)).items())
+
+
+def _product_option_values(data: Mapping[str, Any], lang: str) -> str:
+    key = str((data.get("params") or {}).get("option_key") or "")
+    sentences = []
+    for product, rows in _by_product(_rows(data)).items():
+        ordered = sorted(rows, key=lambda r: _natural_key(str(r.get("value") or "")))
+        name = "product_option_values_plural" if _plural(product) else "product_option_values"
+        text = render(name, lang, product=product, key=key,
+                      values=join_items([str(r.get("value")) for r in ordered], lang))
+        sold_out = [str(r.get("value")) for r in ordered if not r.get("available_variants")]
+        if sold_out:
+            text += " " + render("product_option_values_sold_out", lang, values=join_items(sold_out, lang))
+        sentences.append(text)
+    return " ".join(sentences)
+
+
+def _product_price(data: Mapping[str, Any], lang: str) -> str:
+    return " ".join(render("product_price", lang, product=r.get("product_name") or "",
+                           prices=_prices(r.get("min_price"), r.get("max_price"), lang))
+                    for r in _rows(data)[:MAX_PRODUCTS])
+
+
+def _product_availability(data: Mapping[str, Any], lang: str) -> str:
+    sentences = []
+    for row in _rows(data)[:MAX_PRODUCTS]:
+        product = str(row.get("product_name") or "")
+        if not row.get("in_stock"):
+            name = "product_out_of_stock_plural" if _plural(product) else "product_out_of_stock"
+            sentences.append(render(name, lang, product=product))
+            continue
+        examples = [_options_text(o) for o in row.get("available_options") or [] if o][:MAX_EXAMPLES]
+        name = "product_in_stock_plural" if _plural(product) else "product_in_stock"
+        sentences.append(render(name, lang, product=product,
+                                available=int(row.get("available_variants") or 0),
+                                variants=int(row.get("variants") or 0), examples=join_items(examples, lang)))
+    return " ".join(sentences)
+
+
+def _item(data: Mapping[str, Any], lang: str) -> str:
+    """One item by its id: what it is, its price and whether it is in stock."""
+    row = data.get("row") or {}
+    return render("item_summary", lang, item_id=row.get("item_id") or "",
+                  product=row.get("product_name") or "", options=_options_text(row.get("option_text")),
+                  price=_money(row.get("price")),
+                  stock=_stock(row.get("available"), lang))
+
+
+def _price_extreme(name: str) -> Callable[[Mapping[str, Any], str], str]:
+    def describe(data: Mapping[str, Any], lang: str) -> str:
+        row = data.get("row") or {}
+        return render(name, lang, product=row.get("product_name") or "",
+                      options=_options_text(row.get("option_text")), price=_money(row.get("price")),
+                      item_id=row.get("item_id") or "")
+    return describe
+
+
+def _category_products(data: Mapping[str, Any], lang: str) -> str:
+    sentences = []
+    for category, rows in _by_product(_rows(data), "category").items():
+        items = [render("named_prices", lang, name=r.get("product_name") or "",
+                        prices=_prices(r.get("min_price"), r.get("max_price"), lang)) for r in rows]
+        sentences.append(render("category_products", lang, category=category, items=_listed(items, lang, 60)))
+    return " ".join(sentences)
+
+
+def _categories(data: Mapping[str, Any], lang: str) -> str:
+    items = [render("named_product_count", lang, name=r.get("category") or "",
+                    count=int(r.get("products") or 0)) for r in _rows(data)]
+    return render("store_categories", lang, items=_listed(items, lang, 50))
+
+
+def _most_versions(data: Mapping[str, Any], lang: str) -> str:
+    items = [render("named_version_count", lang, name=r.get("product_name") or "",
+                    count=int(r.get("variants") or 0)) for r in _rows(data)]
+    return render("products_most_versions", lang, items=join_items(items, lang))
+
+
+def _under_price(data: Mapping[str, Any], lang: str) -> str:
+    limit = (data.get("params") or {}).get("max_price")
+    items = [render("named_from_price", lang, name=r.get("product_name") or "",
+                    price=_money(r.get("min_price"))) for r in _rows(data)]
+    return render("products_under_price", lang, price=_money(limit), items=_listed(items, lang, 50))
+
+
+CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
+    "product_details": _product_overview,
+    "product_by_id": _product_overview,
+    "product_variants": _product_versions,
+    "variants_by_option": _variants_with_option,
+    "product_options": _product_option_keys,
+    "product_option_values": _product_option_values,
+    "product_price": _product_price,
+    "product_availability": _product_availability,
+    "variant_price": _item,
+    "variant_availability": _item,
+    "cheapest_variant": _price_extreme("cheapest_variant"),
+    "most_expensive_variant": _price_extreme("most_expensive_variant"),
+    "products_in_category": _category_products,
+    "categories": _categories,
+    "products_by_variant_count": _most_versions,
+    "products_under_price": _under_price,
+}
+
+
 def _answer_source(answer: str, citations: Sequence[Mapping[str, Any]]) -> str:
     """The title of the document the answer was taken from (its first sentence is in that
     citation's text); the best-ranked citation's otherwise."""
@@ -143,6 +372,7 @@ DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "order_items": _order_items,
     "customer_orders": _customer_orders,
     "refund_status": _refund_status,
+    **CATALOGUE_DESCRIBERS,
 }
 
 

@@ -195,6 +195,12 @@ def test_sizes_need_their_key_and_short_sizes_their_case(catalogue: list[dict]) 
     assert shirt.options == {"color": "red", "size": "M"}
 
 
+def test_a_short_value_of_digits_and_letters_needs_no_key(catalogue: list[dict]) -> None:
+    # Given a camera asked for "in 5K", without the word "resolution"
+    [mention] = find_products("Is the action camera available in 5K?", catalogue)
+    # When matched / Then the resolution is read all the same
+    assert (mention.name, mention.options) == ("Action Camera", {"resolution": "5K"})
+
 def test_option_shared_by_two_keys_goes_to_the_named_one(catalogue: list[dict]) -> None:
     # Given "black" that could be the frame or the lens colour, next to the word "lens"
     [mention] = find_products("those sunglasses with black lens", catalogue)

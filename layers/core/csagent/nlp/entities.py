@@ -263,7 +263,9 @@ def _match_value(value: str, key: str, toks: Sequence[tuple[str, int, int]], lo:
     if not vtoks:
         return None
     ktoks = [t for t, _, _ in _tokens(key)]
-    needs_key = value.isdigit() or len(value) <= 2  # "10", "M", "XL": only as "size 10", "size M"
+    # "10", "M", "XL": only as "size 10", "size M"; a short value mixing digits and letters
+    # ("5K", "4K") reads as that option on its own.
+    needs_key = value.isdigit() or (len(value) <= 2 and value.isalpha())
     for i in range(max(lo, 0), min(hi, len(toks)) - len(vtoks) + 1):
         if [t for t, _, _ in toks[i:i + len(vtoks)]] != vtoks:
             continue

@@ -612,6 +612,50 @@ def extract_params(template: QueryTemplate, question: str, *,
 
 
 # ---------------------------------------------------------------------------------------------
+# Narrowing by a named option
+# ---------------------------------------------------------------------------------------------
+#: Product-level templates that a named option narrows: "the wall clock in wood" asks which
+#: versions have that value (variants_by_option), "which sensor types" asks an option's values
+#: (product_option_values), whatever the rest of the sentence ("is it in stock?", "tell me about").
+OPTION_NARROWED = frozenset({"product_details", "product_availability", "product_options",
+                             "product_variants"})
+#: The lowest score at which such a product template, when it ranks first but below the matching
+#: threshold, still answers a question that names a product and one of its options (the product
+#: and the option are then the evidence the similarity alone lacks; off-catalogue questions name
+#: neither).
+OPTION_RANK_FLOOR = 0.35
+#: Option values too common as words to read as an option ("no" of "waterproof: no").
+_AMBIGUOUS_VALUES = _COMMON_WORD_VALUES | {"no"}
+
+
+def narrow_by_option(question: str, vocabulary: StoreVocabulary,
+                     given: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]] | None:
+    """(template id, parameters) when the question names a product and one of ITS options: a value
+    ("in wood", "in 5K", "size 11") -> variants_by_option; an option name ("which sensor types",
+    "pressure options") -> product_option_values. None otherwise."""
+    given = dict(given or {})
+    product = given.get("product_name")
+    if not isinstance(product, str) or not product.strip():
+        pattern = entity_pattern(vocabulary.products)
+        found = pattern.search(question) if pattern else None
+        product = found.group(0) if found else None
+    pairs = vocabulary.options_for(product)
+    if not product or not pairs:
+        return None
+    value = _find_option_value(question, {v for _, v in pairs} - _AMBIGUOUS_VALUES)
+    if value:
+        keys = {k for k, v in pairs if v == value}
+        params = {"product_name": product, "option_value": value}
+        if len(keys) == 1:
+            params["option_key"] = next(iter(keys))
+        return "variants_by_option", params
+    key = _find_option_key(question, {k for k, _ in pairs})
+    if key:
+        return "product_option_values", {"product_name": product, "option_key": key}
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
 # Matching
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -624,6 +668,8 @@ class TemplateMatch:
     runner_up: str | None
     runner_up_score: float
     matched_text: str
+    #: Parameters read while narrowing to an option template (see `narrow_by_option`).
+    narrowed: Mapping[str, Any] | None = None
 
     @property
     def template_id(self) -> str:
@@ -947,6 +993,32 @@ def matcher_for(embedder: Embedder, catalogue: Catalogue | None = None) -> Templ
         return entry[1]
 
 
+def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVocabulary,
+              params: Mapping[str, Any], embedder: Embedder, catalogue: Catalogue) -> TemplateMatch | None:
+    """The match, narrowed to an option template when the question names one of the product's
+    options (`narrow_by_option`). Also answers a product question that ranked a product template
+    first but fell short of the threshold ("which sensor types can I choose from?")."""
+    if matched is not None and matched.template.id not in OPTION_NARROWED:
+        return matched
+    if matched is None:
+        ranked = matcher_for(embedder, catalogue).rank(question, top_n=1, entities=vocabulary.products)
+        top_id, top_score, top_text = ranked[0]
+        if top_id not in OPTION_NARROWED | {"product_option_values", "variants_by_option"} or \
+                top_score < OPTION_RANK_FLOOR:
+            return None
+        base = TemplateMatch(catalogue.get(top_id), top_score, 0.0, None, -1.0, top_text)  # type: ignore[arg-type]
+    else:
+        base = matched
+    narrowed = narrow_by_option(question, vocabulary, given=params)
+    if narrowed is None:
+        return matched
+    template = catalogue.get(narrowed[0])
+    if template is None:
+        return matched
+    return TemplateMatch(template, base.score, base.margin, base.template.id, base.score, base.matched_text,
+                         narrowed=narrowed[1])
+
+
 def run(task: Task, ctx: ToolContext) -> ToolResult:
     """The tool entry point.
 
@@ -974,11 +1046,14 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         given_entities = [v for v in params.values() if isinstance(v, str)]
         matched = matcher_for(ctx.embedder, catalogue).match(
             question, entities=[*given_entities, *vocabulary.products])
+        matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue)
         if matched is None:
             return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
                                      "No predefined query matches this question closely enough.",
                                      latency_ms=round((time.perf_counter() - started) * 1000.0, 3))
         extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
+        if matched.narrowed:
+            extracted = {**extracted, **matched.narrowed}
         merged = {**extracted, **{k: v for k, v in params.items() if v is not None}}
         if _lacks_required(matched.template, merged) and matched.runner_up:
             # "which product has the most variants?" reads like the per-product variants question but

@@ -129,3 +129,17 @@ def test_a_tracking_question_about_another_order_reads_that_orders_overview():
     # Then the refunds of the first and the overview (status, shipments, tracking) of the second are read
     assert [(t.args["template_id"], t.args["params"]) for t in plan.tasks] == [
         ("refund_status", {"order_id": ORDER}), ("order_overview", {"order_id": "#W2435638"})]
+
+
+def test_a_follow_up_pointing_back_at_the_product_joins_the_catalogue_question():
+    # Given "Can I get the wall clock in wood? Is it in stock?" split into two catalogue clauses
+    clauses = [{"text": "Can I get the wall clock in wood?", "intent": "product_availability",
+                "entities": {"products": [{"product_id": "p-clock", "name": "Wall Clock"}]}},
+               {"text": "Is it in stock?", "intent": "product_availability",
+                "entities": {"reference": {"kind": "product", "hint": None}}}]
+    # When the planner plans them
+    plan = plan_tasks(clauses)
+    # Then one catalogue task asks the whole question, and nothing is asked back
+    assert [t.task_type for t in plan.tasks] == ["product_availability"]
+    assert plan.tasks[0].args["question"] == "Can I get the wall clock in wood? Is it in stock?"
+    assert plan.missing == []

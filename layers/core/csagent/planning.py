@@ -108,12 +108,18 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     A clause whose intent needs an order, that names none, after a clause with the same intent
     that does ("cancel #W1 and #W2" + "I ordered both by mistake"), is that request again: its
-    entities fill the earlier clauses' missing ones and it is dropped.
+    entities fill the earlier clauses' missing ones and it is dropped. A catalogue question that
+    only points back at the product the catalogue question before it named joins that question.
     """
     folded: list[dict[str, Any]] = []
     for clause in clauses:
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}
+        if _asks_again_about_the_product(intent, entities, folded[-1] if folded else {}):
+            # "Is it in stock?" after "Can I get the wall clock in wood?": the same question.
+            previous = folded[-1]
+            previous["text"] = f"{previous.get('text', '')} {clause.get('text', '')}".strip()
+            continue
         owners = [c for c in folded if c.get("intent") == intent and _names_order(c.get("entities") or {})]
         if not (_needs_order(intent) and owners and not _names_order(entities)):
             folded.append({**clause, "entities": dict(entities)})
@@ -122,6 +128,16 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for key, value in entities.items():
                 owner["entities"].setdefault(key, value)
     return folded
+
+
+def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
+                                  previous: Mapping[str, Any]) -> bool:
+    """A catalogue question that only points back ("is it in stock?") at the product the catalogue
+    question before it named."""
+    reference = entities.get("reference") or {}
+    return (intent in CATALOGUE_QUESTIONS and previous.get("intent") in CATALOGUE_QUESTIONS
+            and not entities.get("products") and reference.get("kind") == "product"
+            and not reference.get("hint") and bool((previous.get("entities") or {}).get("products")))
 
 
 def expand_orders(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:

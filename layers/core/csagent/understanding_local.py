@@ -147,6 +147,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       runner-up when that is such a question, else a catalogue or a policy question. A clause
       that points at the customer's order ("where is my order?") keeps its intent, so the agent
       asks which order.
+    - Out of scope by the examples' threshold, but naming a catalogue product with a catalogue
+      runner-up: the catalogue question it reads most like.
     """
     from csagent.nlp.entities import is_general_question, mentions_catalogue, opens_question
 
@@ -156,6 +158,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         return "refund_status"
     if intent in ORDER_READ_INTENTS and entities.get("order_id") and address.get("zip"):
         return "change_order_address"
+    if intent == OUT_OF_SCOPE and runner_up in CATALOGUE_INTENTS and entities.get("products"):
+        # Below every intent's threshold, yet it names a catalogue product and reads most like a
+        # catalogue question ("Tell me about the Gaming Mouse - which sensor types ...?").
+        return runner_up
     if intent not in ORDER_BOUND_INTENTS or names_order or entities.get("invalid_order_id"):
         return intent
     if runner_up in CATALOGUE_INTENTS and entities.get("products"):

@@ -136,3 +136,22 @@ def test_a_cancellation_asked_for_stays_a_cancellation():
                                names_order=True)
     # Then it stays a cancellation
     assert intent == "cancel_order"
+
+
+def test_an_out_of_scope_reading_that_names_a_product_becomes_its_catalogue_runner_up():
+    # Given a question below every intent's threshold that names a catalogue product
+    text = "Tell me about the Gaming Mouse - which sensor types can I choose from?"
+    products = [{"product_id": "p-mouse", "name": "Gaming Mouse", "options": {}}]
+    # When the intent is reconsidered with a catalogue runner-up
+    intent = reconsider_intent("out_of_scope", "product_availability", text, {"products": products},
+                               names_order=False)
+    # Then it is the catalogue question it reads most like, not a refusal
+    assert intent == "product_availability"
+
+
+def test_out_of_scope_without_a_product_stays_out_of_scope():
+    # Given an off-topic question whose runner-up happens to be a catalogue intent
+    intent = reconsider_intent("out_of_scope", "product_info", "what is the capital of France?", {},
+                               names_order=False)
+    # Then it stays out of scope
+    assert intent == "out_of_scope"

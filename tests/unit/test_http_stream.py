@@ -445,3 +445,20 @@ def test_an_unreachable_identity_provider_is_a_503_not_a_401(keys) -> None:
     response = stream(client, headers={"Authorization": f"Bearer {token(keys['signing'])}"})
     # Then the customer hears it is on our side, not that her sign-in is bad
     assert response.status_code == 503 and response.json()["error"]["code"] == "dependency_unavailable"
+
+
+# -- the node budget ---------------------------------------------------------------------------
+def test_a_turn_stopped_at_the_recursion_limit_is_handed_to_a_person_and_frees_the_lease() -> None:
+    # Given a graph allowed far fewer steps than a turn takes (validation bypassed on purpose)
+    sessions = FakeSessions()
+    deps = GraphDeps(understand=understand_order_status, tools={"predefined_cypher": order_status_tool(0.0)},
+                     make_tool_context=lambda cid: ToolContext(graph=None, customer_id=cid),  # type: ignore[arg-type]
+                     bounds=Bounds.model_construct(**{**Bounds().model_dump(), "recursion_limit": 2}))
+    svc = ConversationService(build_graph().compile(checkpointer=InMemorySaver()), sessions, deps)
+    # When a customer asks where her order is
+    turn = svc.handle_message(Principal(subject="c", customer_id=CUSTOMER), "s-budget",
+                              MessageIn(text=f"where is {ORDER}?"))
+    # Then LangGraph's recursion limit is answered as a spent node budget, not an error, and the
+    # session is free for the next message
+    assert turn.trace["route"] == "node_budget_exceeded"
+    assert sessions.released == sessions.begun == ["lease-1"]

@@ -14,7 +14,6 @@ import time
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Literal, Protocol
 
-from langgraph.errors import GraphRecursionError
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from csagent import observability
@@ -212,15 +211,14 @@ class ConversationService:
                      "order_id_hint": message.order_id},
                     config,
                 )
-        except GraphRecursionError:
-            # The node budget is spent (a turn that would not converge): a person takes over.
+        except BaseException as exc:
             self._sessions.release(lease)
+            if not _node_budget_spent(exc):
+                raise
+            # The node budget is spent (a turn that would not converge): a person takes over.
             elapsed = (time.perf_counter() - started) * 1000
             yield self._over_budget(session_id, customer_id, message.text, elapsed)
             return
-        except BaseException:
-            self._sessions.release(lease)
-            raise
         if isinstance(outcome, TurnOut):
             yield outcome
             return
@@ -383,6 +381,14 @@ def _resume_command(approval: Any) -> Any:
 
     decision = {"approved": "approved", "rejected": "rejected"}.get(approval.status.value, "expired")
     return Command(resume={"decision": decision, "approved_by": approval.decided_by})
+
+
+def _node_budget_spent(exc: BaseException) -> bool:
+    """Did LangGraph stop the turn at its recursion limit? Imported here, not at module import:
+    langgraph is loaded by the time a turn runs, and a cold import of the handler stays cheap."""
+    from langgraph.errors import GraphRecursionError
+
+    return isinstance(exc, GraphRecursionError)
 
 
 def _head(snapshot: Any) -> str | None:

@@ -141,3 +141,13 @@ def test_one_order_past_the_cap_is_listed_rather_than_counted() -> None:
     text = describe_success(task, result, "en")
     # Then all six are named and none is left as "1 more"
     assert "#W1000006 (pending, 2024-02-06)" in text and "more" not in text
+
+
+def test_a_plural_product_name_comes_in_its_versions() -> None:
+    # Given the versions of the Sneakers (a plural name) and of a Wall Clock
+    rows = [{"product_name": name, "option_text": f"size: {size}", "price": 203.82, "available": True}
+            for name in ("Sneakers", "Wall Clock") for size in ("10", "11")]
+    # When the answer is described
+    text = describe_success(CATALOGUE_TASK, _catalogue_result("product_variants", rows), "en")
+    # Then the verb agrees with each name
+    assert "The Sneakers come in 2 versions" in text and "The Wall Clock comes in 2 versions" in text

@@ -195,7 +195,7 @@ def _product_overview(data: Mapping[str, Any], lang: str) -> str:
                   "available": int(row.get("available_variants") or 0),
                   "prices": _prices(row.get("min_price"), row.get("max_price"), lang)}
         name = "product_overview" if fields["available"] else "product_overview_out"
-        sentences.append(render(name, lang, **fields))
+        sentences.append(render(name + ("_plural" if _plural(fields["product"]) else ""), lang, **fields))
     return " ".join(sentences)
 
 
@@ -204,8 +204,8 @@ def _product_versions(data: Mapping[str, Any], lang: str) -> str:
     for product, rows in _by_product(_rows(data)).items():
         items = [render("version_item", lang, options=_options_text(r.get("option_text")),
                         price=_money(r.get("price")), stock=_stock(r.get("available"), lang)) for r in rows]
-        sentences.append(render("product_versions", lang, product=product, count=len(rows),
-                                items=_listed(items, lang)))
+        name = "product_versions_plural" if _plural(str(product)) else "product_versions"
+        sentences.append(render(name, lang, product=product, count=len(rows), items=_listed(items, lang)))
     return " ".join(sentences)
 
 

@@ -352,3 +352,14 @@ def test_a_confidence_outside_zero_to_one_is_clamped_not_refused() -> None:
         {"clause": 2, "intent": "thanks", "confidence": -1}]})
     # Then they read as certain and as not at all
     assert [c.confidence for c in answer.clauses] == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("role", [Role.ROUTER, Role.TEXT2CYPHER])
+def test_a_caller_cannot_declare_customer_data_away(role: Role) -> None:
+    # Given Bedrock first and a prompt whose values carry an order id
+    gateway, bedrock, vllm = two_rungs(vllm_replies=["an answer"])
+    prompt, variables = WITH_CUSTOMER_DATA[role]
+    # When the caller claims the prompt holds no customer data
+    reply = gateway.text(role, prompt, variables, customer_data=False)
+    # Then the detectors still decide: Bedrock is skipped
+    assert bedrock.calls == [] and reply.model == VLLM

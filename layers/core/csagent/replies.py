@@ -195,7 +195,9 @@ def _product_overview(data: Mapping[str, Any], lang: str) -> str:
                   "available": int(row.get("available_variants") or 0),
                   "prices": _prices(row.get("min_price"), row.get("max_price"), lang)}
         name = "product_overview" if fields["available"] else "product_overview_out"
-        sentences.append(render(name + ("_plural" if _plural(fields["product"]) else ""), lang, **fields))
+        if _plural(str(fields["product"])):
+            name += "_plural"
+        sentences.append(render(name, lang, **fields))
     return " ".join(sentences)
 
 

@@ -76,8 +76,9 @@ def router_answer_schema() -> type[RouterAnswer]:
     """`RouterAnswer` with `intent` restricted to the label list: providers that constrain decoding
     by the schema (tool calling, JSON-schema grammars) can then only answer with a known label."""
     labels = tuple(intent_descriptions())
+    known: Any = Literal[labels]  # a Literal built from data: typed as Any for the checker
     label = create_model("ClauseLabel", __base__=ClauseLabel,
-                         intent=(Literal[labels], Field(description="one intent label of the list")))
+                         intent=(known, Field(description="one intent label of the list")))
     return create_model("RouterAnswer", __base__=RouterAnswer, clauses=(list[label], ...))  # type: ignore[valid-type]
 
 

@@ -162,10 +162,11 @@ def _prompt_text(messages: Sequence[BaseMessage]) -> str:
 
 def _decide(role: Role, variables: Mapping[str, Any], customer_data: bool | None) -> bool:
     """Does a prompt file rendered with `variables` carry customer data? The file's own text is
-    ours (its examples, like "#W1234567", are not a customer's): only the values are inspected."""
-    if customer_data is not None:
-        return customer_data or Role(role) in ALWAYS_CUSTOMER_DATA
-    return carries_customer_data(Role(role), "\n".join(str(v) for v in variables.values()))
+    ours (its examples, like "#W1234567", are not a customer's): only the values are inspected.
+    A caller may add that it does (`customer_data=True`), never that it does not: the role's
+    rule and the detectors always run."""
+    values = "\n".join(str(v) for v in variables.values())
+    return bool(customer_data) or carries_customer_data(Role(role), values)
 
 
 # -- the gateway ----------------------------------------------------------------------------------
@@ -230,22 +231,27 @@ class ModelGateway:
         """The prompt's answer as plain text (never empty)."""
         from csagent.models.prompts import load_prompt
 
-        return self.complete(role, load_prompt(prompt).render(**variables),
-                             customer_data=_decide(role, variables, customer_data))
+        return self._text(Role(role), load_prompt(prompt).render(**variables),
+                          _decide(role, variables, customer_data))
 
     def complete(self, role: Role, messages: Sequence[BaseMessage], *,
                  customer_data: bool | None = None) -> ModelReply[str]:
         """Plain text for messages the caller assembled from prompt files (Text2Cypher's few-shot
         turns, an image block): same chain, rule, breakers and meter as `text`."""
         listed = list(messages)
-        return self._walk(Role(role), listed, customer_data,
-                          lambda model, spec: self._text_on(Role(role), model, spec, listed))
+        # Messages the caller assembled: the detectors read all of them; the caller can only add
+        # that they carry customer data, never that they do not.
+        sensitive = bool(customer_data) or carries_customer_data(Role(role), _prompt_text(listed))
+        return self._text(Role(role), listed, sensitive)
+
+    def _text(self, role: Role, messages: list[BaseMessage], sensitive: bool) -> ModelReply[str]:
+        return self._walk(role, messages, sensitive,
+                          lambda model, spec: self._text_on(role, model, spec, messages))
 
     # -- the chain ------------------------------------------------------------------------------
-    def _walk(self, role: Role, messages: list[BaseMessage], customer_data: bool | None,
+    def _walk(self, role: Role, messages: list[BaseMessage], sensitive: bool,
               attempt: Callable[[Any, ModelSpec], _Attempt]) -> ModelReply[Any]:
-        sensitive = carries_customer_data(role, _prompt_text(messages)) if customer_data is None \
-            else (customer_data or role in ALWAYS_CUSTOMER_DATA)
+        """Try the role's rungs in order; `sensitive`: the prompt carries customer data."""
         steps: list[str] = []
         withheld = 0
         try:

@@ -15,6 +15,7 @@ fill the earlier clause's gaps, and it asks for nothing of its own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,11 +41,15 @@ KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
 ACTION_INTENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "cancel_order": ("cancel_order", ("order_id", "reason")),
     "return_request": ("return_items", ("order_id",)),
+    # exchange_items (delivered) or modify_items (pending): grounding decides from the order's status.
+    "change_items": ("change_items", ("order_id", "item_ids", "new_item_ids", "payment_method_id")),
+    "change_payment": ("change_payment", ("order_id", "payment_method_id")),
     "change_order_address": ("change_order_address", ("order_id", "address")),
     "update_default_address": ("update_default_address", ("address",)),
 }
 # What a clause keeps while it waits for the one parameter the customer still has to give.
-KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number"})
+KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number",
+                                "new_item_ids", "payment_method_id", "item_action"})
 STATUS_WORDS = {"pending": "pending", "processed": "processed", "shipped": "processed",
                 "delivered": "delivered", "cancelled": "cancelled", "canceled": "cancelled"}
 
@@ -83,9 +88,11 @@ class _Builder:
                                                      "params": {"order_id": order_id}})
 
     def need(self, intent: str, parameter: str, entities: Mapping[str, Any]) -> None:
+        """Ask for `parameter`; a question grounding wrote (the candidates listed) is asked as it is."""
         kept = {k: v for k, v in entities.items() if k in KEPT_FOR_FOLLOW_UP}
         self.plan.missing.append({"intent": intent, "parameter": parameter,
                                   "invalid": entities.get(f"invalid_{parameter}"), "entities": kept,
+                                  **({"question": entities["question"]} if entities.get("question") else {}),
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
@@ -112,9 +119,12 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     only points back at the product the catalogue question before it named joins that question.
     """
     folded: list[dict[str, Any]] = []
+    changes = [c for c in clauses if c.get("intent") in CHANGE_REQUESTS]
     for clause in clauses:
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}
+        if _details_of_a_change(intent, clause.get("text", ""), entities, changes):
+            continue  # "it's the 28 inch one", "PayPal for the difference": part of the change asked
         if _asks_again_about_the_product(intent, entities, folded[-1] if folded else {}):
             # "Is it in stock?" after "Can I get the wall clock in wood?": the same question.
             previous = folded[-1]
@@ -128,6 +138,29 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for key, value in entities.items():
                 owner["entities"].setdefault(key, value)
     return folded
+
+
+_PAYS_FOR = re.compile(r"\b(difference|refund|balance|charge|pay(?:s|ing)? for|the rest)\b", re.IGNORECASE)
+CHANGE_REQUESTS = frozenset({"change_items", "return_request"})
+# Reads that, inside a change request and not asked as a question, only describe its items.
+DESCRIBING_INTENTS = frozenset({"order_items", "product_info", "product_availability", "refund_status",
+                                "order_status"})
+
+
+def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
+                         changes: list[dict[str, Any]]) -> bool:
+    """A clause that only adds details to an item change or a return of the same message: how the
+    difference is paid or refunded, or a description of the item ("it's the 28 inch plastic one").
+    A question ("is it in stock?") or another order keeps its own request."""
+    if not changes or intent in CHANGE_REQUESTS:
+        return False
+    from csagent.nlp.entities import opens_question
+
+    orders = {(c.get("entities") or {}).get("order_id") for c in changes}
+    same_order = entities.get("order_id") in orders or entities.get("order_id") is None
+    if intent == "change_payment":
+        return same_order and bool(_PAYS_FOR.search(text))
+    return intent in DESCRIBING_INTENTS and same_order and "?" not in text and not opens_question(text)
 
 
 def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
@@ -176,6 +209,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             continue
         if intent in ORDER_READS:
             task_type, template = ORDER_READS[intent]
+            if not order_id and entities.get("question"):
+                b.need(intent, "order_id", entities)  # several orders fit: asked with the candidates
+                continue
             order_id = order_id or memory.get("last_order_id")
             if not order_id:
                 b.need(intent, "order_id", entities)
@@ -194,15 +230,21 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             _plan_knowledge(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS:
             action, required = ACTION_INTENTS[intent]
+            if action == "change_items":
+                action = str(entities.get("item_action") or "change_items")
             if "order_id" in required and not order_id:
                 order_id = memory.get("last_order_id")
                 if order_id:
                     entities["order_id"] = order_id
             absent = [name for name in required if not entities.get(name)]
+            if entities.get("question"):  # grounding found several candidates, or none that fits
+                b.need(intent, absent[0] if absent else "details", entities)
+                continue
             if absent:
                 b.need(intent, absent[0], entities)
                 continue
-            args = {k: entities[k] for k in (*required, "reason", "item_ids") if entities.get(k)}
+            args = {k: entities[k] for k in (*required, "reason", "item_ids", "payment_method_id")
+                    if entities.get(k)}
             if action == "return_items" and not args.get("item_ids"):
                 # The tool matches the customer's words ("the skateboard", "everything") and the
                 # catalogue products found in them to the order's items.
@@ -271,6 +313,9 @@ TASK_CATALOGUE: dict[str, str] = {
     "policy_question": "answer a policy question (returns, shipping, payment) from the store's documents",
     "cancel_order": "propose cancelling an order (needs the order id and the reason)",
     "return_request": "propose returning items of a delivered order (needs the order id)",
+    "change_items": "propose exchanging items of a delivered order, or modifying items of a pending order, "
+                    "for other variants of the same product (needs the order id)",
+    "change_payment": "propose paying a pending order with another of the customer's payment methods",
     "change_order_address": "propose a new shipping address for an order (needs the order id and address)",
     "update_default_address": "propose a new default address for the account (needs the address)",
 }

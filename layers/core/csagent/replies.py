@@ -437,6 +437,8 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
 def ask_for(missing: Mapping[str, Any], lang: str) -> str:
     """The question that asks for exactly the missing (or malformed) parameter."""
     parameter = str(missing.get("parameter") or "")
+    if missing.get("question"):  # grounding's own question, with the candidates it found
+        return str(missing["question"])
     if missing.get("from_image"):
         return render("clarify_image_unreadable", lang)
     invalid = missing.get("invalid")
@@ -460,6 +462,7 @@ FAILURE_WORDS = {
     "order_list": "order", "product_info": "product", "product_availability": "stock",
     "warranty": "warranty", "policy": "polic", "cancel_order": "cancel", "return_items": "return",
     "change_order_address": "address", "update_default_address": "address",
+    "exchange_items": "exchange", "modify_items": "change", "change_payment": "payment",
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}
 

@@ -163,7 +163,10 @@ def graph_deps() -> GraphDeps:
 
         image_reader = ModelImageReader(models, fallback=image_reader)
     catalogue = ProductCatalogue(store)
-    understanding: Any = LocalUnderstanding(catalogue=catalogue)
+    from csagent.adapters.customer_view import CatalogueVariants, CustomerViews
+
+    understanding: Any = LocalUnderstanding(catalogue=catalogue, customer_view=CustomerViews(store),
+                                            variants=CatalogueVariants(store))
     if models.has_model(Role.ROUTER):
         from csagent.understanding_model import ModelUnderstanding
 

@@ -28,7 +28,7 @@ UNSEEN = [
     ("please cancel order #W2611340", "cancel_order"),
     ("I don't want the order anymore, cancel it", "cancel_order"),
     ("I'd like to return the headphones I bought", "return_request"),
-    ("the jacket is too small, I want to exchange it", "return_request"),
+    ("the jacket is too small, I want to exchange it", "change_items"),
     ("I returned the item but haven't seen the refund", "refund_status"),
     ("has the refund been issued yet", "refund_status"),
     # A cancellation told as done, asking after the money, is a refund question.

@@ -22,7 +22,31 @@ _PARTS = re.compile(r"[.!,;:。！，；?？]+")
 @cache
 def _lexicon() -> dict[str, frozenset[str]]:
     raw = json.loads(resources.files("csagent.nlp").joinpath("data", "confirmation.json").read_text("utf-8"))
-    return {key: frozenset(v.lower() for v in raw[key]) for key in ("yes", "no", "courtesy")}
+    keys = ("yes", "no", "courtesy", "yes_words", "no_words", "filler_words", "action_words")
+    return {key: frozenset(v.lower() for v in raw[key]) for key in keys}
+
+
+_WORDS = re.compile(r"[a-z']+")
+
+
+def _answer_of_words(normalised: str) -> Answer | None:
+    """Every word an answer word, a courtesy or an action word, and answer words of one kind only
+    ("yes, that's right, please go ahead", "sure, do it", "nah leave it"). "not"/"don't" with a
+    yes word ("no, don't", "yes, don't wait") is a no only when no yes word is there."""
+    lexicon = _lexicon()
+    words = _WORDS.findall(normalised.replace("’", "'"))
+    if not words or len(words) > 14:
+        return None
+    known = lexicon["yes_words"] | lexicon["no_words"] | lexicon["filler_words"] | lexicon["action_words"]
+    if any(w not in known for w in words):
+        return None
+    yes = any(w in lexicon["yes_words"] for w in words)
+    no = any(w in lexicon["no_words"] for w in words)
+    if yes and not no:
+        return "yes"
+    if no and not yes:
+        return "no"
+    return None
 
 
 def _normalise(text: str) -> str:
@@ -46,4 +70,4 @@ def classify_confirmation(text: str) -> Answer | None:
     for answer in ("yes", "no"):
         if normalised in _lexicon()[answer]:
             return answer  # type: ignore[return-value]
-    return _answer_of_parts(normalised)
+    return _answer_of_parts(normalised) or _answer_of_words(normalised)

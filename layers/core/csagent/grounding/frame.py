@@ -1,0 +1,112 @@
+"""Fill a request's frame from the customer's own data: which order, which items become which
+variants, which payment method. Pure: the caller passes the `CustomerView` (one read per turn)
+and the catalogue's variants.
+
+The rule everywhere: exactly one candidate -> use it and say so (`grounded` records how it was
+found); several -> a question listing them (`question`); none -> the planner asks for what would
+identify it. The same frame serves the model path: its prompts get the resolved references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from csagent.grounding.model import CustomerView, OrderView, Variant
+from csagent.grounding.resolve import orders_mentioning, product_mentions, resolve_item_changes, resolve_payment
+
+# Which statuses an intent's order can be in (for picking the one order the words describe).
+STATUSES_FOR: dict[str, tuple[str, ...]] = {
+    "cancel_order": ("pending",),
+    "change_order_address": ("pending",),
+    "change_payment": ("pending",),
+    "return_request": ("delivered",),
+    "change_items": ("pending", "delivered"),
+}
+ORDER_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
+                           "return_request", "change_order_address", "change_items", "change_payment"})
+
+
+def _list(orders: Sequence[OrderView]) -> str:
+    return "; ".join(f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
+                     f", {o.status})" for o in orders)
+
+
+def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:
+    """The order a clause that names none is about, from the products it mentions."""
+    if intent not in ORDER_INTENTS or entities.get("order_id") or entities.get("invalid_order_id") \
+            or entities.get("tracking_number"):
+        return entities
+    mentions = product_mentions(text, view.products())
+    if not mentions:
+        return entities
+    product_ids = {m.product_id for m in mentions}
+    found = orders_mentioning(view, product_ids)
+    fitting = orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
+    chosen = fitting if len(fitting) == 1 else found
+    if len(chosen) == 1:
+        return {**entities, "order_id": chosen[0].order_id,
+                "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"}}
+    if len(chosen) > 1:
+        names = mentions[0].name
+        return {**entities, "order_candidates": [o.order_id for o in chosen],
+                "question": f"You have {len(chosen)} orders with the {names}: {_list(chosen)}. Which one do you mean?"}
+    return entities
+
+
+def fill_payment(text: str, entities: dict[str, Any], view: CustomerView, order: OrderView | None,
+                 *, required: bool) -> dict[str, Any]:
+    choice = resolve_payment(text, view, order)
+    if choice.method is not None:
+        return {**entities, "payment_method_id": choice.method.payment_method_id}
+    if choice.candidates:
+        shown = ", ".join(m.label() for m in choice.candidates)
+        return {**entities, "question": f"Which one should I use: {shown}?"}
+    if required:
+        methods = view.payment_methods
+        if len(methods) == 1:  # nothing else it could be
+            return {**entities, "payment_method_id": methods[0].payment_method_id}
+        shown = ", ".join(m.label() for m in methods)
+        return {**entities, "question": f"Which payment method should pay or receive the price difference: {shown}?"}
+    return entities
+
+
+def fill_item_changes(text: str, entities: dict[str, Any], view: CustomerView,
+                      variants: Mapping[str, Sequence[Variant]]) -> dict[str, Any]:
+    """`change_items`: exchange (delivered order) or modification (pending order), the pairs of
+    (item, new item) and the payment method for the price difference."""
+    order = view.order(entities.get("order_id"))
+    if order is None:
+        return entities
+    action = "exchange_items" if order.status == "delivered" else "modify_items"
+    out: dict[str, Any] = {**entities, "item_action": action}
+    changes = resolve_item_changes(text, order, variants)
+    problems = changes.problems()
+    if problems:
+        options = [c for c in changes.changes if c.options]
+        listed = "; ".join(f"{c.line.name}: " + " or ".join(", ".join(v.options.values()) for v in c.options[:4])
+                           for c in options)
+        return {**out, "question": " ".join(problems) + (f" ({listed})" if listed else "")}
+    if not changes.changes:
+        items = ", ".join(x.label() for x in order.lines)
+        return {**out, "question": f"Which items of order {order.order_id} should change, and to what? "
+                                   f"Its items are: {items}."}
+    out["item_ids"] = [c.line.item_id for c in changes.changes]
+    out["new_item_ids"] = [c.new.item_id for c in changes.changes if c.new is not None]
+    return fill_payment(text, out, view, order, required=True)
+
+
+def ground(intent: str, text: str, entities: dict[str, Any], view: CustomerView | None,
+           variants: Mapping[str, Sequence[Variant]] | None) -> dict[str, Any]:
+    """The clause's entities with what the customer's data resolves (see the module docstring)."""
+    if view is None:
+        return entities
+    entities = find_order(intent, text, dict(entities), view)
+    order = view.order(entities.get("order_id"))
+    if intent == "change_items" and variants is not None:
+        return fill_item_changes(text, entities, view, variants)
+    if intent == "change_payment":
+        return fill_payment(text, entities, view, order, required=True)
+    if intent == "return_request":
+        return fill_payment(text, entities, view, order, required=False)
+    return entities

@@ -1,0 +1,96 @@
+"""What grounding matches a customer's words against: their own orders and payment methods,
+and the catalogue's variants. Plain frozen data, built by an adapter from one read; no I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One unit of an order: which variant, of which product, at which price."""
+
+    item_id: str
+    product_id: str
+    name: str
+    price: float
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self) -> str:
+        """`Water Bottle (1000ml, blue)`: the name and the option values a customer sees."""
+        values = ", ".join(str(v) for v in self.options.values())
+        return f"{self.name} ({values})" if values else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class OrderView:
+    order_id: str
+    status: str
+    lines: tuple[Line, ...] = ()
+    paid_with: str | None = None  # the payment method of the order's first payment
+
+    def product_ids(self) -> set[str]:
+        return {line.product_id for line in self.lines}
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentView:
+    payment_method_id: str
+    source: str  # credit_card | gift_card | paypal
+    brand: str | None = None
+    last_four: str | None = None
+    balance: float | None = None
+
+    def label(self) -> str:
+        """How the customer knows it: "Visa ending 1234", "PayPal", "gift card ($52.00)"."""
+        if self.source == "credit_card":
+            brand = (self.brand or "credit card").title()
+            return f"{brand} ending {self.last_four}" if self.last_four else brand
+        if self.source == "paypal":
+            return "PayPal"
+        if self.source == "gift_card":
+            return f"gift card (${self.balance:,.2f} left)" if self.balance is not None else "gift card"
+        return self.source.replace("_", " ")
+
+
+@dataclass(frozen=True, slots=True)
+class CustomerView:
+    """One customer's orders (in the order the account lists them) and payment methods."""
+
+    customer_id: str
+    orders: tuple[OrderView, ...] = ()
+    payment_methods: tuple[PaymentView, ...] = ()
+
+    def order(self, order_id: str | None) -> OrderView | None:
+        return next((o for o in self.orders if o.order_id == order_id), None)
+
+    def payment(self, payment_method_id: str | None) -> PaymentView | None:
+        return next((m for m in self.payment_methods if m.payment_method_id == payment_method_id), None)
+
+    def products(self) -> list[dict[str, Any]]:
+        """The products this customer bought, in the catalogue's shape (for mention finding)."""
+        seen: dict[str, dict[str, Any]] = {}
+        for order in self.orders:
+            for line in order.lines:
+                entry = seen.setdefault(line.product_id, {"product_id": line.product_id, "name": line.name,
+                                                          "options": {}})
+                for key, value in line.options.items():
+                    values = entry["options"].setdefault(key, [])
+                    if value not in values:
+                        values.append(value)
+        return list(seen.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    item_id: str
+    options: Mapping[str, str]
+    price: float
+    available: bool
+
+
+Variants = Mapping[str, Sequence[Variant]]
+"""The catalogue's variants by product id."""

@@ -1,0 +1,146 @@
+"""Option words: which of a product's option values a piece of text names.
+
+Everything is derived from the catalogue's own values, so a new product or option works without
+code: values and text are compared as normalised token sequences ("15 inch" = "15-inch",
+"5 x" = "5x", "2 liters" = "2 liter"); yes/no dimensions are named by the dimension itself
+("waterproof", "non-waterproof"); a `none` value by "no <dimension>" / "without <dimension>";
+bare numbers and letter sizes ("10", "M") only next to their dimension ("size 10", "in M").
+A small synonym table (`data/option_synonyms.json`, data, not code) adds everyday words for
+values ("large" for L, "grey" for gray).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+_WORD = re.compile(r"[a-z0-9%]+(?:\.[0-9]+)?[a-z%]*")
+_NUM_UNIT = re.compile(r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|w|k|mah|inch|inches|hours?|liters?|litres?|"
+                       r"cups?|degrees?|lbs?|piece|bar|p)\b)")
+_NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never"})
+_UNITS_PLURAL = {"inches": "inch", "hours": "hour", "liters": "liter", "litres": "liter", "cups": "cup",
+                 "degrees": "degree", "pieces": "piece", "lbs": "lb"}
+_KEEP = frozenset({"same", "keep", "keeping", "still", "unchanged"})
+
+
+def _singular(word: str) -> str:
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) and word[0].isalpha():
+        return word[:-1]
+    return word
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens with numbers and their units joined ("15 inch" -> "15inch")."""
+    lowered = text.lower().replace("-", " ").replace("_", " ").replace("’", "'")
+    lowered = _NUM_UNIT.sub(r"\1", lowered)
+    out: list[str] = []
+    for word in _WORD.findall(lowered):
+        for plural, single in _UNITS_PLURAL.items():
+            if word.endswith(plural):
+                word = word[: -len(plural)] + single
+                break
+        out.append(_singular(word))
+    return out
+
+
+@lru_cache(maxsize=1)
+def synonyms() -> dict[str, list[str]]:
+    """value (lower-case) -> other words customers use for it."""
+    text = resources.files("csagent.grounding").joinpath("data/option_synonyms.json").read_text("utf-8")
+    data: dict[str, list[str]] = json.loads(text)["values"]
+    return {k.lower(): v for k, v in data.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class OptionHit:
+    key: str
+    value: str
+    position: int  # token index in the text
+    length: int = 1  # tokens covered
+    synonym: bool = False  # named by an everyday word of `option_synonyms.json`, not the value itself
+
+
+def _find(seq: Sequence[str], toks: Sequence[str]) -> list[int]:
+    n = len(seq)
+    return [i for i in range(len(toks) - n + 1) if list(toks[i:i + n]) == list(seq)] if n else []
+
+
+def _needs_key(value: str) -> bool:
+    return value.isdigit() or (len(value) <= 2 and value.isalpha())
+
+
+def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> list[OptionHit]:
+    """Every option value of `dimensions` ({key: values}) the text names, in text order."""
+    toks = tokens(text)
+    hits: list[OptionHit] = []
+    for key, values in dimensions.items():
+        values = list(values)
+        key_toks = tokens(key)
+        lowered = {v.lower() for v in values}
+        if lowered <= {"yes", "no"}:
+            hits.extend(_yes_no(key, key_toks, toks))
+            continue
+        head = key_toks[-1] if key_toks else ""
+        for value in values:
+            forms = [(tokens(value), False)] + [(tokens(s), True) for s in synonyms().get(value.lower(), [])]
+            if value.isdigit() and head:  # "1000-piece" for pieces: 1000
+                forms.append(([value + head], False))
+            for form, synonym in forms:
+                for i in _find(form, toks):
+                    if value.lower() == "none":
+                        continue
+                    if _needs_key(value) and len(form) == 1 and form[0] == value.lower() \
+                            and not _keyed(key_toks, toks, i):
+                        continue
+                    hits.append(OptionHit(key, value, i, len(form), synonym))
+        if "none" in lowered:
+            for i in _find(key_toks[-1:], toks):
+                if i > 0 and toks[i - 1] in _NEGATORS:
+                    hits.append(OptionHit(key, next(v for v in values if v.lower() == "none"), i - 1))
+    hits.sort(key=lambda h: h.position)
+    return _drop_shadowed(hits)
+
+
+def _keyed(key_toks: Sequence[str], toks: Sequence[str], i: int) -> bool:
+    """A bare number or letter size counts only next to its dimension ("size 10", "10 size", "in M")."""
+    head = key_toks[-1] if key_toks else ""
+    before = toks[max(0, i - 2):i]
+    after = toks[i + 1:i + 2]
+    return head in before or head in after or (bool(before) and before[-1] in {"in", "a", "an"})
+
+
+def _yes_no(key: str, key_toks: Sequence[str], toks: Sequence[str]) -> list[OptionHit]:
+    """"waterproof" -> yes; "non-waterproof", "not waterproof", "no water resistance" -> no."""
+    out = []
+    stems = [key_toks, [key_toks[0]] if len(key_toks) > 1 else []]
+    for form in stems:
+        for i in _find(form, toks):
+            negated = i > 0 and toks[i - 1] in _NEGATORS or (i > 1 and toks[i - 2] in _NEGATORS
+                                                             and toks[i - 1] in {"be", "a", "very"})
+            if i > 0 and toks[i - 1] in _KEEP or i > 2 and toks[i - 3] in _KEEP and toks[i - 1] == "and":
+                continue  # "same water resistance": kept as it is, not asked for
+            out.append(OptionHit(key, "no" if negated else "yes", i, len(form)))
+        if out:
+            break
+    return out
+
+
+def _drop_shadowed(hits: list[OptionHit]) -> list[OptionHit]:
+    """Overlapping hits: the one covering more words wins ("non-polarized" over "polarized",
+    "stainless steel" over "steel"); a value named as itself wins over an everyday word of another
+    value ("medium ventilation" is not size M)."""
+    def rank(h: OptionHit) -> tuple[int, int]:
+        return (h.length, 0 if h.synonym else 1)
+
+    kept: list[OptionHit] = []
+    for hit in hits:
+        span = range(hit.position, hit.position + hit.length)
+        rivals = [o for o in hits if o is not hit and set(span) & set(range(o.position, o.position + o.length))]
+        if any(rank(o) > rank(hit) for o in rivals):
+            continue
+        kept.append(hit)
+    return kept

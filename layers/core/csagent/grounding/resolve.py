@@ -1,0 +1,324 @@
+"""Grounding: what the customer's words refer to in their own orders, payment methods and the
+catalogue. Pure functions over `grounding.model` data; candidates come back with the reason, and
+nothing is ever guessed silently: one candidate is used, several are listed back, none asks.
+
+- `orders_mentioning`: the customer's orders that hold the products the words name ("my kettle").
+- `resolve_payment`: "my PayPal", "the Visa ending 1234", "my gift card", "the original card".
+- `resolve_item_changes`: "the camera with 5x zoom instead, and the jacket for the exact same
+  one" on one order -> (item, new item) pairs, each new item an available variant of the same
+  product that keeps every option the customer did not ask to change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
+from csagent.grounding.options import OptionHit, find_option_values, tokens
+
+# ----------------------------------------------------------------------------------- orders
+ACTIVE_STATUSES = ("pending", "processed")
+
+
+def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Catalogue products named in the text (`nlp.entities.find_products` over `products`)."""
+    from csagent.nlp.entities import find_products
+
+    return [m for m in find_products(text, products) if not m.ambiguous] or \
+        [m for m in find_products(text, products)]
+
+
+def orders_mentioning(view: CustomerView, product_ids: Iterable[str],
+                      statuses: Sequence[str] | None = None) -> list[OrderView]:
+    """The customer's orders holding any of the products, optionally only in some statuses."""
+    wanted = set(product_ids)
+    found = [o for o in view.orders if o.product_ids() & wanted]
+    if statuses:
+        found = [o for o in found if any(o.status.startswith(s) for s in statuses)]
+    return found
+
+
+# ---------------------------------------------------------------------------------- payment
+_BRANDS = ("visa", "mastercard", "amex", "american express", "discover")
+_LAST_FOUR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
+_ORIGINAL = re.compile(r"\b(original|same (?:card|method|payment)|(?:card|method) i (?:paid|used)|"
+                       r"paid with|i paid)\b", re.IGNORECASE)
+_GIFT = re.compile(r"\bgift\s*-?\s*cards?\b", re.IGNORECASE)
+_PAYPAL = re.compile(r"\bpay\s*pal\b", re.IGNORECASE)
+_CREDIT = re.compile(r"\b(credit|debit)\s*card\b|\bcard\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PaymentChoice:
+    """The payment method the words name: `method` when exactly one fits, else `candidates`."""
+
+    method: PaymentView | None = None
+    candidates: tuple[PaymentView, ...] = ()
+    named: bool = False  # the words name a payment method at all
+
+
+_NOT_METHOD = re.compile(r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
+                         r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b",
+                         re.IGNORECASE)
+
+
+def resolve_payment(text: str, view: CustomerView, order: OrderView | None = None) -> PaymentChoice:
+    text = _NOT_METHOD.sub(" ", text)  # "my gift card, not PayPal": PayPal is not the one
+    methods = view.payment_methods
+    lowered = text.lower()
+    candidates: list[PaymentView] = []
+    if _PAYPAL.search(text):
+        candidates = [m for m in methods if m.source == "paypal"]
+    elif _GIFT.search(text):
+        candidates = [m for m in methods if m.source == "gift_card"]
+    else:
+        brand = next((b for b in _BRANDS if re.search(rf"\b{b}\b", lowered)), None)
+        four = [d for d in _LAST_FOUR.findall(text)]
+        cards = [m for m in methods if m.source == "credit_card"]
+        if four:
+            exact = [m for m in cards if m.last_four in four]
+            if exact:
+                candidates = exact
+        if not candidates and brand:
+            brand_key = "amex" if brand == "american express" else brand
+            candidates = [m for m in cards if (m.brand or "").lower().replace(" ", "") in
+                          {brand_key, brand_key.replace(" ", "")}]
+        if not candidates and _ORIGINAL.search(text) and order is not None and order.paid_with:
+            original = view.payment(order.paid_with)
+            candidates = [original] if original else []
+        if not candidates and _CREDIT.search(text):
+            candidates = cards
+    if not candidates:
+        return PaymentChoice(named=False)
+    if len(candidates) > 1:
+        candidates = _by_amount(text, candidates)
+    if len(candidates) == 1:
+        return PaymentChoice(method=candidates[0], candidates=tuple(candidates), named=True)
+    return PaymentChoice(candidates=tuple(candidates), named=True)
+
+
+def _by_amount(text: str, candidates: list[PaymentView]) -> list[PaymentView]:
+    """Gift cards told apart by the balance the customer mentions ("the one with $52 on it")."""
+    amounts = [float(a.replace(",", "")) for a in re.findall(r"\$\s*([\d,]+(?:\.\d+)?)", text)]
+    if not amounts:
+        return candidates
+    close = [m for m in candidates if m.balance is not None
+             and any(abs(m.balance - a) <= max(1.0, 0.05 * a) for a in amounts)]
+    return close or candidates
+
+
+# ------------------------------------------------------------------------------ item changes
+_SAME = re.compile(r"\b(exact(?:ly)? (?:the )?same|same (?:one|item|exact|model|thing|kind|version)|"
+                   r"identical|another one|a new one|replacement|brand new one|same again)\b",
+                   re.IGNORECASE)
+_PIVOTS = frozenset({"to", "for", "into", "but", "prefer", "want", "like", "love", "get", "rather", "new",
+                     "make", "become", "should", "swap", "switch", "change", "exchange", "replace"})
+_KEEP_WORDS = frozenset({"same", "keep", "keeping", "still", "unchanged"})
+_NEGATED = frozenset({"not", "no", "except"})
+_SPLIT = re.compile(r"[;\n]|,\s*(?:and\s+)?|\.\s+|\band also\b|\balso\b|\band then\b|\bplus\b|\band\s+(?=the\b|my\b)",
+                    re.IGNORECASE)
+_CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    line: Line
+    new: Variant | None
+    problem: str | None = None  # why no single variant fits (the customer is asked)
+    options: tuple[Variant, ...] = ()  # the variants that fit equally, when several do
+
+
+@dataclass(frozen=True)
+class ItemChanges:
+    changes: tuple[ItemChange, ...] = ()
+    unmatched: tuple[str, ...] = ()  # product words naming nothing in the order
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.changes) and all(c.new is not None for c in self.changes) and not self.unmatched
+
+    def problems(self) -> list[str]:
+        return [c.problem for c in self.changes if c.problem]
+
+
+@dataclass
+class _Segment:
+    start: int
+    end: int
+    mention: Any
+    extra: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _segments(text: str, mentions: Sequence[Any]) -> list[tuple[Any, str]]:
+    """The text that belongs to each product mention: its own clause piece, plus the following
+    pieces that name no product ("the camera, I want 5x zoom instead")."""
+    bounds = [0] + [m.end() for m in _SPLIT.finditer(text)] + [len(text)]
+    pieces = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1) if bounds[i] < bounds[i + 1]]
+    owned: dict[int, list[str]] = {i: [] for i in range(len(mentions))}
+    last: int | None = None
+    pending: list[str] = []
+    for lo, hi in pieces:
+        inside = [i for i, m in enumerate(mentions) if lo <= m.span[0] < hi]
+        piece = text[lo:hi]
+        if not inside:
+            if last is None:
+                pending.append(piece)
+            else:
+                owned[last].append(piece)
+            continue
+        if len(inside) == 1:
+            owned[inside[0]].extend(pending + [piece])
+        else:  # several products in one piece: cut it at each mention
+            for j, i in enumerate(inside):
+                a = mentions[i].span[0] if j else lo
+                b = mentions[inside[j + 1]].span[0] if j + 1 < len(inside) else hi
+                owned[i].append(text[a:b])
+            owned[inside[0]][0:0] = pending
+        pending = []
+        last = inside[-1]
+    return [(mentions[i], " ".join(owned[i])) for i in range(len(mentions))]
+
+
+def _dimensions(variants: Sequence[Variant], line: Line) -> dict[str, list[str]]:
+    dims: dict[str, list[str]] = {k: [] for k in line.options}
+    for v in variants:
+        for k, value in v.options.items():
+            if value not in dims.setdefault(k, []):
+                dims[k].append(value)
+    return dims
+
+
+def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
+    """Where the description of the item ends and the wish begins: the first pivot word ("to",
+    "for", "instead", "want" ...) after the first option named."""
+    first = hits[0].position if hits else 0
+    return next((i for i, t in enumerate(toks) if t in _PIVOTS and i > first), None)
+
+
+def _negated(toks: Sequence[str], hit: OptionHit) -> bool:
+    return any(t in _NEGATED for t in toks[max(0, hit.position - 3):hit.position])
+
+
+def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[OptionHit]:
+    """A word that is a value of several dimensions ("black" frame and lens colour) belongs to the
+    dimension whose own word is next to it ("black frame"), else to the first such dimension."""
+    by_place: dict[int, list[OptionHit]] = {}
+    for hit in hits:
+        by_place.setdefault(hit.position, []).append(hit)
+    out: list[OptionHit] = []
+    for place, group in by_place.items():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        near = set(toks[max(0, place - 2):place + group[0].length + 2])
+        shared = set.intersection(*(set(tokens(h.key)) for h in group))
+        named = [h for h in group if set(tokens(h.key)) - shared & near]
+        out.append(named[0] if named else group[0])
+    return sorted(out, key=lambda h: h.position)
+
+
+def _targets(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict[str, str]:
+    """The options the customer asks to change: values that differ from the item's own, the last one
+    named per dimension after the pivot ("from black to white") winning; dimensions the customer
+    keeps ("same battery", "still glass") are not changed."""
+    toks = tokens(segment)
+    pivot = _pivot(toks, hits)
+    kept = {h.key for h in hits if h.position > 0 and toks[h.position - 1] in _KEEP_WORDS}
+    wanted: dict[str, str] = {}
+    for hit in hits:
+        negated = hit.value not in ("yes", "no") and _negated(toks, hit)  # yes/no carry their "not"
+        if hit.value == line.options.get(hit.key) or hit.key in kept or negated:
+            continue
+        after_pivot = pivot is not None and hit.position > pivot
+        if pivot is not None and not after_pivot:
+            continue  # describes the item as it is (or mis-describes it): not a wish
+        if hit.key not in wanted or after_pivot:
+            wanted[hit.key] = hit.value
+    return wanted
+
+
+def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
+    """How well the words before the wish describe this line (negated words do not count)."""
+    toks = tokens(segment)
+    pivot = _pivot(toks, hits)
+    described = [h for h in hits if (pivot is None or h.position < pivot) and not _negated(toks, h)]
+    return sum(1 for h in described if line.options.get(h.key) == h.value)
+
+
+def choose_variant(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str],
+                   cheapest: bool = False) -> ItemChange:
+    """The variant of the line's product with the `wanted` options that keeps most of the others."""
+    fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
+    if not fitting:
+        shown = ", ".join(wanted.values())
+        return ItemChange(line, None, f"The {line.name} does not come in {shown}.")
+    available = [v for v in fitting if v.available]
+    if not available:
+        shown = ", ".join(wanted.values())
+        return ItemChange(line, None, f"The {line.name} in {shown} is not available right now.")
+    if cheapest:
+        low = min(v.price for v in available)
+        available = [v for v in available if v.price == low]
+    kept = {v.item_id: sum(1 for k, val in line.options.items() if v.options.get(k) == val) for v in available}
+    best = max(kept.values())
+    top = [v for v in available if kept[v.item_id] == best]
+    if len(top) == 1:
+        return ItemChange(line, top[0])
+    return ItemChange(line, None, f"Several versions of the {line.name} fit; which one do you want?",
+                      options=tuple(top))
+
+
+_ARROW = re.compile(r"\s*(?:->|→|=>|-->)\s*")
+
+
+def resolve_item_changes(text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]]) -> ItemChanges:
+    """The order's items the text names, each with the variant it should become."""
+    text = _ARROW.sub(" to ", text)
+    products = [{"product_id": line.product_id, "name": line.name,
+                 "options": {k: [v] for k, v in line.options.items()}} for line in order.lines]
+    unique = list({p["product_id"]: p for p in products}.values())
+    mentions = sorted(product_mentions(text, unique), key=lambda m: m.span[0])
+    changes: list[ItemChange] = []
+    used: list[Line] = []
+    for mention, segment in _merge_repeats(_segments(text, mentions), order):
+        lines = [x for x in order.lines if x.product_id == mention.product_id and x not in used]
+        if not lines:
+            continue
+        product_variants = variants.get(mention.product_id) or ()
+        dims = _dimensions(product_variants, lines[0])
+        hits = _resolve_keys(tokens(segment), find_option_values(segment, dims))
+        # Two of the same product ("the black chair, not the blue one"): the one the words describe.
+        line = max(lines, key=lambda x: _line_fit(x, segment, hits)) if len(lines) > 1 else lines[0]
+        used.append(line)
+        wanted = _targets(segment, line, hits)
+        if not wanted:
+            if _SAME.search(segment):
+                current = next((v for v in product_variants if v.item_id == line.item_id), None)
+                changes.append(ItemChange(line, current or Variant(line.item_id, dict(line.options),
+                                                                     line.price, True)))
+            else:
+                changes.append(ItemChange(line, None, f"What would you like the {line.name} changed to?"))
+            continue
+        changes.append(choose_variant(line, product_variants, wanted, bool(_CHEAPEST.search(segment))))
+    # An item named without any change ("only the espresso machine, not the tablets", "the mouse
+    # stays") is context, not a request, once another item has one.
+    if any(c.new is not None or c.options for c in changes):
+        changes = [c for c in changes if c.new is not None or c.options or "does not come" in (c.problem or "")
+                   or "not available" in (c.problem or "")]
+    return ItemChanges(changes=tuple(changes))
+
+
+def _merge_repeats(segments: list[tuple[Any, str]], order: OrderView) -> list[tuple[Any, str]]:
+    """A product named twice in a row ("the earbuds ... for the same earbuds") is one item when the
+    order holds one of it: the segments join."""
+    merged: list[tuple[Any, str]] = []
+    for mention, segment in segments:
+        single = sum(1 for x in order.lines if x.product_id == mention.product_id) == 1
+        if merged and merged[-1][0].product_id == mention.product_id and single:
+            merged[-1] = (merged[-1][0], merged[-1][1] + " " + segment)
+            continue
+        merged.append((mention, segment))
+    return merged

@@ -22,6 +22,7 @@ from typing import Any
 from csagent.understanding import Clause, Understanding
 
 GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
+GROUNDED_CONFIDENCE = 0.75
 HANDOFF_INTENTS = frozenset({"human_handoff"})
 OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
@@ -130,13 +131,24 @@ class LocalUnderstanding:
             if reason:
                 entities["reason"] = reason
             if view is not None:
-                from csagent.grounding.frame import ground
+                from csagent.grounding.frame import ground, purchase_intent
+
+                read_as = purchase_intent(intent, runner_up, piece, view)
+                grounded_to_store = read_as != intent
+                intent = read_as
 
                 # An item change reads the whole request: its items, options and payment method are
                 # often spread over several clauses ("..., I want 5x zoom instead. PayPal for the difference").
                 entities = ground(intent, text if intent == "change_items" else piece, entities, view, variants)
-            clauses.append(Clause(text=piece, intent=intent,
-                                  confidence=round(float(prediction.confidence), 4), entities=entities))
+                grounded_to_store = grounded_to_store or bool(entities.get("grounded_orders"))
+            else:
+                grounded_to_store = False
+            # A clause that grounds to the customer's own orders is about the store, whatever the
+            # examples' score: it is never refused as out of scope.
+            confidence = float(prediction.confidence)
+            if grounded_to_store:
+                confidence = max(confidence, GROUNDED_CONFIDENCE)
+            clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4), entities=entities))
         intents = [c.intent for c in clauses]
         route = route_for(intents)
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]

@@ -9,6 +9,7 @@ identify it. The same frame serves the model path: its prompts get the resolved 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,11 +46,12 @@ def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerV
     fitting = orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
-        return {**entities, "order_id": chosen[0].order_id,
+        return {**entities, "order_id": chosen[0].order_id, "grounded_orders": [chosen[0].order_id],
                 "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"}}
     if len(chosen) > 1:
         names = mentions[0].name
         return {**entities, "order_candidates": [o.order_id for o in chosen],
+                "grounded_orders": [o.order_id for o in chosen],
                 "question": f"You have {len(chosen)} orders with the {names}: {_list(chosen)}. Which one do you mean?"}
     return entities
 
@@ -110,3 +112,23 @@ def ground(intent: str, text: str, entities: dict[str, Any], view: CustomerView 
     if intent == "return_request":
         return fill_payment(text, entities, view, order, required=False)
     return entities
+
+
+# A clause about something the customer owns ("my kettle", "the lamp I ordered") is about that
+# purchase, not the catalogue: the words that mark possession are structural, not per sentence.
+_POSSESSIVE = re.compile(r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
+                         r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b", re.IGNORECASE)
+NOT_ABOUT_A_PURCHASE = frozenset({"product_info", "product_availability", "out_of_scope", "greeting",
+                                  "smalltalk", "thanks"})
+
+
+def purchase_intent(intent: str, runner_up: str | None, text: str, view: CustomerView | None) -> str:
+    """The order intent of a clause that names a product the customer bought, possessively, but
+    reads like a catalogue question or like nothing at all ("why hasn't my action camera shipped",
+    "wheres my bicyle")."""
+    if view is None or intent not in NOT_ABOUT_A_PURCHASE or not _POSSESSIVE.search(text):
+        return intent
+    owned = {p["product_id"] for p in view.products()}
+    if not any(m.product_id in owned for m in product_mentions(text, view.products())):
+        return intent
+    return runner_up if runner_up in ORDER_INTENTS else "order_status"

@@ -194,8 +194,11 @@ def _dimensions(variants: Sequence[Variant], line: Line) -> dict[str, list[str]]
 def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     """Where the description of the item ends and the wish begins: the first pivot word ("to",
     "for", "instead", "want" ...) after the first option named."""
-    first = hits[0].position if hits else 0
-    return next((i for i, t in enumerate(toks) if t in _PIVOTS and i > first), None)
+    if not hits:
+        return None
+    first, last = hits[0].position, hits[-1].position
+    # A pivot with nothing named after it ("..., PayPal for the difference") ends no description.
+    return next((i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last), None)
 
 
 def _negated(toks: Sequence[str], hit: OptionHit) -> bool:

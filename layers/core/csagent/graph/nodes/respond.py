@@ -35,6 +35,15 @@ def customer_bound_results(state: State) -> dict[str, Any]:
     return {task_id: r for task_id, r in (state.get("results") or {}).items() if task_id in bound}
 
 
+def grounded_orders(state: State) -> list[str]:
+    """Order ids grounding found in the customer's own orders (read bound to the customer): a
+    question listing them ("your orders with a tablet: #W…, #W…") names nothing of anyone else's."""
+    found: list[str] = []
+    for clause in state.get("clauses") or []:
+        found += (clause.get("entities") or {}).get("grounded_orders") or []
+    return found
+
+
 @timed("respond")
 def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     reply = dict(state.get("reply") or {})
@@ -52,7 +61,8 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # about (so a failed lookup names the order it was for, instead of a redaction).
         allowed = (collect_identifiers(customer_bound_results(state)) | template_identifiers()
                    | identifiers_in(state.get("text") or "")
-                   | collect_identifiers([task.get("args") for task in state.get("tasks") or []]))
+                   | collect_identifiers([task.get("args") for task in state.get("tasks") or []])
+                   | collect_identifiers([grounded_orders(state)]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,
                       lang=state.get("lang", "en"))
         if not check.clean:

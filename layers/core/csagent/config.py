@@ -99,8 +99,8 @@ class Settings(BaseSettings):
     # Customer actions (writes)
     idempotency_table: str = "csagent-local-idempotency"
     refund_approval_threshold: float = 500.0
-    # The store's "today" for return windows; unset means the real date. The local stack sets it
-    # inside the seeded data's date range (2024), so return windows can be exercised.
+    # The store's "today" (dates of audit records and requests); unset means the real date. The
+    # local stack sets it inside the seeded data's date range (2024).
     store_today: str | None = None
 
     # Conversation limits

@@ -106,13 +106,19 @@ def result_from_audit(audit: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _changed_since_proposal(proposal: ActionProposal, plan: ActionPlan) -> str | None:
-    """Why the current plan is not what the customer confirmed (None when it is)."""
+    """Why the current plan is not what the customer confirmed (None when it is): another refund,
+    or another price difference (a proposal made before the field existed has none to compare)."""
     amount = float(plan.amount) if plan.amount is not None else None
     method = plan.refund.method.payment_method_id if plan.refund else None
     if amount != proposal.amount or method != proposal.refund_payment_method_id:
         shown = usd(plan.amount) if plan.amount is not None else "no refund"
         return (f"Order {plan.order_id} has changed since you confirmed (the refund would now be {shown}). "
                 "Please review the new details and confirm again.")
+    difference = float(plan.price_difference) if plan.price_difference is not None else None
+    if proposal.price_difference is not None and difference != proposal.price_difference:
+        shown = usd(abs(plan.price_difference)) if plan.price_difference is not None else "none"
+        return (f"Order {plan.order_id} has changed since you confirmed (the price difference would now be "
+                f"{shown}). Please review the new details and confirm again.")
     return None
 
 
@@ -162,8 +168,8 @@ class _Execution:
             plan = self._plan(read.facts)
             audit = audit_record(plan, read.facts, customer_id=self.customer_id, key=self.key, now=self.now,
                                  confirmation_id=self.confirmation_id, approved_by=self.approved_by)
-            params = {**plan.write_params(), "customer_id": self.customer_id, "idempotency_key": self.key,
-                      "expected": read.facts, "audit": audit}
+            params = {**plan.write_params(at=audit["at"]), "customer_id": self.customer_id,
+                      "idempotency_key": self.key, "expected": read.facts, "audit": audit}
             outcome = queries.apply_write(self.ctx.graph, action, params)
             if outcome.audit is not None:
                 return self._own(outcome.audit)

@@ -1,21 +1,23 @@
 """Pure rules for customer actions: argument parsing, the facts an action is decided on, and the
 policy checks. No I/O except reading `policy.yaml` once, on first use.
 
-What the rules say comes from the knowledge base (`knowledge/docs/`), so the assistant never
-does what its own policy pages say it cannot:
+The rules are the store's policy (tau-retail's `policy.md`, restated for customers in the
+knowledge base, `knowledge/docs/`), checked exactly as the benchmark's reference tools check
+them, and nothing more:
 
-- cancel_order (cancellations.md): only a `pending` order, for one of two reasons; the whole
-  paid total goes back to the original payment method (a gift card at once, a card or PayPal in
-  5 to 7 business days).
-- change_order_address (order-modifications.md, shipping-delivery.md): only a `pending` order,
-  only to a US address.
-- update_default_address (account-profile.md): any complete US address.
-- return_items (returns-refunds.md): only a `delivered` order, items of that order, each within
-  30 days of its delivery date; the refund goes to the original payment method or an existing
-  gift card of the customer.
-
-The clock is an argument (`now`), never read here: the seed's orders are from 2024, so tests and
-demos evaluate the return window against a store date inside the data's range.
+- cancel_order: only a `pending` order, for one of two reasons.
+- change_order_address: only a `pending` order, only to a US address (we deliver in the US).
+- update_default_address: any complete US address.
+- return_items: only a `delivered` order, items of that order (an item listed twice needs two
+  such lines); the refund goes to the original payment method or an existing gift card. There is
+  no return window: the policy has none.
+- exchange_items: only a `delivered` order; each item of the order for an available option of
+  the same product (the same option is allowed, as the reference allows it); a payment method of
+  the customer pays or receives the price difference, and a gift card must cover a positive one.
+- modify_items: the same for a `pending` order, once (the order becomes "pending (item
+  modified)", which can no longer be cancelled, modified or re-addressed).
+- change_payment: only a `pending` order with exactly one payment on record, to a different
+  payment method of the customer; a gift card must cover the amount.
 
 Every failed check is a `Violation` carrying the `ErrorType` the tool reports (VALIDATION for an
 argument the customer can correct, BUSINESS_RULE_VIOLATION for a rule) and a sentence the
@@ -24,10 +26,12 @@ customer can read.
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from functools import lru_cache
@@ -55,6 +59,9 @@ class ActionName(StrEnum):
     CHANGE_ORDER_ADDRESS = "change_order_address"
     CANCEL_ORDER = "cancel_order"
     RETURN_ITEMS = "return_items"
+    EXCHANGE_ITEMS = "exchange_items"
+    MODIFY_ITEMS = "modify_items"
+    CHANGE_PAYMENT = "change_payment"
 
     @property
     def on_order(self) -> bool:
@@ -68,23 +75,23 @@ class PolicyRules:
     """The data in `policy.yaml`: limits, fixed lists and the customer-facing messages."""
 
     cancel_reasons: tuple[str, ...]
-    return_window_days: int
     country: str
     country_aliases: frozenset[str]
     refund_timing: Mapping[str, str]
     statuses: Mapping[str, str]
     messages: Mapping[str, Mapping[str, str]]
+    max_listed_options: int = 12
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> PolicyRules:
         return cls(
             cancel_reasons=tuple(str(r) for r in data["cancel_reasons"]),
-            return_window_days=int(data["return_window_days"]),
             country=str(data["country"]),
             country_aliases=frozenset(str(a).lower() for a in data["country_aliases"]),
             refund_timing=dict(data["refund_timing"]),
             statuses=dict(data["statuses"]),
             messages={k: dict(v) for k, v in data["messages"].items()},
+            max_listed_options=int(data.get("max_listed_options", 12)),
         )
 
     def status(self, name: str) -> str:
@@ -95,7 +102,7 @@ class PolicyRules:
         """A customer-facing sentence from `messages[group][key]` (or the group's `default`)."""
         templates = self.messages[group]
         template = templates.get(key) or templates["default"]
-        return template.format(window_days=self.return_window_days, **fields)
+        return template.format(**fields)
 
     def refund_timing_for(self, source: str) -> str:
         """When a refund to a payment method of this source appears ("immediately", ...)."""
@@ -211,7 +218,28 @@ class ReturnArgs:
     named: ItemRequest = ItemRequest()
 
 
-ActionArgs = CancelArgs | OrderAddressArgs | DefaultAddressArgs | ReturnArgs
+@dataclass(frozen=True)
+class ItemChangeArgs:
+    """exchange_items / modify_items: `item_ids[i]` becomes `new_item_ids[i]` (aligned, in the
+    order given: the reference applies the pairs in that order), the difference paid or refunded
+    through `payment_method_id`."""
+
+    order_id: str
+    item_ids: tuple[str, ...]
+    new_item_ids: tuple[str, ...]
+    payment_method_id: str
+
+
+@dataclass(frozen=True)
+class PaymentChangeArgs:
+    """change_payment: the order's one payment moves to `payment_method_id`."""
+
+    order_id: str
+    payment_method_id: str
+
+
+ActionArgs = (CancelArgs | OrderAddressArgs | DefaultAddressArgs | ReturnArgs | ItemChangeArgs
+              | PaymentChangeArgs)
 
 
 def _text(raw: Mapping[str, Any], key: str, label: str, *, required: bool = True) -> str:
@@ -278,19 +306,47 @@ def _reason(raw: Mapping[str, Any], rules: PolicyRules) -> str:
     return value
 
 
-def _item_ids(raw: Mapping[str, Any]) -> tuple[str, ...]:
-    value = raw.get("item_ids")
+def _id_list(raw: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
+    """The item ids under `key`, in the order given; ArgsError for anything that is not one."""
+    value = raw.get(key)
     if value is None:
         return ()
     if isinstance(value, str | int):
         value = [value]
     if not isinstance(value, Sequence) or len(value) > MAX_ITEMS:
-        raise ArgsError(f"The items to return must be a list of at most {MAX_ITEMS} item ids.")
+        raise ArgsError(f"The {what} must be a list of at most {MAX_ITEMS} item ids.")
     ids = [str(v).strip() for v in value]
     bad = [i for i in ids if not ITEM_ID_RE.match(i)]
     if bad:
         raise ArgsError(f"'{bad[0]}' is not an item id.")
-    return tuple(sorted(ids))
+    return tuple(ids)
+
+
+def _item_ids(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(sorted(_id_list(raw, "item_ids", "items to return")))
+
+
+def _payment_method_id(raw: Mapping[str, Any], purpose: str) -> str:
+    value = raw.get("payment_method_id")
+    text = str(value).strip() if value not in (None, "") else ""
+    if not text:
+        raise ArgsError(f"Please tell me which of your payment methods {purpose}.")
+    if len(text) > MAX_FIELD_CHARS:
+        raise ArgsError(f"'{text[:MAX_FIELD_CHARS]}...' is not a payment method.")
+    return text
+
+
+def _item_change_args(raw: Mapping[str, Any], order_id: str, verb: str) -> ItemChangeArgs:
+    old = _id_list(raw, "item_ids", f"items to {verb}")
+    new = _id_list(raw, "new_item_ids", "new items")
+    if not old:
+        raise ArgsError(f"Which items of order {order_id} do you want to {verb}, and to which options?")
+    if len(old) != len(new):
+        raise ArgsError(f"Each item to {verb} needs exactly one new item: {len(old)} item(s) to {verb} "
+                        f"but {len(new)} new item(s) were given.")
+    return ItemChangeArgs(order_id=order_id, item_ids=old, new_item_ids=new,
+                          payment_method_id=_payment_method_id(raw, "should pay or receive the price "
+                                                                    "difference"))
 
 
 def _item_request(raw: Mapping[str, Any]) -> ItemRequest:
@@ -317,6 +373,13 @@ def parse_args(action: ActionName, raw: Mapping[str, Any], rules: PolicyRules) -
         return CancelArgs(order_id=order_id, reason=_reason(raw, rules))
     if action is ActionName.CHANGE_ORDER_ADDRESS:
         return OrderAddressArgs(order_id=order_id, address=parse_address(raw.get("address"), rules))
+    if action is ActionName.EXCHANGE_ITEMS:
+        return _item_change_args(raw, order_id, "exchange")
+    if action is ActionName.MODIFY_ITEMS:
+        return _item_change_args(raw, order_id, "modify")
+    if action is ActionName.CHANGE_PAYMENT:
+        return PaymentChangeArgs(order_id=order_id,
+                                 payment_method_id=_payment_method_id(raw, "should pay for the order"))
     method = raw.get("payment_method_id")
     return ReturnArgs(order_id=order_id, item_ids=_item_ids(raw),
                       payment_method_id=str(method).strip() if method else None, named=_item_request(raw))
@@ -330,6 +393,11 @@ def args_dict(args: ActionArgs) -> dict[str, Any]:
         return {"order_id": args.order_id, "address": args.address.as_dict()}
     if isinstance(args, CancelArgs):
         return {"order_id": args.order_id, "reason": args.reason}
+    if isinstance(args, ItemChangeArgs):
+        return {"order_id": args.order_id, "item_ids": list(args.item_ids),
+                "new_item_ids": list(args.new_item_ids), "payment_method_id": args.payment_method_id}
+    if isinstance(args, PaymentChangeArgs):
+        return {"order_id": args.order_id, "payment_method_id": args.payment_method_id}
     return {"order_id": args.order_id, "item_ids": list(args.item_ids),
             "payment_method_id": args.payment_method_id}
 
@@ -358,12 +426,31 @@ class PaymentMethod:
             return f"your gift card ({self.payment_method_id})"
         return f"your {self.source.replace('_', ' ')} ({self.payment_method_id})"
 
+    def listed(self) -> str:
+        """For a list of the customer's methods: "Visa ending 4242 (credit_card_1)",
+        "gift card (gift_card_1, balance $20.00)"."""
+        if self.is_gift_card:
+            balance = f", balance {usd(self.balance)}" if self.balance is not None else ""
+            return f"gift card ({self.payment_method_id}{balance})"
+        if self.source == "credit_card":
+            return f"{self.label().removeprefix('your ')} ({self.payment_method_id})"
+        return self.label().removeprefix("your ")
+
     @classmethod
     def from_graph(cls, props: Mapping[str, Any]) -> PaymentMethod:
         balance = props.get("balance")
         return cls(payment_method_id=str(props["payment_method_id"]), source=str(props.get("source") or ""),
                    brand=props.get("brand"), last_four=props.get("last_four"),
                    balance=None if balance is None else money(balance))
+
+
+def option_values(options_json: str | None) -> str:
+    """`black, fabric`: an item's option values in the dataset's order, from its `options_json`."""
+    try:
+        options = json.loads(options_json or "{}")
+    except ValueError:
+        return ""
+    return ", ".join(str(v) for v in options.values()) if isinstance(options, dict) else ""
 
 
 @dataclass(frozen=True)
@@ -375,10 +462,40 @@ class OrderLine:
     option_text: str
     delivered_at: datetime | None
     product_id: str = ""
+    options_json: str = "{}"
 
     def label(self) -> str:
         """`Water Bottle (capacity: 1000ml, color: blue)`."""
         return f"{self.name} ({self.option_text})" if self.option_text else self.name
+
+    def values(self) -> str:
+        """`1000ml, blue`: the option values alone."""
+        return option_values(self.options_json)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An item of the catalogue: one option set of a product, its price and availability."""
+
+    item_id: str
+    product_id: str
+    price: Decimal
+    available: bool
+    option_text: str = ""
+    options_json: str = "{}"
+    product_name: str = ""
+
+    def values(self) -> str:
+        """`blue, leather`: the option values alone."""
+        return option_values(self.options_json)
+
+    @classmethod
+    def from_graph(cls, props: Mapping[str, Any]) -> Variant:
+        return cls(item_id=str(props["item_id"]), product_id=str(props.get("product_id") or ""),
+                   price=money(props.get("price") or 0), available=bool(props.get("available")),
+                   option_text=str(props.get("option_text") or ""),
+                   options_json=str(props.get("options_json") or "{}"),
+                   product_name=str(props.get("product_name") or ""))
 
 
 @dataclass(frozen=True)
@@ -399,7 +516,8 @@ def parse_instant(value: Any) -> datetime | None:
 
 @dataclass(frozen=True)
 class OrderFacts:
-    """One order of the customer, as the policy needs it (read from the graph by `queries`)."""
+    """One order of the customer, as the policy needs it (read from the graph by `queries`):
+    with `variants`, every option of the products its lines hold."""
 
     customer_id: str
     order_id: str
@@ -409,6 +527,7 @@ class OrderFacts:
     lines: tuple[OrderLine, ...]
     transactions: tuple[Transaction, ...]
     payment_methods: tuple[PaymentMethod, ...]
+    variants: tuple[Variant, ...] = ()
 
     @classmethod
     def from_graph(cls, facts: Mapping[str, Any]) -> OrderFacts:
@@ -421,13 +540,15 @@ class OrderFacts:
                                   name=str(line.get("name") or ""), price=money(line.get("price") or 0),
                                   option_text=str(line.get("option_text") or ""),
                                   delivered_at=parse_instant(line.get("delivered_at")),
-                                  product_id=str(line.get("product_id") or ""))
+                                  product_id=str(line.get("product_id") or ""),
+                                  options_json=str(line.get("options_json") or "{}"))
                         for line in facts.get("lines") or []),
             transactions=tuple(Transaction(transaction_id=str(t["transaction_id"]), seq=int(t["seq"]),
                                            type=str(t["type"]), amount=money(t["amount"]),
                                            payment_method_id=str(t["payment_method_id"]))
                                for t in facts.get("transactions") or []),
             payment_methods=tuple(PaymentMethod.from_graph(m) for m in facts.get("payment_methods") or []),
+            variants=tuple(Variant.from_graph(v) for v in facts.get("variants") or []),
         )
 
     @property
@@ -450,9 +571,23 @@ class OrderFacts:
     def payment_method(self, payment_method_id: str) -> PaymentMethod | None:
         return next((m for m in self.payment_methods if m.payment_method_id == payment_method_id), None)
 
+    def line_for(self, item_id: str) -> OrderLine | None:
+        """The first line holding `item_id` (the one the reference takes an item's price from)."""
+        return next((line for line in self.lines if line.item_id == item_id), None)
+
+    def variant(self, item_id: str) -> Variant | None:
+        return next((v for v in self.variants if v.item_id == item_id), None)
+
+    def available_variants(self, product_id: str) -> tuple[Variant, ...]:
+        return tuple(v for v in self.variants if v.product_id == product_id and v.available)
+
     def item_list(self) -> str:
         """`Water Bottle (item 6469567736), Office Chair (item 8426249116)` for messages."""
         return ", ".join(f"{line.name} (item {line.item_id})" for line in self.lines)
+
+    def method_list(self) -> str:
+        """The customer's payment methods, for messages."""
+        return ", ".join(m.listed() for m in self.payment_methods) or "none"
 
 
 @dataclass(frozen=True)
@@ -471,6 +606,14 @@ def _rule(message: str) -> Violation:
     return Violation(ErrorType.BUSINESS_RULE_VIOLATION, message)
 
 
+def check_status(action: ActionName, order: OrderFacts, allowed: str, rules: PolicyRules) -> Violation | None:
+    """The order's status must be exactly `allowed` (a status name in `policy.yaml`); otherwise
+    the action's message for the order's status says why and what can be done instead."""
+    if order.status == rules.status(allowed):
+        return None
+    return _rule(rules.message(action.value, order.status, order_id=order.order_id, status=order.status))
+
+
 def check_address_country(address: Address, rules: PolicyRules) -> Violation | None:
     """We deliver only in the US (shipping-delivery.md), for orders and the default address."""
     if address.country != rules.country:
@@ -479,18 +622,27 @@ def check_address_country(address: Address, rules: PolicyRules) -> Violation | N
 
 
 def check_cancel(order: OrderFacts, rules: PolicyRules) -> Violation | None:
-    """Only a `pending` order can be cancelled (cancellations.md)."""
-    if order.status == rules.status("pending"):
-        return None
-    return _rule(rules.message("cancel_order", order.status, order_id=order.order_id, status=order.status))
+    """Only a `pending` order can be cancelled."""
+    return check_status(ActionName.CANCEL_ORDER, order, "pending", rules)
 
 
 def check_order_address(order: OrderFacts, address: Address, rules: PolicyRules) -> Violation | None:
     """Only a `pending` order's address can change, and only to a US address."""
-    if order.status != rules.status("pending"):
-        return _rule(rules.message("change_order_address", order.status, order_id=order.order_id,
-                                   status=order.status))
-    return check_address_country(address, rules)
+    return (check_status(ActionName.CHANGE_ORDER_ADDRESS, order, "pending", rules)
+            or check_address_country(address, rules))
+
+
+def check_item_counts(order: OrderFacts, item_ids: Sequence[str], rules: PolicyRules) -> Violation | None:
+    """Every id held by the order at least as often as it is listed (duplicates counted as the
+    reference counts them); a VALIDATION violation listing the order's items otherwise."""
+    held = Counter(line.item_id for line in order.lines)
+    for item_id, wanted in Counter(item_ids).items():
+        if wanted > held[item_id]:
+            key = "not_in_order" if held[item_id] == 0 else "too_few"
+            return Violation(ErrorType.VALIDATION, rules.message(
+                "items", key, order_id=order.order_id, item_id=item_id, held=held[item_id],
+                items=order.item_list()))
+    return None
 
 
 def select_named_lines(order: OrderFacts, named: ItemRequest) -> tuple[OrderLine, ...] | Violation:
@@ -516,32 +668,19 @@ def select_return_lines(order: OrderFacts, item_ids: Sequence[str],
     A missing or unknown id is a VALIDATION violation listing the order's items."""
     if not item_ids:
         return select_named_lines(order, named or ItemRequest())
+    missing = check_item_counts(order, item_ids, load_rules())
+    if missing:
+        return missing
     chosen: list[OrderLine] = []
     for item_id in item_ids:
-        line = next((x for x in order.lines if x.item_id == item_id and x not in chosen), None)
-        if line is None:
-            held = sum(1 for x in order.lines if x.item_id == item_id)
-            problem = (f"has no item {item_id}" if held == 0
-                       else f"has only {held} of item {item_id}")
-            return Violation(ErrorType.VALIDATION, f"Order {order.order_id} {problem}. "
-                                                   f"Its items are: {order.item_list()}.")
-        chosen.append(line)
+        chosen.append(next(x for x in order.lines if x.item_id == item_id and x not in chosen))
     return tuple(sorted(chosen, key=lambda x: x.line_id))
-
-
-def within_return_window(delivered_at: datetime, now: datetime, rules: PolicyRules) -> bool:
-    """True while `now` is at most `return_window_days` calendar days (UTC) after delivery."""
-    return _utc_date(now).toordinal() - _utc_date(delivered_at).toordinal() <= rules.return_window_days
-
-
-def _utc_date(moment: datetime) -> date:
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).date()
 
 
 def resolve_refund_method(order: OrderFacts, requested: str | None,
                           rules: PolicyRules) -> PaymentMethod | Violation:
     """The return's refund destination: the original payment method (the default) or an existing
-    gift card of the customer (returns-refunds.md)."""
+    gift card of the customer."""
     original = order.original_payment_method
     if requested is None or (original is not None and requested == original.payment_method_id):
         if original is None:
@@ -556,20 +695,96 @@ def resolve_refund_method(order: OrderFacts, requested: str | None,
 
 
 def check_return_status(order: OrderFacts, rules: PolicyRules) -> Violation | None:
-    """Only a `delivered` order can be returned (returns-refunds.md)."""
-    if order.status == rules.status("delivered"):
-        return None
-    return _rule(rules.message("return_items", order.status, order_id=order.order_id, status=order.status))
+    """Only a `delivered` order can be returned."""
+    return check_status(ActionName.RETURN_ITEMS, order, "delivered", rules)
 
 
-def check_return_window(order: OrderFacts, lines: Sequence[OrderLine], now: datetime,
-                        rules: PolicyRules) -> Violation | None:
-    """Every returned line delivered, at most `return_window_days` before `now`."""
-    for line in lines:
-        if line.delivered_at is None:
-            return _rule(rules.message("return_items", "no_delivery_date", order_id=order.order_id,
-                                       item=line.name))
-        if not within_return_window(line.delivered_at, now, rules):
-            return _rule(rules.message("return_items", "window", order_id=order.order_id, item=line.name,
-                                       delivered_on=_utc_date(line.delivered_at).strftime("%B %-d, %Y")))
+@dataclass(frozen=True)
+class ItemChange:
+    """One pair of an item change. `line` is the order line that changes (for modify_items the
+    one the reference rewrites: the first line still holding the item when the pair is applied),
+    `old_price` the price the difference is computed from (the first line holding the item, as
+    the reference takes it) and `new` the chosen variant."""
+
+    line: OrderLine
+    old_price: Decimal
+    new: Variant
+
+
+def _available_list(order: OrderFacts, product_id: str, rules: PolicyRules) -> str:
+    available = order.available_variants(product_id)
+    shown = [f"{v.values() or v.option_text} (item {v.item_id}, {usd(v.price)})"
+             for v in available[:rules.max_listed_options]]
+    more = len(available) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def select_item_changes(order: OrderFacts, args: ItemChangeArgs,
+                        rules: PolicyRules) -> tuple[ItemChange, ...] | Violation:
+    """The pairs of an exchange or a modification, checked as the reference checks them: every
+    item held by the order (duplicates counted), every new item an available option of the same
+    product. The pairs are applied in the order given to find the line each one changes."""
+    missing = check_item_counts(order, args.item_ids, rules)
+    if missing:
+        return missing
+    current = [line.item_id for line in order.lines]
+    changes: list[ItemChange] = []
+    for old_id, new_id in zip(args.item_ids, args.new_item_ids, strict=True):
+        first = order.line_for(old_id)
+        assert first is not None  # counted above
+        variant = order.variant(new_id)
+        item = f"{first.name} ({first.values()})" if first.values() else first.name
+        if variant is None or variant.product_id != first.product_id:
+            return _rule(rules.message("items", "other_product", item=item, new_item_id=new_id,
+                                       name=first.name, available=_available_list(order, first.product_id,
+                                                                                  rules) or "none"))
+        if not variant.available:
+            available = _available_list(order, first.product_id, rules)
+            return _rule(rules.message("items", "unavailable" if available else "none_available",
+                                       name=first.name, options=variant.values() or variant.option_text,
+                                       item=item, available=available))
+        index = current.index(old_id)
+        current[index] = new_id
+        changes.append(ItemChange(line=order.lines[index], old_price=first.price, new=variant))
+    return tuple(changes)
+
+
+def resolve_payment_method(order: OrderFacts, payment_method_id: str,
+                           rules: PolicyRules) -> PaymentMethod | Violation:
+    """One of the customer's payment methods; a VALIDATION violation listing them otherwise."""
+    method = order.payment_method(payment_method_id)
+    if method is None:
+        return Violation(ErrorType.VALIDATION, rules.message("payment", "not_yours", method=payment_method_id,
+                                                             methods=order.method_list()))
+    return method
+
+
+def check_gift_card_covers(method: PaymentMethod, amount: Decimal, what: str,
+                           rules: PolicyRules) -> Violation | None:
+    """A gift card pays only what its balance covers (`balance < amount` refuses, as the reference)."""
+    balance = method.balance or Decimal(0)
+    if method.is_gift_card and balance < amount:
+        return _rule(rules.message("payment", "gift_card_short", method=method.label().removeprefix("your "),
+                                   balance=usd(balance), what=what, amount=usd(amount)))
     return None
+
+
+def check_payment_change(order: OrderFacts, args: PaymentChangeArgs,
+                         rules: PolicyRules) -> tuple[Transaction, PaymentMethod] | Violation:
+    """A pending order with exactly one payment on record, moved to a different payment method of
+    the customer that can pay it (a gift card must cover the amount): the payment and the new
+    method, or why not (checked in the reference's order)."""
+    violation = check_status(ActionName.CHANGE_PAYMENT, order, "pending", rules)
+    if violation:
+        return violation
+    method = resolve_payment_method(order, args.payment_method_id, rules)
+    if isinstance(method, Violation):
+        return method
+    if len(order.transactions) != 1 or order.transactions[0].type != "payment":
+        return _rule(rules.message("change_payment", "one_payment", order_id=order.order_id))
+    payment = order.transactions[0]
+    if payment.payment_method_id == method.payment_method_id:
+        return _rule(rules.message("change_payment", "same_method", order_id=order.order_id,
+                                   method=method.label().removeprefix("your ")))
+    violation = check_gift_card_covers(method, payment.amount, "the order's payment", rules)
+    return violation or (payment, method)

@@ -5,12 +5,15 @@ port (`read` / `write`); nothing here imports the Neo4j driver.
 Facts
     `ORDER_FACTS` / `CUSTOMER_FACTS` project, as one map, every property the policy reads:
     the order (`o{.*}`), its shipping address, its lines with their delivery dates, its
-    transactions, and the customer's payment methods (or the customer and the default
+    transactions, every variant of the products its lines hold (what an item can be exchanged
+    or modified to), and the customer's payment methods (or the customer and the default
     address). Node projections with `{.*}` never hold nulls (Neo4j stores no null property),
     and the one derived value that can be absent (a line's delivery date) is added only when
     present, so the map compares with `=` reliably (`null = null` is null in Cypher).
 
-The write transaction (one statement, so one transaction, via `GraphStore.write`)
+The write transaction (one statement, so one transaction, via `GraphStore.write`); one for all
+six order actions (`WRITE_ORDER`, driven by the plan's parameters) and one for the default
+address
     1. locks the customer node (`SET c.action_lock ... REMOVE`): every action of one customer
        is serialised, so a second writer waits and then reads what the first committed;
     2. re-reads the facts and applies the change only if they equal the facts the policy was
@@ -21,6 +24,10 @@ The write transaction (one statement, so one transaction, via `GraphStore.write`
        This is the second guard against repeating an effect, independent of the DynamoDB
        idempotency record: even if that record is lost or expired, a replay finds the event
        and changes nothing (belt and braces).
+    4. (order actions) sets the order's properties (`$order_set`: the status and the dataset's
+       fields), appends the payment-history entries (`Transaction`, `-[:USING]->` the customer's
+       method), sets gift-card balances, updates order lines (and relinks `OF_VARIANT` when a
+       line's item changes) and the shipping address - whichever the plan has.
 """
 
 from __future__ import annotations
@@ -62,9 +69,15 @@ CALL (o) {
   WITH t, tm ORDER BY t.seq
   RETURN collect(t{.*, payment_method_id: tm.payment_method_id}) AS transactions
 }
+CALL (o) {
+  OPTIONAL MATCH (o)-[:HAS_LINE]->(vl:OrderLine)
+  OPTIONAL MATCH (p:Product {product_id: vl.product_id})-[:HAS_VARIANT]->(v:Variant)
+  WITH DISTINCT p, v ORDER BY v.item_id
+  RETURN collect(v{.*, product_id: p.product_id, product_name: p.name}) AS variants
+}
 WITH *, CASE WHEN o IS NULL THEN null ELSE {
   customer_id: c.customer_id, order: o{.*}, ship_to: ship_to, lines: lines,
-  transactions: transactions, payment_methods: payment_methods} END AS facts
+  transactions: transactions, payment_methods: payment_methods, variants: variants} END AS facts
 """
 
 # Needs `c` (Customer); adds `facts`.
@@ -127,35 +140,38 @@ CALL (c, o, fresh) {
 """ + body.replace("{AUDIT}", _AUDIT.format(carry=carry)) + "}\n" + _RESULT)
 
 
-WRITE_CANCEL = _order_write("""
-  OPTIONAL MATCH (c)-[:HAS_PAYMENT_METHOD]->(refund_to:PaymentMethod
-                                             {payment_method_id: $refund.payment_method_id})
-  WITH c, o, refund_to WHERE $refund IS NULL OR refund_to IS NOT NULL
+WRITE_ORDER = _order_write("""
 {AUDIT}
   CREATE (c)-[:HAS_AUDIT]->(e), (o)-[:HAS_AUDIT]->(e)
-  SET o.status = $order_status
-  FOREACH (r IN CASE WHEN $refund IS NULL THEN [] ELSE [$refund] END |
-    CREATE (o)-[:HAS_TRANSACTION]->(:Transaction {transaction_id: r.transaction_id, seq: r.seq,
-            type: 'refund', amount: r.amount, at: $audit.at})-[:USING]->(refund_to)
-    SET refund_to.balance = coalesce(r.new_balance, refund_to.balance))
-""", carry="c, o, refund_to")
-
-WRITE_RETURN = _order_write("""
-  MATCH (c)-[:HAS_PAYMENT_METHOD]->(refund_to:PaymentMethod {payment_method_id: $refund.payment_method_id})
-{AUDIT}
-  CREATE (c)-[:HAS_AUDIT]->(e), (o)-[:HAS_AUDIT]->(e)
-  SET o.status = $order_status, o.return_requested_at = $audit.at, o.return_amount = $refund.amount,
-      o.return_payment_method_id = refund_to.payment_method_id
-  WITH o
-  MATCH (o)-[:HAS_LINE]->(l:OrderLine) WHERE l.line_id IN $line_ids
-  SET l.return_requested = true
-""", carry="c, o, refund_to")
-
-WRITE_ORDER_ADDRESS = _order_write("""
-{AUDIT}
-  CREATE (c)-[:HAS_AUDIT]->(e), (o)-[:HAS_AUDIT]->(e)
-  MERGE (o)-[:SHIPS_TO]->(a:Address {address_id: 'order:' + o.order_id})
-  SET a += $address
+  SET o += $order_set
+  WITH c, o
+  CALL (c, o) {
+    UNWIND $transactions AS t
+    MATCH (c)-[:HAS_PAYMENT_METHOD]->(m:PaymentMethod {payment_method_id: t.payment_method_id})
+    CREATE (o)-[:HAS_TRANSACTION]->(:Transaction {transaction_id: t.transaction_id, seq: t.seq,
+            type: t.type, amount: t.amount, at: t.at})-[:USING]->(m)
+  }
+  CALL (c) {
+    UNWIND $balances AS b
+    MATCH (c)-[:HAS_PAYMENT_METHOD]->(m:PaymentMethod {payment_method_id: b.payment_method_id})
+    SET m.balance = b.balance
+  }
+  CALL (o) {
+    UNWIND $line_updates AS u
+    MATCH (o)-[:HAS_LINE]->(l:OrderLine {line_id: u.line_id})
+    SET l += u.props
+    WITH l, u WHERE u.item_id IS NOT NULL
+    MATCH (v:Variant {item_id: u.item_id})
+    OPTIONAL MATCH (l)-[old:OF_VARIANT]->()
+    DELETE old
+    WITH DISTINCT l, v
+    CREATE (l)-[:OF_VARIANT]->(v)
+  }
+  CALL (o) {
+    WITH o WHERE $address IS NOT NULL
+    MERGE (o)-[:SHIPS_TO]->(a:Address {address_id: 'order:' + o.order_id})
+    SET a += $address
+  }
 """, carry="c, o")
 
 WRITE_DEFAULT_ADDRESS = _LOCK + CUSTOMER_FACTS + """
@@ -170,10 +186,7 @@ CALL (c, fresh) {
 """ + _RESULT
 
 WRITES: Mapping[ActionName, str] = {
-    ActionName.CANCEL_ORDER: WRITE_CANCEL,
-    ActionName.RETURN_ITEMS: WRITE_RETURN,
-    ActionName.CHANGE_ORDER_ADDRESS: WRITE_ORDER_ADDRESS,
-    ActionName.UPDATE_DEFAULT_ADDRESS: WRITE_DEFAULT_ADDRESS,
+    action: WRITE_ORDER if action.on_order else WRITE_DEFAULT_ADDRESS for action in ActionName
 }
 
 
@@ -212,7 +225,8 @@ def apply_write(graph: GraphStore, action: ActionName, params: Mapping[str, Any]
 
     `params` holds `customer_id`, `order_id`, `idempotency_key`, `expected` (the facts the
     policy approved), `audit` (the AuditEvent's properties) and the action's values
-    (`order_status`, `refund`, `line_ids`, `address`).
+    (`ActionPlan.write_params`: `order_status`, `order_set`, `transactions`, `balances`,
+    `line_updates`, `address`).
     """
     rows = graph.write(WRITES[action], dict(params), timeout_s=timeout_s)
     if not rows:  # the customer node itself is gone

@@ -1,13 +1,21 @@
-"""Tool: consequential customer actions - update the default address, change a pending order's
-address, cancel a pending order, return delivered items - in two phases.
+"""Tool: consequential customer actions - the store's seven writes: update the default address,
+change a pending order's address, cancel a pending order, modify a pending order's items or its
+payment method, return or exchange delivered items - in two phases.
 
-    task.args = {"action": "cancel_order" | "return_items" | "change_order_address"
-                           | "update_default_address",
+    task.args = {"action": "cancel_order" | "return_items" | "exchange_items" | "modify_items"
+                           | "change_payment" | "change_order_address" | "update_default_address",
                  "args": {...},                      # the action's arguments (propose)
                  "phase": "propose" | "execute",     # default "propose"
                  "proposal": {...},                  # what the customer confirmed (execute)
                  "confirmation_id": "<session>:<turn>",
                  "approved_by": "<approver id>"}     # only from the human-approval step
+
+The action's arguments: cancel_order `{order_id, reason}`; return_items `{order_id, item_ids (or
+items_text / product_ids: the customer's words), payment_method_id?}`; exchange_items and
+modify_items `{order_id, item_ids, new_item_ids (aligned with item_ids), payment_method_id}`;
+change_payment `{order_id, payment_method_id}`; change_order_address `{order_id, address}`;
+update_default_address `{address}`. The effects are the benchmark's reference tools' (see
+`csagent.actions.policy` and `csagent.actions.proposals`).
 
 propose -> `{"phase", "action", "order_id", "proposal", "summary", "amount", "requires_approval",
 "requires_confirmation": True}`; nothing is written. execute -> `{"phase", "action", "order_id",
@@ -21,8 +29,8 @@ BUSINESS_RULE_VIOLATION with the reason; Neo4j timeouts -> TIMEOUT (retryable); 
 unavailable, or the same request already being carried out -> TRANSIENT (retryable).
 
 Configuration (settings, read through `csagent.config.get_settings`): `IDEMPOTENCY_TABLE`,
-`REFUND_APPROVAL_THRESHOLD`, `STORE_TODAY` (the store's date for the return window; unset = today),
-`CHECKPOINT_TTL_SECONDS` (how long a result is replayed).
+`REFUND_APPROVAL_THRESHOLD`, `STORE_TODAY` (the store's date for audit records and request
+dates; unset = today), `CHECKPOINT_TTL_SECONDS` (how long a result is replayed).
 """
 
 from __future__ import annotations
@@ -80,7 +88,7 @@ def _utc_now() -> datetime:
 
 def store_now(store_today: date | None, clock: Callable[[], datetime] = _utc_now) -> datetime:
     """The store's clock: today's real time, on `store_today` when one is configured (the demo
-    and test data are from 2024, so the return window is judged on a date inside that range)."""
+    and test data are from 2024, so what the actions date sits inside that range)."""
     now = clock()
     return now if store_today is None else now.replace(year=store_today.year, month=store_today.month,
                                                       day=store_today.day)

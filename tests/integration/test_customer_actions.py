@@ -12,30 +12,22 @@ earlier run never replay into this one.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
-import uuid
 from collections.abc import Iterator
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from actions_support import DirectRunner, action_settings, confirmation, execute, propose, proposed
 
 from csagent.actions.idempotency import KEY_PREFIX
 from csagent.actions.queries import ensure_audit_schema
 from csagent.adapters.neo4j_graph import Neo4jGraph
-from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.models import ErrorType, TaskStatus, ToolResult
 from csagent.tools import customer_actions as tool
-from csagent.tools.context import ToolContext
-from devstack.template import create_resources, local_resources
 
 pytestmark = pytest.mark.integration
-
-TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
-STORE_TODAY = date(2024, 7, 1)
 
 # Chosen from the seeded tau-retail store (dates are derived deterministically from ids).
 GIFT_CARD_OWNER, GIFT_CARD_ORDER = "juan_garcia_9528", "#W1013897"  # pending, $152.56 by gift_card_6369065
@@ -70,52 +62,10 @@ def no_audit_events(neo4j_driver: Any) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def settings(moto_endpoint: str) -> tool.ActionSettings:
-    """The tool's settings for the local stack, with the idempotency table created from the
-    template on the moto server if it is not there yet."""
-    resources = local_resources(TEMPLATE, stack_name="csagent-local")
-    table = resources.table("IdempotencyTable")
-    session = boto3.session.Session(region_name="us-east-1")
-    create_resources(session, dataclasses.replace(resources, tables=(table,), buckets=(), queues=()),
-                     endpoint_url=moto_endpoint)
-    return tool.ActionSettings(idempotency_table=table.table_name, region="us-east-1",
-                               endpoint_url=moto_endpoint, store_today=STORE_TODAY)
-
-
-class DirectRunner:
-    """No DynamoDB record at all: only the Neo4j guard stands between a replay and a repeat."""
-
-    def run_once(self, key: str, operation: Any) -> dict[str, Any]:
-        result: dict[str, Any] = operation()
-        return result
+    return action_settings(moto_endpoint)
 
 
 # ------------------------------------------------------------------------------------- helpers
-def confirmation() -> str:
-    return f"it-{uuid.uuid4().hex}:2"
-
-
-def propose(graph: Neo4jGraph, settings: tool.ActionSettings, customer_id: str, action: str,
-            args: dict[str, Any], confirmation_id: str | None = None) -> ToolResult:
-    task = Task(task_id="t1", task_type=action, tool=tool.TOOL_NAME,
-                args={"action": action, "args": args, "phase": "propose",
-                      "confirmation_id": confirmation_id or confirmation()})
-    return tool.run(task, ToolContext(graph=graph, customer_id=customer_id), settings=settings)
-
-
-def execute(graph: Neo4jGraph, settings: tool.ActionSettings, customer_id: str, proposal: dict[str, Any],
-            **kwargs: Any) -> ToolResult:
-    task = Task(task_id="t2", task_type=str(proposal["action"]), tool=tool.TOOL_NAME,
-                args={"phase": "execute", "proposal": proposal})
-    return tool.run(task, ToolContext(graph=graph, customer_id=customer_id), settings=settings, **kwargs)
-
-
-def proposed(result: ToolResult) -> dict[str, Any]:
-    assert result.status is TaskStatus.SUCCESS, result.error
-    assert result.data is not None
-    proposal: dict[str, Any] = result.data["proposal"]
-    return proposal
-
-
 def one(driver: Any, cypher: str, **params: Any) -> dict[str, Any]:
     records, _, _ = driver.execute_query(cypher, parameters_=params)
     return dict(records[0]) if records else {}
@@ -438,3 +388,235 @@ def test_concurrent_executions_without_the_dynamodb_guard_still_apply_once(
     state = order_state(neo4j_driver, GIFT_CARD_ORDER)
     assert (len(state["refunds"]), state["audits"]) == (1, 1)
     assert balance(neo4j_driver, "gift_card_6369065") == 176.56
+
+
+# ------------------------------------------------------------- exchanges, item and payment changes
+AARAV, AARAV_GIFT_CARD = "aarav_nguyen_7344", "gift_card_2742113"  # gift card balance 22.00; PayPal
+AARAV_DELIVERED = "#W7728728"  # Wireless Earbuds 8555936349 $226.49, Hiking Boots 1437889264 $258.09
+AARAV_PENDING = "#W2443586"  # Keyboard 9690244451 (no longer available), the same boots, a Garden Hose
+BOOTS, LEATHER_BOOTS = "1437889264", "3613716226"  # size 7 synthetic $258.09 -> size 8 synthetic $253.54
+WATERPROOF_BOOTS = "3812493782"  # size 7, leather, waterproof, $244.34
+EARBUDS_8H, EARBUDS_DEARER, EARBUDS_GONE = "8555936349", "9580569596", "2499294441"  # $226.49, $257.38, n/a
+HOSE, BLUE_HOSE = "3369928769", "9829827210"  # $97.35 -> $90.43
+OMAR_GIFT_CARD = "gift_card_3749819"  # balance 91.00; CARD_ORDER was paid $53.43 by credit_card_3577130
+
+EXCHANGE = {"order_id": AARAV_DELIVERED, "item_ids": [BOOTS, EARBUDS_8H],
+            "new_item_ids": [WATERPROOF_BOOTS, EARBUDS_8H], "payment_method_id": AARAV_GIFT_CARD}
+MODIFY = {"order_id": AARAV_PENDING, "item_ids": [HOSE, BOOTS], "new_item_ids": [BLUE_HOSE, LEATHER_BOOTS],
+          "payment_method_id": AARAV_GIFT_CARD}
+CHANGE_PAYMENT = {"order_id": CARD_ORDER, "payment_method_id": OMAR_GIFT_CARD}
+
+
+def order_record(driver: Any, order_id: str) -> dict[str, Any]:
+    """The order's own properties, its entries, its lines with their variants, and its audits."""
+    return one(driver, """
+        MATCH (o:Order {order_id: $id})
+        CALL (o) { OPTIONAL MATCH (o)-[:HAS_TRANSACTION]->(t:Transaction)-[:USING]->(m:PaymentMethod)
+                   WITH t, m ORDER BY t.seq
+                   RETURN collect([t.seq, t.type, t.amount, m.payment_method_id]) AS entries }
+        CALL (o) { MATCH (o)-[:HAS_LINE]->(l:OrderLine)-[:OF_VARIANT]->(v:Variant)
+                   WITH l, v ORDER BY l.line_no
+                   RETURN collect([l.item_id, l.price, l.options_json, v.item_id]) AS lines }
+        CALL (o) { OPTIONAL MATCH (o)-[:HAS_AUDIT]->(e:AuditEvent) RETURN count(e) AS audits }
+        RETURN o{.*} AS order, entries, lines, audits""", id=order_id)
+
+
+def customer_record(driver: Any, customer_id: str) -> dict[str, Any]:
+    """Everything of the customer a write could touch: orders, entries, lines, balances, audits."""
+    return one(driver, """
+        MATCH (c:Customer {customer_id: $id})
+        CALL (c) { MATCH (c)-[:HAS_PAYMENT_METHOD]->(m) WITH m ORDER BY m.payment_method_id
+                   RETURN collect([m.payment_method_id, m.balance]) AS balances }
+        CALL (c) { MATCH (c)-[:PLACED]->(o:Order)-[:HAS_LINE]->(l:OrderLine)-[:OF_VARIANT]->(v)
+                   WITH o, l, v ORDER BY o.order_id, l.line_no
+                   RETURN collect([o{.*}, l{.*}, v.item_id]) AS lines }
+        CALL (c) { MATCH (c)-[:PLACED]->(:Order)-[:HAS_TRANSACTION]->(t)-[:USING]->(m)
+                   WITH t, m ORDER BY t.transaction_id
+                   RETURN collect([t{.*}, m.payment_method_id]) AS entries }
+        CALL (c) { OPTIONAL MATCH (c)-[:HAS_AUDIT]->(e) RETURN count(e) AS audits }
+        RETURN balances, lines, entries, audits""", id=customer_id)
+
+
+def test_an_exchange_records_the_request_with_the_reference_fields_and_moves_no_money(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a delivered order: the boots for the waterproof leather pair, the earbuds for the same
+    proposal = proposed(propose(graph, settings, AARAV, "exchange_items", EXCHANGE))
+    assert proposal["summary"][0].startswith(
+        f"Exchange in order {AARAV_DELIVERED}: Hiking Boots (7, synthetic, no) -> (7, leather, yes), "
+        "$258.09 -> $244.34;")
+    assert proposal["summary"][1] == ("Price difference: $13.75 is refunded to your gift card "
+                                      f"({AARAV_GIFT_CARD}).")
+
+    # When the customer confirms
+    result = execute(graph, settings, AARAV, proposal)
+
+    # Then the order holds the request exactly as the reference records it, and nothing else moved
+    assert result.status is TaskStatus.SUCCESS, result.error
+    record = order_record(neo4j_driver, AARAV_DELIVERED)
+    assert {k: v for k, v in record["order"].items() if k.startswith("exchange_") or k == "status"} == {
+        "status": "exchange requested", "exchange_items": sorted([BOOTS, EARBUDS_8H]),
+        "exchange_new_items": sorted([WATERPROOF_BOOTS, EARBUDS_8H]),
+        "exchange_payment_method_id": AARAV_GIFT_CARD, "exchange_price_difference": -13.75,
+        "exchange_requested_at": record["order"]["exchange_requested_at"]}
+    assert record["order"]["exchange_requested_at"].startswith("2024-07-01T")
+    assert record["entries"] == [[1, "payment", 484.58, "paypal_7859314"]] and record["audits"] == 1
+    assert [line[0] for line in record["lines"]] == [EARBUDS_8H, BOOTS]
+    assert balance(neo4j_driver, AARAV_GIFT_CARD) == 22.0
+
+
+def test_a_modification_refunds_the_difference_rewrites_and_relinks_the_lines(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a pending order: the hose for the blue one, the boots for size 8, refunded to a gift card
+    proposal = proposed(propose(graph, settings, AARAV, "modify_items", MODIFY))
+    assert proposal["amount"] == 11.47 and proposal["price_difference"] == -11.47
+
+    # When the customer confirms
+    result = execute(graph, settings, AARAV, proposal)
+
+    # Then one refund entry, the card credited, the lines now the new items, the status the reference's
+    assert result.status is TaskStatus.SUCCESS, result.error
+    record = order_record(neo4j_driver, AARAV_PENDING)
+    assert record["order"]["status"] == "pending (item modified)"
+    assert record["order"]["total"] == 580.48
+    assert record["entries"] == [[1, "payment", 591.95, "paypal_7859314"],
+                                 [2, "refund", 11.47, AARAV_GIFT_CARD]]
+    assert [(item, price, variant) for item, price, _, variant in record["lines"]] == [
+        ("9690244451", 236.51, "9690244451"), (LEATHER_BOOTS, 253.54, LEATHER_BOOTS),
+        (BLUE_HOSE, 90.43, BLUE_HOSE)]
+    assert json.loads(record["lines"][2][2]) == {"length": "25ft", "material": "vinyl", "color": "blue"}
+    assert balance(neo4j_driver, AARAV_GIFT_CARD) == 33.47
+
+
+def test_after_a_modification_the_order_can_no_longer_be_modified_cancelled_or_readdressed(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given the order's items modified once
+    execute(graph, settings, AARAV, proposed(propose(graph, settings, AARAV, "modify_items", MODIFY)))
+    before = customer_record(neo4j_driver, AARAV)
+
+    # When the customer asks for a second item change, a cancellation and a new address
+    again = propose(graph, settings, AARAV, "modify_items", {**MODIFY, "item_ids": [BLUE_HOSE],
+                                                            "new_item_ids": [HOSE]})
+    cancel = propose(graph, settings, AARAV, "cancel_order", {"order_id": AARAV_PENDING,
+                                                             "reason": "no longer needed"})
+    readdress = propose(graph, settings, AARAV, "change_order_address", {"order_id": AARAV_PENDING,
+                                                                        "address": NEW_ADDRESS})
+
+    # Then each is refused with the rule, and nothing changed
+    for refusal in (again, cancel, readdress):
+        assert refusal.error is not None and refusal.error.type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert again.error is not None and "Items can be modified only once" in again.error.message
+    assert customer_record(neo4j_driver, AARAV) == before
+
+
+def test_a_payment_change_pays_with_the_new_method_and_refunds_the_original(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a pending order paid $53.43 by card, moved to a gift card holding $91.00
+    proposal = proposed(propose(graph, settings, CARD_OWNER, "change_payment", CHANGE_PAYMENT))
+    assert proposal["requires_approval"] is False
+
+    # When
+    result = execute(graph, settings, CARD_OWNER, proposal)
+
+    # Then a payment by the gift card, a refund to the card, the card debited, the order still pending
+    assert result.status is TaskStatus.SUCCESS, result.error
+    record = order_record(neo4j_driver, CARD_ORDER)
+    card = "credit_card_3577130"
+    assert record["entries"] == [[1, "payment", 53.43, card], [2, "payment", 53.43, OMAR_GIFT_CARD],
+                                 [3, "refund", 53.43, card]]
+    assert record["order"]["status"] == "pending" and balance(neo4j_driver, OMAR_GIFT_CARD) == 37.57
+
+
+@pytest.mark.parametrize(("customer", "action", "args"), [
+    (AARAV, "exchange_items", EXCHANGE),
+    (AARAV, "modify_items", MODIFY),
+    (CARD_OWNER, "change_payment", CHANGE_PAYMENT),
+])
+@pytest.mark.parametrize("guard", ["dynamodb", "neo4j only"])
+def test_each_new_write_applies_once_when_its_confirmation_is_executed_twice(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None,
+        customer: str, action: str, args: dict[str, Any], guard: str) -> None:
+    # Given a confirmed change, carried out
+    runner = {"idempotency": DirectRunner()} if guard == "neo4j only" else {}
+    proposal = proposed(propose(graph, settings, customer, action, args))
+    first = execute(graph, settings, customer, proposal, **runner)
+    after_first = customer_record(neo4j_driver, customer)
+
+    # When the same confirmation is executed again
+    second = execute(graph, settings, customer, proposal, **runner)
+
+    # Then it answers like the first time and nothing is written again
+    assert first.status is TaskStatus.SUCCESS and second.data == first.data
+    assert customer_record(neo4j_driver, customer) == after_first
+    assert after_first["audits"] == 1
+
+
+RULE = ErrorType.BUSINESS_RULE_VIOLATION
+
+
+def earbuds_to(new_item_id: str) -> dict[str, Any]:
+    return {**EXCHANGE, "item_ids": [EARBUDS_8H], "new_item_ids": [new_item_id]}
+
+
+BAD_INPUT = [
+    pytest.param(AARAV, "exchange_items", {**EXCHANGE, "item_ids": ["9999999999"], "new_item_ids": [BOOTS]},
+                 ErrorType.VALIDATION, f"Order {AARAV_DELIVERED} has no item 9999999999.",
+                 id="item-not-in-order"),
+    pytest.param(AARAV, "exchange_items", earbuds_to(BOOTS), RULE,
+                 "can only be changed to another option of the same product",
+                 id="variant-of-another-product"),
+    pytest.param(AARAV, "exchange_items", earbuds_to(EARBUDS_GONE), RULE, "is not available",
+                 id="unavailable-variant"),
+    pytest.param(AARAV, "exchange_items", earbuds_to(EARBUDS_DEARER), RULE,
+                 "does not cover the price difference of $30.89", id="gift-card-short-of-the-difference"),
+    pytest.param(AARAV, "modify_items", {**MODIFY, "order_id": AARAV_DELIVERED, "item_ids": [BOOTS],
+                                         "new_item_ids": [LEATHER_BOOTS]},
+                 ErrorType.BUSINESS_RULE_VIOLATION, "A delivered order's items can be exchanged instead",
+                 id="modify-a-delivered-order"),
+    pytest.param(AARAV, "exchange_items", {**EXCHANGE, "order_id": AARAV_PENDING},
+                 ErrorType.BUSINESS_RULE_VIOLATION, "A pending order's items can be modified instead",
+                 id="exchange-a-pending-order"),
+    pytest.param(AARAV, "change_payment", {"order_id": AARAV_PENDING, "payment_method_id": AARAV_GIFT_CARD},
+                 ErrorType.BUSINESS_RULE_VIOLATION, "does not cover the order's payment of $591.95",
+                 id="gift-card-short-of-the-order"),
+    pytest.param(CARD_OWNER, "change_payment", {**CHANGE_PAYMENT, "payment_method_id": "credit_card_3577130"},
+                 RULE, "can only be changed to a different one", id="same-method"),
+    pytest.param(AARAV, "exchange_items", {**EXCHANGE, "payment_method_id": OMAR_GIFT_CARD},
+                 ErrorType.VALIDATION, "is not one of your payment methods", id="someone-elses-method"),
+]
+
+
+@pytest.mark.parametrize(("customer", "action", "args", "error_type", "words"), BAD_INPUT)
+def test_bad_input_is_refused_with_the_rule_and_writes_nothing(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, customer: str, action: str,
+        args: dict[str, Any], error_type: ErrorType, words: str) -> None:
+    # Given the customer's records
+    before = customer_record(neo4j_driver, customer)
+
+    # When the change is proposed, and a forged confirmation of it is executed
+    refusal = propose(graph, settings, customer, action, args)
+    forged = execute(graph, settings, customer, {"action": action, "args": args,
+                                                 "confirmation_id": confirmation()})
+
+    # Then both are refused with the rule, and nothing at all was written
+    for result in (refusal, forged):
+        assert result.error is not None and result.error.type is error_type, result.error
+        assert words in result.error.message
+    assert customer_record(neo4j_driver, customer) == before
+
+
+def test_a_variant_sold_out_after_the_proposal_is_not_exchanged_and_nothing_is_written(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given an exchange proposed, then the chosen boots became unavailable before the yes
+    proposal = proposed(propose(graph, settings, AARAV, "exchange_items", EXCHANGE))
+    neo4j_driver.execute_query("MATCH (v:Variant {item_id: $id}) SET v.available = false",
+                               id=WATERPROOF_BOOTS)
+    before = customer_record(neo4j_driver, AARAV)
+
+    # When the customer confirms
+    result = execute(graph, settings, AARAV, proposal)
+
+    # Then the policy is checked again: refused, with the other options, and nothing is written
+    assert result.error is not None and result.error.type is ErrorType.BUSINESS_RULE_VIOLATION
+    assert "is not available" in result.error.message and "The available options of Hiking Boots" in (
+        result.error.message)
+    assert customer_record(neo4j_driver, AARAV) == before

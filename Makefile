@@ -11,6 +11,7 @@ PORT      ?= 8080
 NEO4J_BOLT_PORT ?= 7687
 MOTO_PORT ?= 4566
 DATA      ?=
+OUT       ?=
 TAU       ?= ../shared/data/tau-retail
 
 # The local stack's configuration, shared by every target that talks to it.
@@ -24,15 +25,15 @@ export AWS_DEFAULT_REGION := us-east-1
 export AWS_ACCESS_KEY_ID := testing
 export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
-# The seeded stores' dates are in 2024: the store's "today" sits inside them so that date
-# rules (the 30-day return window) can be exercised locally. Unset in AWS (the real date).
+# The seeded stores' dates are in 2024: the store's "today" sits inside them, so what the
+# actions date (audit records, requests) does too. Unset in AWS (the real date).
 export STORE_TODAY ?= 2024-07-01
 
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup up down status seed serve demo test test-unit bench eval faults lint lock clean
+.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -61,6 +62,10 @@ status:
 
 seed: up ## load the store into Neo4j: DATA=dir (tau-retail shape) or the built-in demo store
 	$(BIN)/python -m devstack.seed $(if $(DATA),--data $(DATA),)
+
+export: up ## write the store as it is now to OUT=dir: users.json, orders.json, products.json (tau-retail shapes)
+	@test -n "$(OUT)" || { echo "usage: make export OUT=dir"; exit 2; }
+	$(BIN)/python -m devstack.export --out $(OUT)
 
 serve: up ## HTTP API on 127.0.0.1:$(PORT) against the local stack (dev auth: Bearer dev:<customer_id>)
 	$(BIN)/uvicorn --app-dir functions/router app:app --host 127.0.0.1 --port $(PORT)

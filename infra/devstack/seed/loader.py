@@ -6,6 +6,11 @@
 `MENTIONS` links to products and categories are restored after the products are re-created.
 
 Rows are built by pure functions (`build_rows`) and written with batched `UNWIND $rows` queries.
+
+Besides the graph's own shape, the loader keeps what it takes to give the dataset back exactly
+(`devstack.export`): an order's position in its customer's `orders` list (`Order.placed_seq`),
+and each shipment's fulfilment (`Shipment.fulfillment_no`, `tracking_no` within it, and the
+fulfilment's `item_ids` as the dataset lists them).
 """
 
 from __future__ import annotations
@@ -41,6 +46,14 @@ STORE_RELATIONSHIPS: tuple[str, ...] = (
 )
 
 Rows = list[dict[str, Any]]
+
+ORDER_ACTION_FIELDS: tuple[str, ...] = (
+    "cancel_reason", "return_items", "return_payment_method_id", "exchange_items", "exchange_new_items",
+    "exchange_payment_method_id", "exchange_price_difference",
+)
+"""The order fields the store's writes add to a dataset record (as the benchmark's reference tools
+name them): loaded as `Order` properties when a dataset already has them, written by
+`csagent.actions`, exported by `devstack.export`."""
 
 
 @dataclass(frozen=True)
@@ -152,20 +165,23 @@ def _destination(address: Mapping[str, Any]) -> str:
 
 def _order_shipments(order: Mapping[str, Any], created_at: Any,
                      lines: Rows) -> tuple[Rows, Rows]:
-    """Shipment rows (one per tracking id of each fulfilment) and their event rows."""
+    """Shipment rows (one per tracking id of each fulfilment, with the fulfilment's position and
+    item ids) and their event rows."""
     order_id, status = order["order_id"], order["status"]
     shipments: Rows = []
     events: Rows = []
-    for fulfilment in order.get("fulfillments", []):
-        wanted = set(fulfilment.get("item_ids", []))
+    for fulfillment_no, fulfilment in enumerate(order.get("fulfillments", []), start=1):
+        item_ids = [str(item_id) for item_id in fulfilment.get("item_ids", [])]
+        wanted = set(item_ids)
         line_ids = [line["line_id"] for line in lines if line["item_id"] in wanted]
-        for tracking_id in fulfilment.get("tracking_id", []):
+        for tracking_no, tracking_id in enumerate(fulfilment.get("tracking_id", []), start=1):
             info = augment.shipment_for(tracking_id, status, created_at, _destination(order["address"]))
             shipments.append({
                 "order_id": order_id, "tracking_id": tracking_id, "carrier": info.carrier,
                 "status": info.status, "shipped_at": info.shipped_at,
                 "estimated_delivery": info.estimated_delivery, "delivered_at": info.delivered_at,
-                "line_ids": line_ids,
+                "line_ids": line_ids, "fulfillment_no": fulfillment_no, "tracking_no": tracking_no,
+                "item_ids": item_ids,
             })
             events.extend({
                 "tracking_id": tracking_id, "event_id": f"{tracking_id}/{event.seq}", "seq": event.seq,
@@ -175,9 +191,15 @@ def _order_shipments(order: Mapping[str, Any], created_at: Any,
     return shipments, events
 
 
-def order_rows(orders: Mapping[str, Any]) -> dict[str, Rows]:
+def placed_positions(users: Mapping[str, Any]) -> dict[str, int]:
+    """Each order's position (from 1) in its customer's `orders` list."""
+    return {order_id: seq for user in users.values()
+            for seq, order_id in enumerate(user.get("orders", []), start=1)}
+
+
+def order_rows(orders: Mapping[str, Any], placed: Mapping[str, int] | None = None) -> dict[str, Rows]:
     """Rows for `Order` (with its shipping `Address`), `OrderLine`, `Transaction`, `Shipment`
-    and `TrackingEvent` nodes."""
+    and `TrackingEvent` nodes. `placed` gives each order's `placed_seq` (`placed_positions`)."""
     out: dict[str, Rows] = {"orders": [], "lines": [], "transactions": [], "shipments": [], "events": []}
     for order in orders.values():
         order_id = order["order_id"]
@@ -186,7 +208,9 @@ def order_rows(orders: Mapping[str, Any]) -> dict[str, Rows]:
         out["orders"].append({
             "order_id": order_id, "customer_id": order["user_id"], "status": order["status"],
             "created_at": augment.iso(created_at), "total": total, "item_count": item_count,
+            "placed_seq": (placed or {}).get(order_id),
             "address": _address_row(f"order:{order_id}", order["address"]),
+            "fields": {key: order[key] for key in ORDER_ACTION_FIELDS if key in order},
         })
         lines = [{
             "order_id": order_id, "line_id": f"{order_id}/{line_no}", "line_no": line_no,
@@ -209,7 +233,8 @@ def order_rows(orders: Mapping[str, Any]) -> dict[str, Rows]:
 def build_rows(users: Mapping[str, Any], orders: Mapping[str, Any],
                products: Mapping[str, Any]) -> dict[str, Rows]:
     """Every row the loader writes, keyed by the write that consumes it (see `_WRITES`)."""
-    return {**catalogue_rows(products), **customer_rows(users), **order_rows(orders)}
+    return {**catalogue_rows(products), **customer_rows(users),
+            **order_rows(orders, placed_positions(users))}
 
 
 # --------------------------------------------------------------------------- Cypher
@@ -243,7 +268,9 @@ _WRITES: tuple[tuple[str, str], ...] = (
         UNWIND $rows AS row
         MATCH (c:Customer {customer_id: row.customer_id})
         CREATE (c)-[:PLACED]->(o:Order {order_id: row.order_id, status: row.status,
-            created_at: row.created_at, total: row.total, item_count: row.item_count})
+            created_at: row.created_at, total: row.total, item_count: row.item_count,
+            placed_seq: row.placed_seq})
+        SET o += row.fields
         CREATE (o)-[:SHIPS_TO]->(a:Address)
         SET a = row.address"""),
     ("lines", """
@@ -266,7 +293,8 @@ _WRITES: tuple[tuple[str, str], ...] = (
         MATCH (o:Order {order_id: row.order_id})
         CREATE (o)-[:FULFILLED_BY]->(s:Shipment {tracking_id: row.tracking_id, carrier: row.carrier,
             status: row.status, shipped_at: row.shipped_at, estimated_delivery: row.estimated_delivery,
-            delivered_at: row.delivered_at})
+            delivered_at: row.delivered_at, fulfillment_no: row.fulfillment_no,
+            tracking_no: row.tracking_no, item_ids: row.item_ids})
         WITH s, row
         UNWIND row.line_ids AS line_id
         MATCH (l:OrderLine {line_id: line_id})

@@ -45,7 +45,7 @@ def test_a_mistyped_order_id_is_asked_about_even_when_an_earlier_order_is_rememb
 
 def test_that_order_in_a_later_turn_uses_the_remembered_order():
     plan = plan_tasks([clause("order_items")], memory={"last_order_id": ORDER})
-    assert plan.tasks[0].args == {"template_id": "order_items", "params": {"order_id": ORDER}}
+    assert answered_by(plan.tasks[0]) == ("order_items", {"order_id": ORDER})
 
 
 def test_duplicates_are_merged_and_the_cap_is_applied():
@@ -127,8 +127,22 @@ def test_a_tracking_question_about_another_order_reads_that_orders_overview():
     # When planned
     plan = plan_tasks(clauses)
     # Then the refunds of the first and the overview (status, shipments, tracking) of the second are read
-    assert [(t.args["template_id"], t.args["params"]) for t in plan.tasks] == [
+    assert [answered_by(t) for t in plan.tasks] == [
         ("refund_status", {"order_id": ORDER}), ("order_overview", {"order_id": "#W2435638"})]
+
+
+def answered_by(task):
+    """(the template that answers unless a more specific order question matches, its parameters)."""
+    return task.args.get("template_id") or task.args["fallback_template"], task.args["params"]
+
+
+def test_an_order_question_may_be_answered_by_a_more_specific_template():
+    # Given "where will order #W… ship to?" read as an order status question
+    plan = plan_tasks([{"text": "where will order #W2611340 ship to?", "intent": "order_status",
+                        "entities": {"order_id": ORDER}}])
+    # Then the tool may pick the shipping-address question, and falls back to the overview
+    args = plan.tasks[0].args
+    assert args["fallback_template"] == "order_overview" and "order_shipping_address" in args["templates"]
 
 
 def test_a_follow_up_pointing_back_at_the_product_joins_the_catalogue_question():

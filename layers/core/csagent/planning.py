@@ -35,6 +35,12 @@ ORDER_READS: dict[str, tuple[str, str]] = {
     "order_items": ("order_items", "order_items"),
     "refund_status": ("refund_status", "refund_status"),
 }
+# Specific questions about one order a read intent may turn out to be (matched on the question).
+ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
+    intent: ("order_shipping_address", "order_total", "order_payments", "return_eligibility",
+             "cancellation_eligibility")
+    for intent in ("order_status", "order_items", "refund_status")
+}
 CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
 KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
 # intent → (action name, required entities beyond the order id)
@@ -83,7 +89,16 @@ class _Builder:
         return task_id
 
     def order_lookup(self, order_id: str) -> str | None:
-        """The task that reads an order's overview (reused when the message already asks for it)."""
+        """The task that reads an order's overview (reused when the message already asks for it;
+        an order question about the same order becomes that overview, since another task needs
+        the order's items from it)."""
+        for index, task in enumerate(self.plan.tasks):
+            if task.tool == PREDEFINED and task.args.get("fallback_template") == "order_overview" \
+                    and (task.args.get("params") or {}).get("order_id") == order_id:
+                overview = {"template_id": "order_overview", "params": {"order_id": order_id}}
+                self.plan.tasks[index] = task.model_copy(update={"args": overview})
+                self.seen[(PREDEFINED, repr(sorted((k, repr(v)) for k, v in overview.items())))] = task.task_id
+                return task.task_id
         return self.add("order_status", PREDEFINED, {"template_id": "order_overview",
                                                      "params": {"order_id": order_id}})
 
@@ -216,7 +231,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if not order_id:
                 b.need(intent, "order_id", entities)
                 continue
-            if template == "order_overview":
+            specific = ORDER_QUESTIONS.get(intent)
+            if specific and text:
+                # The closest specific question about the order ("where will it ship to?"), or the
+                # intent's own answer; the tool decides by the templates' examples.
+                b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},
+                                              "fallback_template": template, "templates": list(specific)})
+            elif template == "order_overview":
                 b.order_lookup(order_id)
             else:
                 b.add(task_type, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})

@@ -65,7 +65,8 @@ def _order_overview(data: Mapping[str, Any], lang: str) -> str:
 
 def _order_items(data: Mapping[str, Any], lang: str) -> str:
     rows = data.get("rows") or []
-    items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())})"
+    items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())}"
+             f"{', ' + _money(r['price']) if r.get('price') is not None else ''})"
              if r.get("options") else str(r["product_name"]) for r in rows]
     order_id = rows[0]["order_id"] if rows else ""
     return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
@@ -77,6 +78,34 @@ def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
         return render("order_list_empty", lang)
     listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows]
     return render("order_list", lang, orders=_listed(listed, lang))  # "#W1 (…), …, #W5 (…) and 2 more"
+
+
+def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
+    street = ", ".join(x for x in (row.get("address1"), row.get("address2")) if x)
+    address = f"{street}, {row.get('city', '')}, {row.get('state', '')} {row.get('zip', '')}, {row.get('country', '')}"
+    return render("order_shipping_address", lang, order_id=row.get("order_id", ""), address=address.strip(", "))
+
+
+def _order_total(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
+    return render("order_total", lang, order_id=row.get("order_id", ""), total=_money(row.get("total")),
+                  paid=_money(row.get("amount_paid")), refunded=_money(row.get("amount_refunded")))
+
+
+def _order_payments(data: Mapping[str, Any], lang: str) -> str:
+    rows = data.get("rows") or []
+    listed = [f"{r.get('type')} of {_money(r.get('amount'))} ({r.get('payment_method')})" for r in rows]
+    return render("order_payments", lang, order_id=rows[0].get("order_id", "") if rows else "",
+                  payments=join_items(listed, lang))
+
+
+def _eligibility(kind: str) -> Callable[[Mapping[str, Any], str], str]:
+    def describe(data: Mapping[str, Any], lang: str) -> str:
+        row = data.get("row") or {}
+        name = f"{kind}_{'yes' if row.get('eligible') else 'no'}"
+        return render(name, lang, order_id=row.get("order_id", ""), status=_status(row.get("status"), lang))
+    return describe
 
 
 def _refund_source(method: str) -> str:
@@ -348,6 +377,11 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "categories": _categories,
     "products_by_variant_count": _most_versions,
     "products_under_price": _under_price,
+    "order_shipping_address": _shipping_address,
+    "order_total": _order_total,
+    "order_payments": _order_payments,
+    "return_eligibility": _eligibility("return_eligibility"),
+    "cancellation_eligibility": _eligibility("cancellation_eligibility"),
 }
 
 

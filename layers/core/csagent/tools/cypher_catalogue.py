@@ -1019,6 +1019,24 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
                          narrowed=narrowed[1])
 
 
+def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
+    """The allowed template (`args["templates"]`) the question is closest to, if the match is
+    confident; `args["fallback_template"]` otherwise."""
+    allowed = {str(t) for t in args.get("templates") or []}
+    fallback = str(args["fallback_template"])
+    if not allowed or ctx.embedder is None:
+        return fallback
+    ranked = matcher_for(ctx.embedder, load_catalogue()).rank(str(args["question"]), top_n=1)
+    if ranked and ranked[0][0] in allowed and ranked[0][1] >= ORDER_QUESTION_MIN_SCORE:
+        return ranked[0][0]
+    return fallback
+
+
+#: How close an order question must be to a specific order template's examples to use it instead of
+#: the intent's own template (cosine, MiniLM); below it the general answer serves.
+ORDER_QUESTION_MIN_SCORE = 0.55
+
+
 def run(task: Task, ctx: ToolContext) -> ToolResult:
     """The tool entry point.
 
@@ -1035,6 +1053,10 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         template_id = args.get("template_id")
         if template_id:
             return run_template(str(template_id), params, ctx, task)
+        if args.get("fallback_template") and args.get("question") and ctx.embedder is not None:
+            # An order question: the closest of the templates the planner allows for it ("where will
+            # #W1 ship to?" -> order_shipping_address), else the intent's own template.
+            return run_template(_allowed_match(args, ctx), params, ctx, task)
         question = str(args.get("question") or "").strip()
         if not question:
             return ToolResult.failed(task, ErrorType.VALIDATION, "Give either 'template_id' or 'question'.")

@@ -139,7 +139,7 @@ def test_return_question_finds_the_return_policy(search: KnowledgeSearch) -> Non
     result = search.search("how long do I have to send something back?")
     assert not result.no_results
     assert "returns-refunds" in result.doc_ids
-    assert any("30 days" in hit.text for hit in result.hits[:2])
+    assert any("once the order has been delivered" in hit.text for hit in result.hits[:2])
 
 
 def test_citations_carry_document_section_and_chunk_ids(search: KnowledgeSearch) -> None:

@@ -40,7 +40,8 @@ def test_predefined_cypher_answers_an_order_question(service):
 def test_knowledge_search_answers_a_policy_question_with_a_citation(service):
     out, _ = ask(service, "how long do I have to return something?")
     assert [(t.tool, t.status) for t in out.tasks] == [("knowledge_search", "success")]
-    assert "30 days" in out.reply["text"]
+    # The store's policy sets no return window: the answer is when a return can be requested
+    assert "once the order has been delivered" in out.reply["text"]
     assert out.reply["citations"] and out.reply["citations"][0]["doc_id"]
 
 

@@ -1,14 +1,17 @@
-"""Customer actions: consequential writes (address changes, cancellations, returns) made safely.
+"""Customer actions: the store's seven consequential writes - cancel a pending order, modify its
+items, payment method or shipping address, return or exchange delivered items, change the
+default address - made safely, each with the effect of the tau-bench retail reference tools.
 
 Two phases. `propose` validates the request, reads the customer's current facts, checks the
-store's policy (the knowledge base's rules, restated as data in `policy.yaml`) and returns what
+store's policy (tau-retail's policy.md, restated as data in `policy.yaml`) and returns what
 would change, to be listed back to the customer. `execute` carries out a confirmed proposal
 exactly once: it checks the policy again on the current facts, writes the change and its audit
 record in one Neo4j transaction, and is idempotent twice over (Powertools on DynamoDB, and a
 unique AuditEvent key in Neo4j).
 
 Modules: `policy` (pure rules), `items` (which of an order's items the customer's words name),
-`proposals` (phase one and the wording), `queries` (Cypher),
+`proposals` (phase one, the exact effect and the wording), `queries` (Cypher), `catalogue` (the
+reads that ground a customer's words: a product's variants, the customer's orders and methods),
 `execute` (phase two: `csagent.actions.execute.execute`; not re-exported here, where the name
 is the module's), `idempotency` (the Powertools adapter). The tool entry is
 `csagent.tools.customer_actions`.

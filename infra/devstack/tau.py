@@ -13,7 +13,9 @@ A task passes when, afterwards, every record of the task's customer (the user an
 orders) equals the reference: the task's `expected_changes` where it has one, the dataset's
 record otherwise (no write the reference did not make), floats compared to the cent; and every
 expected output string appears in a reply. Between tasks the customer is restored from the
-dataset (`evaluation.store.restore_customers`), so tasks are independent.
+dataset (`evaluation.store.restore_customers`), so tasks are independent. A refund over the
+approval threshold pauses the turn for a person; the harness approves it as an agent
+(`Bearer dev-agent:tau`), as the store's staff would.
 
 Writes `reports/tau.json` (every task, its messages, statuses and differences) and
 `reports/tau.md` (pass^1 overall and by action kind, every failure with its first difference).
@@ -146,6 +148,12 @@ def play(client: Any, script: Script) -> list[dict[str, Any]]:
         reply = str((body.get("reply") or {}).get("text") or body.get("message") or "")
         messages.append({"customer": text, "status": status, "reply": reply,
                          "tasks": [(t.get("task_type"), t.get("status")) for t in body.get("tasks") or []]})
+        if status == "awaiting_approval":
+            # A refund over the approval threshold waits for a person: the harness is that person.
+            decided = _approve(client, body)
+            messages[-1]["approval"] = decided
+            status = str((decided.get("turn") or {}).get("status") or status)
+            messages[-1]["status_after_approval"] = status
         if status == "awaiting_confirmation":
             text = script.confirm
         elif queue:
@@ -153,6 +161,19 @@ def play(client: Any, script: Script) -> list[dict[str, Any]]:
         else:
             break
     return messages
+
+
+AGENT_AUTH = "Bearer dev-agent:tau"
+
+
+def _approve(client: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    approval_id = (body.get("trace") or {}).get("approval_id")
+    if not approval_id:
+        return {"error": "no pending approval"}
+    response = client.post(f"/v1/approvals/{approval_id}", json={"decision": "approve"},
+                           headers={"Authorization": AGENT_AUTH})
+    out = response.json() if response.status_code == 200 else {"http_status": response.status_code}
+    return {"resumed": bool(out.get("resumed")), "turn": out.get("turn") or {}}
 
 
 def run(task_ids: Sequence[str], *, data_dir: Path = DATA, verbose: bool = False) -> list[TaskResult]:

@@ -80,13 +80,15 @@ class Dataset:
         return users, orders, products
 
     def rows_for(self, customer_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-        from devstack.seed.loader import customer_rows, order_rows
+        from devstack.seed.loader import customer_rows, order_rows, placed_positions
 
         wanted = set(customer_ids)
         users, orders, _ = self._files
+        chosen = {cid: u for cid, u in users.items() if cid in wanted}
         rows: dict[str, list[dict[str, Any]]] = {}
-        rows.update(customer_rows({cid: u for cid, u in users.items() if cid in wanted}))
-        rows.update(order_rows({oid: o for oid, o in orders.items() if o["user_id"] in wanted}))
+        rows.update(customer_rows(chosen))
+        rows.update(order_rows({oid: o for oid, o in orders.items() if o["user_id"] in wanted},
+                               placed_positions(chosen)))
         return rows
 
 

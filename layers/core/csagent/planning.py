@@ -157,6 +157,8 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 _PAYS_FOR = re.compile(r"\b(difference|refund|balance|charge|pay(?:s|ing)? for|the rest)\b", re.IGNORECASE)
 CHANGE_REQUESTS = frozenset({"change_items", "return_request"})
+_NAMES_METHOD = re.compile(r"\b(gift\s*card|pay\s*pal|credit card|card|visa|mastercard|amex|discover|"
+                           r"original (?:payment|method))\b", re.IGNORECASE)
 # Reads that, inside a change request and not asked as a question, only describe its items.
 DESCRIBING_INTENTS = frozenset({"order_items", "product_info", "product_availability", "refund_status",
                                 "order_status"})
@@ -175,6 +177,8 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
     same_order = entities.get("order_id") in orders or entities.get("order_id") is None
     if intent == "change_payment":
         return same_order and bool(_PAYS_FOR.search(text))
+    if intent == "refund_status" and _NAMES_METHOD.search(text):
+        return same_order  # "could the refund go back to my gift card?": where the change's money goes
     return intent in DESCRIBING_INTENTS and same_order and "?" not in text and not opens_question(text)
 
 

@@ -137,9 +137,10 @@ class LocalUnderstanding:
                 grounded_to_store = read_as != intent
                 intent = read_as
 
-                # An item change reads the whole request: its items, options and payment method are
-                # often spread over several clauses ("..., I want 5x zoom instead. PayPal for the difference").
-                entities = ground(intent, text if intent == "change_items" else piece, entities, view, variants)
+                # An item change or a return reads the whole request: its items, options and payment
+                # method are often spread over several clauses ("..., 5x zoom instead. PayPal for the difference").
+                whole = intent in {"change_items", "return_request"}
+                entities = ground(intent, text if whole else piece, entities, view, variants)
                 grounded_to_store = grounded_to_store or bool(entities.get("grounded_orders"))
             else:
                 grounded_to_store = False

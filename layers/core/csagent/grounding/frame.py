@@ -14,7 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from csagent.grounding.model import CustomerView, OrderView, Variant
-from csagent.grounding.resolve import orders_mentioning, product_mentions, resolve_item_changes, resolve_payment
+from csagent.grounding.resolve import (
+    orders_mentioning,
+    product_mentions,
+    resolve_item_changes,
+    resolve_payment,
+    resolve_return_lines,
+)
 
 # Which statuses an intent's order can be in (for picking the one order the words describe).
 STATUSES_FOR: dict[str, tuple[str, ...]] = {
@@ -110,6 +116,10 @@ def ground(intent: str, text: str, entities: dict[str, Any], view: CustomerView 
     if intent == "change_payment":
         return fill_payment(text, entities, view, order, required=True)
     if intent == "return_request":
+        if order is not None and not entities.get("item_ids"):
+            lines = resolve_return_lines(text, order)
+            if lines:
+                entities = {**entities, "item_ids": [x.item_id for x in lines]}
         return fill_payment(text, entities, view, order, required=False)
     return entities
 

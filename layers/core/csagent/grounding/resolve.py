@@ -325,3 +325,37 @@ def _merge_repeats(segments: list[tuple[Any, str]], order: OrderView) -> list[tu
             continue
         merged.append((mention, segment))
     return merged
+
+
+# ----------------------------------------------------------------------------------- returns
+_KEPT_ITEM = re.compile(r"\b(keep|keeping|kept|not|except|but not|don'?t|stays?|staying|leave)\b", re.IGNORECASE)
+_EVERYTHING = re.compile(r"\b(everything|all (?:the |of the )?(?:items|things|of it|of them)|whole order|"
+                         r"entire order|all of my order|the lot)\b", re.IGNORECASE)
+_BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
+
+
+def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
+    """The lines of `order` the customer returns ("the kettle and the hose, I'm keeping the camera"),
+    None when the words name none of them. "Everything" is every line; a product of which the order
+    holds several is every one of them with "both"/"all", else the one its option words describe."""
+    if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
+        return list(order.lines)
+    products = [{"product_id": line.product_id, "name": line.name,
+                 "options": {k: [v] for k, v in line.options.items()}} for line in order.lines]
+    unique = list({p["product_id"]: p for p in products}.values())
+    mentions = sorted(product_mentions(text, unique), key=lambda m: m.span[0])
+    if not mentions:
+        return None
+    chosen: list[Line] = []
+    for mention, segment in _merge_repeats(_segments(text, mentions), order):
+        if _KEPT_ITEM.search(segment):
+            continue  # "the security camera I'm keeping", "not the blue one"
+        lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
+        if not lines:
+            continue
+        if len(lines) > 1 and not _BOTH.search(segment):
+            hits = find_option_values(segment, {k: [v] for x in lines for k, v in x.options.items()})
+            best = max(lines, key=lambda x: _line_fit(x, segment, hits))
+            lines = [best]
+        chosen.extend(lines)
+    return chosen or None

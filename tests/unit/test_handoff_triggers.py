@@ -90,14 +90,23 @@ def test_asking_for_a_person_hands_off_with_low_urgency(signals: TurnSignals) ->
     assert decision.urgency is Urgency.LOW
 
 
-def test_a_business_rule_conflict_hands_off_with_normal_urgency() -> None:
-    # Given a return the store's policy refused
+def test_a_business_rule_conflict_alone_is_explained_not_handed_off() -> None:
+    # Given a return the store's policy refused, and a customer who did not ask for a person
     signals = turn(failed("business_rule_violation", task_type="return_items"), text="I want to return it")
     # When the triggers are evaluated
+    # Then the assistant keeps the conversation: the reply explains the rule and what is allowed
+    assert evaluate(signals) is None
+
+
+def test_a_business_rule_conflict_goes_to_a_person_when_the_customer_asks() -> None:
+    # Given a refused return, and a customer who asks for a person
+    signals = turn(failed("business_rule_violation", task_type="return_items"),
+                   text="I want to return it, let me talk to a person")
+    # When the triggers are evaluated
     decision = evaluate(signals)
-    # Then a person decides on the exception
+    # Then a person decides on the exception, with both reasons known
     assert decision is not None
-    assert decision.reasons == (HandoffReason.BUSINESS_RULE_CONFLICT,)
+    assert set(decision.reasons) == {HandoffReason.EXPLICIT_REQUEST, HandoffReason.BUSINESS_RULE_CONFLICT}
     assert decision.urgency is Urgency.NORMAL
 
 
@@ -170,8 +179,9 @@ def test_every_reason_that_fired_is_kept_strongest_first() -> None:
                                                  (200.0, Urgency.HIGH), (1250.0, Urgency.HIGH)])
 def test_money_at_stake_from_the_threshold_up_makes_a_handoff_urgent(amount: float | None,
                                                                       urgency: Urgency) -> None:
-    # Given a refused refund of `amount`
-    signals = turn(failed("business_rule_violation", task_type="return_items"), amount_at_stake=amount)
+    # Given a refused refund of `amount`, and a customer who asks for a person about it
+    signals = turn(failed("business_rule_violation", task_type="return_items"), amount_at_stake=amount,
+                   text="let me talk to a person about this refund")
     # When the triggers are evaluated with the default threshold (200)
     decision = evaluate(signals)
     # Then the urgency is high from the threshold up, and the amount travels with the decision

@@ -131,7 +131,7 @@ class LocalUnderstanding:
             if reason:
                 entities["reason"] = reason
             if view is not None:
-                from csagent.grounding.frame import ground, purchase_intent
+                from csagent.grounding.frame import ground, item_change_intent, purchase_intent
 
                 read_as = purchase_intent(intent, runner_up, piece, view)
                 grounded_to_store = read_as != intent
@@ -139,6 +139,9 @@ class LocalUnderstanding:
 
                 # An item change or a return reads the whole request: its items, options and payment
                 # method are often spread over several clauses ("..., 5x zoom instead. PayPal for the difference").
+                read_as = item_change_intent(intent, text, entities, view, variants)
+                grounded_to_store = grounded_to_store or read_as != intent
+                intent = read_as
                 whole = intent in {"change_items", "return_request"}
                 entities = ground(intent, text if whole else piece, entities, view, variants)
                 grounded_to_store = grounded_to_store or bool(entities.get("grounded_orders"))

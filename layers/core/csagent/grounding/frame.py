@@ -142,3 +142,21 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     if not any(m.product_id in owned for m in product_mentions(text, view.products())):
         return intent
     return runner_up if runner_up in ORDER_INTENTS else "order_status"
+
+
+# Intents whose clause, when its words name another variant of an item of the order ("the puzzle,
+# the 1500-piece art one instead"), is an item change: a return or a payment does not name one.
+MAY_BE_AN_ITEM_CHANGE = frozenset({"return_request", "change_payment", "order_items", "order_status"})
+
+
+def item_change_intent(intent: str, text: str, entities: Mapping[str, Any], view: CustomerView | None,
+                       variants: Mapping[str, Sequence[Variant]] | None) -> str:
+    """`change_items` when the words ask for another variant of an item of the clause's order."""
+    if view is None or variants is None or intent not in MAY_BE_AN_ITEM_CHANGE:
+        return intent
+    order = view.order(entities.get("order_id"))
+    if order is None or order.status not in ("pending", "delivered"):
+        return intent
+    changes = resolve_item_changes(text, order, variants)
+    wants_another = any(c.new is not None and c.new.item_id != c.line.item_id for c in changes.changes)
+    return "change_items" if wants_another else intent

@@ -201,12 +201,15 @@ def windows(text: str) -> list[str]:
 # -- the screen ------------------------------------------------------------------------------
 def normal_messages() -> list[str]:
     """The contrast set: the English in-scope intent examples of `csagent.nlp` (its out-of-scope
-    examples include attacks) and the benign training lines."""
+    examples include attacks), the benign training lines, and ordinary customer traffic
+    (`data/benign_traffic.jsonl`: 200 messages of the development set, written by people who never
+    read the code; only ever contrast, never scored in calibration)."""
     from csagent.nlp.intents import OUT_OF_SCOPE, load_examples
 
     examples = [e.text for e in load_examples() if e.lang == "en" and e.intent != OUT_OF_SCOPE]
     benign = [b.text for b in load_labelled("benign.jsonl", "area") if b.split == "train"]
-    return list(dict.fromkeys(examples + benign))
+    traffic = [json.loads(line)["text"] for line in data_text("benign_traffic.jsonl").splitlines() if line.strip()]
+    return list(dict.fromkeys(examples + benign + traffic))
 
 
 class InjectionScreen:

@@ -5,7 +5,8 @@ Five triggers, each a `HandoffReason`:
 - **explicit request** — the router chose the `handoff` route, a clause's intent is
   `human_handoff`, or the text asks for a person (`data/explicit_requests.json`);
 - **business-rule conflict** — a task failed with `business_rule_violation` (a policy blocked
-  a return, a cancellation...): only a person can grant an exception;
+  a return, a cancellation...) AND the customer asks for a person or insists (frustration): the
+  rule is explained with what is allowed instead, and only a person can grant an exception;
 - **repeated failure** — system failures (timeouts, transient errors...) that retrying did not
   cure: one task failed on `repeated_failures` attempts, or that many tasks failed this turn, or
   this turn failed after `repeated_failures - 1` failed turns in a row;
@@ -349,10 +350,13 @@ def explicit_request(signals: TurnSignals) -> bool:
 def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> HandoffDecision | None:
     """Hand off or not: None for a turn the assistant can finish on its own."""
     frustration = detect_frustration("\n".join(signals.texts))
+    asked = explicit_request(signals)
+    blocked = any(o.status == "failed" and o.error_type == "business_rule_violation" for o in signals.outcomes)
     fired = {
-        HandoffReason.EXPLICIT_REQUEST: explicit_request(signals),
-        HandoffReason.BUSINESS_RULE_CONFLICT: any(
-            o.status == "failed" and o.error_type == "business_rule_violation" for o in signals.outcomes),
+        HandoffReason.EXPLICIT_REQUEST: asked,
+        # A rule that blocks is explained, not escalated: the conflict goes to a person only when
+        # the customer asks for one or insists (frustration), never on its own.
+        HandoffReason.BUSINESS_RULE_CONFLICT: blocked and (asked or frustration.frustrated),
         HandoffReason.REPEATED_FAILURE: repeated_failure(signals, policy),
         HandoffReason.NODE_BUDGET_EXCEEDED: signals.node_budget_exceeded,
         HandoffReason.FRUSTRATION: frustration.frustrated,

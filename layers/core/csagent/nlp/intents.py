@@ -1,13 +1,16 @@
-"""Example-based intent classification for the local tier (no generative model).
+"""Intent classification for the local tier (no generative model): a trained classifier over
+MiniLM embeddings.
 
-Why examples and not a trained head: the label set changes with the business, and adding a few
-phrasings to `data/intents.jsonl` is a reviewable data change, not a training run.
-
-English: every example is embedded once (lazily) with MiniLM; a message scores each intent by
-the mean cosine similarity of its `k` nearest examples of that intent (a top-k vote that is
-robust to one odd example). The best intent wins if its score reaches the threshold calibrated
-on a held-out set (`python -m csagent.nlp.calibrate` writes `data/calibration.json`); below it
-the prediction is `out_of_scope`, with the low score reported as the confidence.
+English: every example (`data/intents.jsonl`, written for the label set, plus
+`data/intents_dev.jsonl`, first messages of the development message set written by people who
+never read the code: `python -m devstack.intent_examples`) is embedded once (lazily) with MiniLM.
+A multinomial logistic regression (`SoftmaxRegression`, numpy, L2, trained deterministically on
+first use in well under a second) chooses the intent, `out_of_scope` being one of its classes.
+The confidence stays on the similarity scale the router's thresholds use: the mean cosine
+similarity of the chosen intent's `k` nearest examples. A message too far from every example
+(that score below the threshold calibrated on a held-out set by `python -m csagent.nlp.calibrate`,
+written to `data/calibration.json`) is `out_of_scope`, with the low score as the confidence.
+Adding phrasings stays a reviewable data change: the model retrains from the files.
 
 Chinese: MiniLM-L6 is English-only, so Chinese text goes through a weighted keyword lexicon
 (`data/zh_lexicon.json`). Chinese text with no keyword is out of scope.
@@ -121,6 +124,9 @@ def _data_text(name: str) -> str:
     return resources.files("csagent.nlp").joinpath("data", name).read_text(encoding="utf-8")
 
 
+TRAINING_FILES = ("intents.jsonl", "intents_dev.jsonl")
+
+
 def load_examples(name: str = "intents.jsonl") -> list[Example]:
     """Read labelled examples (training or held-out file) from `nlp/data/`."""
     rows: list[Example] = []
@@ -129,6 +135,63 @@ def load_examples(name: str = "intents.jsonl") -> list[Example]:
             obj = json.loads(line)
             rows.append(Example(text=obj["text"], intent=obj["intent"], lang=obj.get("lang", "en")))
     return rows
+
+
+def training_examples() -> list[Example]:
+    """Every training example: the label set's own phrasings and the development set's."""
+    rows: list[Example] = []
+    for name in TRAINING_FILES:
+        try:
+            rows.extend(load_examples(name))
+        except FileNotFoundError:
+            continue
+    return rows
+
+
+class SoftmaxRegression:
+    """Multinomial logistic regression trained by full-batch gradient descent with L2 (numpy only).
+
+    Deterministic (zero initialisation, fixed steps): the same examples give the same model. The
+    defaults were chosen by 5-fold cross-validation on the training examples (L2 1e-4, 600 steps,
+    rate 4: accuracy 0.884; the held-out file, not used to choose, 0.94 by argmax)."""
+
+    def __init__(self, l2: float = 1e-4, steps: int = 600, rate: float = 4.0) -> None:
+        self.l2, self.steps, self.rate = l2, steps, rate
+        self.classes: list[str] = []
+        self._w: Any = None
+        self._b: Any = None
+
+    def fit(self, x: Any, labels: Sequence[str]) -> SoftmaxRegression:
+        import numpy as np
+
+        self.classes = sorted(set(labels))
+        index = {c: i for i, c in enumerate(self.classes)}
+        y = np.zeros((len(labels), len(self.classes)), dtype=np.float32)
+        y[np.arange(len(labels)), [index[label] for label in labels]] = 1.0
+        # Each class weighs the same however many examples it has.
+        weights = 1.0 / y.sum(axis=0)
+        sample = (y * weights).sum(axis=1)
+        sample = sample / sample.sum()
+        w = np.zeros((x.shape[1], len(self.classes)), dtype=np.float32)
+        b = np.zeros(len(self.classes), dtype=np.float32)
+        for _ in range(self.steps):
+            p = self._softmax(x @ w + b)
+            grad = (p - y) * sample[:, None]
+            w -= self.rate * (x.T @ grad + self.l2 * w)
+            b -= self.rate * grad.sum(axis=0)
+        self._w, self._b = w, b
+        return self
+
+    @staticmethod
+    def _softmax(z: Any) -> Any:
+        import numpy as np
+
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict_proba(self, x: Any) -> Any:
+        return self._softmax(x @ self._w + self._b)
 
 
 @lru_cache(maxsize=1)
@@ -194,6 +257,7 @@ class IntentClassifier:
         self._zh_lexicon = zh_lexicon
         self._matrix: np.ndarray | None = None
         self._labels: list[str] = []
+        self._model: SoftmaxRegression | None = None
         self._lock = threading.Lock()
 
     @property
@@ -217,19 +281,28 @@ class IntentClassifier:
                 return
             if self._embedder is None:
                 self._embedder = get_embedder()
-            examples = self._examples if self._examples is not None else load_examples()
+            examples = self._examples if self._examples is not None else training_examples()
             english = [e for e in examples if e.lang == "en"]
-            self._labels = [e.intent for e in english]
-            self._matrix = self._embedder.embed_np([mask_entities(e.text) for e in english])
+            labels = [e.intent for e in english]
+            matrix = self._embedder.embed_np([mask_entities(e.text) for e in english])
+            self._model = SoftmaxRegression().fit(matrix, labels) if len(set(labels)) > 1 else None
+            self._labels, self._matrix = labels, matrix
 
     # The score table is public so calibration can sweep thresholds without re-embedding.
     def english_scores(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """Per text, intent → mean cosine similarity of its top-k examples."""
+        return self._scores(texts)[0]
+
+    def _scores(self, texts: Sequence[str]) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+        """Per text: intent → top-k similarity, and intent → the trained model's probability."""
         import numpy as np
 
         self._ensure_index()
         assert self._matrix is not None and self._embedder is not None
         queries = self._embedder.embed_np([mask_entities(t) or t for t in texts])
+        probs = ([dict(zip(self._model.classes, map(float, row), strict=True))
+                  for row in self._model.predict_proba(queries)] if self._model is not None
+                 else [{} for _ in texts])
         sims = queries @ self._matrix.T  # (n_texts, n_examples)
         labels = np.asarray(self._labels)
         out: list[dict[str, float]] = []
@@ -240,7 +313,7 @@ class IntentClassifier:
                 k = min(self.top_k, values.size)
                 scores[intent] = float(np.sort(values)[-k:].mean())
             out.append(scores)
-        return out
+        return out, probs
 
     def _decide(self, scores: dict[str, float], *, threshold: float, lang: Lang,
                 source: Literal["embedding", "lexicon"]) -> IntentPrediction:
@@ -254,6 +327,25 @@ class IntentClassifier:
             return IntentPrediction(OUT_OF_SCOPE, round(best_score, 4), runner, round(runner_score, 4),
                                     lang, source)
         return IntentPrediction(best, round(best_score, 4), second, round(second_score, 4), lang, source)
+
+    def _decide_trained(self, scores: dict[str, float], probs: dict[str, float], *,
+                        threshold: float) -> IntentPrediction:
+        """The trained model's intent, with its top-k similarity as the confidence (below the
+        threshold: out of scope, the model's intent kept as the runner-up)."""
+        if not probs:
+            return self._decide(scores, threshold=threshold, lang="en", source="embedding")
+        ranked = sorted(probs.items(), key=lambda kv: kv[1], reverse=True)
+        best = ranked[0][0]
+        second = next((c for c, _ in ranked[1:] if c != OUT_OF_SCOPE), None) if best != OUT_OF_SCOPE \
+            else ranked[1][0] if len(ranked) > 1 else None
+        confidence = scores.get(best, 0.0)
+        # The runner-up's similarity, capped at the winner's: the trained model ranked it lower.
+        second_score = min(scores.get(second, 0.0), confidence) if second else 0.0
+        if best == OUT_OF_SCOPE or confidence < threshold:
+            runner = second if best == OUT_OF_SCOPE else best
+            return IntentPrediction(OUT_OF_SCOPE, round(confidence, 4), runner,
+                                    round(scores.get(runner, 0.0) if runner else 0.0, 4), "en", "embedding")
+        return IntentPrediction(best, round(confidence, 4), second, round(second_score, 4), "en", "embedding")
 
     def _classify_zh(self, text: str) -> IntentPrediction:
         scores = lexicon_scores(text, self._zh_lexicon or load_zh_lexicon())
@@ -275,8 +367,9 @@ class IntentClassifier:
             else:
                 english.append(i)
         if english:
-            for i, scores in zip(english, self.english_scores([texts[i] for i in english]), strict=True):
-                results[i] = self._decide(scores, threshold=limit, lang="en", source="embedding")
+            similarity, probability = self._scores([texts[i] for i in english])
+            for i, scores, probs in zip(english, similarity, probability, strict=True):
+                results[i] = self._decide_trained(scores, probs, threshold=limit)
         return [r for r in results if r is not None]
 
     def classify(self, text: str) -> IntentPrediction:

@@ -156,3 +156,19 @@ def test_a_reason_phrased_as_a_cancellation_continues_the_waiting_request():
     # Then it continues the waiting request, for the order that was asked about
     assert resumed is not None
     assert resumed.clauses[0].entities == {"order_id": "#W3096415", "reason": "ordered by mistake"}
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("yes, that's right, please go ahead", "yes"),
+    ("sure, do it", "yes"),
+    ("ok go ahead", "yes"),
+    ("yep sounds good, go for it", "yes"),
+    ("nah leave it", "no"),
+    ("Hmm, actually no, don't. Leave it as it is.", "no"),
+    ("yes, and where is my other order?", None),   # a new question is not consent
+    ("yes but change the address first", None),     # a correction is not consent
+    ("is it shipped yet", None),
+])
+def test_consent_in_everyday_words(text: str, answer: str | None) -> None:
+    # Given a reply to "shall I go ahead?" / When it is read / Then only a plain yes or no counts
+    assert classify_confirmation(text) == answer

@@ -253,6 +253,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, {"question": text, "params": {}})
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
+        elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
+            _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS:
             action, required = ACTION_INTENTS[intent]
             if action == "change_items":
@@ -280,6 +282,32 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
     return b.plan
+
+
+# What answers a question about a change ("can I return it?", "how much would I get back?") or a
+# complaint that asks for nothing yet: the facts of the order the change would be decided on.
+QUESTION_ABOUT_A_CHANGE: dict[str, tuple[str, ...]] = {
+    "return_request": ("return_eligibility", "order_items"),
+    "change_items": ("return_eligibility", "order_items"),
+    "cancel_order": ("cancellation_eligibility",),
+    "change_payment": ("order_payments",),
+    "change_order_address": ("order_shipping_address",),
+}
+
+
+def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],
+                                  memory: Mapping[str, Any]) -> None:
+    """The facts of the order, no proposal: nobody asked for the change yet."""
+    templates = QUESTION_ABOUT_A_CHANGE.get(intent)
+    order_id = entities.get("order_id") or memory.get("last_order_id")
+    if templates is None:  # the default address: a question about it is answered by policy
+        b.add("policy", KNOWLEDGE, {"question": text})
+        return
+    if not order_id:
+        b.need(intent, "order_id", entities)
+        return
+    for template in templates:
+        b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
 
 
 def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],

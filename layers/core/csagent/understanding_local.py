@@ -23,6 +23,8 @@ from csagent.understanding import Clause, Understanding
 
 GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
 GROUNDED_CONFIDENCE = 0.75
+WRITE_INTENTS = frozenset({"cancel_order", "return_request", "change_items", "change_payment",
+                           "change_order_address", "update_default_address"})
 HANDOFF_INTENTS = frozenset({"human_handoff"})
 OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
@@ -147,6 +149,12 @@ class LocalUnderstanding:
                 grounded_to_store = grounded_to_store or bool(entities.get("grounded_orders"))
             else:
                 grounded_to_store = False
+            if intent in WRITE_INTENTS:
+                from csagent.nlp.speech_acts import asks_for_change
+
+                # "how much would I get back if I returned it?" asks about a return, not for one.
+                entities["asks_for_change"] = asks_for_change(piece) or (
+                    intent in {"change_items", "return_request"} and asks_for_change(text))
             # A clause that grounds to the customer's own orders is about the store, whatever the
             # examples' score: it is never refused as out of scope.
             confidence = float(prediction.confidence)

@@ -48,6 +48,9 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
         # Anything but a plain yes or no: the proposed change is not made, and the reply says so.
         set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
+    elif classify_confirmation(state.get("text", "")) == "no":
+        # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
+        return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     understanding = runtime.context.understand(state.get("text", ""), state)
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if resumed is not None:

@@ -1,0 +1,54 @@
+"""Does a clause ask for a change, or ask about one? "Return the lamp, refund to PayPal" asks for
+a return; "how much would I get back if I returned the lamp?", "can I return the perfume I opened?"
+and "the lamp arrived broken" ask about one (or complain): they get the facts and the options the
+policy allows, never a proposal nobody asked for. Word lists are data (`data/speech_acts.json`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+@cache
+def _lexicon() -> dict[str, Any]:
+    raw = json.loads(resources.files("csagent.nlp").joinpath("data", "speech_acts.json").read_text("utf-8"))
+    return {k: [_words(p) for p in v] for k, v in raw.items() if not k.startswith("_")}
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("’", "'").replace("'", ""))
+
+
+def _has(words: list[str], phrases: list[list[str]]) -> bool:
+    joined = " " + " ".join(words) + " "
+    return any(" " + " ".join(p) + " " in joined for p in phrases if p)
+
+
+def _verb(word: str, verbs: set[str]) -> bool:
+    """A change verb, allowing one slip in a long word ("retrun", "exhange")."""
+    from difflib import SequenceMatcher
+
+    return word in verbs or (len(word) >= 5 and any(
+        len(v) >= 5 and SequenceMatcher(None, word, v).ratio() >= 0.8 for v in verbs))
+
+
+def asks_for_change(text: str) -> bool:
+    """True when the clause asks for the change it names (see the module docstring): a request
+    phrase ("please", "I'd like", "can you"), or a change verb in a clause that neither asks about
+    it ("can I", "how much would", "if I") nor ends as a question."""
+    words = _words(text)
+    if not words:
+        return False
+    lexicon = _lexicon()
+    if _has(words, lexicon["request"]):
+        return True
+    if _has(words, lexicon["asking_about"]) or text.rstrip().endswith("?"):
+        return False
+    verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
+    return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)

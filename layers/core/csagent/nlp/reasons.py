@@ -28,7 +28,7 @@ def _pattern(phrase: str) -> re.Pattern[str]:
     words = phrase.split()
     if not words or not phrase.isascii():  # Chinese: a plain substring
         return re.compile(re.escape(phrase))
-    return re.compile(r"\b" + _GAP.join(re.escape(w) for w in words) + r"\b")
+    return re.compile(r"\b" + _GAP.join(re.escape(w) for w in words))
 
 
 @cache

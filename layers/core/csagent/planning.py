@@ -55,7 +55,7 @@ ACTION_INTENTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 # What a clause keeps while it waits for the one parameter the customer still has to give.
 KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number",
-                                "new_item_ids", "payment_method_id", "item_action"})
+                                "new_item_ids", "payment_method_id", "item_action", "order_candidates"})
 STATUS_WORDS = {"pending": "pending", "processed": "processed", "shipped": "processed",
                 "delivered": "delivered", "cancelled": "cancelled", "canceled": "cancelled"}
 

@@ -95,10 +95,12 @@ class LocalUnderstanding:
         predictions = self.classifier.classify_many(pieces)
         message = extract_entities(text)
         message_orders = message.order_ids
+        view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
+        if not fallback_order and view is not None:
+            fallback_order = _answered_candidate(text, state, view)
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
-        view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         variants = self._variants() if self._variants and view is not None else None
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
@@ -154,7 +156,8 @@ class LocalUnderstanding:
 
                 # "how much would I get back if I returned it?" asks about a return, not for one.
                 entities["asks_for_change"] = asks_for_change(piece) or (
-                    intent in {"change_items", "return_request"} and asks_for_change(text))
+                    intent in {"change_items", "return_request"} and asks_for_change(text)) or (
+                    view is not None and _fully_specified(intent, text, entities, view))
             # A clause that grounds to the customer's own orders is about the store, whatever the
             # examples' score: it is never refused as out of scope.
             confidence = float(prediction.confidence)
@@ -171,6 +174,36 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:
+    """A question that names everything its change needs ("can I exchange the watch for the gold
+    one with a leather band? gift card for the difference") asks for it, unless hypothetical."""
+    from csagent.grounding.resolve import resolve_payment
+    from csagent.nlp.speech_acts import is_hypothetical
+
+    if is_hypothetical(text):
+        return False
+    named_method = resolve_payment(text, view, view.order(entities.get("order_id"))).named
+    if intent == "change_items":
+        return bool(entities.get("new_item_ids")) and named_method
+    if intent == "return_request":
+        return bool(entities.get("item_ids")) and named_method
+    return False
+
+
+def _answered_candidate(text: str, state: Mapping[str, Any], view: Any) -> str | None:
+    """The order id of the candidate the customer picks, when the last turn listed several ("You
+    have 2 orders with the kettle: ..." -> "the delivered one")."""
+    from csagent.grounding.frame import pick_candidate
+
+    for waiting in state.get("awaiting") or []:
+        ids = (waiting.get("entities") or {}).get("order_candidates") or []
+        candidates = [o for o in (view.order(i) for i in ids) if o is not None]
+        chosen = pick_candidate(text, candidates)
+        if chosen is not None:
+            return str(chosen.order_id)
+    return None
 
 
 def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: Mapping[str, Any], *,

@@ -160,3 +160,36 @@ def item_change_intent(intent: str, text: str, entities: Mapping[str, Any], view
     changes = resolve_item_changes(text, order, variants)
     wants_another = any(c.new is not None and c.new.item_id != c.line.item_id for c in changes.changes)
     return "change_items" if wants_another else intent
+
+
+_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
+_STATUS_WORDS = {"pending": ("pending",), "processed": ("processed",), "delivered": ("delivered",),
+                 "shipped": ("processed", "delivered"), "arrived": ("delivered",), "cancelled": ("cancelled",)}
+
+
+def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | None:
+    """The one order of those listed back that the customer's answer describes ("the gold one",
+    "the delivered one", "the second one"); None when the words fit several or none."""
+    from csagent.grounding.options import find_option_values, tokens
+
+    if not candidates:
+        return None
+    words = tokens(text)
+    for word, index in _ORDINALS.items():
+        if word in words and len(candidates) > max(index, -index - 1):
+            return candidates[index]
+    scores = []
+    for order in candidates:
+        dims = {k: [v] for line in order.lines for k, v in line.options.items()}
+        score = len(find_option_values(text, dims))
+        score += sum(1 for m in product_mentions(text, [{"product_id": x.product_id, "name": x.name, "options": {}}
+                                                        for x in order.lines]))
+        negated = "not" in words or "n't" in text
+        for word, statuses in _STATUS_WORDS.items():
+            if word in words and any(order.status.startswith(s) for s in statuses) != negated:
+                score += 2
+        scores.append(score)
+    best = max(scores)
+    if best == 0 or scores.count(best) > 1:
+        return None
+    return candidates[scores.index(best)]

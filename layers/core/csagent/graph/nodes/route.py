@@ -48,9 +48,14 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
         # Anything but a plain yes or no: the proposed change is not made, and the reply says so.
         set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
-    elif classify_confirmation(state.get("text", "")) == "no":
-        # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
-        return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
+    else:
+        answer = classify_confirmation(state.get("text", ""))
+        if answer == "no":
+            # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
+            return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
+        if answer == "yes" and not state.get("awaiting"):
+            # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
+            return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     understanding = runtime.context.understand(state.get("text", ""), state)
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if resumed is not None:

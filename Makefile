@@ -33,7 +33,7 @@ STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean
+.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -87,6 +87,15 @@ eval: up ## the labelled suite through the HTTP API → reports/eval.{json,md} (
 	$(BIN)/python -m csagent.knowledge.evaluate || status=$$?; \
 	$(BIN)/python -m csagent.nlp.calibrate --dry-run || status=$$?; \
 	exit $$status
+
+tau: up ## replay the scripted tau-retail tasks through the HTTP API, compare the store -> reports/tau.{json,md}
+	$(BIN)/python -m devstack.tau $(TAU_ARGS)
+
+eval-understanding: up ## the customer-message development set (SET=sealed: the sealed set, once per release) -> reports/understanding-*.md
+	$(BIN)/python -m devstack.understanding_eval --set $(or $(SET),dev)
+
+intent-examples: setup ## regenerate nlp/data/intents_dev.jsonl from the development message set
+	$(BIN)/python -m devstack.intent_examples
 
 faults: up ## fault injection on the tau-retail store: replies, silent drops, duplicate writes, crash recovery
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null

@@ -18,13 +18,25 @@ ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "infra" / "eval" / "understanding" / "dev"
 OUT = ROOT / "layers" / "core" / "csagent" / "nlp" / "data" / "intents_dev.jsonl"
 REQUEST_TO_INTENT = {
-    "order_status": "order_status", "tracking": "tracking", "order_details": "order_items",
-    "shipping_address_lookup": "order_status", "order_list": "order_list", "cancel": "cancel_order",
-    "return": "return_request", "exchange": "change_items", "modify_items": "change_items",
-    "modify_payment": "change_payment", "change_order_address": "change_order_address",
-    "update_default_address": "update_default_address", "product_info": "product_info",
-    "product_types": "product_info", "policy_question": "policy_question", "warranty": "warranty",
-    "human_request": "human_handoff", "out_of_scope": "out_of_scope", "smalltalk": "smalltalk",
+    "order_status": "order_status",
+    "tracking": "tracking",
+    "order_details": "order_items",
+    "shipping_address_lookup": "order_status",
+    "order_list": "order_list",
+    "cancel": "cancel_order",
+    "return": "return_request",
+    "exchange": "change_items",
+    "modify_items": "change_items",
+    "modify_payment": "change_payment",
+    "change_order_address": "change_order_address",
+    "update_default_address": "update_default_address",
+    "product_info": "product_info",
+    "product_types": "product_info",
+    "policy_question": "policy_question",
+    "warranty": "warranty",
+    "human_request": "human_handoff",
+    "out_of_scope": "out_of_scope",
+    "smalltalk": "smalltalk",
 }
 # Request types with no single intent of their own (complaints, account questions, amounts,
 # consent): a conversation tagged with one gives no example.
@@ -40,11 +52,19 @@ def examples() -> list[dict[str, str]]:
             row = json.loads(line)
             if row.get("lang", "en") != "en":
                 continue  # Chinese goes through the lexicon, not the embeddings
-            types = [c for c in row["categories"] if c in REQUEST_TO_INTENT or c.startswith(UNMAPPED_PREFIXES)]
+            types = [
+                c for c in row["categories"] if c in REQUEST_TO_INTENT or c.startswith(UNMAPPED_PREFIXES)
+            ]
             if len(types) != 1 or types[0] not in REQUEST_TO_INTENT:
                 continue
-            out.append({"text": row["turns"][0]["text"], "intent": REQUEST_TO_INTENT[types[0]], "lang": "en",
-                        "source": row["id"]})
+            out.append(
+                {
+                    "text": row["turns"][0]["text"],
+                    "intent": REQUEST_TO_INTENT[types[0]],
+                    "lang": "en",
+                    "source": row["id"],
+                }
+            )
     return out
 
 

@@ -41,9 +41,12 @@ DATA = ROOT.parent / "shared" / "data" / "tau-retail"
 REPORTS = ROOT / "reports"
 MAX_MESSAGES = 14
 KIND = {  # the benchmark's tool names -> our action names
-    "cancel_pending_order": "cancel_order", "return_delivered_order_items": "return_items",
-    "exchange_delivered_order_items": "exchange_items", "modify_pending_order_items": "modify_items",
-    "modify_pending_order_payment": "change_payment", "modify_pending_order_address": "change_order_address",
+    "cancel_pending_order": "cancel_order",
+    "return_delivered_order_items": "return_items",
+    "exchange_delivered_order_items": "exchange_items",
+    "modify_pending_order_items": "modify_items",
+    "modify_pending_order_payment": "change_payment",
+    "modify_pending_order_address": "change_order_address",
     "modify_user_address": "update_default_address",
 }
 
@@ -103,24 +106,33 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def differences(kind: str, key: str, ours: Mapping[str, Any] | None, reference: Mapping[str, Any]) -> list[str]:
+def differences(
+    kind: str, key: str, ours: Mapping[str, Any] | None, reference: Mapping[str, Any]
+) -> list[str]:
     """Readable differences between our record and the reference's (empty: equal)."""
     if ours is None:
         return [f"{kind} {key}: missing from the store"]
     out = []
     for field_name in sorted(set(ours) | set(reference)):
         if field_name not in ours:
-            out.append(f"{kind} {key}.{field_name}: absent, expected {json.dumps(reference[field_name])[:160]}")
+            out.append(
+                f"{kind} {key}.{field_name}: absent, expected {json.dumps(reference[field_name])[:160]}"
+            )
         elif field_name not in reference:
             out.append(f"{kind} {key}.{field_name}: unexpected {json.dumps(ours[field_name])[:160]}")
         elif not _same(ours[field_name], reference[field_name]):
-            out.append(f"{kind} {key}.{field_name}: {json.dumps(ours[field_name])[:160]} != expected "
-                       f"{json.dumps(reference[field_name])[:160]}")
+            out.append(
+                f"{kind} {key}.{field_name}: {json.dumps(ours[field_name])[:160]} != expected "
+                f"{json.dumps(reference[field_name])[:160]}"
+            )
     return out
 
 
-def compare(task: Mapping[str, Any], exported: Mapping[str, Mapping[str, Any]],
-            dataset: tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]) -> list[str]:
+def compare(
+    task: Mapping[str, Any],
+    exported: Mapping[str, Mapping[str, Any]],
+    dataset: tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]],
+) -> list[str]:
     """Every record of the task's customer against the reference end state."""
     users, orders, _ = dataset
     expected = task.get("expected_changes") or {}
@@ -143,11 +155,19 @@ def play(client: Any, script: Script) -> list[dict[str, Any]]:
     text = queue.pop(0)
     while len(messages) < MAX_MESSAGES:
         response = client.post(f"/v1/sessions/{session}/messages", json={"text": text}, headers=headers)
-        body = response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+        body = (
+            response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+        )
         status = str(body.get("status") or f"http {response.status_code}")
         reply = str((body.get("reply") or {}).get("text") or body.get("message") or "")
-        messages.append({"customer": text, "status": status, "reply": reply,
-                         "tasks": [(t.get("task_type"), t.get("status")) for t in body.get("tasks") or []]})
+        messages.append(
+            {
+                "customer": text,
+                "status": status,
+                "reply": reply,
+                "tasks": [(t.get("task_type"), t.get("status")) for t in body.get("tasks") or []],
+            }
+        )
         if status == "awaiting_approval":
             # A refund over the approval threshold waits for a person: the harness is that person.
             decided = _approve(client, body)
@@ -170,21 +190,22 @@ def _approve(client: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     approval_id = (body.get("trace") or {}).get("approval_id")
     if not approval_id:
         return {"error": "no pending approval"}
-    response = client.post(f"/v1/approvals/{approval_id}", json={"decision": "approve"},
-                           headers={"Authorization": AGENT_AUTH})
+    response = client.post(
+        f"/v1/approvals/{approval_id}", json={"decision": "approve"}, headers={"Authorization": AGENT_AUTH}
+    )
     out = response.json() if response.status_code == 200 else {"http_status": response.status_code}
     return {"resumed": bool(out.get("resumed")), "turn": out.get("turn") or {}}
 
 
 def run(task_ids: Sequence[str], *, data_dir: Path = DATA, verbose: bool = False) -> list[TaskResult]:
     import httpx
+    from neo4j import GraphDatabase
+
+    from csagent.config import get_settings
     from devstack.evaluation.runner import ApiServer, prepare_environment
     from devstack.evaluation.store import Dataset, reset_store, restore_changed, restore_customers
     from devstack.export import export_store
     from devstack.seed.loader import read_dataset
-    from neo4j import GraphDatabase
-
-    from csagent.config import get_settings
 
     prepare_environment()
     settings = get_settings()
@@ -202,8 +223,11 @@ def run(task_ids: Sequence[str], *, data_dir: Path = DATA, verbose: bool = False
             with httpx.Client(base_url=server.url, timeout=60.0) as client:
                 for task_id in task_ids:
                     task, script = tasks[task_id], scripts.get(task_id)
-                    result = TaskResult(task_id, task["user_id"],
-                                        sorted({KIND.get(a["name"], a["name"]) for a in task["actions"]}))
+                    result = TaskResult(
+                        task_id,
+                        task["user_id"],
+                        sorted({KIND.get(a["name"], a["name"]) for a in task["actions"]}),
+                    )
                     started = time.perf_counter()
                     try:
                         if script is None:
@@ -213,7 +237,9 @@ def run(task_ids: Sequence[str], *, data_dir: Path = DATA, verbose: bool = False
                         exported = export_store(driver)
                         result.differences = compare(task, exported, dataset_files)
                         replies = " ".join(m["reply"] for m in result.messages).lower()
-                        result.missing_outputs = [o for o in task.get("outputs") or [] if str(o).lower() not in replies]
+                        result.missing_outputs = [
+                            o for o in task.get("outputs") or [] if str(o).lower() not in replies
+                        ]
                     except Exception as exc:  # noqa: BLE001 - one task's failure is that task's result
                         result.error = f"{type(exc).__name__}: {exc}"
                     result.seconds = round(time.perf_counter() - started, 2)
@@ -233,7 +259,10 @@ def run(task_ids: Sequence[str], *, data_dir: Path = DATA, verbose: bool = False
 
 
 def _print(result: TaskResult) -> None:
-    print(f"{'PASS' if result.passed else 'FAIL'} {result.task_id} ({', '.join(result.kinds)}) {result.seconds}s")
+    print(
+        f"{'PASS' if result.passed else 'FAIL'} {result.task_id} ({', '.join(result.kinds)}) "
+        f"{result.seconds}s"
+    )
     for m in result.messages:
         print(f"  > {m['customer']}\n  < [{m['status']}] {m['reply'][:400]}")
     for d in result.differences[:8]:
@@ -249,10 +278,13 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
         for kind in r.kinds:
             by_kind[kind].append(r.passed)
     return {
-        "tasks": len(results), "passed": sum(r.passed for r in results),
+        "tasks": len(results),
+        "passed": sum(r.passed for r in results),
         "pass_1": round(sum(r.passed for r in results) / len(results), 4) if results else 0.0,
-        "by_kind": {k: {"tasks": len(v), "passed": sum(v), "pass_1": round(sum(v) / len(v), 4)}
-                    for k, v in sorted(by_kind.items())},
+        "by_kind": {
+            k: {"tasks": len(v), "passed": sum(v), "pass_1": round(sum(v) / len(v), 4)}
+            for k, v in sorted(by_kind.items())
+        },
         "messages": sum(len(r.messages) for r in results),
         "statuses": dict(Counter(m["status"] for r in results for m in r.messages)),
     }
@@ -261,15 +293,25 @@ def summary(results: Sequence[TaskResult]) -> dict[str, Any]:
 def write_report(results: Sequence[TaskResult], out: Path = REPORTS) -> dict[str, Any]:
     figures = summary(results)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "tau.json").write_text(json.dumps({"summary": figures, "tasks": [
-        {**r.__dict__, "passed": r.passed} for r in results]}, indent=1), encoding="utf-8")
-    lines = ["# tau-retail replay (`make tau`)", "",
-             f"Scripted customers (`infra/tau/scripts/`) on {figures['tasks']} train/dev tasks of "
-             "tau-bench retail, through the HTTP API, local model tier (deterministic: pass^k = pass^1). "
-             "A task passes when the customer's user and order records equal the reference end state "
-             "and every expected output appears in a reply.", "",
-             f"**pass^1 = {figures['pass_1']:.3f}** ({figures['passed']}/{figures['tasks']})", "",
-             "| action kind | tasks | passed | pass^1 |", "| --- | ---: | ---: | ---: |"]
+    (out / "tau.json").write_text(
+        json.dumps(
+            {"summary": figures, "tasks": [{**r.__dict__, "passed": r.passed} for r in results]}, indent=1
+        ),
+        encoding="utf-8",
+    )
+    lines = [
+        "# tau-retail replay (`make tau`)",
+        "",
+        f"Scripted customers (`infra/tau/scripts/`) on {figures['tasks']} train/dev tasks of "
+        "tau-bench retail, through the HTTP API, local model tier (deterministic: pass^k = pass^1). "
+        "A task passes when the customer's user and order records equal the reference end state "
+        "and every expected output appears in a reply.",
+        "",
+        f"**pass^1 = {figures['pass_1']:.3f}** ({figures['passed']}/{figures['tasks']})",
+        "",
+        "| action kind | tasks | passed | pass^1 |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for kind, row in figures["by_kind"].items():
         lines.append(f"| {kind} | {row['tasks']} | {row['passed']} | {row['pass_1']:.3f} |")
     lines += ["", "A task with several action kinds counts under each of them.", "", "## Failures", ""]
@@ -278,8 +320,10 @@ def write_report(results: Sequence[TaskResult], out: Path = REPORTS) -> dict[str
             continue
         first = r.error or (r.differences[0] if r.differences else f"missing outputs {r.missing_outputs}")
         last = r.messages[-1] if r.messages else {}
-        lines.append(f"- `{r.task_id}` ({', '.join(r.kinds)}): {first[:300]}"
-                     + (f" — last status `{last.get('status')}`" if last else ""))
+        lines.append(
+            f"- `{r.task_id}` ({', '.join(r.kinds)}): {first[:300]}"
+            + (f" — last status `{last.get('status')}`" if last else "")
+        )
     (out / "tau.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return figures
 

@@ -42,8 +42,17 @@ ROOT = Path(__file__).resolve().parents[2]
 SETS = ROOT / "infra" / "eval" / "understanding"
 DATA = ROOT.parent / "shared" / "data" / "tau-retail"
 REPORTS = ROOT / "reports"
-ACTION_TASKS = frozenset({"cancel_order", "return_items", "exchange_items", "modify_items", "change_payment",
-                          "change_order_address", "update_default_address"})
+ACTION_TASKS = frozenset(
+    {
+        "cancel_order",
+        "return_items",
+        "exchange_items",
+        "modify_items",
+        "change_payment",
+        "change_order_address",
+        "update_default_address",
+    }
+)
 ANSWERED = frozenset({"answered", "partial"})
 
 
@@ -71,12 +80,16 @@ def load(set_name: str) -> list[dict[str, Any]]:
 
 
 def _proposed(body: Mapping[str, Any]) -> list[str]:
-    return [t["task_type"] for t in body.get("tasks") or []
-            if t.get("task_type") in ACTION_TASKS and t.get("status") in ("success", "fallback")]
+    return [
+        t["task_type"]
+        for t in body.get("tasks") or []
+        if t.get("task_type") in ACTION_TASKS and t.get("status") in ("success", "fallback")
+    ]
 
 
-def judge_turn(expect: Mapping[str, Any], body: Mapping[str, Any], previous: Mapping[str, Any] | None,
-               result: Judged) -> list[str]:
+def judge_turn(
+    expect: Mapping[str, Any], body: Mapping[str, Any], previous: Mapping[str, Any] | None, result: Judged
+) -> list[str]:
     """What is wrong with one reply (empty: it passes)."""
     status = str(body.get("status") or "")
     reply = str((body.get("reply") or {}).get("text") or "").lower()
@@ -119,11 +132,11 @@ def judge_turn(expect: Mapping[str, Any], body: Mapping[str, Any], previous: Map
 
 def run(conversations: Sequence[Mapping[str, Any]], *, verbose: bool = False) -> list[Judged]:
     import httpx
-    from devstack.evaluation.runner import ApiServer, prepare_environment
-    from devstack.evaluation.store import Dataset, reset_store, restore_changed
     from neo4j import GraphDatabase
 
     from csagent.config import get_settings
+    from devstack.evaluation.runner import ApiServer, prepare_environment
+    from devstack.evaluation.store import Dataset, reset_store, restore_changed
 
     prepare_environment()
     settings = get_settings()
@@ -157,7 +170,9 @@ def _conversation(client: Any, conv: Mapping[str, Any], verbose: bool) -> Judged
     previous: dict[str, Any] | None = None
     named: list[bool] = []
     for turn in conv["turns"]:
-        response = client.post(f"/v1/sessions/{session}/messages", json={"text": turn["text"]}, headers=headers)
+        response = client.post(
+            f"/v1/sessions/{session}/messages", json={"text": turn["text"]}, headers=headers
+        )
         try:
             body = response.json()
         except ValueError:
@@ -170,10 +185,15 @@ def _conversation(client: Any, conv: Mapping[str, Any], verbose: bool) -> Judged
             text = str((body.get("reply") or {}).get("text") or "").lower()
             named.append(all(o.lower() in text for o in expect["orders"]))
         result.failures += failures
-        result.turns.append({"text": turn["text"], "status": body.get("status"),
-                             "reply": str((body.get("reply") or {}).get("text") or "")[:600],
-                             "tasks": [(t.get("task_type"), t.get("status")) for t in body.get("tasks") or []],
-                             "failures": failures})
+        result.turns.append(
+            {
+                "text": turn["text"],
+                "status": body.get("status"),
+                "reply": str((body.get("reply") or {}).get("text") or "")[:600],
+                "tasks": [(t.get("task_type"), t.get("status")) for t in body.get("tasks") or []],
+                "failures": failures,
+            }
+        )
         previous = body
     result.orders_found = all(named) if named else None
     if verbose:
@@ -206,7 +226,9 @@ def summary(results: Sequence[Judged]) -> dict[str, Any]:
         "unrequested_writes": sum(r.unrequested_write for r in results),
         "negation_accuracy": _rate([r.resolved for r in results if "negation" in r.categories]),
         "order_found_without_id": _rate(found),
-        "clarification_rate": _rate([any(t["status"] == "needs_clarification" for t in r.turns) for r in results]),
+        "clarification_rate": _rate(
+            [any(t["status"] == "needs_clarification" for t in r.turns) for r in results]
+        ),
         "by_category": {k: {"n": len(v), "resolution": _rate(v)} for k, v in sorted(by_category.items())},
         "by_persona": {k: {"n": len(v), "resolution": _rate(v)} for k, v in sorted(by_persona.items())},
     }
@@ -215,15 +237,33 @@ def summary(results: Sequence[Judged]) -> dict[str, Any]:
 def write_report(set_name: str, results: Sequence[Judged], out: Path = REPORTS) -> dict[str, Any]:
     figures = summary(results)
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"understanding-{set_name}.json").write_text(json.dumps(
-        {"set": set_name, "summary": figures, "conversations": [r.__dict__ for r in results]}, indent=1,
-        ensure_ascii=False), encoding="utf-8")
-    lines = [f"# Customer-message set `{set_name}` (`make eval-understanding`)", "",
-             "Local model tier through the HTTP API on the tau-retail store; judged on status, proposed "
-             "write and facts in the reply (`infra/devstack/understanding_eval.py`).", "",
-             "| figure | value |", "| --- | ---: |"]
-    for key in ("conversations", "resolution", "refused_but_in_scope", "refused_but_in_scope_count",
-                "unrequested_writes", "negation_accuracy", "order_found_without_id", "clarification_rate"):
+    (out / f"understanding-{set_name}.json").write_text(
+        json.dumps(
+            {"set": set_name, "summary": figures, "conversations": [r.__dict__ for r in results]},
+            indent=1,
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
+    lines = [
+        f"# Customer-message set `{set_name}` (`make eval-understanding`)",
+        "",
+        "Local model tier through the HTTP API on the tau-retail store; judged on status, proposed "
+        "write and facts in the reply (`infra/devstack/understanding_eval.py`).",
+        "",
+        "| figure | value |",
+        "| --- | ---: |",
+    ]
+    for key in (
+        "conversations",
+        "resolution",
+        "refused_but_in_scope",
+        "refused_but_in_scope_count",
+        "unrequested_writes",
+        "negation_accuracy",
+        "order_found_without_id",
+        "clarification_rate",
+    ):
         lines.append(f"| {key} | {figures[key]} |")
     lines += ["", "| category | n | resolution |", "| --- | ---: | ---: |"]
     lines += [f"| {k} | {v['n']} | {v['resolution']} |" for k, v in figures["by_category"].items()]

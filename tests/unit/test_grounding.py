@@ -17,13 +17,26 @@ CHAIR = "p-chair"
 
 def _variants() -> dict[str, tuple[Variant, ...]]:
     boots = tuple(
-        Variant(f"b-{size}-{material}-{water}", {"size": size, "material": material, "waterproof": water},
-                100.0 + int(size), available=not (size == "9" and material == "synthetic"))
-        for size in ("7", "8", "9", "12") for material in ("leather", "synthetic") for water in ("yes", "no"))
-    kettles = tuple(Variant(f"k-{cap}-{colour}", {"capacity": cap, "color": colour}, 50.0, True)
-                    for cap in ("1L", "1.5L", "2L") for colour in ("black", "white"))
-    chairs = tuple(Variant(f"c-{colour}-{arm}", {"color": colour, "armrest": arm}, 300.0, True)
-                   for colour in ("black", "blue") for arm in ("fixed", "none", "adjustable"))
+        Variant(
+            f"b-{size}-{material}-{water}",
+            {"size": size, "material": material, "waterproof": water},
+            100.0 + int(size),
+            available=not (size == "9" and material == "synthetic"),
+        )
+        for size in ("7", "8", "9", "12")
+        for material in ("leather", "synthetic")
+        for water in ("yes", "no")
+    )
+    kettles = tuple(
+        Variant(f"k-{cap}-{colour}", {"capacity": cap, "color": colour}, 50.0, True)
+        for cap in ("1L", "1.5L", "2L")
+        for colour in ("black", "white")
+    )
+    chairs = tuple(
+        Variant(f"c-{colour}-{arm}", {"color": colour, "armrest": arm}, 300.0, True)
+        for colour in ("black", "blue")
+        for arm in ("fixed", "none", "adjustable")
+    )
     return {BOOTS: boots, KETTLE: kettles, CHAIR: chairs}
 
 
@@ -39,14 +52,26 @@ def _store() -> CustomerView:
     chair_b = next(x for x in v[CHAIR] if x.item_id == "c-blue-none")
     return CustomerView(
         customer_id="ann",
-        orders=(OrderView("#W0000001", "delivered", (_line(boots, BOOTS, "Hiking Boots"),
-                                                     _line(kettle, KETTLE, "Electric Kettle")), "card_1"),
-                OrderView("#W0000002", "pending", (_line(chair_a, CHAIR, "Office Chair"),
-                                                   _line(chair_b, CHAIR, "Office Chair")), "paypal_1"),
-                OrderView("#W0000003", "pending", (_line(kettle, KETTLE, "Electric Kettle"),), "card_1")),
-        payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),
-                         PaymentView("paypal_1", "paypal"),
-                         PaymentView("gift_1", "gift_card", balance=52.0)),
+        orders=(
+            OrderView(
+                "#W0000001",
+                "delivered",
+                (_line(boots, BOOTS, "Hiking Boots"), _line(kettle, KETTLE, "Electric Kettle")),
+                "card_1",
+            ),
+            OrderView(
+                "#W0000002",
+                "pending",
+                (_line(chair_a, CHAIR, "Office Chair"), _line(chair_b, CHAIR, "Office Chair")),
+                "paypal_1",
+            ),
+            OrderView("#W0000003", "pending", (_line(kettle, KETTLE, "Electric Kettle"),), "card_1"),
+        ),
+        payment_methods=(
+            PaymentView("card_1", "credit_card", "visa", "1234"),
+            PaymentView("paypal_1", "paypal"),
+            PaymentView("gift_1", "gift_card", balance=52.0),
+        ),
     )
 
 
@@ -58,13 +83,16 @@ def test_a_size_change_keeps_every_other_option() -> None:
     changes = resolve_item_changes("the hiking boots in size 12 -> size 7 please", order, _variants())
     # Then the size-7 leather waterproof variant is chosen, and nothing else changes
     assert [(c.line.item_id, c.new.item_id if c.new else None) for c in changes.changes] == [
-        ("b-12-leather-yes", "b-7-leather-yes")]
+        ("b-12-leather-yes", "b-7-leather-yes")
+    ]
 
 
 def test_negated_yes_no_option_and_a_kept_dimension() -> None:
     order = _store().order("#W0000001")
     assert order is not None
-    changes = resolve_item_changes("swap the boots for synthetic non-waterproof ones, same size", order, _variants())
+    changes = resolve_item_changes(
+        "swap the boots for synthetic non-waterproof ones, same size", order, _variants()
+    )
     assert changes.changes[0].new is not None
     assert changes.changes[0].new.item_id == "b-12-synthetic-no"
 
@@ -90,25 +118,31 @@ def test_an_item_only_mentioned_is_not_changed() -> None:
     assert order is not None
     changes = resolve_item_changes("only the kettle: make it 2L. not the boots", order, _variants())
     assert [(c.line.product_id, c.new.item_id if c.new else None) for c in changes.changes] == [
-        (KETTLE, "k-2L-white")]
+        (KETTLE, "k-2L-white")
+    ]
 
 
 def test_two_of_the_same_product_told_apart_by_their_options() -> None:
     order = _store().order("#W0000002")
     assert order is not None
-    changes = resolve_item_changes("the blue office chair with no armrests, I want adjustable armrests instead",
-                                   order, _variants())
+    changes = resolve_item_changes(
+        "the blue office chair with no armrests, I want adjustable armrests instead", order, _variants()
+    )
     assert [(c.line.item_id, c.new.item_id if c.new else None) for c in changes.changes] == [
-        ("c-blue-none", "c-blue-adjustable")]
+        ("c-blue-none", "c-blue-adjustable")
+    ]
 
 
-@pytest.mark.parametrize(("words", "expected"), [
-    ("put it on my PayPal", "paypal_1"),
-    ("the visa ending in 1234", "card_1"),
-    ("use my gift card", "gift_1"),
-    ("my gift card, not PayPal", "gift_1"),
-    ("the original payment method", "card_1"),
-])
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("put it on my PayPal", "paypal_1"),
+        ("the visa ending in 1234", "card_1"),
+        ("use my gift card", "gift_1"),
+        ("my gift card, not PayPal", "gift_1"),
+        ("the original payment method", "card_1"),
+    ],
+)
 def test_payment_methods_in_the_customers_words(words: str, expected: str) -> None:
     store = _store()
     choice = resolve_payment(words, store, store.order("#W0000001"))
@@ -141,28 +175,45 @@ def test_the_status_an_action_needs_picks_the_order() -> None:
 
 
 def test_an_item_change_is_an_exchange_on_a_delivered_order() -> None:
-    entities = ground("change_items", "exchange the kettle on #W0000001 for the black one, PayPal for the difference",
-                      {"order_id": "#W0000001"}, _store(), _variants())
+    entities = ground(
+        "change_items",
+        "exchange the kettle on #W0000001 for the black one, PayPal for the difference",
+        {"order_id": "#W0000001"},
+        _store(),
+        _variants(),
+    )
     assert entities["item_action"] == "exchange_items"
     assert entities["item_ids"] == ["k-1L-white"] and entities["new_item_ids"] == ["k-1L-black"]
     assert entities["payment_method_id"] == "paypal_1"
 
 
 def test_an_item_change_is_a_modification_on_a_pending_order() -> None:
-    entities = ground("change_items", "change the kettle to 2L, visa ending 1234",
-                      {"order_id": "#W0000003"}, _store(), _variants())
+    entities = ground(
+        "change_items",
+        "change the kettle to 2L, visa ending 1234",
+        {"order_id": "#W0000003"},
+        _store(),
+        _variants(),
+    )
     assert entities["item_action"] == "modify_items"
     assert entities["new_item_ids"] == ["k-2L-white"]
 
 
 def test_a_possessive_purchase_is_not_a_catalogue_question() -> None:
-    assert purchase_intent("product_availability", "order_status", "why hasn't my hiking boots shipped",
-                           _store()) == "order_status"
-    assert purchase_intent("product_availability", "order_status", "do you sell hiking boots",
-                           _store()) == "product_availability"
+    assert (
+        purchase_intent(
+            "product_availability", "order_status", "why hasn't my hiking boots shipped", _store()
+        )
+        == "order_status"
+    )
+    assert (
+        purchase_intent("product_availability", "order_status", "do you sell hiking boots", _store())
+        == "product_availability"
+    )
 
 
 def test_option_words_come_from_the_values() -> None:
-    hits = find_option_values("the 1.5 L one in black", {"capacity": ["1L", "1.5L", "2L"],
-                                                          "color": ["black", "white"]})
+    hits = find_option_values(
+        "the 1.5 L one in black", {"capacity": ["1L", "1.5L", "2L"], "color": ["black", "white"]}
+    )
     assert [(h.key, h.value) for h in hits] == [("capacity", "1.5L"), ("color", "black")]

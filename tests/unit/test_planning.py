@@ -161,7 +161,8 @@ def test_a_follow_up_pointing_back_at_the_product_joins_the_catalogue_question()
 
 def test_a_question_about_a_return_gets_the_facts_not_a_proposal():
     # Given "how much would I get back if I returned the lamp?", read as a return that nobody asked for
-    plan = plan_tasks([{"text": "how much would I get back if I returned the lamp?", "intent": "return_request",
+    plan = plan_tasks([{"text": "how much would I get back if I returned the lamp?",
+                        "intent": "return_request",
                         "entities": {"order_id": ORDER, "asks_for_change": False}}])
     # Then the order's return eligibility and items (with prices) are read, and nothing is proposed
     assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items"]

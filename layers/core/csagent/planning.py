@@ -97,7 +97,8 @@ class _Builder:
                     and (task.args.get("params") or {}).get("order_id") == order_id:
                 overview = {"template_id": "order_overview", "params": {"order_id": order_id}}
                 self.plan.tasks[index] = task.model_copy(update={"args": overview})
-                self.seen[(PREDEFINED, repr(sorted((k, repr(v)) for k, v in overview.items())))] = task.task_id
+                key = (PREDEFINED, repr(sorted((k, repr(v)) for k, v in overview.items())))
+                self.seen[key] = task.task_id
                 return task.task_id
         return self.add("order_status", PREDEFINED, {"template_id": "order_overview",
                                                      "params": {"order_id": order_id}})

@@ -83,8 +83,9 @@ def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
 def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
     row = data.get("row") or {}
     street = ", ".join(x for x in (row.get("address1"), row.get("address2")) if x)
-    address = f"{street}, {row.get('city', '')}, {row.get('state', '')} {row.get('zip', '')}, {row.get('country', '')}"
-    return render("order_shipping_address", lang, order_id=row.get("order_id", ""), address=address.strip(", "))
+    place = f"{row.get('city', '')}, {row.get('state', '')} {row.get('zip', '')}, {row.get('country', '')}"
+    return render("order_shipping_address", lang, order_id=row.get("order_id", ""),
+                  address=f"{street}, {place}".strip(", "))
 
 
 def _order_total(data: Mapping[str, Any], lang: str) -> str:

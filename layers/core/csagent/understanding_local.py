@@ -142,7 +142,8 @@ class LocalUnderstanding:
                 intent = read_as
 
                 # An item change or a return reads the whole request: its items, options and payment
-                # method are often spread over several clauses ("..., 5x zoom instead. PayPal for the difference").
+                # method are often spread over several clauses ("... 5x zoom instead. PayPal for the
+                # difference").
                 read_as = item_change_intent(intent, text, entities, view, variants)
                 grounded_to_store = grounded_to_store or read_as != intent
                 intent = read_as
@@ -163,7 +164,8 @@ class LocalUnderstanding:
             confidence = float(prediction.confidence)
             if grounded_to_store:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
-            clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4), entities=entities))
+            clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
+                                  entities=entities))
         intents = [c.intent for c in clauses]
         route = route_for(intents)
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]

@@ -1,5 +1,6 @@
-"""Reads for grounding: one customer's orders and payment methods (one query per turn, always
-bound to the authenticated customer), and the catalogue's variants (one query, kept for a TTL).
+"""Reads for grounding: one customer's orders and payment methods (the actions' own snapshot
+read, once per turn, always bound to the authenticated customer), and the catalogue's variants
+(one query, kept for a TTL).
 """
 
 from __future__ import annotations
@@ -14,32 +15,6 @@ from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, 
 from csagent.ports import GraphStore
 
 logger = logging.getLogger(__name__)
-
-CUSTOMER_VIEW = """
-MATCH (c:Customer {customer_id: $customer_id})
-CALL (c) {
-  OPTIONAL MATCH (c)-[:HAS_PAYMENT_METHOD]->(m:PaymentMethod)
-  WITH m ORDER BY m.payment_method_id
-  RETURN collect(m{.payment_method_id, .source, .brand, .last_four, .balance}) AS methods
-}
-CALL (c) {
-  OPTIONAL MATCH (c)-[:PLACED]->(o:Order)
-  CALL (o) {
-    OPTIONAL MATCH (o)-[:HAS_LINE]->(l:OrderLine)
-    WITH l ORDER BY l.line_no
-    RETURN collect(l{.item_id, .product_id, .name, .price, .options_json}) AS lines
-  }
-  CALL (o) {
-    OPTIONAL MATCH (o)-[:HAS_TRANSACTION]->(t:Transaction {type: 'payment'})-[:USING]->(pm:PaymentMethod)
-    WITH pm ORDER BY t.seq
-    RETURN head(collect(pm.payment_method_id)) AS paid_with
-  }
-  WITH o, lines, paid_with ORDER BY o.created_at, o.order_id
-  RETURN collect(CASE WHEN o IS NULL THEN null
-                 ELSE {order_id: o.order_id, status: o.status, lines: lines, paid_with: paid_with} END) AS orders
-}
-RETURN c.customer_id AS customer_id, methods, orders
-"""
 
 VARIANTS = """
 MATCH (p:Product)-[:HAS_VARIANT]->(v:Variant)
@@ -56,25 +31,50 @@ def _options(raw: Any) -> dict[str, str]:
 
 
 def read_customer_view(graph: GraphStore, customer_id: str, *, timeout_s: float = 3.0) -> CustomerView | None:
-    """The customer's orders and payment methods; None when there is no such customer."""
-    rows = graph.read(CUSTOMER_VIEW, {"customer_id": customer_id}, timeout_s=timeout_s, max_rows=1)
-    if not rows:
+    """The customer's orders and payment methods (`actions.catalogue.customer_snapshot`, the one
+    read of them); None when there is no such customer."""
+    from csagent.actions.catalogue import customer_snapshot
+
+    snapshot = customer_snapshot(graph, customer_id, timeout_s=timeout_s)
+    if snapshot is None:
         return None
-    row = rows[0]
     orders = tuple(
-        OrderView(order_id=str(o["order_id"]), status=str(o.get("status") or ""),
-                  paid_with=o.get("paid_with"),
-                  lines=tuple(Line(item_id=str(x["item_id"]), product_id=str(x.get("product_id") or ""),
-                                   name=str(x.get("name") or ""), price=float(x.get("price") or 0),
-                                   options=_options(x.get("options_json")))
-                              for x in o.get("lines") or []))
-        for o in row.get("orders") or [] if o)
+        OrderView(
+            order_id=str(o["order_id"]),
+            status=str(o.get("status") or ""),
+            paid_with=next(
+                (
+                    p["payment_method_id"]
+                    for p in o.get("payment_history") or []
+                    if p.get("transaction_type") == "payment"
+                ),
+                None,
+            ),
+            lines=tuple(
+                Line(
+                    item_id=str(x["item_id"]),
+                    product_id=str(x.get("product_id") or ""),
+                    name=str(x.get("name") or ""),
+                    price=float(x.get("price") or 0),
+                    options={str(k): str(v) for k, v in (x.get("options") or {}).items()},
+                )
+                for x in o.get("lines") or []
+            ),
+        )
+        for o in snapshot["orders"]
+    )
     methods = tuple(
-        PaymentView(payment_method_id=str(m["payment_method_id"]), source=str(m.get("source") or ""),
-                    brand=m.get("brand"), last_four=m.get("last_four"),
-                    balance=None if m.get("balance") is None else float(m["balance"]))
-        for m in row.get("methods") or [] if m and m.get("payment_method_id"))
-    return CustomerView(customer_id=str(row["customer_id"]), orders=orders, payment_methods=methods)
+        PaymentView(
+            payment_method_id=str(m["payment_method_id"]),
+            source=str(m.get("source") or ""),
+            brand=m.get("brand"),
+            last_four=m.get("last_four"),
+            balance=m.get("balance"),
+        )
+        for m in snapshot["payment_methods"]
+        if m.get("payment_method_id")
+    )
+    return CustomerView(customer_id=str(snapshot["customer_id"]), orders=orders, payment_methods=methods)
 
 
 class CustomerViews:
@@ -116,10 +116,16 @@ class CatalogueVariants:
             return self._variants
         variants = {
             str(row["product_id"]): tuple(
-                Variant(item_id=str(v["item_id"]), options=_options(v.get("options_json")),
-                        price=float(v.get("price") or 0), available=bool(v.get("available")))
-                for v in row.get("variants") or [])
-            for row in rows}
+                Variant(
+                    item_id=str(v["item_id"]),
+                    options=_options(v.get("options_json")),
+                    price=float(v.get("price") or 0),
+                    available=bool(v.get("available")),
+                )
+                for v in row.get("variants") or []
+            )
+            for row in rows
+        }
         with self._lock:
             self._variants, self._loaded_at = variants, now
         return variants

@@ -30,40 +30,69 @@ STATUSES_FOR: dict[str, tuple[str, ...]] = {
     "return_request": ("delivered",),
     "change_items": ("pending", "delivered"),
 }
-ORDER_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
-                           "return_request", "change_order_address", "change_items", "change_payment"})
+ORDER_INTENTS = frozenset(
+    {
+        "order_status",
+        "tracking",
+        "order_items",
+        "refund_status",
+        "cancel_order",
+        "return_request",
+        "change_order_address",
+        "change_items",
+        "change_payment",
+    }
+)
 
 
 def _list(orders: Sequence[OrderView]) -> str:
-    return "; ".join(f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
-                     f", {o.status})" for o in orders)
+    return "; ".join(
+        f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
+        f", {o.status})"
+        for o in orders
+    )
 
 
 def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:
     """The order a clause that names none is about, from the products it mentions."""
-    if intent not in ORDER_INTENTS or entities.get("order_id") or entities.get("invalid_order_id") \
-            or entities.get("tracking_number"):
+    if (
+        intent not in ORDER_INTENTS
+        or entities.get("order_id")
+        or entities.get("invalid_order_id")
+        or entities.get("tracking_number")
+    ):
         return entities
     mentions = product_mentions(text, view.products())
     if not mentions:
         return entities
     product_ids = {m.product_id for m in mentions}
     found = orders_mentioning(view, product_ids)
-    fitting = orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
+    fitting = (
+        orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
+    )
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
-        return {**entities, "order_id": chosen[0].order_id, "grounded_orders": [chosen[0].order_id],
-                "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"}}
+        return {
+            **entities,
+            "order_id": chosen[0].order_id,
+            "grounded_orders": [chosen[0].order_id],
+            "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"},
+        }
     if len(chosen) > 1:
         names = mentions[0].name
-        return {**entities, "order_candidates": [o.order_id for o in chosen],
-                "grounded_orders": [o.order_id for o in chosen],
-                "question": f"You have {len(chosen)} orders with the {names}: {_list(chosen)}. Which one do you mean?"}
+        return {
+            **entities,
+            "order_candidates": [o.order_id for o in chosen],
+            "grounded_orders": [o.order_id for o in chosen],
+            "question": f"You have {len(chosen)} orders with the {names}: {_list(chosen)}. "
+            "Which one do you mean?",
+        }
     return entities
 
 
-def fill_payment(text: str, entities: dict[str, Any], view: CustomerView, order: OrderView | None,
-                 *, required: bool) -> dict[str, Any]:
+def fill_payment(
+    text: str, entities: dict[str, Any], view: CustomerView, order: OrderView | None, *, required: bool
+) -> dict[str, Any]:
     choice = resolve_payment(text, view, order)
     if choice.method is not None:
         return {**entities, "payment_method_id": choice.method.payment_method_id}
@@ -75,12 +104,16 @@ def fill_payment(text: str, entities: dict[str, Any], view: CustomerView, order:
         if len(methods) == 1:  # nothing else it could be
             return {**entities, "payment_method_id": methods[0].payment_method_id}
         shown = ", ".join(m.label() for m in methods)
-        return {**entities, "question": f"Which payment method should pay or receive the price difference: {shown}?"}
+        return {
+            **entities,
+            "question": f"Which payment method should pay or receive the price difference: {shown}?",
+        }
     return entities
 
 
-def fill_item_changes(text: str, entities: dict[str, Any], view: CustomerView,
-                      variants: Mapping[str, Sequence[Variant]]) -> dict[str, Any]:
+def fill_item_changes(
+    text: str, entities: dict[str, Any], view: CustomerView, variants: Mapping[str, Sequence[Variant]]
+) -> dict[str, Any]:
     """`change_items`: exchange (delivered order) or modification (pending order), the pairs of
     (item, new item) and the payment method for the price difference."""
     order = view.order(entities.get("order_id"))
@@ -92,20 +125,30 @@ def fill_item_changes(text: str, entities: dict[str, Any], view: CustomerView,
     problems = changes.problems()
     if problems:
         options = [c for c in changes.changes if c.options]
-        listed = "; ".join(f"{c.line.name}: " + " or ".join(", ".join(v.options.values()) for v in c.options[:4])
-                           for c in options)
+        listed = "; ".join(
+            f"{c.line.name}: " + " or ".join(", ".join(v.options.values()) for v in c.options[:4])
+            for c in options
+        )
         return {**out, "question": " ".join(problems) + (f" ({listed})" if listed else "")}
     if not changes.changes:
         items = ", ".join(x.label() for x in order.lines)
-        return {**out, "question": f"Which items of order {order.order_id} should change, and to what? "
-                                   f"Its items are: {items}."}
+        return {
+            **out,
+            "question": f"Which items of order {order.order_id} should change, and to what? "
+            f"Its items are: {items}.",
+        }
     out["item_ids"] = [c.line.item_id for c in changes.changes]
     out["new_item_ids"] = [c.new.item_id for c in changes.changes if c.new is not None]
     return fill_payment(text, out, view, order, required=True)
 
 
-def ground(intent: str, text: str, entities: dict[str, Any], view: CustomerView | None,
-           variants: Mapping[str, Sequence[Variant]] | None) -> dict[str, Any]:
+def ground(
+    intent: str,
+    text: str,
+    entities: dict[str, Any],
+    view: CustomerView | None,
+    variants: Mapping[str, Sequence[Variant]] | None,
+) -> dict[str, Any]:
     """The clause's entities with what the customer's data resolves (see the module docstring)."""
     if view is None:
         return entities
@@ -126,10 +169,14 @@ def ground(intent: str, text: str, entities: dict[str, Any], view: CustomerView 
 
 # A clause about something the customer owns ("my kettle", "the lamp I ordered") is about that
 # purchase, not the catalogue: the words that mark possession are structural, not per sentence.
-_POSSESSIVE = re.compile(r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
-                         r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b", re.IGNORECASE)
-NOT_ABOUT_A_PURCHASE = frozenset({"product_info", "product_availability", "out_of_scope", "greeting",
-                                  "smalltalk", "thanks"})
+_POSSESSIVE = re.compile(
+    r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
+    r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b",
+    re.IGNORECASE,
+)
+NOT_ABOUT_A_PURCHASE = frozenset(
+    {"product_info", "product_availability", "out_of_scope", "greeting", "smalltalk", "thanks"}
+)
 
 
 def purchase_intent(intent: str, runner_up: str | None, text: str, view: CustomerView | None) -> str:
@@ -149,8 +196,13 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 MAY_BE_AN_ITEM_CHANGE = frozenset({"return_request", "change_payment", "order_items", "order_status"})
 
 
-def item_change_intent(intent: str, text: str, entities: Mapping[str, Any], view: CustomerView | None,
-                       variants: Mapping[str, Sequence[Variant]] | None) -> str:
+def item_change_intent(
+    intent: str,
+    text: str,
+    entities: Mapping[str, Any],
+    view: CustomerView | None,
+    variants: Mapping[str, Sequence[Variant]] | None,
+) -> str:
     """`change_items` when the words ask for another variant of an item of the clause's order."""
     if view is None or variants is None or intent not in MAY_BE_AN_ITEM_CHANGE:
         return intent
@@ -163,8 +215,14 @@ def item_change_intent(intent: str, text: str, entities: Mapping[str, Any], view
 
 
 _ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
-_STATUS_WORDS = {"pending": ("pending",), "processed": ("processed",), "delivered": ("delivered",),
-                 "shipped": ("processed", "delivered"), "arrived": ("delivered",), "cancelled": ("cancelled",)}
+_STATUS_WORDS = {
+    "pending": ("pending",),
+    "processed": ("processed",),
+    "delivered": ("delivered",),
+    "shipped": ("processed", "delivered"),
+    "arrived": ("delivered",),
+    "cancelled": ("cancelled",),
+}
 
 
 def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | None:
@@ -182,8 +240,12 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     for order in candidates:
         dims = {k: [v] for line in order.lines for k, v in line.options.items()}
         score = len(find_option_values(text, dims))
-        score += sum(1 for m in product_mentions(text, [{"product_id": x.product_id, "name": x.name, "options": {}}
-                                                        for x in order.lines]))
+        score += sum(
+            1
+            for m in product_mentions(
+                text, [{"product_id": x.product_id, "name": x.name, "options": {}} for x in order.lines]
+            )
+        )
         negated = "not" in words or "n't" in text
         for word, statuses in _STATUS_WORDS.items():
             if word in words and any(order.status.startswith(s) for s in statuses) != negated:

@@ -75,8 +75,9 @@ class CustomerView:
         seen: dict[str, dict[str, Any]] = {}
         for order in self.orders:
             for line in order.lines:
-                entry = seen.setdefault(line.product_id, {"product_id": line.product_id, "name": line.name,
-                                                          "options": {}})
+                entry = seen.setdefault(
+                    line.product_id, {"product_id": line.product_id, "name": line.name, "options": {}}
+                )
                 for key, value in line.options.items():
                     values = entry["options"].setdefault(key, [])
                     if value not in values:

@@ -19,11 +19,21 @@ from functools import lru_cache
 from importlib import resources
 
 _WORD = re.compile(r"[a-z0-9%]+(?:\.[0-9]+)?[a-z%]*")
-_NUM_UNIT = re.compile(r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|w|k|mah|inch|inches|hours?|liters?|litres?|"
-                       r"cups?|degrees?|lbs?|piece|bar|p)\b)")
+_NUM_UNIT = re.compile(
+    r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|w|k|mah|inch|inches|hours?|liters?|litres?|"
+    r"cups?|degrees?|lbs?|piece|bar|p)\b)"
+)
 _NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never"})
-_UNITS_PLURAL = {"inches": "inch", "hours": "hour", "liters": "liter", "litres": "liter", "cups": "cup",
-                 "degrees": "degree", "pieces": "piece", "lbs": "lb"}
+_UNITS_PLURAL = {
+    "inches": "inch",
+    "hours": "hour",
+    "liters": "liter",
+    "litres": "liter",
+    "cups": "cup",
+    "degrees": "degree",
+    "pieces": "piece",
+    "lbs": "lb",
+}
 _KEEP = frozenset({"same", "keep", "keeping", "still", "unchanged"})
 
 
@@ -66,7 +76,7 @@ class OptionHit:
 
 def _find(seq: Sequence[str], toks: Sequence[str]) -> list[int]:
     n = len(seq)
-    return [i for i in range(len(toks) - n + 1) if list(toks[i:i + n]) == list(seq)] if n else []
+    return [i for i in range(len(toks) - n + 1) if list(toks[i : i + n]) == list(seq)] if n else []
 
 
 def _needs_key(value: str) -> bool:
@@ -93,8 +103,12 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
                 for i in _find(form, toks):
                     if value.lower() == "none":
                         continue
-                    if _needs_key(value) and len(form) == 1 and form[0] == value.lower() \
-                            and not _keyed(key_toks, toks, i):
+                    if (
+                        _needs_key(value)
+                        and len(form) == 1
+                        and form[0] == value.lower()
+                        and not _keyed(key_toks, toks, i)
+                    ):
                         continue
                     hits.append(OptionHit(key, value, i, len(form), synonym))
         if "none" in lowered:
@@ -108,19 +122,22 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
 def _keyed(key_toks: Sequence[str], toks: Sequence[str], i: int) -> bool:
     """A bare number or letter size counts only next to its dimension ("size 10", "10 size", "in M")."""
     head = key_toks[-1] if key_toks else ""
-    before = toks[max(0, i - 2):i]
-    after = toks[i + 1:i + 2]
+    before = toks[max(0, i - 2) : i]
+    after = toks[i + 1 : i + 2]
     return head in before or head in after or (bool(before) and before[-1] in {"in", "a", "an"})
 
 
 def _yes_no(key: str, key_toks: Sequence[str], toks: Sequence[str]) -> list[OptionHit]:
-    """"waterproof" -> yes; "non-waterproof", "not waterproof", "no water resistance" -> no."""
+    """ "waterproof" -> yes; "non-waterproof", "not waterproof", "no water resistance" -> no."""
     out = []
     stems = [key_toks, [key_toks[0]] if len(key_toks) > 1 else []]
     for form in stems:
         for i in _find(form, toks):
-            negated = i > 0 and toks[i - 1] in _NEGATORS or (i > 1 and toks[i - 2] in _NEGATORS
-                                                             and toks[i - 1] in {"be", "a", "very"})
+            negated = (
+                i > 0
+                and toks[i - 1] in _NEGATORS
+                or (i > 1 and toks[i - 2] in _NEGATORS and toks[i - 1] in {"be", "a", "very"})
+            )
             if i > 0 and toks[i - 1] in _KEEP or i > 2 and toks[i - 3] in _KEEP and toks[i - 1] == "and":
                 continue  # "same water resistance": kept as it is, not asked for
             out.append(OptionHit(key, "no" if negated else "yes", i, len(form)))
@@ -133,13 +150,16 @@ def _drop_shadowed(hits: list[OptionHit]) -> list[OptionHit]:
     """Overlapping hits: the one covering more words wins ("non-polarized" over "polarized",
     "stainless steel" over "steel"); a value named as itself wins over an everyday word of another
     value ("medium ventilation" is not size M)."""
+
     def rank(h: OptionHit) -> tuple[int, int]:
         return (h.length, 0 if h.synonym else 1)
 
     kept: list[OptionHit] = []
     for hit in hits:
         span = range(hit.position, hit.position + hit.length)
-        rivals = [o for o in hits if o is not hit and set(span) & set(range(o.position, o.position + o.length))]
+        rivals = [
+            o for o in hits if o is not hit and set(span) & set(range(o.position, o.position + o.length))
+        ]
         if any(rank(o) > rank(hit) for o in rivals):
             continue
         kept.append(hit)

@@ -27,12 +27,14 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[A
     """Catalogue products named in the text (`nlp.entities.find_products` over `products`)."""
     from csagent.nlp.entities import find_products
 
-    return [m for m in find_products(text, products) if not m.ambiguous] or \
-        [m for m in find_products(text, products)]
+    return [m for m in find_products(text, products) if not m.ambiguous] or [
+        m for m in find_products(text, products)
+    ]
 
 
-def orders_mentioning(view: CustomerView, product_ids: Iterable[str],
-                      statuses: Sequence[str] | None = None) -> list[OrderView]:
+def orders_mentioning(
+    view: CustomerView, product_ids: Iterable[str], statuses: Sequence[str] | None = None
+) -> list[OrderView]:
     """The customer's orders holding any of the products, optionally only in some statuses."""
     wanted = set(product_ids)
     found = [o for o in view.orders if o.product_ids() & wanted]
@@ -44,8 +46,11 @@ def orders_mentioning(view: CustomerView, product_ids: Iterable[str],
 # ---------------------------------------------------------------------------------- payment
 _BRANDS = ("visa", "mastercard", "amex", "american express", "discover")
 _LAST_FOUR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
-_ORIGINAL = re.compile(r"\b(original|same (?:card|method|payment)|(?:card|method) i (?:paid|used)|"
-                       r"paid with|i paid)\b", re.IGNORECASE)
+_ORIGINAL = re.compile(
+    r"\b(original|same (?:card|method|payment)|(?:card|method) i (?:paid|used)|"
+    r"paid with|i paid)\b",
+    re.IGNORECASE,
+)
 _GIFT = re.compile(r"\bgift\s*-?\s*cards?\b", re.IGNORECASE)
 _PAYPAL = re.compile(r"\bpay\s*pal\b", re.IGNORECASE)
 _CREDIT = re.compile(r"\b(credit|debit)\s*card\b|\bcard\b", re.IGNORECASE)
@@ -60,9 +65,11 @@ class PaymentChoice:
     named: bool = False  # the words name a payment method at all
 
 
-_NOT_METHOD = re.compile(r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
-                         r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b",
-                         re.IGNORECASE)
+_NOT_METHOD = re.compile(
+    r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
+    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b",
+    re.IGNORECASE,
+)
 
 
 def resolve_payment(text: str, view: CustomerView, order: OrderView | None = None) -> PaymentChoice:
@@ -84,8 +91,11 @@ def resolve_payment(text: str, view: CustomerView, order: OrderView | None = Non
                 candidates = exact
         if not candidates and brand:
             brand_key = "amex" if brand == "american express" else brand
-            candidates = [m for m in cards if (m.brand or "").lower().replace(" ", "") in
-                          {brand_key, brand_key.replace(" ", "")}]
+            candidates = [
+                m
+                for m in cards
+                if (m.brand or "").lower().replace(" ", "") in {brand_key, brand_key.replace(" ", "")}
+            ]
         if not candidates and _ORIGINAL.search(text) and order is not None and order.paid_with:
             original = view.payment(order.paid_with)
             candidates = [original] if original else []
@@ -105,21 +115,49 @@ def _by_amount(text: str, candidates: list[PaymentView]) -> list[PaymentView]:
     amounts = [float(a.replace(",", "")) for a in re.findall(r"\$\s*([\d,]+(?:\.\d+)?)", text)]
     if not amounts:
         return candidates
-    close = [m for m in candidates if m.balance is not None
-             and any(abs(m.balance - a) <= max(1.0, 0.05 * a) for a in amounts)]
+    close = [
+        m
+        for m in candidates
+        if m.balance is not None and any(abs(m.balance - a) <= max(1.0, 0.05 * a) for a in amounts)
+    ]
     return close or candidates
 
 
 # ------------------------------------------------------------------------------ item changes
-_SAME = re.compile(r"\b(exact(?:ly)? (?:the )?same|same (?:one|item|exact|model|thing|kind|version)|"
-                   r"identical|another one|a new one|replacement|brand new one|same again)\b",
-                   re.IGNORECASE)
-_PIVOTS = frozenset({"to", "for", "into", "but", "prefer", "want", "like", "love", "get", "rather", "new",
-                     "make", "become", "should", "swap", "switch", "change", "exchange", "replace"})
+_SAME = re.compile(
+    r"\b(exact(?:ly)? (?:the )?same|same (?:one|item|exact|model|thing|kind|version)|"
+    r"identical|another one|a new one|replacement|brand new one|same again)\b",
+    re.IGNORECASE,
+)
+_PIVOTS = frozenset(
+    {
+        "to",
+        "for",
+        "into",
+        "but",
+        "prefer",
+        "want",
+        "like",
+        "love",
+        "get",
+        "rather",
+        "new",
+        "make",
+        "become",
+        "should",
+        "swap",
+        "switch",
+        "change",
+        "exchange",
+        "replace",
+    }
+)
 _KEEP_WORDS = frozenset({"same", "keep", "keeping", "still", "unchanged"})
 _NEGATED = frozenset({"not", "no", "except"})
-_SPLIT = re.compile(r"[;\n]|,\s*(?:and\s+)?|\.\s+|\band also\b|\balso\b|\band then\b|\bplus\b|\band\s+(?=the\b|my\b)",
-                    re.IGNORECASE)
+_SPLIT = re.compile(
+    r"[;\n]|,\s*(?:and\s+)?|\.\s+|\band also\b|\balso\b|\band then\b|\bplus\b|\band\s+(?=the\b|my\b)",
+    re.IGNORECASE,
+)
 _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
 
 
@@ -202,7 +240,7 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
 
 
 def _negated(toks: Sequence[str], hit: OptionHit) -> bool:
-    return any(t in _NEGATED for t in toks[max(0, hit.position - 3):hit.position])
+    return any(t in _NEGATED for t in toks[max(0, hit.position - 3) : hit.position])
 
 
 def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[OptionHit]:
@@ -216,7 +254,7 @@ def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[Option
         if len(group) == 1:
             out.append(group[0])
             continue
-        near = set(toks[max(0, place - 2):place + group[0].length + 2])
+        near = set(toks[max(0, place - 2) : place + group[0].length + 2])
         shared = set.intersection(*(set(tokens(h.key)) for h in group))
         named = [h for h in group if set(tokens(h.key)) - shared & near]
         out.append(named[0] if named else group[0])
@@ -251,8 +289,9 @@ def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
     return sum(1 for h in described if line.options.get(h.key) == h.value)
 
 
-def choose_variant(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str],
-                   cheapest: bool = False) -> ItemChange:
+def choose_variant(
+    line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool = False
+) -> ItemChange:
     """The variant of the line's product with the `wanted` options that keeps most of the others."""
     fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
     if not fitting:
@@ -265,23 +304,34 @@ def choose_variant(line: Line, variants: Sequence[Variant], wanted: Mapping[str,
     if cheapest:
         low = min(v.price for v in available)
         available = [v for v in available if v.price == low]
-    kept = {v.item_id: sum(1 for k, val in line.options.items() if v.options.get(k) == val) for v in available}
+    kept = {
+        v.item_id: sum(1 for k, val in line.options.items() if v.options.get(k) == val) for v in available
+    }
     best = max(kept.values())
     top = [v for v in available if kept[v.item_id] == best]
     if len(top) == 1:
         return ItemChange(line, top[0])
-    return ItemChange(line, None, f"Several versions of the {line.name} fit; which one do you want?",
-                      options=tuple(top))
+    return ItemChange(
+        line, None, f"Several versions of the {line.name} fit; which one do you want?", options=tuple(top)
+    )
 
 
 _ARROW = re.compile(r"\s*(?:->|→|=>|-->)\s*")
 
 
-def resolve_item_changes(text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]]) -> ItemChanges:
+def resolve_item_changes(
+    text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]]
+) -> ItemChanges:
     """The order's items the text names, each with the variant it should become."""
     text = _ARROW.sub(" to ", text)
-    products = [{"product_id": line.product_id, "name": line.name,
-                 "options": {k: [v] for k, v in line.options.items()}} for line in order.lines]
+    products = [
+        {
+            "product_id": line.product_id,
+            "name": line.name,
+            "options": {k: [v] for k, v in line.options.items()},
+        }
+        for line in order.lines
+    ]
     unique = list({p["product_id"]: p for p in products}.values())
     mentions = sorted(product_mentions(text, unique), key=lambda m: m.span[0])
     changes: list[ItemChange] = []
@@ -300,8 +350,9 @@ def resolve_item_changes(text: str, order: OrderView, variants: Mapping[str, Seq
         if not wanted:
             if _SAME.search(segment):
                 current = next((v for v in product_variants if v.item_id == line.item_id), None)
-                changes.append(ItemChange(line, current or Variant(line.item_id, dict(line.options),
-                                                                     line.price, True)))
+                changes.append(
+                    ItemChange(line, current or Variant(line.item_id, dict(line.options), line.price, True))
+                )
             else:
                 changes.append(ItemChange(line, None, f"What would you like the {line.name} changed to?"))
             continue
@@ -309,8 +360,14 @@ def resolve_item_changes(text: str, order: OrderView, variants: Mapping[str, Seq
     # An item named without any change ("only the espresso machine, not the tablets", "the mouse
     # stays") is context, not a request, once another item has one.
     if any(c.new is not None or c.options for c in changes):
-        changes = [c for c in changes if c.new is not None or c.options or "does not come" in (c.problem or "")
-                   or "not available" in (c.problem or "")]
+        changes = [
+            c
+            for c in changes
+            if c.new is not None
+            or c.options
+            or "does not come" in (c.problem or "")
+            or "not available" in (c.problem or "")
+        ]
     return ItemChanges(changes=tuple(changes))
 
 
@@ -328,9 +385,14 @@ def _merge_repeats(segments: list[tuple[Any, str]], order: OrderView) -> list[tu
 
 
 # ----------------------------------------------------------------------------------- returns
-_KEPT_ITEM = re.compile(r"\b(keep|keeping|kept|not|except|but not|don'?t|stays?|staying|leave)\b", re.IGNORECASE)
-_EVERYTHING = re.compile(r"\b(everything|all (?:the |of the )?(?:items|things|of it|of them)|whole order|"
-                         r"entire order|all of my order|the lot)\b", re.IGNORECASE)
+_KEPT_ITEM = re.compile(
+    r"\b(keep|keeping|kept|not|except|but not|don'?t|stays?|staying|leave)\b", re.IGNORECASE
+)
+_EVERYTHING = re.compile(
+    r"\b(everything|all (?:the |of the )?(?:items|things|of it|of them)|whole order|"
+    r"entire order|all of my order|the lot)\b",
+    re.IGNORECASE,
+)
 _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
 
 
@@ -340,8 +402,14 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     holds several is every one of them with "both"/"all", else the one its option words describe."""
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines)
-    products = [{"product_id": line.product_id, "name": line.name,
-                 "options": {k: [v] for k, v in line.options.items()}} for line in order.lines]
+    products = [
+        {
+            "product_id": line.product_id,
+            "name": line.name,
+            "options": {k: [v] for k, v in line.options.items()},
+        }
+        for line in order.lines
+    ]
     unique = list({p["product_id"]: p for p in products}.values())
     mentions = sorted(product_mentions(text, unique), key=lambda m: m.span[0])
     if not mentions:

@@ -208,7 +208,8 @@ def normal_messages() -> list[str]:
 
     examples = [e.text for e in load_examples() if e.lang == "en" and e.intent != OUT_OF_SCOPE]
     benign = [b.text for b in load_labelled("benign.jsonl", "area") if b.split == "train"]
-    traffic = [json.loads(line)["text"] for line in data_text("benign_traffic.jsonl").splitlines() if line.strip()]
+    traffic = [json.loads(line)["text"] for line in data_text("benign_traffic.jsonl").splitlines()
+               if line.strip()]
     return list(dict.fromkeys(examples + benign + traffic))
 
 

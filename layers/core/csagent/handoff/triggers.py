@@ -351,7 +351,8 @@ def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> Ha
     """Hand off or not: None for a turn the assistant can finish on its own."""
     frustration = detect_frustration("\n".join(signals.texts))
     asked = explicit_request(signals)
-    blocked = any(o.status == "failed" and o.error_type == "business_rule_violation" for o in signals.outcomes)
+    blocked = any(o.status == "failed" and o.error_type == "business_rule_violation"
+                  for o in signals.outcomes)
     fired = {
         HandoffReason.EXPLICIT_REQUEST: asked,
         # A rule that blocks is explained, not escalated: the conflict goes to a person only when

@@ -34,8 +34,9 @@ def _verb(word: str, verbs: set[str]) -> bool:
     """A change verb, allowing one slip in a long word ("retrun", "exhange")."""
     from difflib import SequenceMatcher
 
-    return word in verbs or (len(word) >= 5 and any(
-        len(v) >= 5 and SequenceMatcher(None, word, v).ratio() >= 0.8 for v in verbs))
+    return word in verbs or (
+        len(word) >= 5 and any(len(v) >= 5 and SequenceMatcher(None, word, v).ratio() >= 0.8 for v in verbs)
+    )
 
 
 def asks_for_change(text: str) -> bool:
@@ -48,13 +49,16 @@ def asks_for_change(text: str) -> bool:
     lexicon = _lexicon()
     if _has(words, lexicon["request"]):
         return True
-    if _has(words, lexicon["asking_about"]) or _has(words, lexicon["hypothetical"]) \
-            or text.rstrip().endswith("?"):
+    if (
+        _has(words, lexicon["asking_about"])
+        or _has(words, lexicon["hypothetical"])
+        or text.rstrip().endswith("?")
+    ):
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)
 
 
 def is_hypothetical(text: str) -> bool:
-    """"if I returned it, how much would I get back?": about a change that may never be asked for."""
+    """ "if I returned it, how much would I get back?": about a change that may never be asked for."""
     return _has(_words(text), _lexicon()["hypothetical"])

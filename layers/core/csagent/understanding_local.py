@@ -148,7 +148,7 @@ class LocalUnderstanding:
                 grounded_to_store = grounded_to_store or read_as != intent
                 intent = read_as
                 whole = intent in {"change_items", "return_request"}
-                entities = ground(intent, text if whole else piece, entities, view, variants)
+                entities = ground(intent, text if whole else piece, entities, view, variants, text)
                 grounded_to_store = grounded_to_store or bool(entities.get("grounded_orders"))
             else:
                 grounded_to_store = False

@@ -53,8 +53,10 @@ def _list(orders: Sequence[OrderView]) -> str:
     )
 
 
-def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:
-    """The order a clause that names none is about, from the products it mentions."""
+def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerView,
+               message: str = "") -> dict[str, Any]:
+    """The order a clause that names none is about, from the products it mentions (or, when it
+    mentions none, the products the whole message mentions: "The air purifier. Tracking number?")."""
     if (
         intent not in ORDER_INTENTS
         or entities.get("order_id")
@@ -62,7 +64,8 @@ def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerV
         or entities.get("tracking_number")
     ):
         return entities
-    mentions = product_mentions(text, view.products())
+    mentions = product_mentions(text, view.products()) or (
+        product_mentions(message, view.products()) if message else [])
     if not mentions:
         return entities
     product_ids = {m.product_id for m in mentions}

@@ -11,9 +11,12 @@ nothing is ever guessed silently: one candidate is used, several are listed back
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
@@ -23,13 +26,28 @@ from csagent.grounding.options import OptionHit, find_option_values, tokens
 ACTIVE_STATUSES = ("pending", "processed")
 
 
+@lru_cache(maxsize=1)
+def product_synonyms() -> dict[str, list[str]]:
+    """Catalogue product name -> everyday names (`data/product_synonyms.json`)."""
+    text = resources.files("csagent.grounding").joinpath("data/product_synonyms.json").read_text("utf-8")
+    data: dict[str, list[str]] = json.loads(text)["names"]
+    return data
+
+
 def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Catalogue products named in the text (`nlp.entities.find_products` over `products`)."""
+    """Catalogue products named in the text (`nlp.entities.find_products` over `products` and their
+    everyday names: "my bike" is the Bicycle), unambiguous ones first."""
     from csagent.nlp.entities import find_products
 
-    return [m for m in find_products(text, products) if not m.ambiguous] or [
-        m for m in find_products(text, products)
+    names = product_synonyms()
+    extended = list(products) + [
+        {**p, "name": alias} for p in products for alias in names.get(str(p.get("name")), [])
     ]
+    found = find_products(text, extended)
+    by_id = {str(p["product_id"]): str(p["name"]) for p in products}
+    mentions = [m for m in found if not m.ambiguous] or found
+    # An everyday name reads back as the catalogue's own name.
+    return [replace(m, name=by_id.get(m.product_id, m.name)) for m in mentions]
 
 
 def orders_mentioning(

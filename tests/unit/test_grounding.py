@@ -217,3 +217,55 @@ def test_option_words_come_from_the_values() -> None:
         "the 1.5 L one in black", {"capacity": ["1L", "1.5L", "2L"], "color": ["black", "white"]}
     )
     assert [(h.key, h.value) for h in hits] == [("capacity", "1.5L"), ("color", "black")]
+
+
+def test_a_clause_without_a_product_takes_the_one_the_message_names() -> None:
+    # Given "The hiking boots. Tracking number please" split in two clauses
+    entities = ground(
+        "tracking",
+        "Tracking number please",
+        {},
+        _store(),
+        _variants(),
+        "The hiking boots. Tracking number please",
+    )
+    # Then the tracking question is about the order with the boots
+    assert entities["order_id"] == "#W0000001"
+
+
+class _Intents:
+    """A stand-in classifier: every clause gets the intent its first word names."""
+
+    def classify_many(self, pieces: list[str]) -> list[object]:
+        from csagent.nlp.intents import IntentPrediction
+
+        labels = {"where": "order_status", "exchange": "change_items", "return": "return_request"}
+        return [
+            IntentPrediction(labels.get(p.split()[0].lower(), "out_of_scope"), 0.8, None, 0.0) for p in pieces
+        ]
+
+
+def test_the_local_understanding_grounds_each_clause_in_the_customers_view() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given the customer's view and the catalogue's variants wired into the local understanding
+    understanding = LocalUnderstanding(
+        classifier=_Intents(),
+        catalogue=lambda: [],
+        customer_view=lambda _customer: _store(),
+        variants=_variants,
+    )
+    # When the customer asks for an exchange in their own words
+    result = understanding.understand(
+        "exchange the kettle on #W0000001 for the black one, PayPal for the difference",
+        {"customer_id": "ann"},
+    )
+    # Then the clause carries the grounded exchange, ready to propose
+    entities = result.clauses[0].entities
+    assert (
+        entities["item_action"],
+        entities["item_ids"],
+        entities["new_item_ids"],
+        entities["payment_method_id"],
+    ) == ("exchange_items", ["k-1L-white"], ["k-1L-black"], "paypal_1")
+    assert entities["asks_for_change"] is True

@@ -53,8 +53,9 @@ def _list(orders: Sequence[OrderView]) -> str:
     )
 
 
-def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerView,
-               message: str = "") -> dict[str, Any]:
+def find_order(
+    intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str = ""
+) -> dict[str, Any]:
     """The order a clause that names none is about, from the products it mentions (or, when it
     mentions none, the products the whole message mentions: "The air purifier. Tracking number?")."""
     if (
@@ -65,7 +66,8 @@ def find_order(intent: str, text: str, entities: dict[str, Any], view: CustomerV
     ):
         return entities
     mentions = product_mentions(text, view.products()) or (
-        product_mentions(message, view.products()) if message else [])
+        product_mentions(message, view.products()) if message else []
+    )
     if not mentions:
         return entities
     product_ids = {m.product_id for m in mentions}
@@ -151,11 +153,13 @@ def ground(
     entities: dict[str, Any],
     view: CustomerView | None,
     variants: Mapping[str, Sequence[Variant]] | None,
+    message: str = "",
 ) -> dict[str, Any]:
-    """The clause's entities with what the customer's data resolves (see the module docstring)."""
+    """The clause's entities with what the customer's data resolves (see the module docstring);
+    `message` is the whole message the clause comes from."""
     if view is None:
         return entities
-    entities = find_order(intent, text, dict(entities), view)
+    entities = find_order(intent, text, dict(entities), view, message)
     order = view.order(entities.get("order_id"))
     if intent == "change_items" and variants is not None:
         return fill_item_changes(text, entities, view, variants)

@@ -25,14 +25,24 @@ def replay(tau_store: Any, moto_endpoint: str, tau_data: Path) -> list[tau.TaskR
 
 def test_the_slice_covers_every_write_kind_of_the_sample(replay: list[tau.TaskResult]) -> None:
     kinds = {kind for result in replay for kind in result.kinds}
-    assert kinds >= {"modify_items", "exchange_items", "cancel_order", "return_items", "change_payment",
-                     "change_order_address"}
+    assert kinds >= {
+        "modify_items",
+        "exchange_items",
+        "cancel_order",
+        "return_items",
+        "change_payment",
+        "change_order_address",
+    }
 
 
 @pytest.mark.parametrize("task_id", SLICE)
-def test_the_scripted_customer_leaves_the_reference_end_state(replay: list[tau.TaskResult], task_id: str) -> None:
+def test_the_scripted_customer_leaves_the_reference_end_state(
+    replay: list[tau.TaskResult], task_id: str
+) -> None:
     # Given the task's scripted customer played through the HTTP API
     result = next(r for r in replay if r.task_id == task_id)
     # Then the customer's records equal the benchmark's reference, and nothing else changed
-    conversation = "\n".join(f"> {m['customer']}\n< [{m['status']}] {m['reply'][:300]}" for m in result.messages)
+    conversation = "\n".join(
+        f"> {m['customer']}\n< [{m['status']}] {m['reply'][:300]}" for m in result.messages
+    )
     assert result.passed, f"{result.error or result.differences[:5]}\n{conversation}"

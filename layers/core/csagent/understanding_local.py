@@ -15,11 +15,14 @@ order id given with a full postal address asks to ship the order there.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from csagent.understanding import Clause, Understanding
+
+logger = logging.getLogger(__name__)
 
 GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
 GROUNDED_CONFIDENCE = 0.75
@@ -134,24 +137,13 @@ class LocalUnderstanding:
             reason = find_cancel_reason(piece) or (message_reason if intent == "cancel_order" else None)
             if reason:
                 entities["reason"] = reason
+            grounded_to_store = False
             if view is not None:
-                from csagent.grounding.frame import ground, item_change_intent, purchase_intent
-
-                read_as = purchase_intent(intent, runner_up, piece, view)
-                grounded_to_store = read_as != intent
-                intent = read_as
-
-                # An item change or a return reads the whole request: its items, options and payment
-                # method are often spread over several clauses ("... 5x zoom instead. PayPal for the
-                # difference").
-                read_as = item_change_intent(intent, text, entities, view, variants)
-                grounded_to_store = grounded_to_store or read_as != intent
-                intent = read_as
-                whole = intent in {"change_items", "return_request"}
-                entities = ground(intent, text if whole else piece, entities, view, variants, text)
-                grounded_to_store = grounded_to_store or bool(entities.get("grounded_orders"))
-            else:
-                grounded_to_store = False
+                try:
+                    intent, entities, grounded_to_store = _grounded(intent, runner_up, piece, text, entities,
+                                                                    view, variants)
+                except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
+                    logger.exception("grounding failed; the clause is read from its words alone")
             if intent in WRITE_INTENTS:
                 from csagent.nlp.speech_acts import asks_for_change
 
@@ -176,6 +168,25 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
+              view: Any, variants: Any) -> tuple[str, dict[str, Any], bool]:
+    """The clause's intent and entities once grounded in the customer's data, and whether it
+    grounds to the store (see `grounding.frame`)."""
+    from csagent.grounding.frame import ground, item_change_intent, purchase_intent
+
+    read_as = purchase_intent(intent, runner_up, piece, view)
+    grounded_to_store = read_as != intent
+    intent = read_as
+    # An item change or a return reads the whole request: its items, options and payment method are
+    # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
+    read_as = item_change_intent(intent, text, entities, view, variants)
+    grounded_to_store = grounded_to_store or read_as != intent
+    intent = read_as
+    whole = intent in {"change_items", "return_request"}
+    entities = ground(intent, text if whole else piece, entities, view, variants, text)
+    return intent, entities, grounded_to_store or bool(entities.get("grounded_orders"))
 
 
 def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:

@@ -215,6 +215,15 @@ def _ratio(a: str, b: str) -> float:
     return SequenceMatcher(None, a, b).ratio()
 
 
+def _ratio_at_least(a: str, b: str, floor: float) -> float:
+    """`_ratio(a, b)`, or 0.0 when its cheap upper bounds already say it is below `floor` (the
+    bounds never under-estimate, so no match above the floor is lost; most pairs stop here)."""
+    matcher = SequenceMatcher(None, a, b)
+    if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+        return 0.0
+    return matcher.ratio()
+
+
 def name_similarity(hint: str, name: str) -> float:
     """How well a customer's words ("those headphone", "blue bottle") fit a product name, 0..1.
 
@@ -302,7 +311,8 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
                 words = [t for t, _, _ in toks[i:i + size]]
                 if not words[0][0].isalnum():
                     continue
-                score = max(_ratio(" ".join(words), name_spaced), _ratio("".join(words), name_joined))
+                score = max(_ratio_at_least(" ".join(words), name_spaced, min_score),
+                            _ratio_at_least("".join(words), name_joined, min_score))
                 if min(len(name_joined), len("".join(words))) < 4 and score < 1.0:
                     continue  # short names ("pc") must match exactly
                 if score >= min_score:

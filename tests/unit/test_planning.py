@@ -173,3 +173,13 @@ def test_a_request_for_a_return_is_proposed():
     plan = plan_tasks([{"text": "return the lamp please", "intent": "return_request",
                         "entities": {"order_id": ORDER, "asks_for_change": True}}])
     assert [t.tool for t in plan.tasks] == ["customer_actions"]
+
+
+def test_a_reason_clause_beside_a_cancellation_is_not_a_second_request():
+    # Given "please cancel order #W…, I ordered it by mistake" split in two cancellation clauses
+    clauses = [{"text": "please cancel order #W2611340", "intent": "cancel_order",
+                "entities": {"order_id": ORDER, "reason": "ordered by mistake", "asks_for_change": True}},
+               {"text": "I ordered it by mistake", "intent": "cancel_order",
+                "entities": {"order_id": ORDER, "reason": "ordered by mistake", "asks_for_change": False}}]
+    # Then only the cancellation is planned
+    assert [t.tool for t in plan_tasks(clauses).tasks] == ["customer_actions"]

@@ -211,7 +211,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     """Tasks for every actionable clause, in the order the customer asked."""
     memory = memory or {}
     b = _Builder(max_tasks=max_tasks)
-    for clause in expand_orders(fold_details(clauses)):
+    expanded = expand_orders(fold_details(clauses))
+    requested = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
+                 if (c.get("entities") or {}).get("asks_for_change")}
+    for clause in expanded:
         intent = clause.get("intent", "")
         entities: dict[str, Any] = dict(clause.get("entities") or {})
         text = clause.get("text", "")
@@ -255,7 +258,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
-            _plan_question_about_a_change(b, intent, text, entities, memory)
+            if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
+                _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS:
             action, required = ACTION_INTENTS[intent]
             if action == "change_items":

@@ -1020,21 +1020,33 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
 
 
 def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
-    """The allowed template (`args["templates"]`) the question is closest to, if the match is
-    confident; `args["fallback_template"]` otherwise."""
+    """The allowed template (`args["templates"]`) the question is closest to, when it is a
+    confident match that beats the intent's own answer (`args["fallback_template"]` and the
+    templates that answer the same, `SAME_ANSWER`) by `ORDER_QUESTION_MARGIN`; else the fallback.
+    "where will #W1 ship to?" is the shipping address; "where is #W1?" stays the overview."""
     allowed = {str(t) for t in args.get("templates") or []}
     fallback = str(args["fallback_template"])
     if not allowed or ctx.embedder is None:
         return fallback
-    ranked = matcher_for(ctx.embedder, load_catalogue()).rank(str(args["question"]), top_n=1)
-    if ranked and ranked[0][0] in allowed and ranked[0][1] >= ORDER_QUESTION_MIN_SCORE:
-        return ranked[0][0]
+    catalogue = load_catalogue()
+    ranked = matcher_for(ctx.embedder, catalogue).rank(str(args["question"]), top_n=len(catalogue.templates))
+    scores = {tid: score for tid, score, _ in ranked}
+    own = max((scores.get(t, 0.0) for t in (fallback, *SAME_ANSWER.get(fallback, ()))), default=0.0)
+    best = max(allowed, key=lambda t: scores.get(t, 0.0))
+    score = scores.get(best, 0.0)
+    if score >= ORDER_QUESTION_MIN_SCORE and score >= own + ORDER_QUESTION_MARGIN:
+        return best
     return fallback
 
 
 #: How close an order question must be to a specific order template's examples to use it instead of
-#: the intent's own template (cosine, MiniLM); below it the general answer serves.
+#: the intent's own template (cosine, MiniLM), and by how much it must beat that template's own score.
 ORDER_QUESTION_MIN_SCORE = 0.55
+ORDER_QUESTION_MARGIN = 0.01
+#: Templates whose answer the fallback already gives (the overview holds status, carrier, tracking).
+SAME_ANSWER: dict[str, tuple[str, ...]] = {
+    "order_overview": ("order_status", "order_tracking", "delivery_estimate"),
+}
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:

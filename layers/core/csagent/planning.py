@@ -7,6 +7,12 @@ did not give (an order id, an address) produces no task but a `missing` entry, s
 asks for exactly that parameter. A clause that refers to "that product" or "those
 headphones" depends on the order lookup that tells which products those are.
 
+A clause that names a change but asks about it (`asks_for_change` False: "how much would I get
+back if I returned it?", "the lamp arrived broken") gets the order's facts (eligibility, items with
+prices), never a proposal. Details of an item change or a return in other clauses of the message
+("it's the 28 inch one", "PayPal for the difference") fold into it. Grounding's own question
+(several candidates listed) is asked as it is.
+
 Several orders in one clause ("status of #W1, #W2 and #W3", "cancel #W1 and #W2") give one task
 per order (`order_ids`). A clause that repeats an earlier clause's request without naming an
 order ("cancel #W1 and #W2, I ordered both by mistake") only adds details to it: its entities

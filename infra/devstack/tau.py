@@ -198,61 +198,40 @@ def _approve(client: Any, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run(task_ids: Sequence[str], *, data_dir: Path = DATA, verbose: bool = False) -> list[TaskResult]:
-    import httpx
-    from neo4j import GraphDatabase
-
-    from csagent.config import get_settings
-    from devstack.evaluation.runner import ApiServer, prepare_environment
-    from devstack.evaluation.store import Dataset, reset_store, restore_changed, restore_customers
+    from devstack.evaluation.runner import api_session
+    from devstack.evaluation.store import restore_customers
     from devstack.export import export_store
     from devstack.seed.loader import read_dataset
 
-    prepare_environment()
-    settings = get_settings()
     tasks = {t["id"]: t for t in json.loads((data_dir / "tasks_train.json").read_text(encoding="utf-8"))}
     scripts = load_scripts()
     dataset_files = read_dataset(data_dir)
     results: list[TaskResult] = []
-    driver = GraphDatabase.driver(settings.neo4j_uri, auth=None)
-    try:
-        reset_store(driver, data_dir)
-        dataset = Dataset(data_dir)
-        server = ApiServer()
-        server.start()
-        try:
-            with httpx.Client(base_url=server.url, timeout=60.0) as client:
-                for task_id in task_ids:
-                    task, script = tasks[task_id], scripts.get(task_id)
-                    result = TaskResult(
-                        task_id,
-                        task["user_id"],
-                        sorted({KIND.get(a["name"], a["name"]) for a in task["actions"]}),
-                    )
-                    started = time.perf_counter()
-                    try:
-                        if script is None:
-                            raise LookupError("no scripted customer for this task")
-                        restore_customers(driver, dataset, [task["user_id"]])
-                        result.messages = play(client, script)
-                        exported = export_store(driver)
-                        result.differences = compare(task, exported, dataset_files)
-                        replies = " ".join(m["reply"] for m in result.messages).lower()
-                        result.missing_outputs = [
-                            o for o in task.get("outputs") or [] if str(o).lower() not in replies
-                        ]
-                    except Exception as exc:  # noqa: BLE001 - one task's failure is that task's result
-                        result.error = f"{type(exc).__name__}: {exc}"
-                    result.seconds = round(time.perf_counter() - started, 2)
-                    results.append(result)
-                    if verbose:
-                        _print(result)
-                    else:
-                        print("." if result.passed else "F", end="", flush=True)
-        finally:
-            server.stop()
-            restore_changed(driver, dataset)
-    finally:
-        driver.close()
+    with api_session(data_dir) as (driver, dataset, client):
+        for task_id in task_ids:
+            task, script = tasks[task_id], scripts.get(task_id)
+            result = TaskResult(
+                task_id, task["user_id"], sorted({KIND.get(a["name"], a["name"]) for a in task["actions"]})
+            )
+            started = time.perf_counter()
+            try:
+                if script is None:
+                    raise LookupError("no scripted customer for this task")
+                restore_customers(driver, dataset, [task["user_id"]])
+                result.messages = play(client, script)
+                result.differences = compare(task, export_store(driver), dataset_files)
+                replies = " ".join(m["reply"] for m in result.messages).lower()
+                result.missing_outputs = [
+                    o for o in task.get("outputs") or [] if str(o).lower() not in replies
+                ]
+            except Exception as exc:  # noqa: BLE001 - one task's failure is that task's result
+                result.error = f"{type(exc).__name__}: {exc}"
+            result.seconds = round(time.perf_counter() - started, 2)
+            results.append(result)
+            if verbose:
+                _print(result)
+            else:
+                print("." if result.passed else "F", end="", flush=True)
     if not verbose:
         print()
     return results

@@ -131,33 +131,16 @@ def judge_turn(
 
 
 def run(conversations: Sequence[Mapping[str, Any]], *, verbose: bool = False) -> list[Judged]:
-    import httpx
-    from neo4j import GraphDatabase
+    from devstack.evaluation.runner import api_session
+    from devstack.evaluation.store import restore_changed
 
-    from csagent.config import get_settings
-    from devstack.evaluation.runner import ApiServer, prepare_environment
-    from devstack.evaluation.store import Dataset, reset_store, restore_changed
-
-    prepare_environment()
-    settings = get_settings()
-    driver = GraphDatabase.driver(settings.neo4j_uri, auth=None)
     results: list[Judged] = []
-    try:
-        reset_store(driver, DATA)
-        dataset = Dataset(DATA)
-        server = ApiServer()
-        server.start()
-        try:
-            with httpx.Client(base_url=server.url, timeout=60.0) as client:
-                for conv in conversations:
-                    results.append(_conversation(client, conv, verbose))
-                    restore_changed(driver, dataset)
-                    if not verbose:
-                        print("." if results[-1].resolved else "F", end="", flush=True)
-        finally:
-            server.stop()
-    finally:
-        driver.close()
+    with api_session(DATA) as (driver, dataset, client):
+        for conv in conversations:
+            results.append(_conversation(client, conv, verbose))
+            restore_changed(driver, dataset)
+            if not verbose:
+                print("." if results[-1].resolved else "F", end="", flush=True)
     if not verbose:
         print()
     return results

@@ -36,19 +36,12 @@ from csagent.actions.queries import ensure_audit_schema
 from csagent.adapters.neo4j_graph import Neo4jGraph
 from csagent.domain.models import TaskStatus
 from devstack.export import export_store
+from devstack.tau import KIND
 
 pytestmark = pytest.mark.integration
 
 TAU = Path(__file__).resolve().parents[3] / "shared" / "data" / "tau-retail"
-ACTIONS: Mapping[str, str] = {
-    "cancel_pending_order": "cancel_order",
-    "return_delivered_order_items": "return_items",
-    "exchange_delivered_order_items": "exchange_items",
-    "modify_pending_order_items": "modify_items",
-    "modify_pending_order_payment": "change_payment",
-    "modify_pending_order_address": "change_order_address",
-    "modify_user_address": "update_default_address",
-}
+ACTIONS: Mapping[str, str] = KIND  # the benchmark's tool names -> our action names (make tau's)
 REFERENCE_TOOLS: Mapping[str, str] = {
     "cancel_pending_order": "CancelPendingOrder",
     "return_delivered_order_items": "ReturnDeliveredOrderItems",

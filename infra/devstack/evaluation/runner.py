@@ -368,6 +368,33 @@ def evaluation_session(driver: Driver, data_dir: Path = TAU_DATA, *, model: str 
         restore_changed(driver, dataset)
 
 
+@contextmanager
+def api_session(data_dir: Path = TAU_DATA) -> Iterator[tuple[Driver, Dataset, httpx.Client]]:
+    """For harnesses that play conversations themselves (`devstack.tau`,
+    `devstack.understanding_eval`): the store reset to the dataset, the router's app on a free
+    loopback port, an HTTP client on it; on the way out the server stops and every changed
+    customer is restored."""
+    from neo4j import GraphDatabase
+
+    from csagent.config import get_settings
+
+    prepare_environment()
+    driver = GraphDatabase.driver(get_settings().neo4j_uri, auth=None)
+    try:
+        reset_store(driver, data_dir)
+        dataset = Dataset(data_dir)
+        server = ApiServer()
+        server.start()
+        try:
+            with httpx.Client(base_url=server.url, timeout=60.0) as client:
+                yield driver, dataset, client
+        finally:
+            server.stop()
+            restore_changed(driver, dataset)
+    finally:
+        driver.close()
+
+
 # ------------------------------------------------------------------------------ the run
 THRESHOLDS = ROOT / "infra" / "eval" / "thresholds.yaml"
 REPORTS = ROOT / "reports"

@@ -247,12 +247,7 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     for order in candidates:
         dims = {k: [v] for line in order.lines for k, v in line.options.items()}
         score = len(find_option_values(text, dims))
-        score += sum(
-            1
-            for m in product_mentions(
-                text, [{"product_id": x.product_id, "name": x.name, "options": {}} for x in order.lines]
-            )
-        )
+        score += len(product_mentions(text, order.products()))
         negated = "not" in words or "n't" in text
         for word, statuses in _STATUS_WORDS.items():
             if word in words and any(order.status.startswith(s) for s in statuses) != negated:

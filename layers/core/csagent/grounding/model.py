@@ -4,7 +4,7 @@ and the catalogue's variants. Plain frozen data, built by an adapter from one re
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,10 @@ class OrderView:
 
     def product_ids(self) -> set[str]:
         return {line.product_id for line in self.lines}
+
+    def products(self) -> list[dict[str, Any]]:
+        """The order's products in the catalogue's shape (for mention finding), once each."""
+        return _catalogue_shape(self.lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,17 +76,21 @@ class CustomerView:
 
     def products(self) -> list[dict[str, Any]]:
         """The products this customer bought, in the catalogue's shape (for mention finding)."""
-        seen: dict[str, dict[str, Any]] = {}
-        for order in self.orders:
-            for line in order.lines:
-                entry = seen.setdefault(
-                    line.product_id, {"product_id": line.product_id, "name": line.name, "options": {}}
-                )
-                for key, value in line.options.items():
-                    values = entry["options"].setdefault(key, [])
-                    if value not in values:
-                        values.append(value)
-        return list(seen.values())
+        return _catalogue_shape(line for order in self.orders for line in order.lines)
+
+
+def _catalogue_shape(lines: Iterable[Line]) -> list[dict[str, Any]]:
+    """`[{product_id, name, options: {key: [values]}}]`, one entry per product, from order lines."""
+    seen: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        entry = seen.setdefault(
+            line.product_id, {"product_id": line.product_id, "name": line.name, "options": {}}
+        )
+        for key, value in line.options.items():
+            values = entry["options"].setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    return list(seen.values())
 
 
 @dataclass(frozen=True, slots=True)

@@ -342,16 +342,7 @@ def resolve_item_changes(
 ) -> ItemChanges:
     """The order's items the text names, each with the variant it should become."""
     text = _ARROW.sub(" to ", text)
-    products = [
-        {
-            "product_id": line.product_id,
-            "name": line.name,
-            "options": {k: [v] for k, v in line.options.items()},
-        }
-        for line in order.lines
-    ]
-    unique = list({p["product_id"]: p for p in products}.values())
-    mentions = sorted(product_mentions(text, unique), key=lambda m: m.span[0])
+    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
     changes: list[ItemChange] = []
     used: list[Line] = []
     for mention, segment in _merge_repeats(_segments(text, mentions), order):
@@ -420,16 +411,7 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     holds several is every one of them with "both"/"all", else the one its option words describe."""
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines)
-    products = [
-        {
-            "product_id": line.product_id,
-            "name": line.name,
-            "options": {k: [v] for k, v in line.options.items()},
-        }
-        for line in order.lines
-    ]
-    unique = list({p["product_id"]: p for p in products}.values())
-    mentions = sorted(product_mentions(text, unique), key=lambda m: m.span[0])
+    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
     if not mentions:
         return None
     chosen: list[Line] = []

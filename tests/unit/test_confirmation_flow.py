@@ -172,3 +172,50 @@ def test_a_reason_phrased_as_a_cancellation_continues_the_waiting_request():
 def test_consent_in_everyday_words(text: str, answer: str | None) -> None:
     # Given a reply to "shall I go ahead?" / When it is read / Then only a plain yes or no counts
     assert classify_confirmation(text) == answer
+
+
+PROPOSED_CANCEL = [{"action": "cancel_order", "proposal": {"order_id": ORDER}}]
+
+
+def _understood(*clauses: tuple[str, str, float, dict[str, Any]]) -> Understanding:
+    built = tuple(Clause(text=t, intent=i, confidence=c, entities=e) for t, i, c, e in clauses)
+    return Understanding("knowledge_and_actions", built[0].intent, built[0].confidence, clauses=built)
+
+
+@pytest.mark.parametrize(("text", "understood", "answer"), [
+    # an answer in more words, nothing new asked: it counts
+    ("yes, that's what I said", _understood(("yes, that's what I said", "out_of_scope", 0.27, {})), "yes"),
+    ("ugh. ok yes", _understood(("ugh", "smalltalk", 0.36, {}), ("ok yes", "smalltalk", 0.59, {})), "yes"),
+    ("no. forget it, I'll figure it out myself",
+     _understood(("no. forget it", "out_of_scope", 0.23, {}),
+                 ("I'll figure it out myself", "out_of_scope", 0.2, {})),
+     "no"),
+    # the proposed write restated is part of the answer
+    ("yes please, go ahead and cancel it!",
+     _understood(("yes please, go ahead and cancel it", "cancel_order", 0.79, {"order_id": ORDER})), "yes"),
+    ("好的，确认取消。", _understood(("好的，确认取消", "cancel_order", 0.6, {})), "yes"),
+    # a request of its own, another order or a new fact: not an answer
+    ("yes, and where is my other order?",
+     _understood(("yes, and where is my other order?", "order_status", 0.69, {})), None),
+    ("yes also return the lamp", _understood(("yes also return the lamp", "return_request", 0.7, {})), None),
+    ("yes, and cancel #W7654321 too", _understood(("yes, and cancel #W7654321 too", "cancel_order", 0.8,
+                                                   {"order_id": "#W7654321"})), None),
+    ("ok but ship it to 1 Main St, Austin, TX 78701",
+     _understood(("ok but ship it to 1 Main St, Austin, TX 78701", "change_order_address", 0.4,
+                  {"address": {"address1": "1 Main St"}})), None),
+    # leaning both ways, or neither: not an answer
+    ("yes, no", _understood(("yes, no", "smalltalk", 0.5, {})), None),
+    ("actually only the boots", _understood(("actually only the boots", "product_info", 0.46, {})), None),
+])
+def test_a_longer_answer_counts_when_it_asks_for_nothing_new(text, understood, answer):
+    from csagent.understanding import consent_to_pending
+
+    # Given a proposed cancellation / When the customer answers in a sentence / Then
+    assert consent_to_pending(text, understood, PROPOSED_CANCEL) == answer
+
+
+def test_an_answer_in_more_words_confirms_the_proposal(run):
+    run("cancel my order, I no longer need it")
+    state = run("yes, that's exactly what I said")
+    assert state["route"] == "confirmation"
+    assert len(run.actions.executed) == 1

@@ -269,3 +269,39 @@ def test_the_local_understanding_grounds_each_clause_in_the_customers_view() -> 
         entities["payment_method_id"],
     ) == ("exchange_items", ["k-1L-white"], ["k-1L-black"], "paypal_1")
     assert entities["asks_for_change"] is True
+
+
+def _proposed(action: str, item_ids: list[str], **args: object) -> list[dict[str, object]]:
+    return [{"action": action, "proposal": {"order_id": "#W0000001",
+                                            "args": {"order_id": "#W0000001", "item_ids": item_ids, **args}}}]
+
+
+def test_a_change_of_mind_at_confirmation_narrows_the_proposal_to_the_named_items() -> None:
+    from csagent.grounding.frame import narrow_pending
+
+    # Given a proposed exchange of the boots and the kettle
+    pending = _proposed("exchange_items", ["b-12-leather-yes", "k-1L-white"],
+                        new_item_ids=["b-8-leather-yes", "k-2L-white"], payment_method_id="card_1")
+    # When the customer says only the boots
+    narrowed = narrow_pending("actually, only the boots", pending, _store())
+    # Then the exchange is proposed again with the boots and their new size alone
+    assert narrowed == [("change_items", {
+        "order_id": "#W0000001", "item_ids": ["b-12-leather-yes"], "new_item_ids": ["b-8-leather-yes"],
+        "payment_method_id": "card_1", "asks_for_change": True, "grounded_orders": ["#W0000001"],
+        "item_action": "exchange_items"})]
+
+
+@pytest.mark.parametrize("text", ["yes, both of them", "what's the refund time?", "the boots and the kettle"])
+def test_words_naming_all_or_none_of_the_proposed_items_narrow_nothing(text: str) -> None:
+    from csagent.grounding.frame import narrow_pending
+
+    pending = _proposed("return_items", ["b-12-leather-yes", "k-1L-white"], payment_method_id="card_1")
+    assert narrow_pending(text, pending, _store()) == []
+
+
+def test_keeping_one_item_returns_the_other() -> None:
+    from csagent.grounding.frame import narrow_pending
+
+    pending = _proposed("return_items", ["b-12-leather-yes", "k-1L-white"], payment_method_id="card_1")
+    narrowed = narrow_pending("I'll keep the kettle, just return the boots", pending, _store())
+    assert [(intent, e["item_ids"]) for intent, e in narrowed] == [("return_request", ["b-12-leather-yes"])]

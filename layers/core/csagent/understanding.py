@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from csagent.nlp.confirmation import Answer, classify_confirmation, lean
+
 
 @dataclass(frozen=True)
 class Clause:
@@ -57,3 +59,54 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
         return None
     return Understanding(route="knowledge_and_actions", intent=resumed[0].intent, confidence=1.0,
                          lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))
+
+
+# The request intents a proposed write restates ("yes, go ahead and cancel it" after a proposed
+# cancellation): their clauses are part of the answer, not a new request.
+RESTATES = {
+    "cancel_order": {"cancel_order"},
+    "return_items": {"return_request", "change_items"},
+    "exchange_items": {"change_items", "return_request"},
+    "modify_items": {"change_items"},
+    "change_payment": {"change_payment"},
+    "change_order_address": {"change_order_address", "update_default_address"},
+    "update_default_address": {"update_default_address", "change_order_address"},
+}
+# What a clause can name that makes it a request of its own, whatever its intent.
+NEW_FACTS = ("address", "email", "tracking_number", "zip")
+NEW_REQUEST_CONFIDENCE = 0.5
+
+
+def consent_to_pending(text: str, understanding: Understanding,
+                       pending: list[dict[str, Any]]) -> Answer | None:
+    """The customer's answer to "shall I go ahead?" when it is more than a bare yes or no.
+
+    "yes, that's what I said", "Yes, this is all items. Please proceed.", "no. forget it, I'll
+    figure it out myself": the message leans one way (`nlp.confirmation.lean`) and asks for
+    nothing new. A clause makes a new request when it names a fact of its own (another order, an
+    address, an email) or its intent is a confident request other than the proposed write
+    restated ("yes, and where is my other order?" is not consent). None: not an answer."""
+    strict = classify_confirmation(text)
+    if strict is not None:
+        return strict
+    answer = lean(text)
+    if answer is None:
+        return None
+    proposed_orders = {str((p.get("proposal") or {}).get("order_id") or "") for p in pending}
+    restated = set().union(*(RESTATES.get(str(p.get("action")), set()) for p in pending))
+    proposed_items = [sorted(((p.get("proposal") or {}).get("args") or {}).get("item_ids") or [])
+                      for p in pending]
+    for clause in understanding.clauses:
+        entities = clause.entities
+        if any(entities.get(key) for key in NEW_FACTS):
+            return None
+        if entities.get("order_id") and str(entities["order_id"]) not in proposed_orders:
+            return None
+        if clause.intent in restated and entities.get("item_ids") \
+                and sorted(entities["item_ids"]) not in proposed_items:
+            return None  # "yes, but only the boots": the same write with other items is a new proposal
+        if clause.intent in PASSIVE_INTENTS or clause.intent in restated:
+            continue
+        if clause.confidence >= NEW_REQUEST_CONFIDENCE:
+            return None
+    return answer

@@ -158,6 +158,10 @@ class LocalUnderstanding:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
+        if view is not None and state.get("pending_actions"):
+            narrowed = _narrowed(text, state["pending_actions"], view, lang)
+            if narrowed is not None:
+                return narrowed
         intents = [c.intent for c in clauses]
         route = route_for(intents)
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]
@@ -168,6 +172,24 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str) -> Understanding | None:
+    """ "Actually, only the boots" at confirmation: the proposed item writes again, with the named
+    items alone (`grounding.frame.narrow_pending`)."""
+    from csagent.grounding.frame import narrow_pending
+
+    try:
+        narrowed = narrow_pending(text, pending, view)
+    except Exception:  # noqa: BLE001 - grounding refines; without it the message is read afresh
+        logger.exception("narrowing the proposal failed; the message is read afresh")
+        return None
+    if not narrowed:
+        return None
+    clauses = tuple(Clause(text=text, intent=intent, confidence=1.0, entities=entities)
+                    for intent, entities in narrowed)
+    return Understanding(route="knowledge_and_actions", intent=clauses[0].intent, confidence=1.0, lang=lang,
+                         entities=dict(clauses[0].entities), clauses=clauses)
 
 
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],

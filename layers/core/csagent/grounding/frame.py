@@ -257,3 +257,44 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     if best == 0 or scores.count(best) > 1:
         return None
     return candidates[scores.index(best)]
+
+
+# The request intent that proposes each item write (the planner's ACTION_INTENTS read backwards).
+ITEM_WRITES = {
+    "return_items": "return_request",
+    "exchange_items": "change_items",
+    "modify_items": "change_items",
+}
+
+
+def narrow_pending(
+    text: str, pending: Sequence[Mapping[str, Any]], view: CustomerView
+) -> list[tuple[str, dict[str, Any]]]:
+    """A change of mind at confirmation ("actually, only the boots"): the proposed item writes
+    whose customer's words name only some of their items, as (intent, entities) to propose again
+    with those items alone. Empty when the words name none of the proposed items, or all of them."""
+    narrowed: list[tuple[str, dict[str, Any]]] = []
+    for action in pending:
+        intent = ITEM_WRITES.get(str(action.get("action")))
+        args = dict((action.get("proposal") or {}).get("args") or {})
+        order = view.order(args.get("order_id"))
+        item_ids = list(args.get("item_ids") or [])
+        if intent is None or order is None or len(item_ids) < 2:
+            continue
+        proposed = [line for line in order.lines if line.item_id in item_ids]
+        among = OrderView(order.order_id, order.status, tuple(proposed), order.paid_with)
+        kept = resolve_return_lines(text, among)
+        if not kept or len(kept) >= len(item_ids):
+            continue
+        keep = [i for i, item in enumerate(item_ids) if item in {line.item_id for line in kept}]
+        entities: dict[str, Any] = {
+            **args,
+            "item_ids": [item_ids[i] for i in keep],
+            "asks_for_change": True,
+            "grounded_orders": [order.order_id],
+        }
+        if args.get("new_item_ids"):
+            entities["new_item_ids"] = [args["new_item_ids"][i] for i in keep]
+            entities["item_action"] = action.get("action")
+        narrowed.append((intent, entities))
+    return narrowed

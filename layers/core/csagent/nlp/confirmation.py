@@ -22,7 +22,8 @@ _PARTS = re.compile(r"[.!,;:。！，；?？]+")
 @cache
 def _lexicon() -> dict[str, frozenset[str]]:
     raw = json.loads(resources.files("csagent.nlp").joinpath("data", "confirmation.json").read_text("utf-8"))
-    keys = ("yes", "no", "courtesy", "yes_words", "no_words", "filler_words", "action_words")
+    keys = ("yes", "no", "courtesy", "yes_words", "no_words", "filler_words", "action_words",
+            "zh_yes", "zh_no")
     return {key: frozenset(v.lower() for v in raw[key]) for key in keys}
 
 
@@ -61,6 +62,22 @@ def _answer_of_parts(normalised: str) -> Answer | None:
     for answer in ("yes", "no"):
         if meaningful and all(p in lexicon[answer] for p in meaningful):
             return answer  # type: ignore[return-value]
+    return None
+
+
+def lean(text: str) -> Answer | None:
+    """Which way a longer message leans when a proposal is waiting: "yes, that's what I said",
+    "ugh. ok yes", "no. forget it, I'll sort it out myself". Any yes word and no no word (or the
+    reverse), whatever else the message says; Chinese by its own answer words, where the action
+    verb ("确认取消") is no refusal. Only an answer when the message asks for nothing new, which
+    the caller decides (`understanding.consent_to_pending`)."""
+    lexicon = _lexicon()
+    lowered = text.lower().replace("’", "'")
+    words = set(_WORDS.findall(lowered))
+    yes = bool(words & lexicon["yes_words"]) or any(w in lowered for w in lexicon["zh_yes"])
+    no = bool(words & lexicon["no_words"]) or any(w in lowered for w in lexicon["zh_no"])
+    if yes != no:
+        return "yes" if yes else "no"
     return None
 
 

@@ -29,12 +29,21 @@ def execute_task(index: int, pending: dict[str, Any], approved_by: str | None = 
                 args={**args, "approved_by": approved_by} if approved_by else args)
 
 
+def _declined(pending: list[dict[str, Any]], lang: str) -> str:
+    """ "No problem, I haven't changed anything: order #W1 stays as it is." (which, when known)."""
+    orders = list(dict.fromkeys(str((p.get("proposal") or {}).get("order_id") or "") for p in pending))
+    if not orders or not all(orders):
+        return render("confirm_declined", lang)
+    return render("confirm_declined_orders", lang, orders=", ".join(orders))
+
+
 @timed("confirm_actions")
 def confirm_actions(state: State) -> dict[str, Any]:
     pending = state.get("pending_actions") or []
     if state.get("intent") != "confirm_yes":
         return {"pending_actions": [], "tasks": [], "status": "answered",
-                "reply": {"text": render("confirm_declined", state.get("lang", "en")), "citations": []}}
+                "reply": {"text": _declined(pending, state.get("lang", "en")), "citations": []},
+                "trace": {"declined": [(p.get("proposal") or {}).get("order_id") for p in pending]}}
     if any(p.get("requires_approval") for p in pending):
         return {"tasks": []}  # request_approval takes it from here; the proposals stay pending
     return {"pending_actions": [],

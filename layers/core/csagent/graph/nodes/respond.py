@@ -62,7 +62,8 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         allowed = (collect_identifiers(customer_bound_results(state)) | template_identifiers()
                    | identifiers_in(state.get("text") or "")
                    | collect_identifiers([task.get("args") for task in state.get("tasks") or []])
-                   | collect_identifiers([grounded_orders(state)]))
+                   | collect_identifiers([grounded_orders(state)])
+                   | collect_identifiers([(state.get("trace") or {}).get("declined") or []]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,
                       lang=state.get("lang", "en"))
         if not check.clean:

@@ -22,7 +22,7 @@ from csagent.graph.timing import timed
 from csagent.handoff.triggers import asks_for_person_now, detect_frustration
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
-from csagent.understanding import Understanding, resume_awaiting
+from csagent.understanding import Understanding, consent_to_pending, resume_awaiting
 
 ROUTE_TO_NODE = {
     "confirmation": "confirm_actions",
@@ -42,21 +42,23 @@ OUT_OF_SCOPE_DOUBT = 0.5
 def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     pending = state.get("pending_actions") or []
     set_aside: dict[str, Any] = {}
+    answer = classify_confirmation(state.get("text", ""))
+    if pending and answer is not None:
+        return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
+    if not pending and answer == "no":
+        # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
+        return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
+    if not pending and answer == "yes" and not state.get("awaiting"):
+        # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
+        return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
+    understanding = runtime.context.understand(state.get("text", ""), state)
     if pending:
-        answer = classify_confirmation(state.get("text", ""))
+        # "yes, that's what I said": an answer in more words, asking for nothing new.
+        answer = consent_to_pending(state.get("text", ""), understanding, pending)
         if answer is not None:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
-        # Anything but a plain yes or no: the proposed change is not made, and the reply says so.
+        # Anything else: the proposed change is not made, and the reply says so.
         set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
-    else:
-        answer = classify_confirmation(state.get("text", ""))
-        if answer == "no":
-            # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
-            return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
-        if answer == "yes" and not state.get("awaiting"):
-            # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
-            return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
-    understanding = runtime.context.understand(state.get("text", ""), state)
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if resumed is not None:
         understanding = resumed

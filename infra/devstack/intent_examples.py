@@ -37,10 +37,11 @@ REQUEST_TO_INTENT = {
     "human_request": "human_handoff",
     "out_of_scope": "out_of_scope",
     "smalltalk": "smalltalk",
+    "account_info": "account_info",
 }
-# Request types with no single intent of their own (complaints, account questions, amounts,
-# consent): a conversation tagged with one gives no example.
-UNMAPPED_PREFIXES = ("complaint", "account_info", "consent", "refund_amount")
+# Request types with no single intent of their own (complaints, amounts, consent): a conversation
+# tagged with one gives no example.
+UNMAPPED_PREFIXES = ("complaint", "consent", "refund_amount")
 
 
 def examples() -> list[dict[str, str]]:

@@ -305,3 +305,49 @@ def test_keeping_one_item_returns_the_other() -> None:
     pending = _proposed("return_items", ["b-12-leather-yes", "k-1L-white"], payment_method_id="card_1")
     narrowed = narrow_pending("I'll keep the kettle, just return the boots", pending, _store())
     assert [(intent, e["item_ids"]) for intent, e in narrowed] == [("return_request", ["b-12-leather-yes"])]
+
+
+@pytest.mark.parametrize(("text", "statuses"), [
+    ("which of my orders haven't shipped?", ("pending",)),
+    ("which have shipped", ("processed", "delivered")),
+    ("what haven't I received yet?", ("pending", "processed")),
+    ("the one that's on its way", ("processed",)),
+    ("which orders are not cancelled and also not delivered yet?", ("pending", "processed")),
+    ("我有哪些订单还没发货？", ("pending",)),
+    ("show me all my orders", None),
+])
+def test_status_words_keep_their_negation(text: str, statuses: tuple[str, ...] | None) -> None:
+    from csagent.grounding.status import statuses_described
+
+    assert statuses_described(text) == statuses
+
+
+def test_the_one_order_in_the_status_asked_about_is_found_without_a_product() -> None:
+    # Given two pending orders and one delivered
+    # When a tracking question names no product / Then the one order that has shipped is used
+    found = ground("tracking", "what's my tracking number?", {}, _store(), _variants(), "")
+    assert found["order_id"] == "#W0000001"
+
+
+def test_several_orders_in_that_status_are_listed_back_or_all_answered_for_orders() -> None:
+    question = ground("order_status", "has my order that hasn't shipped been processed yet?", {}, _store(),
+                      _variants(), "")
+    assert question["order_candidates"] == ["#W0000002", "#W0000003"] and "question" in question
+    both = ground("order_status", "where are my orders that haven't shipped?", {}, _store(), _variants(), "")
+    assert both["order_ids"] == ["#W0000002", "#W0000003"] and "question" not in both
+
+
+def test_a_statement_that_asks_nothing_is_not_grounded_by_status() -> None:
+    assert ground("order_status", "my order came from your warehouse", {}, _store(), _variants(), "") == {}
+
+
+def test_ruling_out_the_whole_order_returns_the_item_alone() -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    order = _store().order("#W0000001")
+    assert order is not None
+    lines = resolve_return_lines("only the kettle, not the whole order", order)
+    assert [x.name for x in lines or []] == ["Electric Kettle"]
+    # and the product that only says which order is meant is not returned
+    lines = resolve_return_lines("just the kettle from the order with the hiking boots", order)
+    assert [x.name for x in lines or []] == ["Electric Kettle"]

@@ -183,3 +183,28 @@ def test_a_reason_clause_beside_a_cancellation_is_not_a_second_request():
                 "entities": {"order_id": ORDER, "reason": "ordered by mistake", "asks_for_change": False}}]
     # Then only the cancellation is planned
     assert [t.tool for t in plan_tasks(clauses).tasks] == ["customer_actions"]
+
+
+def test_an_aside_beside_a_question_is_not_asked_about():
+    # Given scene-setting that reads weakly like an order question, and a real question
+    clauses = [{**clause("order_items", "My aunt gave me a gift card for my birthday"), "confidence": 0.34},
+               clause("policy_question", "do your gift cards expire?")]
+    # When planned / Then only the question is answered, and no order number is asked for
+    plan = plan_tasks(clauses)
+    assert [t.task_type for t in plan.tasks] == ["policy"] and plan.missing == []
+
+
+def test_order_list_questions_make_one_list_filtered_with_their_negation():
+    plan = plan_tasks([clause("order_list", "which of my orders haven't arrived yet?"),
+                       clause("order_list", "not the ones I already have")])
+    assert [t.args for t in plan.tasks] == [
+        {"template_id": "customer_orders", "params": {"status": "pending", "also_status": "processed"}}]
+    negated = plan_tasks([clause("order_list", "which of my orders were NOT cancelled?")])
+    assert negated.tasks[0].args["params"] == {"not_status": "cancelled"}
+
+
+def test_a_request_asked_again_with_its_order_keeps_the_earlier_details():
+    plan = plan_tasks([clause("cancel_order", "I ordered it by mistake", reason="ordered by mistake"),
+                       clause("cancel_order", "cancel #W2611340", order_id=ORDER)])
+    assert len(plan.tasks) == 1
+    assert plan.tasks[0].args["args"] == {"order_id": ORDER, "reason": "ordered by mistake"}

@@ -151,3 +151,27 @@ def test_a_plural_product_name_comes_in_its_versions() -> None:
     text = describe_success(CATALOGUE_TASK, _catalogue_result("product_variants", rows), "en")
     # Then the verb agrees with each name
     assert "The Sneakers come in 2 versions" in text and "The Wall Clock comes in 2 versions" in text
+
+
+ACCOUNT_TASK = {"task_id": "t1", "task_type": "account_info", "tool": "predefined_cypher", "args": {}}
+
+
+def test_what_the_account_holds_is_said_in_customer_words() -> None:
+    # Given the account reads' rows
+    methods = {"template_id": "payment_methods", "rows": [
+        {"payment_method": "mastercard ending 3962", "source": "credit_card", "brand": "mastercard",
+         "last_four": "3962", "balance": None},
+        {"payment_method": "gift card", "source": "gift_card", "brand": None, "last_four": None,
+         "balance": 3.0}]}
+    address = {"template_id": "default_address", "row": {"address1": "1 Main St", "address2": "Apt 2",
+                                                          "city": "Austin", "state": "TX", "zip": "78701",
+                                                          "country": "USA"}}
+    spent = {"template_id": "total_spent", "row": {"orders": 3, "total_spent": 1234.5}}
+    # When each is described / Then the facts are there, in words a customer uses
+    assert describe_success(ACCOUNT_TASK, {"status": "success", "data": methods}, "en") == (
+        "The payment methods saved on your account: credit card (Mastercard ending 3962) and "
+        "gift card ($3.00 left).")
+    assert "1 Main St, Apt 2, Austin, TX 78701, USA" in describe_success(
+        ACCOUNT_TASK, {"status": "success", "data": address}, "en")
+    assert "$1234.50 across 3 orders" in describe_success(
+        ACCOUNT_TASK, {"status": "success", "data": spent}, "en")

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
+from csagent.understanding import PASSIVE_INTENTS
 
 PREDEFINED = "predefined_cypher"
 KNOWLEDGE = "knowledge_search"
@@ -47,6 +48,9 @@ ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
              "cancellation_eligibility")
     for intent in ("order_status", "order_items", "refund_status")
 }
+# What the account holds, for `account_info` (the closest of these to the question answers it).
+ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gift_card_balance",
+                                      "customer_profile", "total_spent", "order_count_by_status")
 CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
 KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
 # intent → (action name, required entities beyond the order id)
@@ -62,8 +66,6 @@ ACTION_INTENTS: dict[str, tuple[str, tuple[str, ...]]] = {
 # What a clause keeps while it waits for the one parameter the customer still has to give.
 KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number",
                                 "new_item_ids", "payment_method_id", "item_action", "order_candidates"})
-STATUS_WORDS = {"pending": "pending", "processed": "processed", "shipped": "processed",
-                "delivered": "delivered", "cancelled": "cancelled", "canceled": "cancelled"}
 
 
 @dataclass
@@ -118,9 +120,23 @@ class _Builder:
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
-def _status_filter(text: str) -> str | None:
-    lowered = text.lower()
-    return next((status for word, status in STATUS_WORDS.items() if word in lowered), None)
+# The statuses an order moves through (`grounding.status` describes them; the actions add suffixes).
+ORDER_STATUSES = ("pending", "processed", "delivered", "cancelled")
+
+
+def _status_filter(text: str) -> dict[str, str]:
+    """`customer_orders`' status parameters for the statuses the words describe ("which haven't
+    shipped": pending; "which were not cancelled": all but cancelled); none when they describe
+    none."""
+    from csagent.grounding.status import statuses_described
+
+    statuses = statuses_described(text) or ()
+    others = [s for s in ORDER_STATUSES if s not in statuses]
+    if len(statuses) >= 3 and len(others) == 1:
+        return {"not_status": others[0]}  # "which were NOT cancelled"
+    if not 0 < len(statuses) <= 2:
+        return {}
+    return {"status": statuses[0], **({"also_status": statuses[1]} if len(statuses) == 2 else {})}
 
 
 def _names_order(entities: Mapping[str, Any]) -> bool:
@@ -137,16 +153,28 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     A clause whose intent needs an order, that names none, after a clause with the same intent
     that does ("cancel #W1 and #W2" + "I ordered both by mistake"), is that request again: its
-    entities fill the earlier clauses' missing ones and it is dropped. A catalogue question that
-    only points back at the product the catalogue question before it named joins that question.
+    entities fill the earlier clauses' missing ones and it is dropped; before one that does, it
+    is dropped too. A catalogue question that only points back at the product the catalogue
+    question before it named joins that question, and order-list questions make one list.
     """
+    clauses = [{**c, "entities": dict(c.get("entities") or {})} for c in clauses]  # never the caller's
     folded: list[dict[str, Any]] = []
     changes = [c for c in clauses if c.get("intent") in CHANGE_REQUESTS]
-    for clause in clauses:
+    for index, clause in enumerate(clauses):
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}
         if _details_of_a_change(intent, clause.get("text", ""), entities, changes):
             continue  # "it's the 28 inch one", "PayPal for the difference": part of the change asked
+        if intent == "order_list" and folded and folded[-1].get("intent") == "order_list":
+            # "Which haven't arrived? Not the ones I already have.": one list, its filter from both.
+            folded[-1]["text"] = f"{folded[-1].get('text', '')} {clause.get('text', '')}".strip()
+            continue
+        later = next((c for c in clauses[index + 1:]
+                      if c.get("intent") == intent and _names_order(c.get("entities") or {})), None)
+        if _needs_order(intent) and not _names_order(entities) and later is not None:
+            # "I ordered it by mistake. Cancel #W1.": asked again below, with this clause's details.
+            later["entities"] = {**entities, **(later.get("entities") or {})}
+            continue
         if _asks_again_about_the_product(intent, entities, folded[-1] if folded else {}):
             # "Is it in stock?" after "Can I get the wall clock in wood?": the same question.
             previous = folded[-1]
@@ -199,6 +227,34 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
             and not reference.get("hint") and bool((previous.get("entities") or {}).get("products")))
 
 
+# A clause under this confidence that asks nothing and points at no order is scene-setting.
+ASIDE_CONFIDENCE = 0.6
+
+
+def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The clauses without the ones that only set the scene for another request.
+
+    "My aunt gave me a gift card for my birthday... do your gift cards expire?": the first clause
+    reads, weakly, like an order question, but asks nothing (`nlp.speech_acts.asks_something`)
+    and names or grounds to no order (or, read as a catalogue question, names no product);
+    beside a clause that does ask, answering it would only ask back "which order?" or fail to
+    find a product. A message of asides alone keeps them all."""
+    from csagent.nlp.speech_acts import asks_something
+
+    def aside(clause: Mapping[str, Any]) -> bool:
+        entities = clause.get("entities") or {}
+        intent = clause.get("intent", "")
+        points_nowhere = (
+            (_needs_order(intent) and not _names_order(entities) and not entities.get("grounded_orders")
+             and not entities.get("question"))
+            or (intent in CATALOGUE_QUESTIONS and not entities.get("products")))
+        return (points_nowhere and float(clause.get("confidence") or 0.0) < ASIDE_CONFIDENCE
+                and not asks_something(clause.get("text", "")))
+
+    kept = [c for c in clauses if not aside(c)]
+    return kept if any(c.get("intent") not in PASSIVE_INTENTS for c in kept) else list(clauses)
+
+
 def expand_orders(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One clause per order id for clauses naming several (`order_ids`), in the order given."""
     expanded: list[dict[str, Any]] = []
@@ -217,7 +273,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     """Tasks for every actionable clause, in the order the customer asked."""
     memory = memory or {}
     b = _Builder(max_tasks=max_tasks)
-    expanded = expand_orders(fold_details(clauses))
+    expanded = expand_orders(fold_details(without_asides(clauses)))
     requested = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("asks_for_change")}
     for clause in expanded:
@@ -256,9 +312,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             else:
                 b.add(task_type, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
         elif intent == "order_list":
-            status = _status_filter(text)
-            b.add("order_list", PREDEFINED, {"template_id": "customer_orders",
-                                             "params": {"status": status} if status else {}})
+            b.add("order_list", PREDEFINED,
+                  {"template_id": "customer_orders", "params": _status_filter(text)})
+        elif intent == "account_info":
+            b.add("account_info", PREDEFINED, {"question": text, "params": {},
+                                               "fallback_template": "customer_profile",
+                                               "templates": list(ACCOUNT_QUESTIONS)})
         elif intent in CATALOGUE_QUESTIONS:
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, {"question": text, "params": {}})
         elif intent in KNOWLEDGE_QUESTIONS:
@@ -371,6 +430,8 @@ TASK_CATALOGUE: dict[str, str] = {
     "order_items": "list the items of an order (needs the order id)",
     "refund_status": "read the refunds of an order (needs the order id)",
     "order_list": "list the customer's orders",
+    "account_info": "read what the customer's account holds (default address, email, payment methods, "
+                    "gift card balance, total spent)",
     "product_info": "answer a question about a product of the catalogue",
     "product_availability": "say whether a product or an option is in stock",
     "warranty": "answer a warranty question from the store's documents",

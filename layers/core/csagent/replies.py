@@ -80,12 +80,59 @@ def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
     return render("order_list", lang, orders=_listed(listed, lang))  # "#W1 (…), …, #W5 (…) and 2 more"
 
 
-def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
-    row = data.get("row") or {}
+def _address_line(row: Mapping[str, Any]) -> str:
     street = ", ".join(x for x in (row.get("address1"), row.get("address2")) if x)
     place = f"{row.get('city', '')}, {row.get('state', '')} {row.get('zip', '')}, {row.get('country', '')}"
+    return f"{street}, {place}".strip(", ")
+
+
+def _default_address(data: Mapping[str, Any], lang: str) -> str:
+    return render("account_default_address", lang, address=_address_line(data.get("row") or {}))
+
+
+def _payment_method(row: Mapping[str, Any], lang: str) -> str:
+    name = str(row.get("payment_method") or row.get("source") or "")
+    if row.get("source") == "credit_card":
+        return render("account_credit_card", lang, brand=str(row.get("brand") or "").title(),
+                      last_four=row.get("last_four") or "????")
+    if row.get("balance") is not None:
+        return render("account_gift_card", lang, name=name, balance=_money(row["balance"]))
+    return name
+
+
+def _payment_methods(data: Mapping[str, Any], lang: str) -> str:
+    methods = [_payment_method(r, lang) for r in data.get("rows") or []]
+    return render("account_payment_methods", lang, methods=_listed(methods, lang))
+
+
+def _gift_card_balance(data: Mapping[str, Any], lang: str) -> str:
+    balances = [_money(r.get("balance")) for r in data.get("rows") or []]
+    return render("account_gift_card_balance", lang, balances=_listed(balances, lang))
+
+
+def _customer_profile(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
+    name = f"{row.get('first_name', '')} {row.get('last_name', '')}".strip()
+    return render("account_profile", lang, name=name,
+                  email=row.get("email", ""), zip=row.get("zip", ""))
+
+
+def _total_spent(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
+    return render("account_total_spent", lang, total=_money(row.get("total_spent")),
+                  orders=row.get("orders", 0))
+
+
+def _order_counts(data: Mapping[str, Any], lang: str) -> str:
+    counts = [f"{r.get('orders')} {_status(r.get('status'), lang)}" for r in data.get("rows") or []]
+    total = sum(int(r.get("orders") or 0) for r in data.get("rows") or [])
+    return render("account_order_counts", lang, total=total, counts=_listed(counts, lang))
+
+
+def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
+    row = data.get("row") or {}
     return render("order_shipping_address", lang, order_id=row.get("order_id", ""),
-                  address=f"{street}, {place}".strip(", "))
+                  address=_address_line(row))
 
 
 def _order_total(data: Mapping[str, Any], lang: str) -> str:
@@ -379,6 +426,12 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "products_by_variant_count": _most_versions,
     "products_under_price": _under_price,
     "order_shipping_address": _shipping_address,
+    "default_address": _default_address,
+    "payment_methods": _payment_methods,
+    "gift_card_balance": _gift_card_balance,
+    "customer_profile": _customer_profile,
+    "total_spent": _total_spent,
+    "order_count_by_status": _order_counts,
     "order_total": _order_total,
     "order_payments": _order_payments,
     "return_eligibility": _eligibility("return_eligibility"),
@@ -496,7 +549,7 @@ FAILURE_WORDS = {
     "order_status": "order", "tracking": "order", "order_items": "order", "refund_status": "refund",
     "order_list": "order", "product_info": "product", "product_availability": "stock",
     "warranty": "warranty", "policy": "polic", "cancel_order": "cancel", "return_items": "return",
-    "change_order_address": "address", "update_default_address": "address",
+    "change_order_address": "address", "update_default_address": "address", "account_info": "account",
     "exchange_items": "exchange", "modify_items": "change", "change_payment": "payment",
 }
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from csagent.understanding import Clause, Understanding
+from csagent.understanding import PASSIVE_INTENTS, Clause, Understanding
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +134,11 @@ class LocalUnderstanding:
             runner_up = getattr(prediction, "runner_up", None)  # a model's labels have none
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities,
                                        names_order=bool(found.order_ids or found.tracking_numbers))
+            if view is not None and intent in GENERAL_QUESTION_INTENTS \
+                    and prediction.intent in ORDER_BOUND_INTENTS and _names_a_purchase(piece, view):
+                # "the tracking number for the order with the tablet": general in its words, but the
+                # tablet is one this customer bought, so it is about that order after all.
+                intent = prediction.intent
             reason = find_cancel_reason(piece) or (message_reason if intent == "cancel_order" else None)
             if reason:
                 entities["reason"] = reason
@@ -158,6 +163,7 @@ class LocalUnderstanding:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
+        clauses = _without_ruled_out_changes(clauses)
         if view is not None and state.get("pending_actions"):
             narrowed = _narrowed(text, state["pending_actions"], view, lang)
             if narrowed is not None:
@@ -172,6 +178,24 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def _names_a_purchase(text: str, view: Any) -> bool:
+    from csagent.grounding.resolve import product_mentions
+
+    owned = view.products()
+    return bool(owned) and bool(product_mentions(text, owned))
+
+
+def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
+    """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
+    request (`nlp.speech_acts.declines_change`); the rest of the message is what was asked. A
+    message that says nothing else keeps it, and is read as it stands."""
+    from csagent.nlp.speech_acts import declines_change
+
+    kept = [c for c in clauses if not (c.intent in WRITE_INTENTS and declines_change(c.text))]
+    asked = [c for c in kept if c.intent not in PASSIVE_INTENTS]
+    return kept if asked else clauses
 
 
 def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str) -> Understanding | None:

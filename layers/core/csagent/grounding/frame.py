@@ -21,6 +21,7 @@ from csagent.grounding.resolve import (
     resolve_payment,
     resolve_return_lines,
 )
+from csagent.grounding.status import statuses_described
 
 # Which statuses an intent's order can be in (for picking the one order the words describe).
 STATUSES_FOR: dict[str, tuple[str, ...]] = {
@@ -69,7 +70,7 @@ def find_order(
         product_mentions(message, view.products()) if message else []
     )
     if not mentions:
-        return entities
+        return _order_by_status(intent, text, entities, view, message)
     product_ids = {m.product_id for m in mentions}
     found = orders_mentioning(view, product_ids)
     fitting = (
@@ -91,6 +92,56 @@ def find_order(
             "grounded_orders": [o.order_id for o in chosen],
             "question": f"You have {len(chosen)} orders with the {names}: {_list(chosen)}. "
             "Which one do you mean?",
+        }
+    return entities
+
+
+# The statuses an order must be in for a question about it to make sense without more words.
+STATUSES_ASKED_ABOUT: dict[str, tuple[str, ...]] = {"tracking": ("processed", "delivered")}
+# At most this many candidates are listed back; more, and the order number is asked for.
+MAX_LISTED = 4
+# Questions that may be answered for several orders at once ("where are my pending orders?").
+READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
+_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them)\b", re.IGNORECASE)
+
+
+def _order_by_status(
+    intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str
+) -> dict[str, Any]:
+    """The order a clause that names no product is about, from what it is asked about and the
+    status words ("the one that's on its way", "hasn't shipped"): the customer's one order that
+    fits is used; two to four are listed back, or all answered when the question is about
+    "orders"; more, or a clause that asks nothing, changes nothing (the planner asks for the
+    order number)."""
+    from csagent.nlp.speech_acts import asks_something
+
+    if not (asks_something(text) or intent in STATUSES_FOR):
+        return entities
+    described = statuses_described(text) or statuses_described(message)
+    allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
+    fitting = [
+        o
+        for o in view.orders
+        if (described is None or any(o.status.startswith(s) for s in described))
+        and (allowed is None or any(o.status.startswith(s) for s in allowed))
+    ]
+    if len(fitting) == 1:
+        return {
+            **entities,
+            "order_id": fitting[0].order_id,
+            "grounded_orders": [fitting[0].order_id],
+            "grounded": {**entities.get("grounded", {}), "order": f"your {fitting[0].status} order"},
+        }
+    if 1 < len(fitting) <= MAX_LISTED and intent in READS and _PLURAL_ORDERS.search(text):
+        # "was I refunded for my cancelled orders?": every order asked about, each answered.
+        return {**entities, "order_ids": [o.order_id for o in fitting],
+                "grounded_orders": [o.order_id for o in fitting]}
+    if 1 < len(fitting) <= MAX_LISTED:
+        return {
+            **entities,
+            "order_candidates": [o.order_id for o in fitting],
+            "grounded_orders": [o.order_id for o in fitting],
+            "question": f"Which of your orders do you mean: {_list(fitting)}?",
         }
     return entities
 
@@ -222,14 +273,6 @@ def item_change_intent(
 
 
 _ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}
-_STATUS_WORDS = {
-    "pending": ("pending",),
-    "processed": ("processed",),
-    "delivered": ("delivered",),
-    "shipped": ("processed", "delivered"),
-    "arrived": ("delivered",),
-    "cancelled": ("cancelled",),
-}
 
 
 def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | None:
@@ -248,10 +291,9 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         dims = {k: [v] for line in order.lines for k, v in line.options.items()}
         score = len(find_option_values(text, dims))
         score += len(product_mentions(text, order.products()))
-        negated = "not" in words or "n't" in text
-        for word, statuses in _STATUS_WORDS.items():
-            if word in words and any(order.status.startswith(s) for s in statuses) != negated:
-                score += 2
+        described = statuses_described(text)
+        if described and any(order.status.startswith(s) for s in described):
+            score += 2
         scores.append(score)
     best = max(scores)
     if best == 0 or scores.count(best) > 1:

@@ -402,6 +402,18 @@ _EVERYTHING = re.compile(
     r"entire order|all of my order|the lot)\b",
     re.IGNORECASE,
 )
+# "the backpack, not the whole order": ruling out the rest says the item alone, it keeps nothing.
+_NOT_EVERYTHING = re.compile(
+    r"\b(?:not|n't|rather than|instead of)\s+(?:\w+\s+){0,2}?"
+    r"(?:everything|all of (?:it|them)|(?:the )?(?:whole|entire|full) order)\b",
+    re.IGNORECASE,
+)
+# What comes just before a product that only says which order is meant ("the order with the").
+_IDENTIFIES_ORDER = re.compile(
+    r"\b(?:order|one|purchase|package|parcel)\s+(?:with|containing|that (?:has|had)|that came with)"
+    r"\s+(?:the\s+|my\s+|a\s+|an\s+)?$",
+    re.IGNORECASE,
+)
 _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
 
 
@@ -412,11 +424,13 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines)
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
+    named = [m for m in mentions if not _IDENTIFIES_ORDER.search(text[: m.span[0]])]
+    mentions = named or mentions  # "the T-shirt from the order with the wristwatch": not the watch
     if not mentions:
         return None
     chosen: list[Line] = []
     for mention, segment in _merge_repeats(_segments(text, mentions), order):
-        if _KEPT_ITEM.search(segment):
+        if _KEPT_ITEM.search(_NOT_EVERYTHING.sub(" ", segment)):
             continue  # "the security camera I'm keeping", "not the blue one"
         lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
         if not lines:

@@ -43,6 +43,8 @@ class Clause:
 
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A piece that is only this ("..., please?") is part of the request beside it.
+_COURTESY = frozenset({"please", "pls", "plz", "请"})  # thanks stay a clause of their own
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _DECIMAL = re.compile(r"\d\.\d")
 _HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)")
@@ -258,11 +260,12 @@ def segment(text: str) -> list[Clause]:
     bounds = sorted(set(bounds)) + [len(text)]
     spans = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1) if bounds[i] < bounds[i + 1]]
 
-    # Merge pieces that hold no words (only punctuation or connectors) into a neighbour.
+    # Merge pieces that hold no words (only punctuation, connectors or courtesy: ", please?")
+    # into a neighbour.
     merged: list[list[int]] = []
     for s, e in spans:
         cleaned = _clean(text[s:e])
-        has_content = bool(_WORD.search(cleaned))
+        has_content = bool(_WORD.search(cleaned)) and cleaned.lower().strip(" ?!.") not in _COURTESY
         previous_empty = bool(merged) and not _WORD.search(_clean(text[merged[-1][0]:merged[-1][1]]))
         if merged and (not has_content or previous_empty):
             merged[-1][1] = e

@@ -62,3 +62,46 @@ def asks_for_change(text: str) -> bool:
 def is_hypothetical(text: str) -> bool:
     """ "if I returned it, how much would I get back?": about a change that may never be asked for."""
     return _has(_words(text), _lexicon()["hypothetical"])
+
+
+def declines_change(text: str) -> bool:
+    """ "don't cancel it, just tell me where it is", "I'm not looking to cancel anything": the
+    clause names a change only to rule it out (a negation before the change verb, with at most
+    four gap words such as "looking to" between them), and no contrast word turns it into a
+    narrower request ("not the whole order, only the scarf")."""
+    words = _words(text)
+    lexicon = _lexicon()
+    if not words or _has(words, lexicon["contrast"]):
+        return False
+    verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
+    gap = {p[0] for p in lexicon["negation_gap"] if p}
+    for i, word in enumerate(words):
+        if word not in verbs:
+            continue
+        j = i
+        while j > 0 and words[j - 1] in gap and i - j < 4:
+            j -= 1
+        if any(words[max(0, j - len(n)):j] == n for n in lexicon["negation"] if n):
+            return True
+    return False
+
+
+_OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})
+
+
+def asks_something(text: str) -> bool:
+    """A question or a request of any kind (see `data/speech_acts.json`); False for a statement
+    that only sets the scene ("my aunt gave me a gift card for my birthday")."""
+    if "?" in text or "？" in text:
+        return True
+    words = _words(text)
+    if not words:
+        return False
+    lexicon = _lexicon()
+    start = words[1:] if words[0] in _OPENERS else words
+    if any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
+        return True
+    if _has(words, lexicon["request"]) or _has(words, [p for p in lexicon["interrogative"] if len(p) > 1]):
+        return True
+    verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
+    return any(w in verbs for w in words)

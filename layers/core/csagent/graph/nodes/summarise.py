@@ -37,7 +37,8 @@ from csagent.resilience.faults import crash_point
 PROMPT = "summariser"
 CATEGORY = {
     "order_status": "orders", "tracking": "orders", "order_items": "orders", "refund_status": "orders",
-    "order_list": "orders", "product_info": "products", "product_availability": "products",
+    "order_list": "orders", "account_info": "account", "product_info": "products",
+    "product_availability": "products",
     "warranty": "policies", "policy": "policies",
 }
 

@@ -1,0 +1,75 @@
+"""Which order statuses a customer's words describe: "which haven't shipped" is the pending ones,
+"the one that's on its way" the processed one, "hasn't arrived yet" pending or processed. The
+words are data (`data/status_words.json`, Chinese phrases too); negation is read structurally (a
+negation word up to three words before the status phrase), so "shipped" and "hasn't shipped"
+never mean the same."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from typing import Any
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+@cache
+def _data() -> dict[str, Any]:
+    raw = json.loads(
+        resources.files("csagent.grounding").joinpath("data", "status_words.json").read_text("utf-8")
+    )
+    phrases = {tuple(k.split()): v for k, v in raw["phrases"].items()}
+    return {"negation": [tuple(n.split()) for n in raw["negation"]], "phrases": phrases, "zh": raw["zh"]}
+
+
+def _words(text: str) -> list[str]:
+    words: list[str] = []
+    for word in _WORD.findall(text.lower().replace("’", "'")):
+        if word.endswith("n't"):
+            words += [word[:-3], "n't"]  # "hasn't" -> "has", "n't"
+        else:
+            words.append(word.replace("'", ""))
+    return words
+
+
+def _negated(words: list[str], start: int, negations: list[tuple[str, ...]]) -> bool:
+    before = words[max(0, start - 3) : start]
+    return any(
+        tuple(before[i : i + len(n)]) == n for n in negations for i in range(len(before) - len(n) + 1)
+    )
+
+
+def _described(text: str) -> list[tuple[str, ...]]:
+    """What each status phrase of the text describes, in the order they come."""
+    data = _data()
+    found: list[tuple[int, tuple[str, ...]]] = []
+    for phrase, statuses in sorted(data["zh"].items(), key=lambda kv: -len(kv[0])):
+        at = text.find(phrase)
+        if at >= 0 and not any(at <= p < at + len(phrase) for p, _ in found):
+            found.append((at, tuple(statuses)))
+    words = _words(text)
+    start = 0
+    while start < len(words):
+        for phrase, meaning in sorted(data["phrases"].items(), key=lambda kv: -len(kv[0])):
+            if tuple(words[start : start + len(phrase)]) != phrase:
+                continue
+            statuses = meaning["negated"] if _negated(words, start, data["negation"]) else meaning["is"]
+            if statuses:
+                found.append((len(text) + start, tuple(statuses)))
+            start += len(phrase) - 1
+            break
+        start += 1
+    return [statuses for _, statuses in sorted(found)]
+
+
+def statuses_described(text: str) -> tuple[str, ...] | None:
+    """The statuses the words describe, None when they name none. Several phrases narrow each
+    other ("not cancelled and not delivered yet": pending or processed); phrases that cannot all
+    hold ("on their way or not sent") leave the first one's reading."""
+    described = _described(text)
+    if not described:
+        return None
+    common = [s for s in described[0] if all(s in other for other in described[1:])]
+    return tuple(common) if common else described[0]

@@ -1,0 +1,34 @@
+"""Speech acts of a clause: a change ruled out, and whether it asks anything at all."""
+
+from __future__ import annotations
+
+import pytest
+
+from csagent.nlp.speech_acts import asks_something, declines_change
+
+
+@pytest.mark.parametrize(("text", "declined"), [
+    ("dont cancel my bike order", True),
+    ("I'm not looking to cancel anything", True),
+    ("Please don't cancel it or change anything", True),
+    ("I do not want to cancel it", True),
+    ("cancel my order", False),
+    ("I don't want to return the whole order, only the scarf", False),  # a contrast: still a request
+    ("I never wanted blue, make them black", False),                      # the negation is not the verb's
+    ("not the first order, cancel the other one", False),
+])
+def test_a_change_named_only_to_rule_it_out(text: str, declined: bool) -> None:
+    assert declines_change(text) is declined
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("wheres my bike helmet", True),
+    ("tracking numbr?", True),
+    ("I would simply like to know where my pet bed order stands", True),
+    ("return the lamp", True),
+    ("My aunt gave me a gift card for my birthday", False),
+    ("I got burned by another shop that took like a month", False),
+    ("My old card got cancelled", False),
+])
+def test_a_clause_asks_something_or_only_sets_the_scene(text: str, asks: bool) -> None:
+    assert asks_something(text) is asks

@@ -351,3 +351,52 @@ def test_ruling_out_the_whole_order_returns_the_item_alone() -> None:
     # and the product that only says which order is meant is not returned
     lines = resolve_return_lines("just the kettle from the order with the hiking boots", order)
     assert [x.name for x in lines or []] == ["Electric Kettle"]
+
+
+@pytest.mark.parametrize(("text", "new_item"), [
+    # the wish is there: the fallback is not used
+    ("change the boots to size 8, if there's no size 8 then size 7", "b-8-leather-yes"),
+    # size 9 leather is there, synthetic is not: "if there's no ..." falls back
+    ("change the boots to size 9 synthetic; if there's no synthetic one, leather is fine", "b-9-leather-yes"),
+    ("swap the boots for size 9 synthetic, otherwise size 8", "b-8-synthetic-yes"),
+    ("the boots in size 9 synthetic or size 7", "b-7-synthetic-yes"),
+])
+def test_a_fallback_is_used_only_when_the_wish_is_not_available(text: str, new_item: str) -> None:
+    order = _store().order("#W0000001")
+    assert order is not None
+    changes = resolve_item_changes(text, order, _variants())
+    assert [c.new.item_id if c.new else c.problem for c in changes.changes] == [new_item]
+
+
+def test_no_fallback_that_fits_leaves_the_problem_stated() -> None:
+    order = _store().order("#W0000001")
+    assert order is not None
+    changes = resolve_item_changes("the boots in size 9 synthetic, if not then size 10", order, _variants())
+    assert changes.changes[0].new is None and "not available" in (changes.changes[0].problem or "")
+
+
+@pytest.mark.parametrize(("text", "new_item"), [
+    ("my boots are too small, I need a size up", None),        # 12 is the largest: nothing bigger
+    ("the boots run big, one size smaller please", "b-9-leather-yes"),
+    ("two sizes down on the boots", "b-8-leather-yes"),
+])
+def test_a_size_step_moves_along_the_products_sizes(text: str, new_item: str | None) -> None:
+    order = _store().order("#W0000001")
+    assert order is not None
+    changes = resolve_item_changes(text, order, _variants())
+    got = changes.changes[0].new.item_id if changes.changes and changes.changes[0].new else None
+    assert got == new_item
+
+
+def test_products_named_in_chinese_find_the_order() -> None:
+    from csagent.grounding.resolve import product_mentions
+
+    store = _store()
+    assert [m.name for m in product_mentions("登山靴那个订单到哪了？", store.products())] == ["Hiking Boots"]
+    found = ground("order_status", "登山靴那个订单到哪了？", {}, store, _variants(), "")
+    assert found["order_id"] == "#W0000001"
+
+
+def test_a_payment_method_named_in_chinese() -> None:
+    choice = resolve_payment("差价用礼品卡付", _store())
+    assert choice.method is not None and choice.method.payment_method_id == "gift_1"

@@ -208,3 +208,12 @@ def test_a_request_asked_again_with_its_order_keeps_the_earlier_details():
                        clause("cancel_order", "cancel #W2611340", order_id=ORDER)])
     assert len(plan.tasks) == 1
     assert plan.tasks[0].args["args"] == {"order_id": ORDER, "reason": "ordered by mistake"}
+
+
+def test_cancelling_some_items_gets_the_orders_facts_and_the_rule_not_a_reason_question():
+    # Given "cancel only the earbuds", grounded to an order with other items
+    plan = plan_tasks([clause("cancel_order", "can you cancel only the earbuds?", order_id=ORDER,
+                              partial_items=["Wireless Earbuds"], asks_for_change=True)])
+    # Then the order's cancellation facts and the store's rule are looked up; nothing is proposed
+    assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "policy"]
+    assert plan.missing == []

@@ -322,6 +322,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, {"question": text, "params": {}})
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
+        elif intent == "cancel_order" and entities.get("partial_items"):
+            # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
+            # and the store's rule, no proposal and no reason asked for.
+            _plan_question_about_a_change(b, intent, text, entities, memory)
+            b.add("policy", KNOWLEDGE, {"question": text})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
                 _plan_question_about_a_change(b, intent, text, entities, memory)

@@ -32,3 +32,15 @@ def test_a_change_named_only_to_rule_it_out(text: str, declined: bool) -> None:
 ])
 def test_a_clause_asks_something_or_only_sets_the_scene(text: str, asks: bool) -> None:
     assert asks_something(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("帮我把咖啡机那个订单取消了吧", True),
+    ("茶壶我想改成2升的", True),
+    ("瑜伽垫如果退货的话，能退我多少钱？", False),
+    ("可以取消吗？", False),
+])
+def test_a_chinese_clause_asks_for_the_change_or_about_it(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks

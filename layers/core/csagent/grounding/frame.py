@@ -96,6 +96,10 @@ def find_order(
     return entities
 
 
+# Words that single out some items of an order ("only the earbuds", "everything except the lamp").
+_SOME_ITEMS = re.compile(
+    r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of)\b", re.IGNORECASE
+)
 # The statuses an order must be in for a question about it to make sense without more words.
 STATUSES_ASKED_ABOUT: dict[str, tuple[str, ...]] = {"tracking": ("processed", "delivered")}
 # At most this many candidates are listed back; more, and the order number is asked for.
@@ -216,6 +220,12 @@ def ground(
         return fill_item_changes(text, entities, view, variants)
     if intent == "change_payment":
         return fill_payment(text, entities, view, order, required=True)
+    if intent == "cancel_order" and order is not None and _SOME_ITEMS.search(text):
+        named = resolve_return_lines(text, order) or []
+        if 0 < len(named) < len(order.lines):
+            # "cancel only the earbuds": a cancellation is of the whole order; the planner says so.
+            return {**entities, "partial_items": [x.name for x in named]}
+        return entities
     if intent == "return_request":
         if order is not None and not entities.get("item_ids"):
             lines = resolve_return_lines(text, order)

@@ -22,16 +22,46 @@ from typing import Any
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import OptionHit, find_option_values, tokens
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 # ----------------------------------------------------------------------------------- orders
 ACTIVE_STATUSES = ("pending", "processed")
 
 
 @lru_cache(maxsize=1)
+def _synonym_file() -> dict[str, Any]:
+    text = resources.files("csagent.grounding").joinpath("data/product_synonyms.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
 def product_synonyms() -> dict[str, list[str]]:
     """Catalogue product name -> everyday names (`data/product_synonyms.json`)."""
-    text = resources.files("csagent.grounding").joinpath("data/product_synonyms.json").read_text("utf-8")
-    data: dict[str, list[str]] = json.loads(text)["names"]
-    return data
+    names: dict[str, list[str]] = _synonym_file()["names"]
+    return names
+
+
+def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Products named in Chinese ("意式咖啡机那个订单"): the names of `data/product_synonyms.json`'s
+    `zh`, as substrings, longest first, each stretch of text naming one product."""
+    from csagent.nlp.entities import ProductMention
+
+    zh: dict[str, list[str]] = _synonym_file().get("zh", {})
+    by_name = {str(p.get("name")): str(p["product_id"]) for p in products}
+    names = sorted(((alias, name) for name, aliases in zh.items() if name in by_name for alias in aliases),
+                   key=lambda pair: -len(pair[0]))
+    taken: list[tuple[int, int]] = []
+    found = []
+    for alias, name in names:
+        at = text.find(alias)
+        while at >= 0:
+            span = (at, at + len(alias))
+            if not any(a < span[1] and span[0] < b for a, b in taken):
+                taken.append(span)
+                found.append(ProductMention(by_name[name], name, 1.0, alias, span))
+            at = text.find(alias, at + 1)
+    return sorted(found, key=lambda m: m.span[0])
 
 
 def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -39,6 +69,10 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[A
     everyday names: "my bike" is the Bicycle), unambiguous ones first."""
     from csagent.nlp.entities import find_products
 
+    if _CJK.search(text):
+        chinese = _chinese_mentions(text, products)
+        if chinese:
+            return chinese
     names = product_synonyms()
     extended = list(products) + [
         {**p, "name": alias} for p in products for alias in names.get(str(p.get("name")), [])
@@ -63,15 +97,16 @@ def orders_mentioning(
 
 # ---------------------------------------------------------------------------------- payment
 _BRANDS = ("visa", "mastercard", "amex", "american express", "discover")
+_BRANDS_ZH = {"万事达": "mastercard", "维萨": "visa", "美国运通": "amex", "运通": "amex"}
 _LAST_FOUR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _ORIGINAL = re.compile(
     r"\b(original|same (?:card|method|payment)|(?:card|method) i (?:paid|used)|"
-    r"paid with|i paid)\b",
+    r"paid with|i paid)\b|原来的?(?:那张)?(?:卡|支付方式|付款方式)|原路|原支付",
     re.IGNORECASE,
 )
-_GIFT = re.compile(r"\bgift\s*-?\s*cards?\b", re.IGNORECASE)
+_GIFT = re.compile(r"\bgift\s*-?\s*cards?\b|礼品卡", re.IGNORECASE)
 _PAYPAL = re.compile(r"\bpay\s*pal\b", re.IGNORECASE)
-_CREDIT = re.compile(r"\b(credit|debit)\s*card\b|\bcard\b", re.IGNORECASE)
+_CREDIT = re.compile(r"\b(credit|debit)\s*card\b|\bcard\b|信用卡|银行卡", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -101,6 +136,7 @@ def resolve_payment(text: str, view: CustomerView, order: OrderView | None = Non
         candidates = [m for m in methods if m.source == "gift_card"]
     else:
         brand = next((b for b in _BRANDS if re.search(rf"\b{b}\b", lowered)), None)
+        brand = brand or next((b for zh, b in _BRANDS_ZH.items() if zh in text), None)
         four = [d for d in _LAST_FOUR.findall(text)]
         cards = [m for m in methods if m.source == "credit_card"]
         if four:
@@ -177,6 +213,20 @@ _SPLIT = re.compile(
     re.IGNORECASE,
 )
 _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
+# Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
+# "leather, then suede", "black or navy". A part that names no other option value adds nothing.
+_FALLBACK = re.compile(r"\b(?:if|otherwise|failing that|or else|else|in case)\b|,?\s*\bthen\b|\bor\b",
+                       re.IGNORECASE)
+_CONDITION_FAILS = re.compile(
+    r"\b(?:no|not|none|out of stock|unavailable|sold out|can'?t|cannot)\b|n't\b", re.IGNORECASE
+)
+# "a size up", "one size smaller", "two sizes down": a step along the product's size values.
+_SIZE_STEP = re.compile(
+    r"\b(?:(a|one|1|two|2|half a)\s+)?sizes?\s+(up|down|bigger|larger|smaller)\b|"
+    r"\b(bigger|larger|smaller)\s+size\b|\bsize\s+(up|down)\b",
+    re.IGNORECASE,
+)
+_SIZE_ORDER = ("xxs", "xs", "s", "m", "l", "xl", "xxl", "xxxl")
 
 
 @dataclass(frozen=True)
@@ -337,6 +387,68 @@ def choose_variant(
 _ARROW = re.compile(r"\s*(?:->|→|=>|-->)\s*")
 
 
+def _split_fallbacks(segment: str) -> tuple[str, list[str]]:
+    """The wish and the fallbacks after it ("..., if there's no black one then white"). An "if"
+    without a failing condition ("if possible") stays part of the wish."""
+    cuts = [m for m in _FALLBACK.finditer(segment) if m.start() > 0]
+    parts: list[str] = []
+    start = 0
+    for m in cuts:
+        word = m.group(0).strip(" ,").lower()
+        rest = segment[m.start() :]
+        if word in ("if", "in case") and not _CONDITION_FAILS.search(rest[:60]):
+            continue
+        parts.append(segment[start : m.start()])
+        start = m.start()
+    parts.append(segment[start:])
+    return parts[0], parts[1:]
+
+
+def _alternatives(
+    fallbacks: Sequence[str], dims: Mapping[str, Sequence[str]], line: Line, wanted: Mapping[str, str]
+) -> list[dict[str, str]]:
+    """The option sets to try, in order, when the wish is not available: each fallback changes the
+    wish by the values it names that the wish did not ("no blue M, then red": red)."""
+    alternatives: list[dict[str, str]] = []
+    for part in fallbacks:
+        toks = tokens(part)
+        hits = _resolve_keys(toks, find_option_values(part, dims))
+        alternative = dict(wanted)
+        for hit in hits:
+            conditioned = any(t in _NEGATED for t in toks[max(0, hit.position - 2) : hit.position])
+            if conditioned or hit.value == wanted.get(hit.key):
+                continue
+            alternative[hit.key] = hit.value
+        if alternative != wanted and alternative not in alternatives:
+            alternatives.append(alternative)
+    return alternatives
+
+
+def _size_step(segment: str, line: Line, dims: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """ "a size up", "one size smaller": the next size along the product's own sizes."""
+    m = _SIZE_STEP.search(segment)
+    key = next((k for k in dims if k.lower() == "size"), None)
+    current = line.options.get(key) if key else None
+    if m is None or key is None or current is None:
+        return {}
+    direction = next(g for g in (m.group(2), m.group(3), m.group(4)) if g).lower()
+    steps = 2 if (m.group(1) or "").lower() in ("two", "2") else 1
+    values = list(dims[key])
+
+    def rank(value: str) -> float:
+        try:
+            return float(value.split()[0])
+        except ValueError:
+            low = value.lower()
+            return float(_SIZE_ORDER.index(low)) if low in _SIZE_ORDER else float("nan")
+
+    ordered = sorted((v for v in values if rank(v) == rank(v)), key=rank)
+    if current not in ordered:
+        return {}
+    index = ordered.index(current) + (steps if direction in ("up", "bigger", "larger") else -steps)
+    return {key: ordered[index]} if 0 <= index < len(ordered) else {}
+
+
 def resolve_item_changes(
     text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]]
 ) -> ItemChanges:
@@ -351,11 +463,12 @@ def resolve_item_changes(
             continue
         product_variants = variants.get(mention.product_id) or ()
         dims = _dimensions(product_variants, lines[0])
-        hits = _resolve_keys(tokens(segment), find_option_values(segment, dims))
+        wish, fallbacks = _split_fallbacks(segment)
+        hits = _resolve_keys(tokens(wish), find_option_values(wish, dims))
         # Two of the same product ("the black chair, not the blue one"): the one the words describe.
-        line = max(lines, key=lambda x: _line_fit(x, segment, hits)) if len(lines) > 1 else lines[0]
+        line = max(lines, key=lambda x: _line_fit(x, wish, hits)) if len(lines) > 1 else lines[0]
         used.append(line)
-        wanted = _targets(segment, line, hits)
+        wanted = {**_size_step(wish, line, dims), **_targets(wish, line, hits)}
         if not wanted:
             if _SAME.search(segment):
                 current = next((v for v in product_variants if v.item_id == line.item_id), None)
@@ -365,7 +478,15 @@ def resolve_item_changes(
             else:
                 changes.append(ItemChange(line, None, f"What would you like the {line.name} changed to?"))
             continue
-        changes.append(choose_variant(line, product_variants, wanted, bool(_CHEAPEST.search(segment))))
+        cheapest = bool(_CHEAPEST.search(segment))
+        choice = choose_variant(line, product_variants, wanted, cheapest)
+        unavailable = choice.new is None and not choice.options
+        for alternative in _alternatives(fallbacks, dims, line, wanted) if unavailable else []:
+            fallback = choose_variant(line, product_variants, alternative, cheapest)
+            if fallback.new is not None or fallback.options:
+                choice = fallback  # "if there's no black one, then white": the first that is there
+                break
+        changes.append(choice)
     # An item named without any change ("only the espresso machine, not the tablets", "the mouse
     # stays") is context, not a request, once another item has one.
     if any(c.new is not None or c.options for c in changes):

@@ -18,7 +18,8 @@ _WORD = re.compile(r"[a-z0-9']+")
 @cache
 def _lexicon() -> dict[str, Any]:
     raw = json.loads(resources.files("csagent.nlp").joinpath("data", "speech_acts.json").read_text("utf-8"))
-    return {k: [_words(p) for p in v] for k, v in raw.items() if not k.startswith("_")}
+    return {k: (list(v) if k.startswith("zh_") else [_words(p) for p in v])
+            for k, v in raw.items() if not k.startswith("_")}
 
 
 def _words(text: str) -> list[str]:
@@ -43,6 +44,8 @@ def asks_for_change(text: str) -> bool:
     """True when the clause asks for the change it names (see the module docstring): a request
     phrase ("please", "I'd like", "can you"), or a change verb in a clause that neither asks about
     it ("can I", "how much would", "if I") nor ends as a question."""
+    if _CJK.search(text):
+        return _asks_for_change_zh(text)
     words = _words(text)
     if not words:
         return False
@@ -57,6 +60,18 @@ def asks_for_change(text: str) -> bool:
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)
+
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def _asks_for_change_zh(text: str) -> bool:
+    lexicon = _lexicon()
+    if any(m in text for m in lexicon["zh_request"]):
+        return True
+    if any(m in text for m in lexicon["zh_asking"]):
+        return False
+    return any(m in text for m in lexicon["zh_verbs"])
 
 
 def is_hypothetical(text: str) -> bool:

@@ -400,3 +400,10 @@ def test_products_named_in_chinese_find_the_order() -> None:
 def test_a_payment_method_named_in_chinese() -> None:
     choice = resolve_payment("差价用礼品卡付", _store())
     assert choice.method is not None and choice.method.payment_method_id == "gift_1"
+
+
+def test_changing_an_orders_payment_names_the_method_it_moves_to() -> None:
+    # Given order 2, paid with PayPal / When the customer names both methods
+    found = ground("change_payment", "move my chair order from PayPal to my Visa", {}, _store(), _variants(), "")
+    # Then the Visa is the new method, not the PayPal it moves from
+    assert found["payment_method_id"] == "card_1"

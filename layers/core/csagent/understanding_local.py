@@ -232,7 +232,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     intent = read_as
     whole = intent in {"change_items", "return_request"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text)
-    return intent, entities, grounded_to_store or bool(entities.get("grounded_orders"))
+    # An order found by its status alone ("your pending order") says nothing about the words.
+    by_words = (entities.get("grounded") or {}).get("by") != "status"
+    return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
 
 
 def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:

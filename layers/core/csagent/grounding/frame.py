@@ -134,26 +134,43 @@ def _order_by_status(
             **entities,
             "order_id": fitting[0].order_id,
             "grounded_orders": [fitting[0].order_id],
-            "grounded": {**entities.get("grounded", {}), "order": f"your {fitting[0].status} order"},
+            "grounded": {
+                **entities.get("grounded", {}),
+                "order": f"your {fitting[0].status} order",
+                "by": "status",
+            },
         }
     if 1 < len(fitting) <= MAX_LISTED and intent in READS and _PLURAL_ORDERS.search(text):
         # "was I refunded for my cancelled orders?": every order asked about, each answered.
         return {**entities, "order_ids": [o.order_id for o in fitting],
-                "grounded_orders": [o.order_id for o in fitting]}
+                "grounded_orders": [o.order_id for o in fitting], "grounded": {"by": "status"}}
     if 1 < len(fitting) <= MAX_LISTED:
         return {
             **entities,
             "order_candidates": [o.order_id for o in fitting],
             "grounded_orders": [o.order_id for o in fitting],
+            "grounded": {"by": "status"},
             "question": f"Which of your orders do you mean: {_list(fitting)}?",
         }
     return entities
 
 
 def fill_payment(
-    text: str, entities: dict[str, Any], view: CustomerView, order: OrderView | None, *, required: bool
+    text: str,
+    entities: dict[str, Any],
+    view: CustomerView,
+    order: OrderView | None,
+    *,
+    required: bool,
+    replacing: bool = False,
 ) -> dict[str, Any]:
+    """The payment method the words name. `replacing`: the order's own method is the one being
+    replaced, so a named other method wins ("from my gift card to my Visa": the Visa)."""
     choice = resolve_payment(text, view, order)
+    if replacing and order is not None and order.paid_with:
+        other = resolve_payment(text, view, order, exclude=order.paid_with)
+        if other.method is not None or other.candidates:
+            choice = other
     if choice.method is not None:
         return {**entities, "payment_method_id": choice.method.payment_method_id}
     if choice.candidates:
@@ -219,7 +236,7 @@ def ground(
     if intent == "change_items" and variants is not None:
         return fill_item_changes(text, entities, view, variants)
     if intent == "change_payment":
-        return fill_payment(text, entities, view, order, required=True)
+        return fill_payment(text, entities, view, order, required=True, replacing=True)
     if intent == "cancel_order" and order is not None and _SOME_ITEMS.search(text):
         named = resolve_return_lines(text, order) or []
         if 0 < len(named) < len(order.lines):

@@ -125,36 +125,47 @@ _NOT_METHOD = re.compile(
 )
 
 
-def resolve_payment(text: str, view: CustomerView, order: OrderView | None = None) -> PaymentChoice:
+def resolve_payment(
+    text: str, view: CustomerView, order: OrderView | None = None, exclude: str | None = None
+) -> PaymentChoice:
+    """The payment method the words name. `exclude` is one the words cannot mean (the method an
+    order is paid with, when the customer asks to pay it with another: "move it from my gift card
+    to my Visa")."""
     text = _NOT_METHOD.sub(" ", text)  # "my gift card, not PayPal": PayPal is not the one
-    methods = view.payment_methods
+    methods = [m for m in view.payment_methods if m.payment_method_id != exclude]
     lowered = text.lower()
-    candidates: list[PaymentView] = []
-    if _PAYPAL.search(text):
-        candidates = [m for m in methods if m.source == "paypal"]
-    elif _GIFT.search(text):
-        candidates = [m for m in methods if m.source == "gift_card"]
-    else:
+    cards = [m for m in methods if m.source == "credit_card"]
+
+    def by_card() -> list[PaymentView]:
         brand = next((b for b in _BRANDS if re.search(rf"\b{b}\b", lowered)), None)
         brand = brand or next((b for zh, b in _BRANDS_ZH.items() if zh in text), None)
-        four = [d for d in _LAST_FOUR.findall(text)]
-        cards = [m for m in methods if m.source == "credit_card"]
-        if four:
-            exact = [m for m in cards if m.last_four in four]
-            if exact:
-                candidates = exact
-        if not candidates and brand:
-            brand_key = "amex" if brand == "american express" else brand
-            candidates = [
-                m
-                for m in cards
-                if (m.brand or "").lower().replace(" ", "") in {brand_key, brand_key.replace(" ", "")}
-            ]
-        if not candidates and _ORIGINAL.search(text) and order is not None and order.paid_with:
-            original = view.payment(order.paid_with)
-            candidates = [original] if original else []
-        if not candidates and _CREDIT.search(text):
-            candidates = cards
+        four = _LAST_FOUR.findall(text)
+        exact = [m for m in cards if m.last_four in four] if four else []
+        if exact:
+            return exact
+        if brand:
+            key = ("amex" if brand == "american express" else brand).replace(" ", "")
+            return [m for m in cards if (m.brand or "").lower().replace(" ", "") == key]
+        return []
+
+    def original() -> list[PaymentView]:
+        if not (_ORIGINAL.search(text) and order is not None and order.paid_with):
+            return []
+        paid = view.payment(order.paid_with)
+        return [paid] if paid and paid.payment_method_id != exclude else []
+
+    finders = (
+        lambda: [m for m in methods if m.source == "paypal"] if _PAYPAL.search(text) else [],
+        lambda: [m for m in methods if m.source == "gift_card"] if _GIFT.search(text) else [],
+        by_card,
+        original,
+        lambda: cards if _CREDIT.search(text) else [],
+    )
+    candidates: list[PaymentView] = []
+    for finder in finders:
+        candidates = finder()
+        if candidates:
+            break
     if not candidates:
         return PaymentChoice(named=False)
     if len(candidates) > 1:

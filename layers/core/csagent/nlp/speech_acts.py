@@ -50,6 +50,8 @@ def asks_for_change(text: str) -> bool:
     if not words:
         return False
     lexicon = _lexicon()
+    if _has(words, lexicon["info_requests"]):
+        return False  # "could you tell me which address it goes to?": information, not a change
     if _has(words, lexicon["request"]):
         return True
     if (

@@ -404,6 +404,7 @@ def test_a_payment_method_named_in_chinese() -> None:
 
 def test_changing_an_orders_payment_names_the_method_it_moves_to() -> None:
     # Given order 2, paid with PayPal / When the customer names both methods
-    found = ground("change_payment", "move my chair order from PayPal to my Visa", {}, _store(), _variants(), "")
+    text = "move my chair order from PayPal to my Visa"
+    found = ground("change_payment", text, {}, _store(), _variants(), "")
     # Then the Visa is the new method, not the PayPal it moves from
     assert found["payment_method_id"] == "card_1"

@@ -408,3 +408,15 @@ def test_changing_an_orders_payment_names_the_method_it_moves_to() -> None:
     found = ground("change_payment", text, {}, _store(), _variants(), "")
     # Then the Visa is the new method, not the PayPal it moves from
     assert found["payment_method_id"] == "card_1"
+
+
+@pytest.mark.parametrize("read_as", ["account_info", "out_of_scope"])
+def test_a_clause_misread_as_another_request_is_the_item_change_its_words_ask_for(read_as: str) -> None:
+    from csagent.grounding.frame import item_change_intent
+
+    # Given "... the boots in size 8 instead. Use my card ending 1234 for the difference." with the
+    # payment clause read as an account question (or nothing at all)
+    text = "the boots from that order in size 8 instead please, use my card ending 1234 for the difference"
+    intent = item_change_intent(read_as, text, {"order_id": "#W0000001"}, _store(), _variants())
+    # Then it is the item change
+    assert intent == "change_items"

@@ -278,7 +278,9 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 
 # Intents whose clause, when its words name another variant of an item of the order ("the puzzle,
 # the 1500-piece art one instead"), is an item change: a return or a payment does not name one.
-MAY_BE_AN_ITEM_CHANGE = frozenset({"return_request", "change_payment", "order_items", "order_status"})
+MAY_BE_AN_ITEM_CHANGE = frozenset(
+    {"return_request", "change_payment", "order_items", "order_status", "account_info", "out_of_scope"}
+)
 
 
 def item_change_intent(

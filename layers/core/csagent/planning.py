@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
+from csagent.requests import ACTION_INTENTS, BY_INTENT, QUESTION_ABOUT_A_CHANGE
 from csagent.understanding import PASSIVE_INTENTS
 
 PREDEFINED = "predefined_cypher"
@@ -53,16 +54,6 @@ ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gif
                                       "customer_profile", "total_spent", "order_count_by_status")
 CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
 KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
-# intent → (action name, required entities beyond the order id)
-ACTION_INTENTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "cancel_order": ("cancel_order", ("order_id", "reason")),
-    "return_request": ("return_items", ("order_id",)),
-    # exchange_items (delivered) or modify_items (pending): grounding decides from the order's status.
-    "change_items": ("change_items", ("order_id", "item_ids", "new_item_ids", "payment_method_id")),
-    "change_payment": ("change_payment", ("order_id", "payment_method_id")),
-    "change_order_address": ("change_order_address", ("order_id", "address")),
-    "update_default_address": ("update_default_address", ("address",)),
-}
 # What a clause keeps while it waits for the one parameter the customer still has to give.
 KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number",
                                 "new_item_ids", "payment_method_id", "item_action", "order_candidates"})
@@ -359,17 +350,6 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     return b.plan
 
 
-# What answers a question about a change ("can I return it?", "how much would I get back?") or a
-# complaint that asks for nothing yet: the facts of the order the change would be decided on.
-QUESTION_ABOUT_A_CHANGE: dict[str, tuple[str, ...]] = {
-    "return_request": ("return_eligibility", "order_items"),
-    "change_items": ("return_eligibility", "order_items"),
-    "cancel_order": ("cancellation_eligibility",),
-    "change_payment": ("order_payments",),
-    "change_order_address": ("order_shipping_address",),
-}
-
-
 def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],
                                   memory: Mapping[str, Any]) -> None:
     """The facts of the order, no proposal: nobody asked for the change yet."""
@@ -441,13 +421,7 @@ TASK_CATALOGUE: dict[str, str] = {
     "product_availability": "say whether a product or an option is in stock",
     "warranty": "answer a warranty question from the store's documents",
     "policy_question": "answer a policy question (returns, shipping, payment) from the store's documents",
-    "cancel_order": "propose cancelling an order (needs the order id and the reason)",
-    "return_request": "propose returning items of a delivered order (needs the order id)",
-    "change_items": "propose exchanging items of a delivered order, or modifying items of a pending order, "
-                    "for other variants of the same product (needs the order id)",
-    "change_payment": "propose paying a pending order with another of the customer's payment methods",
-    "change_order_address": "propose a new shipping address for an order (needs the order id and address)",
-    "update_default_address": "propose a new default address for the account (needs the address)",
+    **{intent: request.description for intent, request in BY_INTENT.items()},
 }
 
 

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from csagent.nlp.confirmation import Answer, classify_confirmation, lean
+from csagent.requests import RESTATES
 
 
 @dataclass(frozen=True)
@@ -61,17 +62,6 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
                          lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))
 
 
-# The request intents a proposed write restates ("yes, go ahead and cancel it" after a proposed
-# cancellation): their clauses are part of the answer, not a new request.
-RESTATES = {
-    "cancel_order": {"cancel_order"},
-    "return_items": {"return_request", "change_items"},
-    "exchange_items": {"change_items", "return_request"},
-    "modify_items": {"change_items"},
-    "change_payment": {"change_payment"},
-    "change_order_address": {"change_order_address", "update_default_address"},
-    "update_default_address": {"update_default_address", "change_order_address"},
-}
 # What a clause can name that makes it a request of its own, whatever its intent.
 NEW_FACTS = ("address", "email", "tracking_number", "zip")
 NEW_REQUEST_CONFIDENCE = 0.5

@@ -20,14 +20,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from csagent.requests import WRITE_INTENTS
 from csagent.understanding import PASSIVE_INTENTS, Clause, Understanding
 
 logger = logging.getLogger(__name__)
 
 GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
 GROUNDED_CONFIDENCE = 0.75
-WRITE_INTENTS = frozenset({"cancel_order", "return_request", "change_items", "change_payment",
-                           "change_order_address", "update_default_address"})
 HANDOFF_INTENTS = frozenset({"human_handoff"})
 OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).

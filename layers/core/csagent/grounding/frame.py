@@ -22,15 +22,13 @@ from csagent.grounding.resolve import (
     resolve_return_lines,
 )
 from csagent.grounding.status import statuses_described
+from csagent.requests import REQUEST_OF, STATUSES_FOR
 
-# Which statuses an intent's order can be in (for picking the one order the words describe).
-STATUSES_FOR: dict[str, tuple[str, ...]] = {
-    "cancel_order": ("pending",),
-    "change_order_address": ("pending",),
-    "change_payment": ("pending",),
-    "return_request": ("delivered",),
-    "change_items": ("pending", "delivered"),
+# The requests whose proposals list items ("actually, only the boots" narrows them).
+ITEM_REQUESTS = {
+    action: intent for action, intent in REQUEST_OF.items() if intent in ("return_request", "change_items")
 }
+
 ORDER_INTENTS = frozenset(
     {
         "order_status",
@@ -330,14 +328,6 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     return candidates[scores.index(best)]
 
 
-# The request intent that proposes each item write (the planner's ACTION_INTENTS read backwards).
-ITEM_WRITES = {
-    "return_items": "return_request",
-    "exchange_items": "change_items",
-    "modify_items": "change_items",
-}
-
-
 def narrow_pending(
     text: str, pending: Sequence[Mapping[str, Any]], view: CustomerView
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -346,7 +336,7 @@ def narrow_pending(
     with those items alone. Empty when the words name none of the proposed items, or all of them."""
     narrowed: list[tuple[str, dict[str, Any]]] = []
     for action in pending:
-        intent = ITEM_WRITES.get(str(action.get("action")))
+        intent = ITEM_REQUESTS.get(str(action.get("action")))
         args = dict((action.get("proposal") or {}).get("args") or {})
         order = view.order(args.get("order_id"))
         item_ids = list(args.get("item_ids") or [])

@@ -389,10 +389,20 @@ def _category_products(data: Mapping[str, Any], lang: str) -> str:
     return " ".join(sentences)
 
 
+def _products_named(data: Mapping[str, Any], lang: str) -> str:
+    rows = _rows(data)
+    items = [render("named_versions_prices", lang, name=r.get("product_name") or "",
+                    count=int(r.get("variants") or 0),
+                    prices=_prices(r.get("min_price"), r.get("max_price"), lang)) for r in rows]
+    return render("products_named", lang, count=len(rows), items=_listed(items, lang, 20))
+
+
 def _categories(data: Mapping[str, Any], lang: str) -> str:
+    rows = _rows(data)
     items = [render("named_product_count", lang, name=r.get("category") or "",
-                    count=int(r.get("products") or 0)) for r in _rows(data)]
-    return render("store_categories", lang, items=_listed(items, lang, 50))
+                    count=int(r.get("products") or 0)) for r in rows]
+    total = sum(int(r.get("products") or 0) for r in rows)
+    return render("store_categories", lang, items=_listed(items, lang, 50), total=total, categories=len(rows))
 
 
 def _most_versions(data: Mapping[str, Any], lang: str) -> str:
@@ -422,6 +432,7 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "cheapest_variant": _price_extreme("cheapest_variant"),
     "most_expensive_variant": _price_extreme("most_expensive_variant"),
     "products_in_category": _category_products,
+    "products_named": _products_named,
     "categories": _categories,
     "products_by_variant_count": _most_versions,
     "products_under_price": _under_price,

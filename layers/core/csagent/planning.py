@@ -238,7 +238,8 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         points_nowhere = (
             (_needs_order(intent) and not _names_order(entities) and not entities.get("grounded_orders")
              and not entities.get("question"))
-            or (intent in CATALOGUE_QUESTIONS and not entities.get("products")))
+            or (intent in CATALOGUE_QUESTIONS and not entities.get("products"))
+            or intent == "account_info")
         return (points_nowhere and float(clause.get("confidence") or 0.0) < ASIDE_CONFIDENCE
                 and not asks_something(clause.get("text", "")))
 

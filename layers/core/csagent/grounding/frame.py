@@ -258,7 +258,7 @@ _POSSESSIVE = re.compile(
     re.IGNORECASE,
 )
 NOT_ABOUT_A_PURCHASE = frozenset(
-    {"product_info", "product_availability", "out_of_scope", "greeting", "smalltalk", "thanks"}
+    {"product_info", "product_availability", "account_info", "out_of_scope", "greeting", "smalltalk", "thanks"}
 )
 
 

@@ -59,8 +59,8 @@ def owner_params() -> dict[str, Any]:
     """Parameters pointing at the owner's own data (and public catalogue data)."""
     return {"order_id": OWNER_ORDER, "tracking_id": "357962501027", "product_name": "water bottle",
             "product_id": "8310926033",
-            "item_id": "6469567736", "status": "processed", "also_status": "delivered", "not_status": "cancelled",
-            "option_key": "color", "option_value": "blue",
+            "item_id": "6469567736", "status": "processed", "also_status": "delivered",
+            "not_status": "cancelled", "option_key": "color", "option_value": "blue",
             "category": "home and kitchen", "max_price": 50}
 
 

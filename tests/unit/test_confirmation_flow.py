@@ -219,3 +219,18 @@ def test_an_answer_in_more_words_confirms_the_proposal(run):
     state = run("yes, that's exactly what I said")
     assert state["route"] == "confirmation"
     assert len(run.actions.executed) == 1
+
+
+def test_a_no_in_more_words_with_nothing_proposed_changes_nothing(run):
+    # Given nothing proposed / When the customer says no in a sentence / Then nothing is done
+    state = run("hmm no, leave it, don't do anything")
+    assert state["route"] == "confirmation" and run.actions.executed == []
+    assert "haven't changed anything" in state["reply"]["text"]
+
+
+@pytest.mark.parametrize(("text", "answer"), [("I no longer need it", None), ("no, I no longer need it", "no"),
+                                              ("not sure yet", None)])
+def test_no_longer_is_a_reason_not_an_answer(text: str, answer: str | None) -> None:
+    from csagent.nlp.confirmation import lean
+
+    assert lean(text) == answer

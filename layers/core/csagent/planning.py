@@ -201,7 +201,7 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
 
     orders = {(c.get("entities") or {}).get("order_id") for c in changes}
     same_order = entities.get("order_id") in orders or entities.get("order_id") is None
-    if intent == "change_payment":
+    if intent in ("change_payment", "account_info"):  # "any difference on my gift card"
         return same_order and bool(_PAYS_FOR.search(text))
     if intent == "refund_status" and _NAMES_METHOD.search(text):
         return same_order  # "could the refund go back to my gift card?": where the change's money goes

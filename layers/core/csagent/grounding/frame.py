@@ -74,6 +74,11 @@ def find_order(
     fitting = (
         orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
     )
+    described = statuses_described(text) or (statuses_described(message) if message else None)
+    if len(fitting) > 1 and described:
+        # "the skateboard in my pending order": the status words pick among the orders with it.
+        narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
+        fitting = narrowed or fitting
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
         return {
@@ -258,7 +263,8 @@ _POSSESSIVE = re.compile(
     re.IGNORECASE,
 )
 NOT_ABOUT_A_PURCHASE = frozenset(
-    {"product_info", "product_availability", "account_info", "out_of_scope", "greeting", "smalltalk", "thanks"}
+    {"product_info", "product_availability", "account_info", "out_of_scope", "greeting", "smalltalk",
+     "thanks"}
 )
 
 

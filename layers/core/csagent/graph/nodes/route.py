@@ -52,6 +52,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     understanding = runtime.context.understand(state.get("text", ""), state)
+    if not pending and resume_awaiting(understanding, state.get("awaiting") or []) is None \
+            and consent_to_pending(state.get("text", ""), understanding, []) == "no":
+        # "Actually, no, don't change it. I'll be home after all.": nothing to do, and nothing done.
+        return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     if pending:
         # "yes, that's what I said": an answer in more words, asking for nothing new.
         answer = consent_to_pending(state.get("text", ""), understanding, pending)

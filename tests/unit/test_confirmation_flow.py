@@ -228,8 +228,8 @@ def test_a_no_in_more_words_with_nothing_proposed_changes_nothing(run):
     assert "haven't changed anything" in state["reply"]["text"]
 
 
-@pytest.mark.parametrize(("text", "answer"), [("I no longer need it", None), ("no, I no longer need it", "no"),
-                                              ("not sure yet", None)])
+@pytest.mark.parametrize(("text", "answer"), [
+    ("I no longer need it", None), ("no, I no longer need it", "no"), ("not sure yet", None)])
 def test_no_longer_is_a_reason_not_an_answer(text: str, answer: str | None) -> None:
     from csagent.nlp.confirmation import lean
 

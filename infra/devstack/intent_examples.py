@@ -38,10 +38,15 @@ REQUEST_TO_INTENT = {
     "out_of_scope": "out_of_scope",
     "smalltalk": "smalltalk",
     "account_info": "account_info",
+    "complaint_damaged": "complaint",
+    "complaint_wrong_item": "complaint",
+    "complaint_missing": "complaint",
+    "complaint_late": "complaint",
+    "complaint_double_charge": "complaint",
 }
-# Request types with no single intent of their own (complaints, amounts, consent): a conversation
-# tagged with one gives no example.
-UNMAPPED_PREFIXES = ("complaint", "consent", "refund_amount")
+# Request types with no single intent of their own (amounts, consent): a conversation tagged with
+# one gives no example. Complaints are one intent whatever went wrong.
+UNMAPPED_PREFIXES = ("consent", "refund_amount")
 
 
 def examples() -> list[dict[str, str]]:

@@ -217,3 +217,17 @@ def test_cancelling_some_items_gets_the_orders_facts_and_the_rule_not_a_reason_q
     # Then the order's cancellation facts and the store's rule are looked up; nothing is proposed
     assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "policy"]
     assert plan.missing == []
+
+
+def test_a_complaint_gets_the_orders_facts_and_what_the_store_does_nothing_proposed():
+    # Given "charged twice for the boots", the boots being in two orders
+    clauses = [clause("complaint", "why am I paying for the same hiking boots twice??",
+                      order_ids=[ORDER, "#W1111111"]),
+               clause("change_items", "I only need ONE pair", asks_for_change=False,
+                      order_candidates=[ORDER, "#W1111111"], question="which one?")]
+    # When planned
+    plan = plan_tasks(clauses)
+    # Then both orders and their payments are read, the store's documents asked, and nothing asked back
+    assert [t.task_type for t in plan.tasks] == ["order_status", "order_payments", "policy",
+                                                 "order_status", "order_payments"]
+    assert plan.missing == []

@@ -151,11 +151,15 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     clauses = [{**c, "entities": dict(c.get("entities") or {})} for c in clauses]  # never the caller's
     folded: list[dict[str, Any]] = []
     changes = [c for c in clauses if c.get("intent") in CHANGE_REQUESTS]
+    complaint = any(c.get("intent") == "complaint" for c in clauses)
     for index, clause in enumerate(clauses):
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}
         if _details_of_a_change(intent, clause.get("text", ""), entities, changes):
             continue  # "it's the 28 inch one", "PayPal for the difference": part of the change asked
+        if complaint and intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
+                and not _names_order(entities):
+            continue  # "charged twice for the boots. I only need ONE pair": the complaint, told again
         if intent == "order_list" and folded and folded[-1].get("intent") == "order_list":
             # "Which haven't arrived? Not the ones I already have.": one list, its filter from both.
             folded[-1]["text"] = f"{folded[-1].get('text', '')} {clause.get('text', '')}".strip()
@@ -187,7 +191,7 @@ _NAMES_METHOD = re.compile(r"\b(gift\s*card|pay\s*pal|credit card|card|visa|mast
                            r"original (?:payment|method))\b", re.IGNORECASE)
 # Reads that, inside a change request and not asked as a question, only describe its items.
 DESCRIBING_INTENTS = frozenset({"order_items", "product_info", "product_availability", "refund_status",
-                                "order_status"})
+                                "order_status", "complaint"})
 
 
 def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
@@ -218,6 +222,11 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
             and not reference.get("hint") and bool((previous.get("entities") or {}).get("products")))
 
 
+# Words that make a complaint about money ("charged twice", "billed", "refund never came").
+_MONEY = re.compile(
+    r"\b(charg\w*|bill\w*|paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|statement)\b|\$\d",
+    re.IGNORECASE,
+)
 # A clause under this confidence that asks nothing and points at no order is scene-setting.
 ASIDE_CONFIDENCE = 0.6
 
@@ -306,6 +315,15 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent == "order_list":
             b.add("order_list", PREDEFINED,
                   {"template_id": "customer_orders", "params": _status_filter(text)})
+        elif intent == "complaint":
+            # Something went wrong: the order's facts (its payments when money is the matter) and
+            # what the store's documents say to do; nothing proposed until the customer asks.
+            if order_id:
+                b.order_lookup(order_id)
+                if _MONEY.search(text):
+                    b.add("order_payments", PREDEFINED, {"template_id": "order_payments",
+                                                         "params": {"order_id": order_id}})
+            b.add("policy", KNOWLEDGE, {"question": text})
         elif intent == "account_info":
             b.add("account_info", PREDEFINED, {"question": text, "params": {},
                                                "fallback_template": "customer_profile",
@@ -416,6 +434,8 @@ TASK_CATALOGUE: dict[str, str] = {
     "order_items": "list the items of an order (needs the order id)",
     "refund_status": "read the refunds of an order (needs the order id)",
     "order_list": "list the customer's orders",
+    "complaint": "something went wrong with an order (damaged, wrong item, missing, late, charged twice): "
+                 "read the order and what the store's documents say to do",
     "account_info": "read what the customer's account holds (default address, email, payment methods, "
                     "gift card balance, total spent)",
     "product_info": "answer a question about a product of the catalogue",

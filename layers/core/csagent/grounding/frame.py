@@ -40,6 +40,7 @@ ORDER_INTENTS = frozenset(
         "change_order_address",
         "change_items",
         "change_payment",
+        "complaint",
     }
 )
 
@@ -87,6 +88,10 @@ def find_order(
             "grounded_orders": [chosen[0].order_id],
             "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"},
         }
+    if 1 < len(chosen) <= MAX_LISTED and intent == "complaint":
+        # "charged twice for the boots", with boots in two orders: both orders are the facts.
+        ids = [o.order_id for o in chosen]
+        return {**entities, "order_ids": ids, "grounded_orders": ids}
     if len(chosen) > 1:
         names = mentions[0].name
         return {

@@ -41,7 +41,7 @@ INTENTS: tuple[str, ...] = (
     "greeting", "thanks", "smalltalk", "order_status", "tracking", "order_items", "order_list",
     "cancel_order", "return_request", "change_items", "change_payment", "refund_status",
     "change_order_address",
-    "update_default_address", "account_info", "product_info", "product_availability", "warranty",
+    "update_default_address", "account_info", "complaint", "product_info", "product_availability", "warranty",
     "policy_question", "human_handoff", "out_of_scope",
 )
 OUT_OF_SCOPE = "out_of_scope"

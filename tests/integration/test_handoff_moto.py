@@ -40,10 +40,15 @@ def queue_url(stack: tuple[LocalResources, Any]) -> str:
 
 
 def receive_handoff(aws: Any, queue_url: str, handoff_id: str, attempts: int = 10) -> dict[str, Any]:
-    """The queued message of `handoff_id` (other handoffs on a shared server are left alone)."""
-    for _ in range(attempts):
+    """The queued message of `handoff_id`. Other handoffs on a shared server (a long-lived `make up`
+    stack keeps those of every earlier run) are left alone: each is hidden for a few seconds while
+    the rest of the queue is read, so the search walks the whole queue, however deep."""
+    attributes = aws.sqs.get_queue_attributes(QueueUrl=queue_url,
+                                              AttributeNames=["ApproximateNumberOfMessages"])
+    depth = int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+    for _ in range(attempts + depth // 10):
         received = aws.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
-                                           VisibilityTimeout=0, MessageAttributeNames=["All"])
+                                           VisibilityTimeout=5, MessageAttributeNames=["All"])
         for message in received.get("Messages", []):
             if HandoffPackage.model_validate_json(message["Body"]).handoff_id == handoff_id:
                 aws.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])

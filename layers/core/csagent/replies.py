@@ -537,6 +537,8 @@ def ask_for(missing: Mapping[str, Any], lang: str) -> str:
     """The question that asks for exactly the missing (or malformed) parameter."""
     parameter = str(missing.get("parameter") or "")
     if missing.get("question"):  # grounding's own question, with the candidates it found
+        if missing.get("from_image"):
+            return render("clarify_image_unreadable_candidates", lang, question=str(missing["question"]))
         return str(missing["question"])
     if missing.get("from_image"):
         return render("clarify_image_unreadable", lang)

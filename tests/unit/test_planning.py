@@ -231,3 +231,10 @@ def test_a_complaint_gets_the_orders_facts_and_what_the_store_does_nothing_propo
     assert [t.task_type for t in plan.tasks] == ["order_status", "order_payments", "policy",
                                                  "order_status", "order_payments"]
     assert plan.missing == []
+
+
+def test_a_complaint_beside_a_change_of_the_same_order_is_why_the_change_is_asked():
+    plan = plan_tasks([clause("cancel_order", "please cancel order #W2611340", order_id=ORDER,
+                              reason="ordered by mistake", asks_for_change=True),
+                       clause("complaint", "I ordered it by mistake", order_id=ORDER)])
+    assert [t.task_type for t in plan.tasks] == ["cancel_order"]

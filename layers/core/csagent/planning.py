@@ -152,6 +152,7 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     folded: list[dict[str, Any]] = []
     changes = [c for c in clauses if c.get("intent") in CHANGE_REQUESTS]
     complaint = any(c.get("intent") == "complaint" for c in clauses)
+    writes = [c for c in clauses if c.get("intent") in ACTION_INTENTS]
     for index, clause in enumerate(clauses):
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}
@@ -160,6 +161,8 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if complaint and intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and not _names_order(entities):
             continue  # "charged twice for the boots. I only need ONE pair": the complaint, told again
+        if intent == "complaint" and _context_of_a_write(clause.get("text", ""), entities, writes):
+            continue  # "cancel #W1, I ordered it by mistake": why the change is asked, not a complaint
         if intent == "order_list" and folded and folded[-1].get("intent") == "order_list":
             # "Which haven't arrived? Not the ones I already have.": one list, its filter from both.
             folded[-1]["text"] = f"{folded[-1].get('text', '')} {clause.get('text', '')}".strip()
@@ -210,6 +213,15 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
     if intent == "refund_status" and _NAMES_METHOD.search(text):
         return same_order  # "could the refund go back to my gift card?": where the change's money goes
     return intent in DESCRIBING_INTENTS and same_order and "?" not in text and not opens_question(text)
+
+
+def _context_of_a_write(text: str, entities: Mapping[str, Any], writes: list[dict[str, Any]]) -> bool:
+    """A complaint beside a change request about the same order (or naming none) that asks
+    nothing: it says why the change is asked ("the boots are too small, exchange them")."""
+    if not writes or "?" in text:
+        return False
+    orders = {(c.get("entities") or {}).get("order_id") for c in writes}
+    return entities.get("order_id") is None or entities.get("order_id") in orders
 
 
 def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],

@@ -111,18 +111,14 @@ class _Builder:
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
-# The statuses an order moves through (`grounding.status` describes them; the actions add suffixes).
-ORDER_STATUSES = ("pending", "processed", "delivered", "cancelled")
-
-
 def _status_filter(text: str) -> dict[str, str]:
     """`customer_orders`' status parameters for the statuses the words describe ("which haven't
     shipped": pending; "which were not cancelled": all but cancelled); none when they describe
     none."""
-    from csagent.grounding.status import statuses_described
+    from csagent.grounding.status import STORE_STATUSES, statuses_described
 
     statuses = statuses_described(text) or ()
-    others = [s for s in ORDER_STATUSES if s not in statuses]
+    others = [s for s in STORE_STATUSES if s not in statuses]
     if len(statuses) >= 3 and len(others) == 1:
         return {"not_status": others[0]}  # "which were NOT cancelled"
     if not 0 < len(statuses) <= 2:

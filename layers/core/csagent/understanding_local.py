@@ -86,6 +86,7 @@ class LocalUnderstanding:
         return self._classifier
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
+        from csagent.grounding.frame import names_a_purchase
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities import extract_entities
         from csagent.nlp.intents import detect_language
@@ -134,7 +135,7 @@ class LocalUnderstanding:
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities,
                                        names_order=bool(found.order_ids or found.tracking_numbers))
             if view is not None and intent in GENERAL_QUESTION_INTENTS \
-                    and prediction.intent in ORDER_BOUND_INTENTS and _names_a_purchase(piece, view):
+                    and prediction.intent in ORDER_BOUND_INTENTS and names_a_purchase(piece, view):
                 # "the tracking number for the order with the tablet": general in its words, but the
                 # tablet is one this customer bought, so it is about that order after all.
                 intent = prediction.intent
@@ -177,13 +178,6 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
-
-
-def _names_a_purchase(text: str, view: Any) -> bool:
-    from csagent.grounding.resolve import product_mentions
-
-    owned = view.products()
-    return bool(owned) and bool(product_mentions(text, owned))
 
 
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:

@@ -279,10 +279,15 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     "wheres my bicyle")."""
     if view is None or intent not in NOT_ABOUT_A_PURCHASE or not _POSSESSIVE.search(text):
         return intent
-    owned = {p["product_id"] for p in view.products()}
-    if not any(m.product_id in owned for m in product_mentions(text, view.products())):
+    if not names_a_purchase(text, view):
         return intent
     return runner_up if runner_up in ORDER_INTENTS else "order_status"
+
+
+def names_a_purchase(text: str, view: CustomerView) -> bool:
+    """Do the words name a product this customer bought?"""
+    owned = view.products()
+    return bool(owned) and bool(product_mentions(text, owned))
 
 
 # Intents whose clause, when its words name another variant of an item of the order ("the puzzle,

@@ -21,9 +21,7 @@ from typing import Any
 
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import OptionHit, find_option_values, tokens
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-
+from csagent.nlp.script import has_ideographs
 
 # ----------------------------------------------------------------------------------- orders
 ACTIVE_STATUSES = ("pending", "processed")
@@ -69,7 +67,7 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[A
     everyday names: "my bike" is the Bicycle), unambiguous ones first."""
     from csagent.nlp.entities import find_products
 
-    if _CJK.search(text):
+    if has_ideographs(text):
         chinese = _chinese_mentions(text, products)
         if chinese:
             return chinese

@@ -12,6 +12,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+#: The statuses an order moves through; the actions add suffixes ("pending (item modified)").
+STORE_STATUSES: tuple[str, ...] = ("pending", "processed", "delivered", "cancelled")
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 

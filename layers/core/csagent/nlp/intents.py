@@ -31,6 +31,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from csagent.nlp.embeddings import MiniLMEmbedder, get_embedder
+from csagent.nlp.script import CJK_IDEOGRAPH
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -52,7 +53,6 @@ DEFAULT_TOP_K = 3
 DEFAULT_ZH_MIN_SCORE = 0.5
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
-_CJK_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_LETTER = re.compile(r"[A-Za-z]")
 
 # Masks applied before embedding (order matters: e-mails before ids, ids before bare numbers).
@@ -105,7 +105,7 @@ def detect_language(text: str) -> Lang:
     Digits, punctuation and spaces are ignored, so "#W2611340 到哪了" is Chinese and
     "order #W2611340" is English.
     """
-    cjk = len(_CJK_IDEOGRAPH.findall(text))
+    cjk = len(CJK_IDEOGRAPH.findall(text))
     if not cjk:
         return "en"
     latin = len(_LATIN_LETTER.findall(text))

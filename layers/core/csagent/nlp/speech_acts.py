@@ -12,6 +12,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from csagent.nlp.script import has_ideographs
+
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -44,7 +46,7 @@ def asks_for_change(text: str) -> bool:
     """True when the clause asks for the change it names (see the module docstring): a request
     phrase ("please", "I'd like", "can you"), or a change verb in a clause that neither asks about
     it ("can I", "how much would", "if I") nor ends as a question."""
-    if _CJK.search(text):
+    if has_ideographs(text):
         return _asks_for_change_zh(text)
     words = _words(text)
     if not words:
@@ -62,9 +64,6 @@ def asks_for_change(text: str) -> bool:
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)
-
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def _asks_for_change_zh(text: str) -> bool:

@@ -52,7 +52,8 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     understanding = runtime.context.understand(state.get("text", ""), state)
-    if not pending and resume_awaiting(understanding, state.get("awaiting") or []) is None \
+    resumed = resume_awaiting(understanding, state.get("awaiting") or [])
+    if not pending and resumed is None \
             and consent_to_pending(state.get("text", ""), understanding, []) == "no":
         # "Actually, no, don't change it. I'll be home after all.": nothing to do, and nothing done.
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
@@ -63,7 +64,6 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
         # Anything else: the proposed change is not made, and the reply says so.
         set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
-    resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if resumed is not None:
         understanding = resumed
     scope = (state.get("trace") or {}).get("scope") or {}

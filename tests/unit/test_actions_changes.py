@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from csagent.actions import policy as p
+from csagent.actions.kinds import args_dict, parse_args
 from csagent.actions.policy import ActionName, ArgsError, Violation
 from csagent.actions.proposals import ActionPlan, build_proposal, done_lines, plan_action, summary_lines
 from csagent.domain.models import ErrorType
@@ -95,7 +96,7 @@ def change(old: list[str], new: list[str], method: str = "credit_card_1") -> dic
 
 
 def plan(action: ActionName, raw: dict[str, Any], given_facts: dict[str, Any]) -> ActionPlan | Violation:
-    return plan_action(action, p.parse_args(action, raw, RULES), given_facts, NOW, RULES)
+    return plan_action(action, parse_args(action, raw, RULES), given_facts, NOW, RULES)
 
 
 def refused(result: ActionPlan | Violation, error_type: ErrorType = ErrorType.BUSINESS_RULE_VIOLATION) -> str:
@@ -108,21 +109,21 @@ def refused(result: ActionPlan | Violation, error_type: ErrorType = ErrorType.BU
 def test_item_changes_need_one_new_item_per_item() -> None:
     # When / Then
     with pytest.raises(ArgsError, match="exactly one new item"):
-        p.parse_args(ActionName.EXCHANGE_ITEMS, change(["111", "221"], ["112"]), RULES)
+        parse_args(ActionName.EXCHANGE_ITEMS, change(["111", "221"], ["112"]), RULES)
 
 
 def test_item_changes_need_a_payment_method_for_the_difference() -> None:
     # When / Then
     with pytest.raises(ArgsError, match="pay or receive the price difference"):
-        p.parse_args(ActionName.MODIFY_ITEMS, {**change(["111"], ["112"]), "payment_method_id": ""}, RULES)
+        parse_args(ActionName.MODIFY_ITEMS, {**change(["111"], ["112"]), "payment_method_id": ""}, RULES)
 
 
 def test_item_pairs_keep_the_order_given() -> None:
     # When
-    args = p.parse_args(ActionName.MODIFY_ITEMS, change(["221", "111"], ["222", "112"]), RULES)
+    args = parse_args(ActionName.MODIFY_ITEMS, change(["221", "111"], ["222", "112"]), RULES)
 
     # Then the pairs stay aligned
-    assert p.args_dict(args) == change(["221", "111"], ["222", "112"])
+    assert args_dict(args) == change(["221", "111"], ["222", "112"])
 
 
 # -------------------------------------------------------------------------------- exchange

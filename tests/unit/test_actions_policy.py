@@ -17,6 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from csagent.actions import policy as p
+from csagent.actions.kinds import args_dict, parse_args
+from csagent.actions.kinds.cancel_order import CancelArgs, check_cancel
+from csagent.actions.kinds.return_items import ReturnArgs
 from csagent.actions.policy import ActionName, ArgsError, Violation
 from csagent.actions.proposals import (
     ActionPlan,
@@ -76,7 +79,7 @@ def customer_facts() -> dict[str, Any]:
 
 def plan(action: ActionName, raw_args: dict[str, Any], facts: dict[str, Any],
          now: datetime = NOW) -> ActionPlan | Violation:
-    return plan_action(action, p.parse_args(action, raw_args, RULES), facts, now, RULES)
+    return plan_action(action, parse_args(action, raw_args, RULES), facts, now, RULES)
 
 
 def order(status: str = "pending", **kwargs: Any) -> p.OrderFacts:
@@ -155,32 +158,32 @@ def test_incomplete_or_malformed_us_addresses_are_refused(field: str, value: Any
 @pytest.mark.parametrize("reason", ["no longer needed", "Ordered by Mistake", "  ordered   by mistake "])
 def test_cancellation_reasons_from_the_fixed_list_are_accepted(reason: str) -> None:
     # When
-    args = p.parse_args(ActionName.CANCEL_ORDER, {"order_id": "#W1000001", "reason": reason}, RULES)
+    args = parse_args(ActionName.CANCEL_ORDER, {"order_id": "#W1000001", "reason": reason}, RULES)
 
     # Then
-    assert isinstance(args, p.CancelArgs) and args.reason in RULES.cancel_reasons
+    assert isinstance(args, CancelArgs) and args.reason in RULES.cancel_reasons
 
 
 @pytest.mark.parametrize(("reason", "message"), [("", "tell me why"), ("found it cheaper", "must be")])
 def test_other_cancellation_reasons_are_refused_naming_the_two_allowed(reason: str, message: str) -> None:
     # When / Then
     with pytest.raises(ArgsError, match=message) as caught:
-        p.parse_args(ActionName.CANCEL_ORDER, {"order_id": "#W1000001", "reason": reason}, RULES)
+        parse_args(ActionName.CANCEL_ORDER, {"order_id": "#W1000001", "reason": reason}, RULES)
     assert "'no longer needed' or 'ordered by mistake'" in str(caught.value)
 
 
 def test_return_item_ids_are_sorted_so_the_order_of_mention_does_not_matter() -> None:
     # When
-    args = p.parse_args(ActionName.RETURN_ITEMS, {"order_id": "#W1000001", "item_ids": ["222", 111]}, RULES)
+    args = parse_args(ActionName.RETURN_ITEMS, {"order_id": "#W1000001", "item_ids": ["222", 111]}, RULES)
 
     # Then
-    assert isinstance(args, p.ReturnArgs) and args.item_ids == ("111", "222")
+    assert isinstance(args, ReturnArgs) and args.item_ids == ("111", "222")
 
 
 def test_return_item_ids_that_are_not_ids_are_refused() -> None:
     # When / Then
     with pytest.raises(ArgsError, match="not an item id"):
-        p.parse_args(ActionName.RETURN_ITEMS, {"order_id": "#W1000001", "item_ids": ["the chair"]}, RULES)
+        parse_args(ActionName.RETURN_ITEMS, {"order_id": "#W1000001", "item_ids": ["the chair"]}, RULES)
 
 
 @settings(deadline=None)  # the first example loads the state list of the entity extractor
@@ -201,7 +204,7 @@ def test_address_parsing_either_returns_an_address_or_a_readable_error(raw: dict
 # ---------------------------------------------------------------------------- cancel_order
 def test_a_pending_order_can_be_cancelled() -> None:
     # When / Then
-    assert p.check_cancel(order("pending"), RULES) is None
+    assert check_cancel(order("pending"), RULES) is None
 
 
 @pytest.mark.parametrize(("status", "words"), [
@@ -215,7 +218,7 @@ def test_a_pending_order_can_be_cancelled() -> None:
 def test_orders_that_are_not_pending_cannot_be_cancelled_and_the_reason_says_why(status: str,
                                                                                 words: str) -> None:
     # When
-    violation = p.check_cancel(order(status), RULES)
+    violation = check_cancel(order(status), RULES)
 
     # Then
     assert violation is not None and violation.error_type is ErrorType.BUSINESS_RULE_VIOLATION
@@ -315,7 +318,7 @@ def test_delivered_items_can_be_returned_to_the_original_method() -> None:
     assert [line.item_id for line in result.lines] == ["111"]
     assert result.refund.amount == Decimal("47.84")
     assert result.refund.method.payment_method_id == "credit_card_1"
-    assert isinstance(result.args, p.ReturnArgs) and result.args.payment_method_id == "credit_card_1"
+    assert isinstance(result.args, ReturnArgs) and result.args.payment_method_id == "credit_card_1"
 
 
 def test_a_return_refund_is_credited_after_inspection_not_now() -> None:
@@ -552,7 +555,7 @@ def test_an_item_named_by_its_product_name_is_the_one_returned() -> None:
     assert isinstance(result, ActionPlan) and result.refund is not None
     assert [line.name for line in result.lines] == ["Office Chair"]
     assert result.refund.amount == Decimal("488.81")
-    assert p.args_dict(result.args)["item_ids"] == ["222"]
+    assert args_dict(result.args)["item_ids"] == ["222"]
 
 
 def test_everything_returns_every_item_of_the_order() -> None:
@@ -564,7 +567,7 @@ def test_everything_returns_every_item_of_the_order() -> None:
 
     # Then both items go back
     assert isinstance(result, ActionPlan)
-    assert sorted(p.args_dict(result.args)["item_ids"]) == ["111", "222"]
+    assert sorted(args_dict(result.args)["item_ids"]) == ["111", "222"]
 
 
 def test_a_named_item_delivered_months_ago_is_returned() -> None:
@@ -575,7 +578,7 @@ def test_a_named_item_delivered_months_ago_is_returned() -> None:
     result = plan(ActionName.RETURN_ITEMS, named_return("send back the water bottle"), facts)
 
     # Then it is returned: there is no return window
-    assert isinstance(result, ActionPlan) and p.args_dict(result.args)["item_ids"] == ["111"]
+    assert isinstance(result, ActionPlan) and args_dict(result.args)["item_ids"] == ["111"]
 
 
 def test_words_that_name_no_item_of_the_order_ask_which_items() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from csagent.actions.kinds import kind
 from csagent.actions.policy import ActionName
-from csagent.actions.proposals import load_wording
 from csagent.nlp.intents import INTENTS
 from csagent.requests import WRITE_REQUESTS
 from csagent.tools.cypher_catalogue import load_catalogue
@@ -18,11 +18,10 @@ LABELS = Path(__file__).resolve().parents[2] / "layers" / "core" / "csagent" / "
 
 
 def test_every_write_a_request_proposes_is_an_action_with_its_wording() -> None:
-    wording = load_wording()
     for request in WRITE_REQUESTS:
         for action in request.proposes:
             assert ActionName(action).value == action
-            assert action in wording["proposal"] and action in wording["done"], action
+            assert kind(ActionName(action)).proposal and kind(ActionName(action)).done, action
 
 
 def test_every_read_about_a_change_is_a_template() -> None:

@@ -8,7 +8,7 @@ proposal), the words the model path's planner sees, and the requests that restat
 confirmation ("yes, go ahead and cancel it"). The planner (`planning`), the grounding
 (`grounding.frame`), the understanding (`understanding`, `understanding_local`) and the model
 prompts derive their tables from `WRITE_REQUESTS`; adding a change request is one entry here, its
-action in `actions` (arguments, policy check, wording, write) and their tests.
+action's module in `actions.kinds` (arguments, policy checks, effect, wording) and their tests.
 """
 
 from __future__ import annotations

@@ -9,8 +9,14 @@ exactly once: it checks the policy again on the current facts, writes the change
 record in one Neo4j transaction, and is idempotent twice over (Powertools on DynamoDB, and a
 unique AuditEvent key in Neo4j).
 
-Modules: `policy` (pure rules), `items` (which of an order's items the customer's words name),
-`proposals` (phase one, the exact effect and the wording), `queries` (Cypher), `catalogue` (the
+Each action is one module in `kinds` (`kinds/cancel_order.py`, `kinds/return_items.py`, ...): its
+typed arguments, its policy checks, its exact effect and the lines the customer reads before and
+after it, as one `ActionKind`; `kinds.KINDS` maps every `ActionName` to its kind.
+
+Modules: `policy` (what the actions share: names, the rules, the facts, parsers and common
+checks), `kinds` (one module per action), `plan` (the effect as data: `ActionPlan`), `items`
+(which of an order's items the customer's words name), `proposals` (phase one: plan and word an
+action through its kind; shared wording in `wording.yaml`), `queries` (Cypher), `catalogue` (the
 reads that ground a customer's words: a product's variants, the customer's orders and methods),
 `execute` (phase two: `csagent.actions.execute.execute`; not re-exported here, where the name
 is the module's), `idempotency` (the Powertools adapter). The tool entry is

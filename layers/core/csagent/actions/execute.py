@@ -36,19 +36,11 @@ from pydantic import ValidationError
 
 from csagent.actions import queries
 from csagent.actions.idempotency import IdempotentRunner
-from csagent.actions.policy import (
-    ActionArgs,
-    ArgsError,
-    PolicyRules,
-    Violation,
-    args_dict,
-    load_rules,
-    parse_args,
-    usd,
-)
+from csagent.actions.kinds import ActionArgs, args_dict, parse_args
+from csagent.actions.plan import ActionPlan
+from csagent.actions.policy import ArgsError, PolicyRules, Violation, load_rules, usd
 from csagent.actions.proposals import (
     DEFAULT_APPROVAL_THRESHOLD,
-    ActionPlan,
     ActionProposal,
     check_confirmation_id,
     done_lines,

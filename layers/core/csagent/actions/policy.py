@@ -1,23 +1,11 @@
-"""Pure rules for customer actions: argument parsing, the facts an action is decided on, and the
-policy checks. No I/O except reading `policy.yaml` once, on first use.
+"""What the seven customer actions share: their names, the store's policy as data, the facts an
+action is decided on, the argument parsers and the checks more than one action makes. Pure; no
+I/O except reading `policy.yaml` once, on first use.
 
-The rules are the store's policy (tau-retail's `policy.md`, restated for customers in the
-knowledge base, `knowledge/docs/`), checked exactly as the benchmark's reference tools check
-them, and nothing more:
-
-- cancel_order: only a `pending` order, for one of two reasons.
-- change_order_address: only a `pending` order, only to a US address (we deliver in the US).
-- update_default_address: any complete US address.
-- return_items: only a `delivered` order, items of that order (an item listed twice needs two
-  such lines); the refund goes to the original payment method or an existing gift card. There is
-  no return window: the policy has none.
-- exchange_items: only a `delivered` order; each item of the order for an available option of
-  the same product (the same option is allowed, as the reference allows it); a payment method of
-  the customer pays or receives the price difference, and a gift card must cover a positive one.
-- modify_items: the same for a `pending` order, once (the order becomes "pending (item
-  modified)", which can no longer be cancelled, modified or re-addressed).
-- change_payment: only a `pending` order with exactly one payment on record, to a different
-  payment method of the customer; a gift card must cover the amount.
+Each action's own arguments, checks and effect are in its module in `csagent.actions.kinds`
+(`cancel_order`, `return_items`, ...). The rules are the store's policy (tau-retail's
+`policy.md`, restated for customers in the knowledge base, `knowledge/docs/`), checked exactly
+as the benchmark's reference tools check them, and nothing more.
 
 Every failed check is a `Violation` carrying the `ErrorType` the tool reports (VALIDATION for an
 argument the customer can correct, BUSINESS_RULE_VIOLATION for a rule) and a sentence the
@@ -40,7 +28,6 @@ from typing import Any
 
 import yaml
 
-from csagent.actions.items import match_lines
 from csagent.domain.models import ErrorType
 
 CENT = Decimal("0.01")
@@ -49,7 +36,6 @@ ITEM_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 ZIP_RE = re.compile(r"^\d{5}(?:-\d{4})?$")
 MAX_FIELD_CHARS = 100
 MAX_ITEMS = 50
-MAX_REQUEST_CHARS = 1000
 
 
 class ActionName(StrEnum):
@@ -176,72 +162,6 @@ class Address:
                       ("address1", "address2", "city", "state", "zip", "country")})
 
 
-@dataclass(frozen=True)
-class CancelArgs:
-    order_id: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class OrderAddressArgs:
-    order_id: str
-    address: Address
-
-
-@dataclass(frozen=True)
-class DefaultAddressArgs:
-    address: Address
-
-
-@dataclass(frozen=True)
-class ItemRequest:
-    """How the customer named the items to return before they are matched to the order's lines:
-    their own words ("the skateboard", "everything") and the catalogue products the understanding
-    found in them. Used only when no item ids are given."""
-
-    text: str = ""
-    product_ids: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.text or self.product_ids)
-
-
-@dataclass(frozen=True)
-class ReturnArgs:
-    """`item_ids` sorted (one entry per unit returned); no `payment_method_id` means the
-    original payment method. `named` is resolved to item ids against the order's lines
-    (`select_return_lines`) and never kept in the normalised arguments."""
-
-    order_id: str
-    item_ids: tuple[str, ...]
-    payment_method_id: str | None
-    named: ItemRequest = ItemRequest()
-
-
-@dataclass(frozen=True)
-class ItemChangeArgs:
-    """exchange_items / modify_items: `item_ids[i]` becomes `new_item_ids[i]` (aligned, in the
-    order given: the reference applies the pairs in that order), the difference paid or refunded
-    through `payment_method_id`."""
-
-    order_id: str
-    item_ids: tuple[str, ...]
-    new_item_ids: tuple[str, ...]
-    payment_method_id: str
-
-
-@dataclass(frozen=True)
-class PaymentChangeArgs:
-    """change_payment: the order's one payment moves to `payment_method_id`."""
-
-    order_id: str
-    payment_method_id: str
-
-
-ActionArgs = (CancelArgs | OrderAddressArgs | DefaultAddressArgs | ReturnArgs | ItemChangeArgs
-              | PaymentChangeArgs)
-
-
 def _text(raw: Mapping[str, Any], key: str, label: str, *, required: bool = True) -> str:
     value = raw.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -296,17 +216,7 @@ def parse_address(raw: Any, rules: PolicyRules) -> Address:
                    country=country)
 
 
-def _reason(raw: Mapping[str, Any], rules: PolicyRules) -> str:
-    choices = " or ".join(f"'{r}'" for r in rules.cancel_reasons)
-    value = " ".join(str(raw.get("reason") or "").lower().split())
-    if not value:
-        raise ArgsError(f"Please tell me why you are cancelling: {choices}.")
-    if value not in rules.cancel_reasons:
-        raise ArgsError(f"The cancellation reason must be {choices}.")
-    return value
-
-
-def _id_list(raw: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
+def id_list(raw: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
     """The item ids under `key`, in the order given; ArgsError for anything that is not one."""
     value = raw.get(key)
     if value is None:
@@ -322,11 +232,9 @@ def _id_list(raw: Mapping[str, Any], key: str, what: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _item_ids(raw: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(sorted(_id_list(raw, "item_ids", "items to return")))
-
-
-def _payment_method_id(raw: Mapping[str, Any], purpose: str) -> str:
+def parse_payment_method_id(raw: Mapping[str, Any], purpose: str) -> str:
+    """The payment method the customer named (`payment_method_id`); ArgsError saying what it is
+    for (`purpose`) when there is none."""
     value = raw.get("payment_method_id")
     text = str(value).strip() if value not in (None, "") else ""
     if not text:
@@ -334,72 +242,6 @@ def _payment_method_id(raw: Mapping[str, Any], purpose: str) -> str:
     if len(text) > MAX_FIELD_CHARS:
         raise ArgsError(f"'{text[:MAX_FIELD_CHARS]}...' is not a payment method.")
     return text
-
-
-def _item_change_args(raw: Mapping[str, Any], order_id: str, verb: str) -> ItemChangeArgs:
-    old = _id_list(raw, "item_ids", f"items to {verb}")
-    new = _id_list(raw, "new_item_ids", "new items")
-    if not old:
-        raise ArgsError(f"Which items of order {order_id} do you want to {verb}, and to which options?")
-    if len(old) != len(new):
-        raise ArgsError(f"Each item to {verb} needs exactly one new item: {len(old)} item(s) to {verb} "
-                        f"but {len(new)} new item(s) were given.")
-    return ItemChangeArgs(order_id=order_id, item_ids=old, new_item_ids=new,
-                          payment_method_id=_payment_method_id(raw, "should pay or receive the price "
-                                                                    "difference"))
-
-
-def _item_request(raw: Mapping[str, Any]) -> ItemRequest:
-    """The customer's own words for the items (`items_text`) and the catalogue products found in
-    them (`product_ids`); both optional."""
-    text = raw.get("items_text")
-    products = raw.get("product_ids") or []
-    if isinstance(products, str | int):
-        products = [products]
-    if not isinstance(products, Sequence) or len(products) > MAX_ITEMS:
-        raise ArgsError(f"The products to return must be a list of at most {MAX_ITEMS} product ids.")
-    words = " ".join(str(text).split())[:MAX_REQUEST_CHARS] if isinstance(text, str) else ""
-    return ItemRequest(text=words, product_ids=tuple(str(p).strip() for p in products if str(p).strip()))
-
-
-def parse_args(action: ActionName, raw: Mapping[str, Any], rules: PolicyRules) -> ActionArgs:
-    """Typed, normalised arguments for `action`; ArgsError with a readable message otherwise."""
-    if not isinstance(raw, Mapping):
-        raise ArgsError("The action's arguments must be an object.")
-    if action is ActionName.UPDATE_DEFAULT_ADDRESS:
-        return DefaultAddressArgs(address=parse_address(raw.get("address"), rules))
-    order_id = normalise_order_id(raw.get("order_id"))
-    if action is ActionName.CANCEL_ORDER:
-        return CancelArgs(order_id=order_id, reason=_reason(raw, rules))
-    if action is ActionName.CHANGE_ORDER_ADDRESS:
-        return OrderAddressArgs(order_id=order_id, address=parse_address(raw.get("address"), rules))
-    if action is ActionName.EXCHANGE_ITEMS:
-        return _item_change_args(raw, order_id, "exchange")
-    if action is ActionName.MODIFY_ITEMS:
-        return _item_change_args(raw, order_id, "modify")
-    if action is ActionName.CHANGE_PAYMENT:
-        return PaymentChangeArgs(order_id=order_id,
-                                 payment_method_id=_payment_method_id(raw, "should pay for the order"))
-    method = raw.get("payment_method_id")
-    return ReturnArgs(order_id=order_id, item_ids=_item_ids(raw),
-                      payment_method_id=str(method).strip() if method else None, named=_item_request(raw))
-
-
-def args_dict(args: ActionArgs) -> dict[str, Any]:
-    """The normalised arguments as plain data (what the idempotency key is derived from)."""
-    if isinstance(args, DefaultAddressArgs):
-        return {"address": args.address.as_dict()}
-    if isinstance(args, OrderAddressArgs):
-        return {"order_id": args.order_id, "address": args.address.as_dict()}
-    if isinstance(args, CancelArgs):
-        return {"order_id": args.order_id, "reason": args.reason}
-    if isinstance(args, ItemChangeArgs):
-        return {"order_id": args.order_id, "item_ids": list(args.item_ids),
-                "new_item_ids": list(args.new_item_ids), "payment_method_id": args.payment_method_id}
-    if isinstance(args, PaymentChangeArgs):
-        return {"order_id": args.order_id, "payment_method_id": args.payment_method_id}
-    return {"order_id": args.order_id, "item_ids": list(args.item_ids),
-            "payment_method_id": args.payment_method_id}
 
 
 # ----------------------------------------------------------------------------------- facts
@@ -602,8 +444,15 @@ class CustomerFacts:
 
 
 # ---------------------------------------------------------------------------------- checks
-def _rule(message: str) -> Violation:
+def rule_violation(message: str) -> Violation:
+    """A BUSINESS_RULE_VIOLATION: the policy says no, for the reason `message` gives."""
     return Violation(ErrorType.BUSINESS_RULE_VIOLATION, message)
+
+
+def missing_method(order: OrderFacts, payment_method_id: str) -> Violation:
+    """A payment-history entry of the order names a method no longer on the account."""
+    return rule_violation(f"I cannot find the payment method {payment_method_id} that order {order.order_id} "
+                          "was paid with on your account. A human agent can help.")
 
 
 def check_status(action: ActionName, order: OrderFacts, allowed: str, rules: PolicyRules) -> Violation | None:
@@ -611,25 +460,15 @@ def check_status(action: ActionName, order: OrderFacts, allowed: str, rules: Pol
     the action's message for the order's status says why and what can be done instead."""
     if order.status == rules.status(allowed):
         return None
-    return _rule(rules.message(action.value, order.status, order_id=order.order_id, status=order.status))
+    return rule_violation(rules.message(action.value, order.status, order_id=order.order_id,
+                                        status=order.status))
 
 
 def check_address_country(address: Address, rules: PolicyRules) -> Violation | None:
     """We deliver only in the US (shipping-delivery.md), for orders and the default address."""
     if address.country != rules.country:
-        return _rule(rules.message("address", "not_us"))
+        return rule_violation(rules.message("address", "not_us"))
     return None
-
-
-def check_cancel(order: OrderFacts, rules: PolicyRules) -> Violation | None:
-    """Only a `pending` order can be cancelled."""
-    return check_status(ActionName.CANCEL_ORDER, order, "pending", rules)
-
-
-def check_order_address(order: OrderFacts, address: Address, rules: PolicyRules) -> Violation | None:
-    """Only a `pending` order's address can change, and only to a US address."""
-    return (check_status(ActionName.CHANGE_ORDER_ADDRESS, order, "pending", rules)
-            or check_address_country(address, rules))
 
 
 def check_item_counts(order: OrderFacts, item_ids: Sequence[str], rules: PolicyRules) -> Violation | None:
@@ -643,110 +482,6 @@ def check_item_counts(order: OrderFacts, item_ids: Sequence[str], rules: PolicyR
                 "items", key, order_id=order.order_id, item_id=item_id, held=held[item_id],
                 items=order.item_list()))
     return None
-
-
-def select_named_lines(order: OrderFacts, named: ItemRequest) -> tuple[OrderLine, ...] | Violation:
-    """The order lines the customer named in their own words ("the skateboard", "everything").
-    Nothing named, or words that fit no line, is a VALIDATION violation listing the order's items;
-    words that fit several lines equally ("the kettle") ask which of those."""
-    match = match_lines(order.lines, named.text, named.product_ids) if named else None
-    unclear = [x for x in match.ambiguous if isinstance(x, OrderLine)] if match is not None else []
-    if unclear:
-        options = ", ".join(f"{x.label()} (item {x.item_id})" for x in unclear)
-        return Violation(ErrorType.VALIDATION, f"Which one of order {order.order_id} do you want to "
-                                               f"return: {options}?")
-    if match is None or not match.lines:
-        return Violation(ErrorType.VALIDATION, f"Which items of order {order.order_id} do you want to "
-                                               f"return? Its items are: {order.item_list()}.")
-    return tuple(sorted((x for x in match.lines if isinstance(x, OrderLine)), key=lambda x: x.line_id))
-
-
-def select_return_lines(order: OrderFacts, item_ids: Sequence[str],
-                        named: ItemRequest | None = None) -> tuple[OrderLine, ...] | Violation:
-    """The order lines the item ids name (one line per id; an id listed twice takes two lines
-    of that item); without ids, the lines the customer's words name (`select_named_lines`).
-    A missing or unknown id is a VALIDATION violation listing the order's items."""
-    if not item_ids:
-        return select_named_lines(order, named or ItemRequest())
-    missing = check_item_counts(order, item_ids, load_rules())
-    if missing:
-        return missing
-    chosen: list[OrderLine] = []
-    for item_id in item_ids:
-        chosen.append(next(x for x in order.lines if x.item_id == item_id and x not in chosen))
-    return tuple(sorted(chosen, key=lambda x: x.line_id))
-
-
-def resolve_refund_method(order: OrderFacts, requested: str | None,
-                          rules: PolicyRules) -> PaymentMethod | Violation:
-    """The return's refund destination: the original payment method (the default) or an existing
-    gift card of the customer."""
-    original = order.original_payment_method
-    if requested is None or (original is not None and requested == original.payment_method_id):
-        if original is None:
-            return _rule(f"I cannot find the payment method order {order.order_id} was paid with. "
-                         "A human agent can help.")
-        return original
-    method = order.payment_method(requested)
-    if method is not None and method.is_gift_card:
-        return method
-    shown = method.label().removeprefix("your ") if method else requested
-    return _rule(rules.message("return_items", "refund_method", order_id=order.order_id, method=shown))
-
-
-def check_return_status(order: OrderFacts, rules: PolicyRules) -> Violation | None:
-    """Only a `delivered` order can be returned."""
-    return check_status(ActionName.RETURN_ITEMS, order, "delivered", rules)
-
-
-@dataclass(frozen=True)
-class ItemChange:
-    """One pair of an item change. `line` is the order line that changes (for modify_items the
-    one the reference rewrites: the first line still holding the item when the pair is applied),
-    `old_price` the price the difference is computed from (the first line holding the item, as
-    the reference takes it) and `new` the chosen variant."""
-
-    line: OrderLine
-    old_price: Decimal
-    new: Variant
-
-
-def _available_list(order: OrderFacts, product_id: str, rules: PolicyRules) -> str:
-    available = order.available_variants(product_id)
-    shown = [f"{v.values() or v.option_text} (item {v.item_id}, {usd(v.price)})"
-             for v in available[:rules.max_listed_options]]
-    more = len(available) - len(shown)
-    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
-
-
-def select_item_changes(order: OrderFacts, args: ItemChangeArgs,
-                        rules: PolicyRules) -> tuple[ItemChange, ...] | Violation:
-    """The pairs of an exchange or a modification, checked as the reference checks them: every
-    item held by the order (duplicates counted), every new item an available option of the same
-    product. The pairs are applied in the order given to find the line each one changes."""
-    missing = check_item_counts(order, args.item_ids, rules)
-    if missing:
-        return missing
-    current = [line.item_id for line in order.lines]
-    changes: list[ItemChange] = []
-    for old_id, new_id in zip(args.item_ids, args.new_item_ids, strict=True):
-        first = order.line_for(old_id)
-        assert first is not None  # counted above
-        variant = order.variant(new_id)
-        item = f"{first.name} ({first.values()})" if first.values() else first.name
-        if variant is None or variant.product_id != first.product_id:
-            return _rule(rules.message("items", "other_product", item=item, new_item_id=new_id,
-                                       name=first.name, available=_available_list(order, first.product_id,
-                                                                                  rules) or "none"))
-        if not variant.available:
-            available = _available_list(order, first.product_id, rules)
-            return _rule(rules.message("items", "unavailable" if available else "none_available",
-                                       name=first.name, options=variant.values() or variant.option_text,
-                                       item=item, available=available))
-        index = current.index(old_id)
-        current[index] = new_id
-        changes.append(ItemChange(line=order.lines[index], old_price=first.price, new=variant))
-    return tuple(changes)
 
 
 def resolve_payment_method(order: OrderFacts, payment_method_id: str,
@@ -764,27 +499,7 @@ def check_gift_card_covers(method: PaymentMethod, amount: Decimal, what: str,
     """A gift card pays only what its balance covers (`balance < amount` refuses, as the reference)."""
     balance = method.balance or Decimal(0)
     if method.is_gift_card and balance < amount:
-        return _rule(rules.message("payment", "gift_card_short", method=method.label().removeprefix("your "),
-                                   balance=usd(balance), what=what, amount=usd(amount)))
+        return rule_violation(rules.message("payment", "gift_card_short",
+                                            method=method.label().removeprefix("your "),
+                                            balance=usd(balance), what=what, amount=usd(amount)))
     return None
-
-
-def check_payment_change(order: OrderFacts, args: PaymentChangeArgs,
-                         rules: PolicyRules) -> tuple[Transaction, PaymentMethod] | Violation:
-    """A pending order with exactly one payment on record, moved to a different payment method of
-    the customer that can pay it (a gift card must cover the amount): the payment and the new
-    method, or why not (checked in the reference's order)."""
-    violation = check_status(ActionName.CHANGE_PAYMENT, order, "pending", rules)
-    if violation:
-        return violation
-    method = resolve_payment_method(order, args.payment_method_id, rules)
-    if isinstance(method, Violation):
-        return method
-    if len(order.transactions) != 1 or order.transactions[0].type != "payment":
-        return _rule(rules.message("change_payment", "one_payment", order_id=order.order_id))
-    payment = order.transactions[0]
-    if payment.payment_method_id == method.payment_method_id:
-        return _rule(rules.message("change_payment", "same_method", order_id=order.order_id,
-                                   method=method.label().removeprefix("your ")))
-    violation = check_gift_card_covers(method, payment.amount, "the order's payment", rules)
-    return violation or (payment, method)

@@ -655,3 +655,34 @@ def test_run_answers_a_product_question_below_the_threshold_when_it_names_an_opt
     assert result.status is TaskStatus.SUCCESS and result.data is not None
     assert result.data["template_id"] == "product_option_values"
     assert result.data["params"] == {"product_name": "gamingmouse", "option_key": "sensor type"}
+
+
+def test_a_question_naming_a_product_is_not_answered_with_a_store_wide_template(
+        matcher: cc.TemplateMatcher) -> None:
+    # Given "what kinds of <product> do you sell", which reads like "what kinds of products do you
+    # sell" once the product is masked
+    matched = matcher.match("What kinds of grills do you even sell?")
+    # Then it is about that product: the products named so, never the store's categories
+    assert matched is not None and matched.template_id == "products_named"
+
+
+def test_a_store_wide_question_naming_no_product_gets_the_store_wide_answer(embedder: Any) -> None:
+    # Given the same words about products in general
+    graph = FakeGraph(respond=_store_responder([{"category": "Office", "products": 3}]))
+    result = cc.run(_task({"question": "What kinds of products do you sell?"}), _ctx(graph, None, embedder))
+    # Then the store's categories answer it (a per-product template has no product to run on)
+    assert result.data is not None and result.data["template_id"] == "categories"
+
+
+def test_an_everyday_name_stands_for_its_one_product_and_a_shared_word_for_all() -> None:
+    # Given a store with two kettles, a bicycle and three cameras, and their everyday names
+    vocabulary = cc.StoreVocabulary(
+        products=("Action Camera", "Bicycle", "Digital Camera", "Electric Kettle", "Indoor Security Camera",
+                  "Tea Kettle"),
+        aliases={"bike": ("Bicycle",), "camera": ("Digital Camera",),
+                 "kettle": ("Electric Kettle", "Tea Kettle")})
+    # Then "bikes" is the Bicycle, and "cameras" / "kettles" stay the word several names share
+    assert vocabulary.product_named("bikes") == "Bicycle"
+    assert vocabulary.product_named("cameras") == "cameras"
+    assert vocabulary.product_named("kettles") == "kettles"
+    assert "bike" in vocabulary.names and "Bicycle" in vocabulary.names

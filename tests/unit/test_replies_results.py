@@ -175,3 +175,23 @@ def test_what_the_account_holds_is_said_in_customer_words() -> None:
         ACCOUNT_TASK, {"status": "success", "data": address}, "en")
     assert "$1234.50 across 3 orders" in describe_success(
         ACCOUNT_TASK, {"status": "success", "data": spent}, "en")
+
+
+def test_products_named_lists_several_products_and_the_kinds_of_one() -> None:
+    # Given the products named "kettle", then the one product named "grill"
+    kettles = [{"product_name": "Electric Kettle", "variants": 16, "min_price": 137.17, "max_price": 164.46,
+                "option_texts": ["capacity: 1L, color: white"]},
+               {"product_name": "Tea Kettle", "variants": 16, "min_price": 91.13, "max_price": 109.58,
+                "option_texts": ["capacity: 1L, material: glass"]}]
+    grills = [{"product_name": "Grill", "variants": 3, "min_price": 924.5, "max_price": 1058.86,
+               "option_texts": ["type: gas, size: medium", "type: charcoal, size: medium",
+                                "type: electric, size: portable"]}]
+    # When the answers are described
+    several = describe_success(CATALOGUE_TASK, _catalogue_result("products_named", kettles), "en")
+    one = describe_success(CATALOGUE_TASK, _catalogue_result("products_named", grills), "en")
+    # Then several are listed with their versions; one is named with the values of each option
+    assert several == ("We sell 2 of those: Electric Kettle (16 versions, from $137.17 to $164.46) and "
+                       "Tea Kettle (16 versions, from $91.13 to $109.58).")
+    assert one == ("We sell the Grill (3 versions, from $924.50 to $1058.86). The Grill comes with these "
+                   "type options: charcoal, electric and gas. The Grill comes with these size options: "
+                   "medium and portable.")

@@ -394,13 +394,32 @@ def _products_named(data: Mapping[str, Any], lang: str) -> str:
     items = [render("named_versions_prices", lang, name=r.get("product_name") or "",
                     count=int(r.get("variants") or 0),
                     prices=_prices(r.get("min_price"), r.get("max_price"), lang)) for r in rows]
-    return render("products_named", lang, count=len(rows), items=_listed(items, lang, 20))
+    text = render("products_named_one" if len(rows) == 1 else "products_named", lang, count=len(rows),
+                  items=_listed(items, lang, 20))
+    if len(rows) == 1:  # "which types of grills do you sell?": the kinds of the one product
+        product = str(rows[0].get("product_name") or "")
+        name = "product_option_values_plural" if _plural(product) else "product_option_values"
+        for key, values in _values_by_option(rows[0].get("option_texts")).items():
+            if len(values) > 1:
+                text += " " + render(name, lang, product=product, key=key, values=join_items(values, lang))
+    return text
+
+
+def _values_by_option(option_texts: Any) -> dict[str, list[str]]:
+    """{"type": ["charcoal", "electric", "gas"], ...} from variants' "type: gas, size: medium"."""
+    values: dict[str, list[str]] = {}
+    for text in option_texts if isinstance(option_texts, list) else []:
+        for pair in str(text or "").split(", "):
+            key, sep, value = pair.partition(": ")
+            if sep and value.strip() not in values.setdefault(key.strip(), []):
+                values[key.strip()].append(value.strip())
+    return {key: sorted(found, key=_natural_key) for key, found in values.items()}
 
 
 def _categories(data: Mapping[str, Any], lang: str) -> str:
     rows = _rows(data)
-    items = [render("named_product_count", lang, name=r.get("category") or "",
-                    count=int(r.get("products") or 0)) for r in rows]
+    items = [render("named_product_count_one" if int(r.get("products") or 0) == 1 else "named_product_count",
+                    lang, name=r.get("category") or "", count=int(r.get("products") or 0)) for r in rows]
     total = sum(int(r.get("products") or 0) for r in rows)
     return render("store_categories", lang, items=_listed(items, lang, 50), total=total, categories=len(rows))
 

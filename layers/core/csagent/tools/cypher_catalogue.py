@@ -28,7 +28,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -461,6 +461,33 @@ class StoreVocabulary:
     products: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     options: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # name -> (key, value)
+    #: Everyday names of the products ("bike" -> ("Bicycle",)), `grounding/data/product_synonyms.json`.
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every word that names a product: the catalogue's names and their everyday names."""
+        return (*self.products, *self.aliases)
+
+    def names_one_product(self, question: str) -> bool:
+        """True when the question names a product by a name of its own ("the mechanical keyboard",
+        "bikes"), not by a word several products share ("kettles")."""
+        pattern = entity_pattern(self.names)
+        found = pattern.search(question) if pattern else None
+        if found is None:
+            return False
+        mention = found.group(0)
+        key = _name_key(mention)
+        return self.product_named(mention) != mention or sum(key == _name_key(p) for p in self.products) == 1
+
+    def product_named(self, mention: str) -> str:
+        """The catalogue name an everyday name stands for when it names one product ("bikes" ->
+        "Bicycle"); the mention itself otherwise ("cameras" is a word of several products' names)."""
+        key = _name_key(mention)
+        if sum(key in _name_key(name) for name in self.products) > 1:
+            return mention  # "cameras": the word of several products' names
+        owners = {name for alias, names in self.aliases.items() if _name_key(alias) == key for name in names}
+        return next(iter(owners)) if len(owners) == 1 else mention
 
     def all_option_values(self) -> set[str]:
         return {v for pairs in self.options.values() for _, v in pairs}
@@ -503,10 +530,16 @@ def store_vocabulary(graph: Any, *, ttl_s: float = VOCABULARY_TTL_S) -> StoreVoc
                     if sep:
                         pairs.add((k.strip().lower(), v.strip().lower()))
             options[str(row["name"])] = tuple(sorted(pairs))
+        from csagent.grounding.resolve import product_synonyms
+
+        aliases: dict[str, tuple[str, ...]] = {}
+        for name, words in product_synonyms().items():
+            for word in words if name in options else ():
+                aliases[word] = (*aliases.get(word, ()), name)
         vocabulary = StoreVocabulary(
             products=tuple(sorted(options)),
             categories=tuple(sorted({str(r["category"]) for r in rows if r.get("category")})),
-            options=options)
+            options=options, aliases=aliases)
     except Exception as exc:  # noqa: BLE001 - degrade to no vocabulary
         logger.warning("store vocabulary unavailable (%s)", type(exc).__name__)
         return StoreVocabulary()
@@ -570,10 +603,10 @@ def extract_params(template: QueryTemplate, question: str, *,
     found: dict[str, Any] = {}
     for spec in template.params:
         if spec.type == "product_name":
-            pattern = entity_pattern(vocabulary.products)
+            pattern = entity_pattern(vocabulary.names)
             m = pattern.search(question) if pattern else None
             if m:
-                found[spec.name] = m.group(0)
+                found[spec.name] = vocabulary.product_named(m.group(0))
         elif spec.type == "category":
             words = {w for c in vocabulary.categories for w in re.findall(r"[a-z]{4,}", c.lower())}
             pattern = entity_pattern(sorted(words)) if words else None
@@ -619,6 +652,9 @@ def extract_params(template: QueryTemplate, question: str, *,
 #: (product_option_values), whatever the rest of the sentence ("is it in stock?", "tell me about").
 OPTION_NARROWED = frozenset({"product_details", "product_availability", "product_options",
                              "product_variants"})
+#: The products whose name holds a word ("what kinds of kettles"): no answer to a question that
+#: names one product by its own name.
+PRODUCTS_SHARING_A_WORD = "products_named"
 #: The lowest score at which such a product template, when it ranks first but below the matching
 #: threshold, still answers a question that names a product and one of its options (the product
 #: and the option are then the evidence the similarity alone lacks; off-catalogue questions name
@@ -636,9 +672,9 @@ def narrow_by_option(question: str, vocabulary: StoreVocabulary,
     given = dict(given or {})
     product = given.get("product_name")
     if not isinstance(product, str) or not product.strip():
-        pattern = entity_pattern(vocabulary.products)
+        pattern = entity_pattern(vocabulary.names)
         found = pattern.search(question) if pattern else None
-        product = found.group(0) if found else None
+        product = vocabulary.product_named(found.group(0)) if found else None
     pairs = vocabulary.options_for(product)
     if not product or not pairs:
         return None
@@ -786,15 +822,26 @@ class TemplateMatcher:
         order = np.argsort(-scores)[:top_n]
         return [(self.catalogue.templates[i].id, float(scores[i]), index.texts[best_text[i]]) for i in order]
 
-    def match(self, question: str, entities: Sequence[str] = ()) -> TemplateMatch | None:
+    def _store_wide(self, template_id: str) -> bool:
+        """A catalogue template that takes no parameter: about the whole store, never one product."""
+        template = self.catalogue.get(template_id)
+        return template is not None and template.scope == "catalogue" and not template.params
+
+    def match(self, question: str, entities: Sequence[str] = (), *,
+              exclude: Collection[str] = ()) -> TemplateMatch | None:
         """The template for `question`, or None when below the threshold or too close to a rival.
 
         `entities`: entity strings already extracted from the question (product names ...),
-        masked like the catalogue's `[slots]`.
+        masked like the catalogue's `[slots]`; `exclude`: templates that cannot answer it.
         """
         if not question or not question.strip():
             return None
-        ranked = self.rank(question, top_n=2, entities=entities)
+        ranked = [r for r in self.rank(question, top_n=len(self.catalogue.templates), entities=entities)
+                  if r[0] not in exclude]
+        if self.prepare(question, entities) != canonical_question(question):
+            # A question that names a product is about that product: the store-wide catalogue
+            # questions ("what types of products do you sell?") read alike once it is masked.
+            ranked = [r for r in ranked if not self._store_wide(r[0])] or ranked
         top_id, top_score, top_text = ranked[0]
         second_id, second_score = (ranked[1][0], ranked[1][1]) if len(ranked) > 1 else (None, -1.0)
         margin = top_score - second_score
@@ -994,14 +1041,17 @@ def matcher_for(embedder: Embedder, catalogue: Catalogue | None = None) -> Templ
 
 
 def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVocabulary,
-              params: Mapping[str, Any], embedder: Embedder, catalogue: Catalogue) -> TemplateMatch | None:
+              params: Mapping[str, Any], embedder: Embedder, catalogue: Catalogue,
+              exclude: Collection[str] = ()) -> TemplateMatch | None:
     """The match, narrowed to an option template when the question names one of the product's
     options (`narrow_by_option`). Also answers a product question that ranked a product template
     first but fell short of the threshold ("which sensor types can I choose from?")."""
     if matched is not None and matched.template.id not in OPTION_NARROWED:
         return matched
     if matched is None:
-        ranked = matcher_for(embedder, catalogue).rank(question, top_n=1, entities=vocabulary.products)
+        ranked = [r for r in matcher_for(embedder, catalogue).rank(question, top_n=2,
+                                                                   entities=vocabulary.names)
+                  if r[0] not in exclude]
         top_id, top_score, top_text = ranked[0]
         if top_id not in OPTION_NARROWED | {"product_option_values", "variants_by_option"} or \
                 top_score < OPTION_RANK_FLOOR:
@@ -1078,9 +1128,10 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         catalogue = load_catalogue()
         vocabulary = store_vocabulary(ctx.graph)
         given_entities = [v for v in params.values() if isinstance(v, str)]
+        exclude = (PRODUCTS_SHARING_A_WORD,) if vocabulary.names_one_product(question) else ()
         matched = matcher_for(ctx.embedder, catalogue).match(
-            question, entities=[*given_entities, *vocabulary.products])
-        matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue)
+            question, entities=[*given_entities, *vocabulary.names], exclude=exclude)
+        matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue, exclude)
         if matched is None:
             return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
                                      "No predefined query matches this question closely enough.",

@@ -68,8 +68,9 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         understanding = resumed
     scope = (state.get("trace") or {}).get("scope") or {}
     if scope and not scope.get("in_scope") and understanding.route == "knowledge_and_actions" \
-            and understanding.confidence < OUT_OF_SCOPE_DOUBT:
-        # Neither the business scope nor the intent examples vouch for it: say what we can do.
+            and understanding.confidence < OUT_OF_SCOPE_DOUBT and not understanding.entities.get("products"):
+        # Neither the business scope nor the intent examples vouch for it, and it names nothing the
+        # store sells ("do you sell shoes at all?" does): say what we can do.
         understanding = replace(understanding, route="out_of_scope")
     if asks_for_person_now(understanding.clauses_as_dicts()):
         understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)

@@ -87,10 +87,12 @@ class LocalUnderstanding:
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
         from csagent.grounding.frame import names_a_purchase
+        from csagent.grounding.resolve import product_mentions
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities import extract_entities
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
+        from csagent.nlp.script import has_ideographs
 
         lang = detect_language(text)
         catalogue = self._catalogue() if self._catalogue else None
@@ -125,9 +127,12 @@ class LocalUnderstanding:
                 entities["email"] = found.emails[0]
             if found.addresses:
                 entities["address"] = found.addresses[0].as_dict()
-            if found.products:
+            products = found.products
+            if not products and catalogue and has_ideographs(piece):
+                products = product_mentions(piece, catalogue)  # "登山靴": the names in Chinese
+            if products:
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options}
-                                        for p in found.products if not p.ambiguous]
+                                        for p in products if not p.ambiguous]
             product_refs = [r for r in found.references if r.kind == "product"]
             if product_refs:
                 entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}

@@ -11,12 +11,13 @@ import pytest
 from csagent.nlp.intents import (
     INTENTS,
     OUT_OF_SCOPE,
+    Example,
     IntentClassifier,
     detect_language,
-    lexicon_scores,
     load_calibration,
     load_examples,
     mask_entities,
+    training_examples,
 )
 
 # Phrasings that are in neither the training nor the held-out file.
@@ -115,38 +116,41 @@ def test_prediction_names_a_runner_up_with_a_lower_score(classifier: IntentClass
     ("我的默认地址需要更新", "update_default_address"),
     ("请帮我转人工", "human_handoff"),
 ])
-def test_chinese_messages_are_classified_by_the_lexicon(classifier: IntentClassifier, text: str,
-                                                        expected: str) -> None:
+def test_chinese_messages_are_classified_by_their_character_ngrams(classifier: IntentClassifier, text: str,
+                                                                  expected: str) -> None:
     # Given a Chinese customer message (MiniLM-L6 is English-only)
     # When it is classified
     prediction = classifier.classify(text)
-    # Then the keyword lexicon picks the intent
-    assert (prediction.intent, prediction.lang, prediction.source) == (expected, "zh", "lexicon")
+    # Then the Chinese examples sharing its characters pick the intent
+    assert (prediction.intent, prediction.lang, prediction.source) == (expected, "zh", "ngrams")
 
 
-def test_chinese_message_without_any_store_keyword_is_out_of_scope(classifier: IntentClassifier) -> None:
+def test_chinese_message_about_nothing_the_store_does_is_out_of_scope(classifier: IntentClassifier) -> None:
     # Given a Chinese question about the weather / When classified / Then it is out of scope
     prediction = classifier.classify("明天会下雨吗")
     assert prediction.intent == OUT_OF_SCOPE and prediction.lang == "zh"
 
 
-def test_every_chinese_training_example_is_covered_by_the_lexicon(classifier: IntentClassifier) -> None:
-    # Given the Chinese examples shipped in the training file
-    examples = [e for e in load_examples() if e.lang == "zh"]
-    # When each is classified
-    wrong = [(e.text, e.intent, classifier.classify(e.text).intent) for e in examples
-             if classifier.classify(e.text).intent != e.intent]
-    # Then the lexicon labels all of them as their file says
-    assert wrong == []
+def test_chinese_examples_held_out_one_at_a_time_stay_above_the_measured_floor() -> None:
+    # Given every Chinese training example scored against all the others (leave-one-out)
+    from csagent.nlp.calibrate import choose, sweep_chinese
+
+    chosen = choose(sweep_chinese(training_examples(), top_ks=(5,)))
+    # Then at least 55 % are labelled as their file says (measured 0.623 at top-5 over 682
+    # examples of 22 labels; the keyword lexicon it replaced labelled 0.457 of intents_zh.jsonl)
+    assert chosen.accuracy >= 0.55, chosen
 
 
-def test_specific_chinese_phrase_beats_the_generic_word_inside_it() -> None:
-    # Given a lexicon where 退款 means a refund request and 退款进度 asks about a refund's progress
-    lexicon = {"return_request": {"退款": 0.8}, "refund_status": {"退款进度": 1.0}}
-    # When a message asking for the refund's progress is scored
-    scores = lexicon_scores("我的退款进度", lexicon)
-    # Then only the longer phrase counts
-    assert scores == {"refund_status": 1.0}
+def test_a_chinese_example_is_its_own_nearest_text() -> None:
+    # Given a classifier over two Chinese examples of different intents
+    examples = [Example("我的订单到哪了", "order_status", "zh"), Example("我要退货", "return_request", "zh"),
+                Example("hello", "greeting", "en")]
+    clf = IntentClassifier(examples=examples, zh_threshold=0.1, zh_top_k=1)
+    # When the scores of one of them are computed
+    scores = clf.chinese_scores(["我要退货"])[0]
+    # Then it is closest to itself, and to nothing in English
+    assert max(scores, key=lambda k: scores[k]) == "return_request" and set(scores) == {"order_status",
+                                                                                       "return_request"}
 
 
 @pytest.mark.parametrize(("text", "lang"), [
@@ -221,3 +225,10 @@ def test_heldout_set_shares_no_phrasing_with_training() -> None:
     heldout = load_examples("intents_heldout.jsonl")
     assert len(heldout) >= 60
     assert not [e.text for e in heldout if e.text.lower() in training]
+
+
+def test_a_chinese_sentence_quoting_an_english_address_is_chinese() -> None:
+    # Given a Chinese request around a long English address / When its language is detected
+    text = "平板那个订单的收货地址改成 1200 Market Street, Apt 4C, San Francisco, CA 94102。"
+    # Then it is Chinese (so it is classified and answered in Chinese)
+    assert detect_language(text) == "zh"

@@ -12,8 +12,10 @@ similarity of the chosen intent's `k` nearest examples. A message too far from e
 written to `data/calibration.json`) is `out_of_scope`, with the low score as the confidence.
 Adding phrasings stays a reviewable data change: the model retrains from the files.
 
-Chinese: MiniLM-L6 is English-only, so Chinese text goes through a weighted keyword lexicon
-(`data/zh_lexicon.json`). Chinese text with no keyword is out of scope.
+Chinese: MiniLM-L6 is English-only, so a Chinese clause is compared with the Chinese examples
+(`data/intents_zh.jsonl`, written for the label set, and the `zh` rows of `data/intents.jsonl`) by
+character n-grams (`nlp.ngrams`: TF-IDF over single characters, pairs and triples): the mean cosine
+of each intent's top-k examples; below the threshold chosen by leave-one-out, out of scope.
 
 Entities (order ids, tracking numbers, emails, addresses) are masked to generic words before
 embedding: the intent of "where is #W2611340" should not depend on the digits.
@@ -31,6 +33,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from csagent.nlp.embeddings import MiniLMEmbedder, get_embedder
+from csagent.nlp.ngrams import NgramVectoriser
 from csagent.nlp.script import CJK_IDEOGRAPH
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -50,10 +53,13 @@ OUT_OF_SCOPE = "out_of_scope"
 #: Used when `data/calibration.json` is missing (e.g. before the first calibration run).
 DEFAULT_THRESHOLD = 0.45
 DEFAULT_TOP_K = 3
-DEFAULT_ZH_MIN_SCORE = 0.5
+DEFAULT_ZH_THRESHOLD = 0.2
+DEFAULT_ZH_TOP_K = 3
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 _LATIN_LETTER = re.compile(r"[A-Za-z]")
+#: Ideographs enough to be a Chinese sentence, however much English it quotes.
+CHINESE_SENTENCE_IDEOGRAPHS = 6
 
 # Masks applied before embedding (order matters: e-mails before ids, ids before bare numbers).
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -71,10 +77,10 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
 class IntentPrediction:
     """The outcome of classifying one clause.
 
-    `confidence` is the winning score (cosine similarity for English, lexicon score for
-    Chinese); when the score is below the threshold, `intent` is `out_of_scope` and
-    `confidence` is that low score, while `runner_up` holds the best in-scope guess so the
-    router can ask a clarifying question about it.
+    `confidence` is the winning score (cosine similarity: of MiniLM vectors for English, of
+    character n-gram vectors for Chinese); when the score is below the threshold, `intent` is
+    `out_of_scope` and `confidence` is that low score, while `runner_up` holds the best in-scope
+    guess so the router can ask a clarifying question about it.
     """
 
     intent: str
@@ -82,7 +88,7 @@ class IntentPrediction:
     runner_up: str | None
     runner_up_score: float
     lang: Lang = "en"
-    source: Literal["embedding", "lexicon", "empty"] = "embedding"
+    source: Literal["embedding", "ngrams", "empty"] = "embedding"
 
     @property
     def in_scope(self) -> bool:
@@ -103,11 +109,14 @@ def detect_language(text: str) -> Lang:
     """"zh" when CJK ideographs make up at least a third of the letters, else "en".
 
     Digits, punctuation and spaces are ignored, so "#W2611340 到哪了" is Chinese and
-    "order #W2611340" is English.
+    "order #W2611340" is English; a text with `CHINESE_SENTENCE_IDEOGRAPHS` ideographs or more is
+    Chinese whatever else it quotes ("收货地址改成 1200 Market Street, San Francisco, CA 94102").
     """
     cjk = len(CJK_IDEOGRAPH.findall(text))
     if not cjk:
         return "en"
+    if cjk >= CHINESE_SENTENCE_IDEOGRAPHS:
+        return "zh"  # a Chinese sentence around an English address or product name
     latin = len(_LATIN_LETTER.findall(text))
     return "zh" if cjk * 3 >= cjk + latin else "en"
 
@@ -125,7 +134,7 @@ def _data_text(name: str) -> str:
     return resources.files("csagent.nlp").joinpath("data", name).read_text(encoding="utf-8")
 
 
-TRAINING_FILES = ("intents.jsonl", "intents_dev.jsonl")
+TRAINING_FILES = ("intents.jsonl", "intents_dev.jsonl", "intents_zh.jsonl")
 
 
 def load_examples(name: str = "intents.jsonl") -> list[Example]:
@@ -197,68 +206,38 @@ class SoftmaxRegression:
 
 @lru_cache(maxsize=1)
 def load_calibration() -> dict[str, Any]:
-    """The calibrated settings (threshold, top-k, Chinese lexicon minimum), or defaults."""
+    """The calibrated settings (threshold, top-k, their Chinese counterparts), or defaults."""
     try:
         data = json.loads(_data_text("calibration.json"))
     except FileNotFoundError:
         data = {}
     return {"threshold": float(data.get("threshold", DEFAULT_THRESHOLD)),
             "top_k": int(data.get("top_k", DEFAULT_TOP_K)),
-            "zh_min_score": float(data.get("zh_min_score", DEFAULT_ZH_MIN_SCORE)),
-            **{k: v for k, v in data.items() if k not in {"threshold", "top_k", "zh_min_score"}}}
-
-
-@lru_cache(maxsize=1)
-def load_zh_lexicon() -> dict[str, dict[str, float]]:
-    """Intent → {keyword: weight} for Chinese text."""
-    raw = json.loads(_data_text("zh_lexicon.json"))["keywords"]
-    return {intent: {k: float(w) for k, w in kws.items()} for intent, kws in raw.items()}
-
-
-def lexicon_scores(text: str, lexicon: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Per intent: its strongest keyword's weight, plus 1% of the other matches as a tie-break.
-
-    Keywords match longest first (then heaviest) and each character is used once, so 退款进度
-    ("refund progress") is not also counted as 退款 ("refund"). The strongest keyword decides
-    rather than the sum, so a request (帮我取消) beats several weak context words (订单, 发货).
-    """
-    entries = sorted(((kw, intent, w) for intent, kws in lexicon.items() for kw, w in kws.items()),
-                     key=lambda e: (-len(e[0]), -e[2], e[0]))
-    used = [False] * len(text)
-    matched: dict[str, list[float]] = {}
-    for kw, intent, weight in entries:
-        start = text.find(kw)
-        while start != -1:
-            end = start + len(kw)
-            if not any(used[start:end]):
-                for i in range(start, end):
-                    used[i] = True
-                matched.setdefault(intent, []).append(weight)
-            start = text.find(kw, start + 1)
-    return {intent: round(min(1.0, max(ws) + 0.01 * (sum(ws) - max(ws))), 4)
-            for intent, ws in matched.items()}
+            "zh_threshold": float(data.get("zh_threshold", DEFAULT_ZH_THRESHOLD)),
+            "zh_top_k": int(data.get("zh_top_k", DEFAULT_ZH_TOP_K)),
+            **{k: v for k, v in data.items() if k not in {"threshold", "top_k", "zh_threshold", "zh_top_k"}}}
 
 
 # -- classifier ------------------------------------------------------------------------------
 class IntentClassifier:
-    """Top-k example vote over MiniLM embeddings (English) plus a keyword lexicon (Chinese).
+    """A trained model over MiniLM embeddings (English); a top-k vote over character n-grams (Chinese).
 
     Examples are embedded on the first `classify` call, not at construction.
     """
 
     def __init__(self, embedder: MiniLMEmbedder | None = None, examples: Sequence[Example] | None = None,
                  *, threshold: float | None = None, top_k: int | None = None,
-                 zh_min_score: float | None = None,
-                 zh_lexicon: dict[str, dict[str, float]] | None = None) -> None:
+                 zh_threshold: float | None = None, zh_top_k: int | None = None) -> None:
         self._embedder = embedder
         self._examples = list(examples) if examples is not None else None
         self._threshold = threshold
         self._top_k = top_k
-        self._zh_min_score = zh_min_score
-        self._zh_lexicon = zh_lexicon
+        self._zh_threshold = zh_threshold
+        self._zh_top_k = zh_top_k
         self._matrix: np.ndarray | None = None
         self._labels: list[str] = []
         self._model: SoftmaxRegression | None = None
+        self._zh: tuple[NgramVectoriser, np.ndarray, list[str]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -271,8 +250,13 @@ class IntentClassifier:
         return self._top_k if self._top_k is not None else load_calibration()["top_k"]
 
     @property
-    def zh_min_score(self) -> float:
-        return self._zh_min_score if self._zh_min_score is not None else load_calibration()["zh_min_score"]
+    def zh_threshold(self) -> float:
+        """Minimum Chinese n-gram similarity for an in-scope intent."""
+        return self._zh_threshold if self._zh_threshold is not None else load_calibration()["zh_threshold"]
+
+    @property
+    def zh_top_k(self) -> int:
+        return self._zh_top_k if self._zh_top_k is not None else load_calibration()["zh_top_k"]
 
     def _ensure_index(self) -> None:
         if self._matrix is not None:
@@ -317,7 +301,7 @@ class IntentClassifier:
         return out, probs
 
     def _decide(self, scores: dict[str, float], *, threshold: float, lang: Lang,
-                source: Literal["embedding", "lexicon"]) -> IntentPrediction:
+                source: Literal["embedding", "ngrams"]) -> IntentPrediction:
         ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
         best, best_score = ranked[0]
         second, second_score = ranked[1] if len(ranked) > 1 else (None, 0.0)
@@ -348,11 +332,58 @@ class IntentClassifier:
                                     round(scores.get(runner, 0.0) if runner else 0.0, 4), "en", "embedding")
         return IntentPrediction(best, round(confidence, 4), second, round(second_score, 4), "en", "embedding")
 
+    def _ensure_zh_index(self) -> tuple[NgramVectoriser, np.ndarray, list[str]]:
+        if self._zh is None:
+            with self._lock:
+                if self._zh is None:
+                    examples = self._examples if self._examples is not None else training_examples()
+                    chinese = [e for e in examples if e.lang == "zh"]
+                    vectoriser = NgramVectoriser.fit([e.text for e in chinese])
+                    self._zh = (vectoriser, vectoriser.transform([e.text for e in chinese]),
+                                [e.intent for e in chinese])
+        return self._zh
+
+    def chinese_scores(self, texts: Sequence[str], *,
+                       leave_out: Sequence[int | None] = ()) -> list[dict[str, float]]:
+        """Per Chinese text, intent -> mean character n-gram cosine of its top-k Chinese examples
+        (`leave_out[i]`: the index of an example not to compare text i with, for cross-validation)."""
+        import numpy as np
+
+        vectoriser, matrix, labels = self._ensure_zh_index()
+        if not labels:
+            return [{} for _ in texts]
+        sims = vectoriser.transform(texts) @ matrix.T
+        names = np.asarray(labels)
+        k = self.zh_top_k
+        out: list[dict[str, float]] = []
+        for i, row in enumerate(sims):
+            skip = leave_out[i] if i < len(leave_out) else None
+            keep = np.ones(row.size, dtype=bool)
+            if skip is not None:
+                keep[skip] = False
+            scores: dict[str, float] = {}
+            for intent in dict.fromkeys(labels):
+                values = row[(names == intent) & keep]
+                if values.size:
+                    scores[intent] = float(np.sort(values)[-min(k, values.size):].mean())
+            out.append(scores)
+        return out
+
     def _classify_zh(self, text: str) -> IntentPrediction:
-        scores = lexicon_scores(text, self._zh_lexicon or load_zh_lexicon())
+        scores = {intent: self._on_english_scale(score)
+                  for intent, score in self.chinese_scores([text])[0].items()}
         if not scores:
-            return IntentPrediction(OUT_OF_SCOPE, 0.0, None, 0.0, "zh", "lexicon")
-        return self._decide(scores, threshold=self.zh_min_score, lang="zh", source="lexicon")
+            return IntentPrediction(OUT_OF_SCOPE, 0.0, None, 0.0, "zh", "ngrams")
+        return self._decide(scores, threshold=self.threshold, lang="zh", source="ngrams")
+
+    def _on_english_scale(self, score: float) -> float:
+        """A Chinese n-gram similarity on the scale of the English one, which the router's
+        thresholds read: the Chinese threshold maps to the English threshold, 0 and 1 stay put,
+        linear in between."""
+        low, high = self.zh_threshold, self.threshold
+        if score <= low:
+            return score * high / low if low > 0 else high
+        return high + (score - low) * (1.0 - high) / (1.0 - low)
 
     def classify_many(self, texts: Sequence[str], *,
                       threshold: float | None = None) -> list[IntentPrediction]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.grounding.frame import ground, purchase_intent
+from csagent.grounding.frame import ground, pick_candidate, purchase_intent
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import find_option_values
 from csagent.grounding.resolve import resolve_item_changes, resolve_payment
@@ -420,3 +420,54 @@ def test_a_clause_misread_as_another_request_is_the_item_change_its_words_ask_fo
     intent = item_change_intent(read_as, text, {"order_id": "#W0000001"}, _store(), _variants())
     # Then it is the item change
     assert intent == "change_items"
+
+
+def test_the_order_holding_every_product_named_is_the_one_meant() -> None:
+    # Given kettles in two orders, one of them with the hiking boots too
+    entities = ground("order_status", "where is the electric kettle in my order with the hiking boots", {},
+                      _store(), _variants())
+    # Then the order with both is the one meant; the kettle alone still lists both orders
+    assert entities["order_id"] == "#W0000001"
+    alone = ground("order_status", "where is my electric kettle", {}, _store(), _variants())
+    assert alone["order_candidates"] == ["#W0000001", "#W0000003"]
+
+
+def test_a_fallback_keeping_every_other_option_comes_before_the_wish_changing_them() -> None:
+    # Given a 750ml blue bottle; green comes only in 500ml, red in 750ml too
+    bottle = "p-bottle"
+    variants = {bottle: tuple(
+        Variant(f"w-{cap}-{colour}", {"capacity": cap, "color": colour}, 40.0 + len(cap), True)
+        for cap, colour in (("750ml", "blue"), ("500ml", "green"), ("750ml", "red"), ("500ml", "red")))}
+    line = Line("w-750ml-blue", bottle, "Water Bottle", 43.0, {"capacity": "750ml", "color": "blue"})
+    order = OrderView("#W0000009", "pending", (line,), "card_1")
+    # When the customer wants the same bottle in green, or else red
+    fallback = resolve_item_changes("the water bottle, same but in green. if no green then red", order,
+                                    variants)
+    wish_only = resolve_item_changes("the water bottle in green please", order, variants)
+    # Then red keeps the capacity and wins; with no fallback named, green is the wish
+    assert [c.new.item_id for c in fallback.changes if c.new] == ["w-750ml-red"]
+    assert [c.new.item_id for c in wish_only.changes if c.new] == ["w-500ml-green"]
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("not the one with the hiking boots, the other one", "#W0000003"),
+    ("the one with the hiking boots", "#W0000001"),
+    ("not the one with the hiking boots", "#W0000003"),
+    ("the other one", None),  # nothing says which the other is
+])
+def test_an_answer_ruling_out_a_listed_order_picks_the_other(answer: str, expected: str | None) -> None:
+    # Given the two orders with a kettle listed back
+    store = _store()
+    candidates = [o for o in store.orders if o.order_id in ("#W0000001", "#W0000003")]
+    # When the customer answers
+    chosen = pick_candidate(answer, candidates)
+    # Then the order the words leave is the one meant
+    assert (chosen.order_id if chosen else None) == expected
+
+
+def test_a_product_named_only_to_rule_its_order_out_does_not_choose_it() -> None:
+    # Given kettles in two orders, one with the hiking boots too
+    entities = ground("order_status", "not the one with the hiking boots, where is my electric kettle", {},
+                      _store(), _variants())
+    # Then the boots rule their order out: the other kettle order is the one meant
+    assert entities["order_id"] == "#W0000003"

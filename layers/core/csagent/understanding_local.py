@@ -98,6 +98,7 @@ class LocalUnderstanding:
         catalogue = self._catalogue() if self._catalogue else None
         pieces = [c.text for c in segment(text)] or [text]
         predictions = self.classifier.classify_many(pieces)
+        pieces, predictions = _with_fallbacks_folded(pieces, predictions)
         message = extract_entities(text)
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
@@ -183,6 +184,23 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
+    """ "Swap it for the blue one. If blue isn't in stock, white is fine.": the fallback is part of
+    the item change before it (`grounding.resolve.is_fallback`), not a question of its own."""
+    from csagent.grounding.resolve import is_fallback
+
+    texts: list[str] = []
+    kept: list[Any] = []
+    for piece, prediction in zip(pieces, predictions, strict=True):
+        other_change = prediction.intent in WRITE_INTENTS - {"change_items"}
+        if kept and kept[-1].intent == "change_items" and not other_change and is_fallback(piece):
+            texts[-1] = f"{texts[-1]} {piece}"
+            continue
+        texts.append(piece)
+        kept.append(prediction)
+    return texts, kept
 
 
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:

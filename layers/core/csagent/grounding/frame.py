@@ -65,21 +65,30 @@ def find_order(
         or entities.get("tracking_number")
     ):
         return entities
-    mentions = product_mentions(text, view.products()) or (
-        product_mentions(message, view.products()) if message else []
-    )
+    source = text
+    mentions = product_mentions(text, view.products())
+    if not mentions and message:
+        source, mentions = message, product_mentions(message, view.products())
     if not mentions:
         return _order_by_status(intent, text, entities, view, message)
+    # "not the one with the boots, the one with the helmet": the boots rule their order out.
+    negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
+    mentions = [m for m in mentions if m not in negated] or mentions
     product_ids = {m.product_id for m in mentions}
+    ruled_out = {m.product_id for m in negated} - product_ids
     found = orders_mentioning(view, product_ids)
     fitting = (
         orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
     )
+    if ruled_out:
+        found = [o for o in found if not o.product_ids() & ruled_out] or found
+        fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
     described = statuses_described(text) or (statuses_described(message) if message else None)
     if len(fitting) > 1 and described:
         # "the skateboard in my pending order": the status words pick among the orders with it.
         narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
         fitting = narrowed or fitting
+    fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
         return {
@@ -102,6 +111,15 @@ def find_order(
             "Which one do you mean?",
         }
     return entities
+
+
+def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[OrderView]:
+    """ "The backpack in my order with the dumbbells": of the orders with any product named, those
+    holding the most of them (all of them, when one order does)."""
+    if len(orders) < 2 or len(product_ids) < 2:
+        return list(orders)
+    most = max(len(o.product_ids() & product_ids) for o in orders)
+    return [o for o in orders if len(o.product_ids() & product_ids) == most]
 
 
 # Words that single out some items of an order ("only the earbuds", "everything except the lamp").
@@ -329,6 +347,10 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     for word, index in _ORDINALS.items():
         if word in words and len(candidates) > max(index, -index - 1):
             return candidates[index]
+    ruled_out = _ruled_out(text, candidates)
+    if len(candidates) - len(ruled_out) == 1 and _THE_OTHER.search(text):
+        # "not the one with the office chair, the other one"
+        return next(o for o in candidates if o.order_id not in ruled_out)
     scores = []
     for order in candidates:
         dims = {k: [v] for line in order.lines for k, v in line.options.items()}
@@ -337,11 +359,26 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         described = statuses_described(text)
         if described and any(order.status.startswith(s) for s in described):
             score += 2
-        scores.append(score)
+        scores.append(-1 if order.order_id in ruled_out else score)
     best = max(scores)
-    if best == 0 or scores.count(best) > 1:
+    if best <= 0 or scores.count(best) > 1:
         return None
     return candidates[scores.index(best)]
+
+
+_THE_OTHER = re.compile(r"\b(?:the )?other (?:one|order)\b|\bnot the (?:one|order)\b", re.IGNORECASE)
+# "not the one with the office chair": a negation this close before a product rules its order out.
+_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\b[^.;!?]{0,30}$", re.IGNORECASE)
+
+
+def _ruled_out(text: str, candidates: Sequence[OrderView]) -> set[str]:
+    """The candidates a negated product mention rules out ("not the one w the office chair")."""
+    out = set()
+    for order in candidates:
+        mentions = product_mentions(text, order.products())
+        if mentions and all(_NEGATED_BEFORE.search(text[: m.span[0]]) for m in mentions):
+            out.add(order.order_id)
+    return out
 
 
 def narrow_pending(

@@ -98,7 +98,7 @@ _BRANDS = ("visa", "mastercard", "amex", "american express", "discover")
 _BRANDS_ZH = {"万事达": "mastercard", "维萨": "visa", "美国运通": "amex", "运通": "amex"}
 _LAST_FOUR = re.compile(r"(?<!\d)(\d{4})(?!\d)")
 _ORIGINAL = re.compile(
-    r"\b(original|same (?:card|method|payment)|(?:card|method) i (?:paid|used)|"
+    r"\b(original(?:ly)?|same (?:card|method|payment)|(?:card|method) i (?:paid|used)|"
     r"paid with|i paid)\b|原来的?(?:那张)?(?:卡|支付方式|付款方式)|原路|原支付",
     re.IGNORECASE,
 )
@@ -396,6 +396,19 @@ def choose_variant(
 _ARROW = re.compile(r"\s*(?:->|→|=>|-->)\s*")
 
 
+_OPENS_FALLBACK = re.compile(r"^\W*(?:(?:and|but|or)\s+)?(if|otherwise|failing that|or else|else|in case)\b",
+                             re.IGNORECASE)
+
+
+def is_fallback(clause: str) -> bool:
+    """ "if blue isn't in stock, white is fine", "otherwise size 11": a clause that only says what
+    to take when the wish before it cannot be had."""
+    m = _OPENS_FALLBACK.search(clause)
+    if m is None:
+        return False
+    return m.group(1).lower() not in ("if", "in case") or bool(_CONDITION_FAILS.search(clause[:60]))
+
+
 def _split_fallbacks(segment: str) -> tuple[str, list[str]]:
     """The wish and the fallbacks after it ("..., if there's no black one then white"). An "if"
     without a failing condition ("if possible") stays part of the wish."""
@@ -488,9 +501,15 @@ def resolve_item_changes(
                 changes.append(ItemChange(line, None, f"What would you like the {line.name} changed to?"))
             continue
         cheapest = bool(_CHEAPEST.search(segment))
-        choice = choose_variant(line, product_variants, wanted, cheapest)
+        alternatives = _alternatives(fallbacks, dims, line, wanted)
+        # "The same bottle in green; if there's no green, red": a fallback that keeps every other
+        # option comes before the wish with other options changed.
+        kept = (choose_variant(line, product_variants, {**line.options, **option_set}, cheapest)
+                for option_set in ((wanted, *alternatives) if alternatives else ()))
+        choice = next((c for c in kept if c.new is not None), None) or choose_variant(
+            line, product_variants, wanted, cheapest)
         unavailable = choice.new is None and not choice.options
-        for alternative in _alternatives(fallbacks, dims, line, wanted) if unavailable else []:
+        for alternative in alternatives if unavailable else []:
             fallback = choose_variant(line, product_variants, alternative, cheapest)
             if fallback.new is not None or fallback.options:
                 choice = fallback  # "if there's no black one, then white": the first that is there

@@ -238,3 +238,48 @@ def test_a_complaint_beside_a_change_of_the_same_order_is_why_the_change_is_aske
                               reason="ordered by mistake", asks_for_change=True),
                        clause("complaint", "I ordered it by mistake", order_id=ORDER)])
     assert [t.task_type for t in plan.tasks] == ["cancel_order"]
+
+
+def test_a_change_an_orders_status_rules_out_gets_the_facts_and_the_rule_before_any_question():
+    # Given "cancel my hiking boots order", grounded to a delivered order, with no reason given
+    plan = plan_tasks([clause("cancel_order", "cancel my hiking boots order", order_id=ORDER,
+                              order_status="delivered", asks_for_change=True)])
+    # Then the cancellation facts answer (the rule, and what is allowed instead): no reason asked
+    assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility"]
+    assert plan.missing == []
+    # And a pending order still waits for the reason, naming the order
+    pending = plan_tasks([clause("cancel_order", "cancel my hiking boots order", order_id=ORDER,
+                                 order_status="pending", asks_for_change=True)])
+    assert [m["parameter"] for m in pending.missing] == ["reason"]
+    from csagent.replies import ask_for
+
+    assert ORDER in ask_for(pending.missing[0], "en")
+
+
+def test_a_request_told_in_two_clauses_is_one_request_with_the_details_of_both():
+    # Given "Could you redirect the order with the grill? It's 1550 N Central Ave, ..."
+    clauses = [clause("change_order_address", "Could you redirect the order with the grill to my office?",
+                      order_id=ORDER, asks_for_change=True),
+               clause("change_order_address", "It's 12 Main St, Springfield, IL 62704.", order_id=ORDER,
+                      address=ADDRESS, asks_for_change=False)]
+    # When it is planned
+    plan = plan_tasks(clauses)
+    # Then one proposal carries the order and the address
+    assert [t.task_type for t in plan.tasks] == ["change_order_address"]
+    assert plan.tasks[0].args["args"]["address"] == ADDRESS and plan.missing == []
+
+
+def test_an_address_after_an_orders_address_change_completes_it_unless_it_names_the_account():
+    order_change = clause("change_order_address", "You're shipping my camera order to an old address!",
+                          order_id=ORDER, asks_for_change=False)
+    home = clause("update_default_address", "Change it to my home: 12 Main St, Springfield, IL 62704.",
+                  address=ADDRESS, asks_for_change=True)
+    # When the address follows the order's change, it is that change's address
+    plan = plan_tasks([order_change, home])
+    assert [t.task_type for t in plan.tasks] == ["change_order_address"]
+    # But "and my default address too" is a request of its own
+    default = clause("update_default_address", "and make that my default address too", address=ADDRESS,
+                     asks_for_change=True)
+    both = plan_tasks([{**order_change, "entities": {**order_change["entities"], "address": ADDRESS,
+                                                      "asks_for_change": True}}, default])
+    assert [t.task_type for t in both.tasks] == ["change_order_address", "update_default_address"]

@@ -195,3 +195,16 @@ def test_products_named_lists_several_products_and_the_kinds_of_one() -> None:
     assert one == ("We sell the Grill (3 versions, from $924.50 to $1058.86). The Grill comes with these "
                    "type options: charcoal, electric and gas. The Grill comes with these size options: "
                    "medium and portable.")
+
+
+def test_an_address_change_a_status_rules_out_says_the_rule_the_address_and_what_is_allowed() -> None:
+    # Given a delivered order asked to go elsewhere
+    row = {"order_id": "#W5690487", "status": "delivered", "eligible": False, "address1": "227 Oak Street",
+           "address2": "Suite 699", "city": "Washington", "state": "DC", "zip": "20564", "country": "USA"}
+    result = {"status": "success", "data": {"template_id": "address_change_eligibility", "row": row}}
+    # When the answer is described
+    text = describe_success({"task_id": "t1", "task_type": "address_change_eligibility",
+                             "tool": "predefined_cypher", "args": {}}, result, "en")
+    # Then it names the rule, the address it has, and what can still change
+    assert "delivered, so its shipping address can no longer be changed: only pending orders can" in text
+    assert "227 Oak Street" in text and "default address" in text

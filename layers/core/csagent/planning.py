@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
-from csagent.requests import ACTION_INTENTS, BY_INTENT, QUESTION_ABOUT_A_CHANGE
+from csagent.requests import ACTION_INTENTS, BY_INTENT, QUESTION_ABOUT_A_CHANGE, STATUSES_FOR
 from csagent.understanding import PASSIVE_INTENTS
 
 PREDEFINED = "predefined_cypher"
@@ -169,6 +169,16 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             # "I ordered it by mistake. Cancel #W1.": asked again below, with this clause's details.
             later["entities"] = {**entities, **(later.get("entities") or {})}
             continue
+        if folded and _completes(folded[-1], intent, clause.get("text", ""), entities):
+            # "Could you redirect the order with the grill? It's 1550 N Central Ave, ...": one
+            # request told in two clauses; the second gives what the first lacks.
+            previous = folded[-1]
+            for key, value in entities.items():
+                previous["entities"].setdefault(key, value)
+            if entities.get("asks_for_change"):
+                previous["entities"]["asks_for_change"] = True
+            previous["text"] = f"{previous.get('text', '')} {clause.get('text', '')}".strip()
+            continue
         if _asks_again_about_the_product(intent, entities, folded[-1] if folded else {}):
             # "Is it in stock?" after "Can I get the wall clock in wood?": the same question.
             previous = folded[-1]
@@ -182,6 +192,28 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for key, value in entities.items():
                 owner["entities"].setdefault(key, value)
     return folded
+
+
+#: Requests whose details are single values (an order, an address, a reason, a payment method), so
+#: two clauses of one of them about the same order are one request; item lists are not merged.
+SINGLE_VALUED_REQUESTS = frozenset({"cancel_order", "change_order_address", "update_default_address",
+                                    "change_payment"})
+_ACCOUNT_WORDS = re.compile(r"\b(default|account|profile|on file)\b", re.IGNORECASE)
+
+
+def _completes(previous: Mapping[str, Any], intent: str, text: str, entities: Mapping[str, Any]) -> bool:
+    """Does this clause give the request of the clause before it the details it lacks? The same
+    request about the same order (or naming none), or an address for an order's address change
+    that says nothing of the account's default ("Change it to my home: 371 River Road, ...")."""
+    before = previous.get("entities") or {}
+    kind = previous.get("intent")
+    if kind not in SINGLE_VALUED_REQUESTS or entities.get("order_id") not in (None, before.get("order_id")):
+        return False
+    if intent == kind:
+        return True
+    return (kind == "change_order_address" and intent == "update_default_address"
+            and bool(before.get("order_id")) and not before.get("address") and bool(entities.get("address"))
+            and not _ACCOUNT_WORDS.search(text))
 
 
 _PAYS_FOR = re.compile(r"\b(difference|refund|balance|charge|pay(?:s|ing)? for|the rest)\b", re.IGNORECASE)
@@ -348,6 +380,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
                 _plan_question_about_a_change(b, intent, text, entities, memory)
+        elif intent in ACTION_INTENTS and _status_rules_out(intent, entities):
+            # Check before asking: a delivered order cannot be cancelled, so the facts and the rule
+            # (and what is allowed instead) come at once, not a question about the reason first.
+            _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS:
             action, required = ACTION_INTENTS[intent]
             if action == "change_items":
@@ -375,6 +411,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
     return b.plan
+
+
+def _status_rules_out(intent: str, entities: Mapping[str, Any]) -> bool:
+    """Is the grounded order in a status the request never applies to (`requests.STATUSES_FOR`)?"""
+    status = entities.get("order_status")
+    allowed = STATUSES_FOR.get(intent)
+    return bool(status and allowed) and not any(str(status).startswith(s) for s in allowed or ())
 
 
 def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],

@@ -152,7 +152,8 @@ def _eligibility(kind: str) -> Callable[[Mapping[str, Any], str], str]:
     def describe(data: Mapping[str, Any], lang: str) -> str:
         row = data.get("row") or {}
         name = f"{kind}_{'yes' if row.get('eligible') else 'no'}"
-        return render(name, lang, order_id=row.get("order_id", ""), status=_status(row.get("status"), lang))
+        return render(name, lang, order_id=row.get("order_id", ""), status=_status(row.get("status"), lang),
+                      address=_address_line(row) if row.get("address1") else "")
     return describe
 
 
@@ -466,6 +467,7 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "order_payments": _order_payments,
     "return_eligibility": _eligibility("return_eligibility"),
     "cancellation_eligibility": _eligibility("cancellation_eligibility"),
+    "address_change_eligibility": _eligibility("address_change_eligibility"),
 }
 
 
@@ -563,6 +565,10 @@ def ask_for(missing: Mapping[str, Any], lang: str) -> str:
         return render("clarify_image_unreadable", lang)
     invalid = missing.get("invalid")
     name = f"clarify_invalid_{parameter}" if invalid else f"clarify_missing_{parameter}"
+    order_id = (missing.get("entities") or {}).get("order_id")
+    if not invalid and order_id and _has_template(f"{name}_for_order", lang):
+        # The order is known (named, or found from the customer's words): the question names it.
+        return render(f"{name}_for_order", lang, order_id=str(order_id))
     if not _has_template(name, lang):
         return render("clarify_generic", lang)
     return render(name, lang, value=str(invalid or ""))

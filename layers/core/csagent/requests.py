@@ -63,7 +63,7 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         description="propose paying a pending order with another of the customer's payment methods"),
     WriteRequest(
         intent="change_order_address", action="change_order_address", required=("order_id", "address"),
-        proposes=("change_order_address",), statuses=("pending",), about=("order_shipping_address",),
+        proposes=("change_order_address",), statuses=("pending",), about=("address_change_eligibility",),
         description="propose a new shipping address for an order (needs the order id and address)",
         restated_by=("update_default_address",)),
     WriteRequest(

@@ -255,7 +255,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
 
 def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:
     """A question that names everything its change needs ("can I exchange the watch for the gold
-    one with a leather band? gift card for the difference") asks for it, unless hypothetical."""
+    one with a leather band? gift card for the difference", "can it go to 12 Main St, ...
+    instead?") asks for it, unless hypothetical."""
     from csagent.grounding.resolve import resolve_payment
     from csagent.nlp.speech_acts import is_hypothetical
 
@@ -266,6 +267,10 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         return bool(entities.get("new_item_ids")) and named_method
     if intent == "return_request":
         return bool(entities.get("item_ids")) and named_method
+    if intent in ("change_order_address", "update_default_address"):
+        # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?"
+        return bool(entities.get("address")) and (intent == "update_default_address"
+                                                  or bool(entities.get("order_id")))
     return False
 
 

@@ -259,6 +259,10 @@ def ground(
         return entities
     entities = find_order(intent, text, dict(entities), view, message)
     order = view.order(entities.get("order_id"))
+    if order is not None:
+        # What the planner checks before asking for anything: "cancel my sunglasses order" about
+        # a delivered order gets the rule at once, not a question about the reason.
+        entities["order_status"] = order.status
     if intent == "change_items" and variants is not None:
         return fill_item_changes(text, entities, view, variants)
     if intent == "change_payment":

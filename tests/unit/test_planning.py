@@ -227,9 +227,10 @@ def test_a_complaint_gets_the_orders_facts_and_what_the_store_does_nothing_propo
                       order_candidates=[ORDER, "#W1111111"], question="which one?")]
     # When planned
     plan = plan_tasks(clauses)
-    # Then both orders and their payments are read, the store's documents asked, and nothing asked back
-    assert [t.task_type for t in plan.tasks] == ["order_status", "order_payments", "policy",
-                                                 "order_status", "order_payments"]
+    # Then both orders' items with their prices and their payments are read, the store's documents
+    # asked, and nothing asked back
+    assert [t.task_type for t in plan.tasks] == ["order_items", "order_payments", "policy",
+                                                 "order_items", "order_payments"]
     assert plan.missing == []
 
 
@@ -283,3 +284,19 @@ def test_an_address_after_an_orders_address_change_completes_it_unless_it_names_
     both = plan_tasks([{**order_change, "entities": {**order_change["entities"], "address": ADDRESS,
                                                       "asks_for_change": True}}, default])
     assert [t.task_type for t in both.tasks] == ["change_order_address", "update_default_address"]
+
+
+def test_how_much_a_change_would_move_is_answered_beside_its_facts():
+    # Given "if I cancelled the order with the kettle, how much would I get back?", not asked for
+    plan = plan_tasks([clause("cancel_order", "if I cancelled it, how much would I get back?", order_id=ORDER,
+                              order_status="pending", asks_for_change=False)])
+    # Then the cancellation facts and the order's total answer it
+    assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "order_total"]
+
+
+def test_a_complaint_naming_a_charger_is_not_about_money():
+    # Given a missing parcel whose order holds a portable charger
+    plan = plan_tasks([clause("complaint", "the order with the portable charger says delivered. nothing here",
+                              order_id=ORDER)])
+    # Then the order's status answers, not its payments
+    assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]

@@ -29,7 +29,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
-from csagent.requests import ACTION_INTENTS, BY_INTENT, QUESTION_ABOUT_A_CHANGE, STATUSES_FOR
+from csagent.requests import (
+    ACTION_INTENTS,
+    BY_INTENT,
+    MONEY_ABOUT_A_CHANGE,
+    QUESTION_ABOUT_A_CHANGE,
+    STATUSES_FOR,
+)
 from csagent.understanding import PASSIVE_INTENTS
 
 PREDEFINED = "predefined_cypher"
@@ -264,7 +270,8 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
 
 # Words that make a complaint about money ("charged twice", "billed", "refund never came").
 _MONEY = re.compile(
-    r"\b(charg\w*|bill\w*|paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|statement)\b|\$\d",
+    r"\b(charg(?:e|ed|es|ing)|bill(?:ed|ing|s)?|paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|"
+    r"statement)\b|\$\d",
     re.IGNORECASE,
 )
 # A clause under this confidence that asks nothing and points at no order is scene-setting.
@@ -358,11 +365,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent == "complaint":
             # Something went wrong: the order's facts (its payments when money is the matter) and
             # what the store's documents say to do; nothing proposed until the customer asks.
-            if order_id:
+            if order_id and _MONEY.search(text):
+                # "charged twice for the boots": each item with its price, and what was paid.
+                for template in ("order_items", "order_payments"):
+                    b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
+            elif order_id:
                 b.order_lookup(order_id)
-                if _MONEY.search(text):
-                    b.add("order_payments", PREDEFINED, {"template_id": "order_payments",
-                                                         "params": {"order_id": order_id}})
             b.add("policy", KNOWLEDGE, {"question": text})
         elif intent == "account_info":
             b.add("account_info", PREDEFINED, {"question": text, "params": {},
@@ -431,8 +439,12 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if not order_id:
         b.need(intent, "order_id", entities)
         return
-    for template in templates:
+    money = MONEY_ABOUT_A_CHANGE.get(intent) if _HOW_MUCH.search(text) else None
+    for template in (*templates, *([money] if money and money not in templates else [])):
         b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
+
+
+_HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)
 
 
 def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],

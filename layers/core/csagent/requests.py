@@ -37,13 +37,16 @@ class WriteRequest:
     description: str
     #: Other requests that restate it when a proposal of it is waiting.
     restated_by: tuple[str, ...] = ()
+    #: The template that answers "how much would I get back?" about it, beside `about`.
+    money_about: str | None = None
 
 
 WRITE_REQUESTS: tuple[WriteRequest, ...] = (
     WriteRequest(
         intent="cancel_order", action="cancel_order", required=("order_id", "reason"),
         proposes=("cancel_order",), statuses=("pending",), about=("cancellation_eligibility",),
-        description="propose cancelling an order (needs the order id and the reason)"),
+        description="propose cancelling an order (needs the order id and the reason)",
+        money_about="order_total"),
     WriteRequest(
         intent="return_request", action="return_items", required=("order_id",),
         proposes=("return_items",), statuses=("delivered",), about=("return_eligibility", "order_items"),
@@ -86,6 +89,9 @@ STATUSES_FOR: Mapping[str, tuple[str, ...]] = {r.intent: r.statuses for r in WRI
 QUESTION_ABOUT_A_CHANGE: Mapping[str, tuple[str, ...]] = {
     r.intent: r.about for r in WRITE_REQUESTS if r.about is not None
 }
+#: intent -> the read that answers how much money a change would move ("if I cancelled it, how
+#: much would I get back?").
+MONEY_ABOUT_A_CHANGE: Mapping[str, str] = {r.intent: r.money_about for r in WRITE_REQUESTS if r.money_about}
 #: proposed write -> the requests that restate it ("yes, go ahead and cancel it").
 RESTATES: Mapping[str, frozenset[str]] = {
     action: frozenset({r.intent, *r.restated_by}) for r in WRITE_REQUESTS for action in r.proposes

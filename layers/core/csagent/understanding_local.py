@@ -294,6 +294,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
 
     - A cancellation told as done ("i cancelled #W1 - did my money come back?") asks what became
       of the money when the refund status is the runner-up: the order is cancelled already.
+    - A refund question about a change put hypothetically ("if I return it, how much would I get
+      back?"), with that change as the runner-up, is a question about the change.
     - An order read given an order id and a full postal address ("send order #W1 to 12 Main St,
       Springfield, IL 62704") asks to change where the order ships.
     - An intent that needs an order, in a clause that names none (and gives no mistyped id):
@@ -308,11 +310,16 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       runner-up: the catalogue question it reads most like.
     """
     from csagent.nlp.entities import is_general_question, mentions_catalogue, opens_question
+    from csagent.nlp.speech_acts import is_hypothetical
 
     address = entities.get("address") or {}
     if intent == "cancel_order" and runner_up == "refund_status" and CANCELLATION_DONE.search(text) \
             and not CANCEL_ASKED.search(text):
         return "refund_status"
+    if intent == "refund_status" and runner_up in WRITE_INTENTS and is_hypothetical(text):
+        # "if I return the backpack, how much do I get back?": a refund that would come of a change
+        # not yet asked for; the change's facts answer it, nothing is proposed.
+        return runner_up
     if intent in ORDER_READ_INTENTS and entities.get("order_id") and address.get("zip"):
         return "change_order_address"
     if intent == OUT_OF_SCOPE and runner_up in CATALOGUE_INTENTS and entities.get("products"):

@@ -528,7 +528,8 @@ def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:
 
 
 @pytest.mark.parametrize("question", ["what is the warranty on those headphones?",
-                                      "What's the warranty period for the headphones"])
+                                      "What's the warranty period for the headphones",
+                                      "whats the warranty on the headphones I ordered"])
 def test_asking_what_the_warranty_is_gets_its_term(question: str) -> None:
     # Given the manual above the warranty terms, as for "how long"
     manual = _detail("manual-headphones#3", 0.7, "Replacement ear cushions are not covered by the warranty.")

@@ -73,7 +73,8 @@ _REFERENCE = re.compile(r"(This|That|It|They|These|Those)\b")
 #: Questions whose answer is a period: "how long …", and "what is the warranty on …" (a warranty
 #: is stated as its term, "1 year of parts and labour").
 _ASKS_DURATION = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years|hours)|soon)\b"
-                            r"|\bwhat(?:'s|s|’s| is) (?:the |your )?warranty\b|\bwarranty (?:period|term|length)\b"
+                            r"|\bwhat(?:'s|s|’s| is) (?:the |your )?warranty\b"
+                            r"|\bwarranty (?:period|term|length)\b"
                             r"|多久|多长时间|几天|保修期", re.IGNORECASE)
 _GIVES_DURATION = re.compile(r"\b\d+(?:\s*(?:to|-|–)\s*\d+)?\s*(?:business\s+)?"
                              r"(?:years?|months?|weeks?|days?|hours?)\b|\bone (?:year|month|week|day)\b",

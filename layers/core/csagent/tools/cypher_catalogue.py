@@ -28,7 +28,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -469,17 +469,6 @@ class StoreVocabulary:
         """Every word that names a product: the catalogue's names and their everyday names."""
         return (*self.products, *self.aliases)
 
-    def names_one_product(self, question: str) -> bool:
-        """True when the question names a product by a name of its own ("the mechanical keyboard",
-        "bikes"), not by a word several products share ("kettles")."""
-        pattern = entity_pattern(self.names)
-        found = pattern.search(question) if pattern else None
-        if found is None:
-            return False
-        mention = found.group(0)
-        key = _name_key(mention)
-        return self.product_named(mention) != mention or sum(key == _name_key(p) for p in self.products) == 1
-
     def product_named(self, mention: str) -> str:
         """The catalogue name an everyday name stands for when it names one product ("bikes" ->
         "Bicycle"); the mention itself otherwise ("cameras" is a word of several products' names)."""
@@ -651,10 +640,7 @@ def extract_params(template: QueryTemplate, question: str, *,
 #: versions have that value (variants_by_option), "which sensor types" asks an option's values
 #: (product_option_values), whatever the rest of the sentence ("is it in stock?", "tell me about").
 OPTION_NARROWED = frozenset({"product_details", "product_availability", "product_options",
-                             "product_variants"})
-#: The products whose name holds a word ("what kinds of kettles"): no answer to a question that
-#: names one product by its own name.
-PRODUCTS_SHARING_A_WORD = "products_named"
+                             "product_variants", "products_named"})
 #: The lowest score at which such a product template, when it ranks first but below the matching
 #: threshold, still answers a question that names a product and one of its options (the product
 #: and the option are then the evidence the similarity alone lacks; off-catalogue questions name
@@ -827,17 +813,15 @@ class TemplateMatcher:
         template = self.catalogue.get(template_id)
         return template is not None and template.scope == "catalogue" and not template.params
 
-    def match(self, question: str, entities: Sequence[str] = (), *,
-              exclude: Collection[str] = ()) -> TemplateMatch | None:
+    def match(self, question: str, entities: Sequence[str] = ()) -> TemplateMatch | None:
         """The template for `question`, or None when below the threshold or too close to a rival.
 
         `entities`: entity strings already extracted from the question (product names ...),
-        masked like the catalogue's `[slots]`; `exclude`: templates that cannot answer it.
+        masked like the catalogue's `[slots]`.
         """
         if not question or not question.strip():
             return None
-        ranked = [r for r in self.rank(question, top_n=len(self.catalogue.templates), entities=entities)
-                  if r[0] not in exclude]
+        ranked = self.rank(question, top_n=len(self.catalogue.templates), entities=entities)
         if self.prepare(question, entities) != canonical_question(question):
             # A question that names a product is about that product: the store-wide catalogue
             # questions ("what types of products do you sell?") read alike once it is masked.
@@ -1041,17 +1025,14 @@ def matcher_for(embedder: Embedder, catalogue: Catalogue | None = None) -> Templ
 
 
 def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVocabulary,
-              params: Mapping[str, Any], embedder: Embedder, catalogue: Catalogue,
-              exclude: Collection[str] = ()) -> TemplateMatch | None:
+              params: Mapping[str, Any], embedder: Embedder, catalogue: Catalogue) -> TemplateMatch | None:
     """The match, narrowed to an option template when the question names one of the product's
     options (`narrow_by_option`). Also answers a product question that ranked a product template
     first but fell short of the threshold ("which sensor types can I choose from?")."""
     if matched is not None and matched.template.id not in OPTION_NARROWED:
         return matched
     if matched is None:
-        ranked = [r for r in matcher_for(embedder, catalogue).rank(question, top_n=2,
-                                                                   entities=vocabulary.names)
-                  if r[0] not in exclude]
+        ranked = matcher_for(embedder, catalogue).rank(question, top_n=1, entities=vocabulary.names)
         top_id, top_score, top_text = ranked[0]
         if top_id not in OPTION_NARROWED | {"product_option_values", "variants_by_option"} or \
                 top_score < OPTION_RANK_FLOOR:
@@ -1128,10 +1109,9 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         catalogue = load_catalogue()
         vocabulary = store_vocabulary(ctx.graph)
         given_entities = [v for v in params.values() if isinstance(v, str)]
-        exclude = (PRODUCTS_SHARING_A_WORD,) if vocabulary.names_one_product(question) else ()
         matched = matcher_for(ctx.embedder, catalogue).match(
-            question, entities=[*given_entities, *vocabulary.names], exclude=exclude)
-        matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue, exclude)
+            question, entities=[*given_entities, *vocabulary.names])
+        matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue)
         if matched is None:
             return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
                                      "No predefined query matches this question closely enough.",

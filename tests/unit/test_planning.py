@@ -300,3 +300,11 @@ def test_a_complaint_naming_a_charger_is_not_about_money():
                               order_id=ORDER)])
     # Then the order's status answers, not its payments
     assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]
+
+
+def test_a_request_with_every_detail_goes_to_the_action_whose_policy_check_says_why_not():
+    # Given "cancel #W…, I ordered it by mistake" about a processed order: nothing to ask
+    plan = plan_tasks([clause("cancel_order", "cancel it, I ordered it by mistake", order_id=ORDER,
+                              reason="ordered by mistake", order_status="processed", asks_for_change=True)])
+    # Then the action runs (its policy check refuses with the rule)
+    assert [t.task_type for t in plan.tasks] == ["cancel_order"]

@@ -208,3 +208,16 @@ def test_an_address_change_a_status_rules_out_says_the_rule_the_address_and_what
     # Then it names the rule, the address it has, and what can still change
     assert "delivered, so its shipping address can no longer be changed: only pending orders can" in text
     assert "227 Oak Street" in text and "default address" in text
+
+
+def test_a_rule_that_blocks_is_told_as_the_answer_without_a_breakdown_or_a_person() -> None:
+    # Given a cancellation the policy refused, with the tool's reason written for the customer
+    task = {"task_id": "t1", "task_type": "cancel_order", "tool": "customer_actions",
+            "args": {"args": {"order_id": "#W2611340"}}}
+    reason = ("Order #W2611340 has already shipped, so it can no longer be cancelled. You can return it "
+              "once it is delivered.")
+    result = {"status": "failed", "error": {"type": "business_rule_violation", "message": reason}}
+    # When it is described
+    text = describe_failure(task, result, "en")
+    # Then the rule and what is allowed are the answer: no "right now", no person offered
+    assert text == reason

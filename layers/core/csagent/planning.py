@@ -388,9 +388,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
                 _plan_question_about_a_change(b, intent, text, entities, memory)
-        elif intent in ACTION_INTENTS and _status_rules_out(intent, entities):
+        elif intent in ACTION_INTENTS and _status_rules_out(intent, entities) \
+                and any(not entities.get(name) for name in ACTION_INTENTS[intent][1]):
             # Check before asking: a delivered order cannot be cancelled, so the facts and the rule
-            # (and what is allowed instead) come at once, not a question about the reason first.
+            # (and what is allowed instead) come at once, not a question about the reason first. A
+            # request with every detail goes to the action, whose policy check says why not.
             _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS:
             action, required = ACTION_INTENTS[intent]

@@ -541,6 +541,11 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     message = str(error.get("message") or "").strip().rstrip(".")
     if task.get("tool") not in CUSTOMER_WORDED_TOOLS or lang != "en":
         message = ""  # not written for the customer (or not in their language): the templates speak
+    if error_type == "business_rule_violation" and message:
+        # A rule that blocks is an answer, told with what is allowed instead ("... has already
+        # shipped, so it can no longer be cancelled. You can return it ..."); not a breakdown, and
+        # a person only when the customer asks for one.
+        return f"{message}."
     if error_type == "no_results":
         # "Nothing found" is an answer, not a breakdown: say it as one.
         not_found = f"not_found_{task['task_type']}"

@@ -267,10 +267,9 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         return bool(entities.get("new_item_ids")) and named_method
     if intent == "return_request":
         return bool(entities.get("item_ids")) and named_method
-    if intent in ("change_order_address", "update_default_address"):
+    if intent == "change_order_address":
         # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?"
-        return bool(entities.get("address")) and (intent == "update_default_address"
-                                                  or bool(entities.get("order_id")))
+        return bool(entities.get("address")) and bool(entities.get("order_id"))
     return False
 
 

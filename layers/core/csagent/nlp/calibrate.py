@@ -95,7 +95,7 @@ def sweep_chinese(examples: Sequence[Example], top_ks: Sequence[int] = (1, 2, 3,
     gold = [e.intent for e in chinese]
     results: list[Candidate] = []
     for k in top_ks:
-        clf = _ChineseTopK(k, examples=list(examples))
+        clf = IntentClassifier(examples=list(examples), zh_top_k=k)
         scored = clf.chinese_scores([e.text for e in chinese], leave_out=list(range(len(chinese))))
         best = [max(row.items(), key=lambda kv: kv[1]) if row else (OUT_OF_SCOPE, 0.0) for row in scored]
         values = sorted({score for _, score in best})
@@ -106,18 +106,6 @@ def sweep_chinese(examples: Sequence[Example], top_ks: Sequence[int] = (1, 2, 3,
             prec, rec = _oos_pr(gold, pred)
             results.append(Candidate(k, round(cut, 4), acc, macro_f1(gold, pred), prec, rec))
     return results
-
-
-class _ChineseTopK(IntentClassifier):
-    """The classifier with a fixed Chinese top-k (the calibration's candidate)."""
-
-    def __init__(self, k: int, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._k = k
-
-    @property
-    def zh_top_k(self) -> int:
-        return self._k
 
 
 def choose(candidates: Sequence[Candidate]) -> Candidate:
@@ -136,12 +124,9 @@ def _with_chinese(chinese: Candidate) -> type[IntentClassifier]:
     """The classifier class with the Chinese settings chosen by `sweep_chinese`."""
 
     class WithChinese(IntentClassifier):
-        def __init__(self, **kwargs: object) -> None:
-            super().__init__(zh_threshold=chinese.threshold, **kwargs)  # type: ignore[arg-type]
-
-        @property
-        def zh_top_k(self) -> int:
-            return chinese.top_k
+        def __init__(self, *, threshold: float | None = None, top_k: int | None = None) -> None:
+            super().__init__(threshold=threshold, top_k=top_k, zh_threshold=chinese.threshold,
+                             zh_top_k=chinese.top_k)
 
     return WithChinese
 

@@ -56,7 +56,6 @@ DEFAULT_TOP_K = 3
 DEFAULT_ZH_THRESHOLD = 0.2
 DEFAULT_ZH_TOP_K = 3
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 _LATIN_LETTER = re.compile(r"[A-Za-z]")
 #: Ideographs enough to be a Chinese sentence, however much English it quotes.
 CHINESE_SENTENCE_IDEOGRAPHS = 6

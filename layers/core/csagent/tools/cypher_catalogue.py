@@ -798,10 +798,13 @@ class TemplateMatcher:
     def rank(self, question: str, top_n: int = 3,
              entities: Sequence[str] = ()) -> list[tuple[str, float, str]]:
         """Best templates for a question: (template id, score, closest text), best first."""
+        return self._rank_prepared(self.prepare(question, entities), top_n)
+
+    def _rank_prepared(self, prepared: str, top_n: int) -> list[tuple[str, float, str]]:
         import numpy as np
 
         index = self._ensure_index()
-        vec = np.asarray(self.embedder.embed([self.prepare(question, entities)])[0], dtype=np.float32)
+        vec = np.asarray(self.embedder.embed([prepared])[0], dtype=np.float32)
         norm = float(np.linalg.norm(vec))
         sims = index.vectors @ (vec / norm if norm else vec)
         scores, best_text = self._template_scores(sims)
@@ -821,8 +824,9 @@ class TemplateMatcher:
         """
         if not question or not question.strip():
             return None
-        ranked = self.rank(question, top_n=len(self.catalogue.templates), entities=entities)
-        if self.prepare(question, entities) != canonical_question(question):
+        prepared = self.prepare(question, entities)
+        ranked = self._rank_prepared(prepared, len(self.catalogue.templates))
+        if prepared != canonical_question(question):
             # A question that names a product is about that product: the store-wide catalogue
             # questions ("what types of products do you sell?") read alike once it is masked.
             ranked = [r for r in ranked if not self._store_wide(r[0])] or ranked

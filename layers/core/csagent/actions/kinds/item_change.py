@@ -12,6 +12,7 @@ from typing import Any
 
 from csagent.actions.plan import ItemChange
 from csagent.actions.policy import (
+    ActionName,
     ArgsError,
     OrderFacts,
     PaymentMethod,
@@ -19,6 +20,7 @@ from csagent.actions.policy import (
     Violation,
     check_gift_card_covers,
     check_item_counts,
+    check_status,
     id_list,
     normalise_order_id,
     parse_payment_method_id,
@@ -103,11 +105,14 @@ CheckedChanges = tuple[tuple[ItemChange, ...], Decimal, PaymentMethod]
 """An item change that passed its checks: the pairs, the price difference and the method."""
 
 
-def check_item_change(args: ItemChangeArgs, order: OrderFacts,
+def check_item_change(action: ActionName, status: str, args: ItemChangeArgs, order: OrderFacts,
                       rules: PolicyRules) -> CheckedChanges | Violation:
-    """The checks an exchange and a modification share, in the reference's order: the pairs,
-    the price difference (new prices minus old, to the cent), the payment method, and a gift
-    card covering a positive difference."""
+    """The checks an exchange and a modification share, in the reference's order: the order's
+    status (`status`: the one `action` needs), the pairs, the price difference (new prices minus
+    old, to the cent), the payment method, and a gift card covering a positive difference."""
+    violation = check_status(action, order, status, rules)
+    if violation:
+        return violation
     changes = select_item_changes(order, args, rules)
     if isinstance(changes, Violation):
         return changes

@@ -14,7 +14,7 @@ from typing import Any
 from csagent.actions.kinds.base import ActionKind
 from csagent.actions.kinds.item_change import ItemChangeArgs, check_item_change, parse_item_change
 from csagent.actions.plan import ActionPlan, NewTransaction, Refund
-from csagent.actions.policy import ActionName, OrderFacts, PolicyRules, Violation, check_status
+from csagent.actions.policy import ActionName, OrderFacts, PolicyRules, Violation
 
 
 def parse(raw: Mapping[str, Any], rules: PolicyRules) -> ItemChangeArgs:
@@ -24,10 +24,7 @@ def parse(raw: Mapping[str, Any], rules: PolicyRules) -> ItemChangeArgs:
 
 def plan(args: ItemChangeArgs, facts: Mapping[str, Any], rules: PolicyRules) -> ActionPlan | Violation:
     order = OrderFacts.from_graph(facts)
-    violation = check_status(ActionName.MODIFY_ITEMS, order, "pending", rules)
-    if violation:
-        return violation
-    checked = check_item_change(args, order, rules)
+    checked = check_item_change(ActionName.MODIFY_ITEMS, "pending", args, order, rules)
     if isinstance(checked, Violation):
         return checked
     changes, difference, method = checked

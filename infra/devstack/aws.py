@@ -50,7 +50,8 @@ def endpoint_for(port: int) -> str:
 
 
 def start_moto(port: int, log_path: Path) -> subprocess.Popen[bytes]:
-    """Start `python -m moto.server -H 127.0.0.1 -p PORT` (the `moto_server` entry point).
+    """Start moto on `PORT` through `moto_server.py`: moto's own server, with DynamoDB requests
+    serialised so conditional writes are atomic as on the real service (see that module).
 
     The server runs in its own session (process group) so the caller can stop it and only it
     with `os.killpg(proc.pid, ...)` or `stop_moto`; output goes to `log_path`.
@@ -58,7 +59,8 @@ def start_moto(port: int, log_path: Path) -> subprocess.Popen[bytes]:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            [sys.executable, str(Path(__file__).with_name("moto_server.py")),
+             "-H", "127.0.0.1", "-p", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

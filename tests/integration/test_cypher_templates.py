@@ -59,7 +59,8 @@ def owner_params() -> dict[str, Any]:
     """Parameters pointing at the owner's own data (and public catalogue data)."""
     return {"order_id": OWNER_ORDER, "tracking_id": "357962501027", "product_name": "water bottle",
             "product_id": "8310926033",
-            "item_id": "6469567736", "status": "processed", "also_status": "delivered",
+            "item_id": "6469567736", "options": "material: glass|color: blue",
+            "status": "processed", "also_status": "delivered",
             "not_status": "cancelled", "option_key": "color", "option_value": "blue",
             "category": "home and kitchen", "max_price": 50}
 
@@ -300,6 +301,84 @@ def test_a_question_naming_a_products_option_is_answered_in_customer_words(
     # Then the option's template ran, and the reply is a sentence from the store's data
     assert result.data is not None and result.data["template_id"] == template_id
     assert text == answer
+
+
+CHARGER = {"product_id": "6942297802", "name": "Portable Charger", "options": {"capacity": "20000mAh"}}
+
+
+def _ask(graph: Neo4jGraph, args: dict[str, Any]) -> tuple[ToolResult, str]:
+    from csagent.nlp.embeddings import get_embedder
+    from csagent.replies import describe_success
+
+    result = cc.run(Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args=args),
+                    _ctx(graph, None, get_embedder()))
+    return result, describe_success({"tool": cc.TOOL_NAME}, result.model_dump(mode="json"), "en")
+
+
+def test_a_grounded_product_with_options_is_answered_with_the_versions_having_them(graph: Neo4jGraph) -> None:
+    # Given a price question the understanding step grounded to the Portable Charger in 20000mAh
+    args = {"question": "What is the price of the 20000mAh portable charger, please?", "product": CHARGER}
+    # When the tool answers it
+    result, text = _ask(graph, args)
+    # Then the answer is the three 20000mAh versions in stock, cheapest first, not every charger
+    assert result.data is not None and result.data["template_id"] == "variants_with_options"
+    assert [r["price"] for r in result.data["rows"]] == [98.25, 102.07, 109.27]
+    assert text.startswith("Yes, the Portable Charger in capacity 20000mAh is available:")
+
+
+def test_options_no_version_has_are_an_answer_not_a_failure(graph: Neo4jGraph) -> None:
+    # Given a grounded product with two options no version has together (no 5000mAh charger is blue)
+    product = {**CHARGER, "options": {"capacity": "5000mAh", "color": "blue"}}
+    # When asked about it
+    result, text = _ask(graph, {"question": "do you have a blue 5000mAh charger?", "product": product})
+    # Then it succeeds with no versions, and says so with the product and options named
+    assert result.status is TaskStatus.SUCCESS and result.data is not None and result.data["rows"] == []
+    assert text == "Sorry, the Portable Charger in capacity 5000mAh and blue is not available right now."
+
+
+def test_a_grounded_product_is_the_evidence_a_weak_match_lacks(graph: Neo4jGraph) -> None:
+    # Given words that match no template closely, once alone and once grounded to the E-Reader
+    product = {"product_id": "3801771308", "name": "E-Reader", "options": {}}
+    alone, _ = _ask(graph, {"question": "ereader w/ sim?? $$"})
+    grounded, text = _ask(graph, {"question": "ereader w/ sim?? $$", "product": product})
+    # Then alone they are too unlike any question to answer; grounded, the best product question
+    # above the floor answers about that product instead of "say it another way"
+    assert alone.error is not None and alone.error.type is ErrorType.LOW_CONFIDENCE
+    assert grounded.data is not None and grounded.data["params"]["product_name"] == "ereader"
+    assert grounded.data["template_id"] == "product_price"
+    assert text.startswith("The E-Reader costs from $")
+
+
+def test_a_grounded_product_with_no_question_in_the_words_gets_its_overview(graph: Neo4jGraph) -> None:
+    # Given words that rank no template above the floor ("asdf qwerty"), grounded to the E-Reader
+    # (as a product picked from a list would be)
+    product = {"product_id": "3801771308", "name": "E-Reader", "options": {}}
+    result, text = _ask(graph, {"question": "asdf qwerty", "product": product})
+    # Then the product's versions, prices and options answer
+    assert result.data is not None and result.data["template_id"] == cc.GROUNDED_FALLBACK
+    assert text.startswith("We sell the E-Reader (6 versions")
+
+
+def test_that_one_is_the_product_the_conversation_is_about(graph: Neo4jGraph) -> None:
+    # Given a follow-up naming no product, and the thermostat the conversation was about
+    context = {"product_id": "4896585277", "name": "Smart Thermostat", "options": {}}
+    # When it is asked with and without that context
+    question = "Which colour is that one, please?"
+    with_context, text = _ask(graph, {"question": question, "context_product": context})
+    without, _ = _ask(graph, {"question": question})
+    # Then the context supplies the product, and the rest is read against its options
+    assert with_context.data is not None and with_context.data["template_id"] == "product_option_values"
+    assert text.startswith("The Smart Thermostat comes with these color options:")
+    assert without.status is TaskStatus.FAILED
+
+
+def test_words_naming_another_product_win_over_the_context(graph: Neo4jGraph) -> None:
+    # Given a question naming the office chair, in a conversation about the thermostat
+    context = {"product_id": "4896585277", "name": "Smart Thermostat", "options": {"color": "black"}}
+    # When it is answered
+    result, _ = _ask(graph, {"question": "How much does the office chair cost?", "context_product": context})
+    # Then it is about the chair
+    assert result.data is not None and [r["product_name"] for r in result.data["rows"]] == ["Office Chair"]
 
 # ----------------------------------------------------------------------- failures become data
 def test_a_query_over_its_timeout_is_a_retryable_timeout(graph: Neo4jGraph) -> None:

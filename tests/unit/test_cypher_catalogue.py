@@ -686,3 +686,7 @@ def test_an_everyday_name_stands_for_its_one_product_and_a_shared_word_for_all()
     assert vocabulary.product_named("cameras") == "cameras"
     assert vocabulary.product_named("kettles") == "kettles"
     assert "bike" in vocabulary.names and "Bicycle" in vocabulary.names
+    # and a whole word of several names is a category word; a word inside compounds is not
+    assert vocabulary.names_several("cameras") and vocabulary.names_several("kettle")
+    assert not vocabulary.names_several("bike")
+    assert not cc.StoreVocabulary(products=("Headphones", "Smartphone")).names_several("phones")

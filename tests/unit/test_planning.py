@@ -308,3 +308,33 @@ def test_a_request_with_every_detail_goes_to_the_action_whose_policy_check_says_
                               reason="ordered by mistake", order_status="processed", asks_for_change=True)])
     # Then the action runs (its policy check refuses with the rule)
     assert [t.task_type for t in plan.tasks] == ["cancel_order"]
+
+
+KETTLE = {"product_id": "1075968781", "name": "Electric Kettle", "options": {"capacity": "2L"}}
+LAPTOP = {"product_id": "4760268021", "name": "Laptop", "options": {}}
+
+
+def test_a_catalogue_question_carries_the_one_product_its_words_were_grounded_to():
+    # Given a product question grounded to the 2L kettle
+    plan = plan_tasks([clause("product_info", "how much is the 2L kettle?", products=[KETTLE])])
+    # When planned, the task carries that product (and its options) for the tool
+    assert plan.tasks[0].args["product"] == KETTLE
+    assert "context_product" not in plan.tasks[0].args
+
+
+def test_two_products_named_are_left_to_the_words():
+    plan = plan_tasks([clause("product_info", "kettle or laptop?", products=[KETTLE, LAPTOP])])
+    assert "product" not in plan.tasks[0].args and "context_product" not in plan.tasks[0].args
+
+
+def test_a_later_clause_without_a_product_is_about_the_earlier_clauses_product():
+    # Given "do you have the 2L kettle? how much?", split in two
+    plan = plan_tasks([clause("product_availability", "do you have the 2L kettle?", products=[KETTLE]),
+                       clause("product_info", "how much?")], memory={"last_product": LAPTOP})
+    # Then the second question is about the kettle, not the product of an earlier turn
+    assert plan.tasks[1].args["context_product"] == KETTLE
+
+
+def test_a_follow_up_turn_is_about_the_remembered_product():
+    plan = plan_tasks([clause("product_info", "which colour is that one?")], memory={"last_product": LAPTOP})
+    assert plan.tasks[0].args["context_product"] == LAPTOP

@@ -324,11 +324,15 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     expanded = expand_orders(fold_details(without_asides(clauses)))
     requested = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("asks_for_change")}
+    context = dict(memory)  # "that one" in a later clause is the product an earlier clause named
     for clause in expanded:
         intent = clause.get("intent", "")
         entities: dict[str, Any] = dict(clause.get("entities") or {})
         text = clause.get("text", "")
         order_id = entities.get("order_id")
+        named = _one_product(entities)
+        if named:
+            context["last_product"] = named
         if intent == "order_list" and order_id:
             intent = "order_status"  # "check order #W…" names one order: it is not a list question
         if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
@@ -377,7 +381,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                                                "fallback_template": "customer_profile",
                                                "templates": list(ACCOUNT_QUESTIONS)})
         elif intent in CATALOGUE_QUESTIONS:
-            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, {"question": text, "params": {}})
+            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, _catalogue_question(text, entities, context))
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
         elif intent == "cancel_order" and entities.get("partial_items"):
@@ -528,6 +532,27 @@ class PlannerAnswer(BaseModel):
 def actionable(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The clauses that ask for something a task serves."""
     return [c for c in clauses if c.get("intent") in TASK_CATALOGUE]
+
+
+def _catalogue_question(text: str, entities: Mapping[str, Any], memory: Mapping[str, Any]) -> dict[str, Any]:
+    """A question about the catalogue, with the one product its words were grounded to (and the
+    options named), else the product the conversation was last about ("which colour is that
+    one?"); the tool uses them where the question's own words fall short."""
+    args: dict[str, Any] = {"question": text, "params": {}}
+    named = _one_product(entities)
+    if named:
+        args["product"] = named
+    elif not entities.get("products") and isinstance(memory.get("last_product"), Mapping):
+        args["context_product"] = dict(memory["last_product"])
+    return args
+
+
+def _one_product(entities: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The catalogue product a clause's words were grounded to, when there is exactly one."""
+    products = [p for p in entities.get("products") or [] if isinstance(p, Mapping) and p.get("product_id")]
+    if len(products) != 1:
+        return None
+    return {k: products[0].get(k) for k in ("product_id", "name", "options", "surface") if k in products[0]}
 
 
 def known_order_ids(clauses: list[dict[str, Any]], memory: Mapping[str, Any] | None = None) -> list[str]:

@@ -308,16 +308,29 @@ def _variants_with_option(data: Mapping[str, Any], lang: str) -> str:
         options = rows[0].get("options")
         shown = str(options.get(key) or value) if key and isinstance(options, Mapping) else value
         option = _option_phrase(key, shown)  # as the catalogue spells it ("XXL", "5K")
-        in_stock = [r for r in rows if r.get("available")]
-        if not in_stock:
-            name = "option_unavailable_plural" if _plural(product) else "option_unavailable"
-            sentences.append(render(name, lang, product=product, option=option))
-            continue
-        items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
-                        price=_money(r.get("price"))) for r in in_stock]
-        name = "option_available_plural" if _plural(product) else "option_available"
-        sentences.append(render(name, lang, product=product, option=option, items=_listed(items, lang)))
+        sentences.append(_versions_in_option(product, option, rows, lang))
     return " ".join(sentences)
+
+
+def _variants_with_options(data: Mapping[str, Any], lang: str) -> str:
+    """The versions of one grounded product with every option the customer named (or none)."""
+    grounded = data.get("product") or {}
+    spelled = grounded.get("options") or {}
+    option = join_items([_option_phrase(str(k), str(v)) for k, v in spelled.items()], lang)
+    by_product = _by_product(_rows(data)) or {str(grounded.get("name") or ""): []}
+    return " ".join(_versions_in_option(product, option, rows, lang) for product, rows in by_product.items())
+
+
+def _versions_in_option(product: str, option: str, rows: Sequence[Mapping[str, Any]], lang: str) -> str:
+    """"Yes, the X in blue is available: ..." with each version in stock, or that none is."""
+    in_stock = [r for r in rows if r.get("available")]
+    if not in_stock:
+        name = "option_unavailable_plural" if _plural(product) else "option_unavailable"
+        return render(name, lang, product=product, option=option)
+    items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
+                    price=_money(r.get("price"))) for r in in_stock]
+    name = "option_available_plural" if _plural(product) else "option_available"
+    return render(name, lang, product=product, option=option, items=_listed(items, lang))
 
 
 def _product_option_keys(data: Mapping[str, Any], lang: str) -> str:
@@ -443,6 +456,7 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "product_by_id": _product_overview,
     "product_variants": _product_versions,
     "variants_by_option": _variants_with_option,
+    "variants_with_options": _variants_with_options,
     "product_options": _product_option_keys,
     "product_option_values": _product_option_values,
     "product_price": _product_price,

@@ -92,7 +92,6 @@ class LocalUnderstanding:
         from csagent.nlp.entities import extract_entities
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
-        from csagent.nlp.script import has_ideographs
 
         lang = detect_language(text)
         catalogue = self._catalogue() if self._catalogue else None
@@ -128,11 +127,12 @@ class LocalUnderstanding:
                 entities["email"] = found.emails[0]
             if found.addresses:
                 entities["address"] = found.addresses[0].as_dict()
-            products = found.products
-            if not products and catalogue and has_ideographs(piece):
-                products = product_mentions(piece, catalogue)  # "登山靴": the names in Chinese
+            # The catalogue's names and the everyday ones ("my phone" is the Smartphone, "登山靴"
+            # the Hiking Boots), as grounding reads them in the customer's orders.
+            products = product_mentions(piece, catalogue) if catalogue else found.products
             if products:
-                entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options}
+                entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
+                                         "surface": p.surface}
                                         for p in products if not p.ambiguous]
             product_refs = [r for r in found.references if r.kind == "product"]
             if product_refs:

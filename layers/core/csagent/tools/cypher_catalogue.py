@@ -61,7 +61,7 @@ DEFAULT_MARGIN = 0.02
 DEFAULT_TOP_K = 2
 
 ParamType = Literal["order_id", "tracking_id", "product_name", "product_id", "item_id", "status",
-                    "option_key", "option_value", "category", "int"]
+                    "option_key", "option_value", "option_filter", "category", "int"]
 Scope = Literal["customer", "catalogue"]
 
 #: Order statuses of the store (tau-retail plus the statuses the customer actions write).
@@ -89,6 +89,9 @@ _TYPE_RULES: dict[str, tuple[str, str]] = {
     "status": (r"^[a-z ()]{3,40}$", "an order status (" + ", ".join(ORDER_STATUSES) + ")"),
     "option_key": (r"^[a-z][a-z0-9 /_.-]{0,39}$", "an option name like 'color' or 'size'"),
     "option_value": (r"^[a-z0-9][a-z0-9 .,%+/()'-]{0,39}$", "an option value like 'blue' or 'XL'"),
+    "option_filter": (r"^[a-z][a-z0-9 /_.-]{0,39}: [^|:]{1,40}"
+                      r"(\|[a-z][a-z0-9 /_.-]{0,39}: [^|:]{1,40}){0,7}$",
+                      "options like 'capacity: 20000mah|color: blue'"),
     "category": (r"^[a-z0-9]{2,60}$", "a category name like 'electronics'"),
     "int": (r"^-?\d+$", "a whole number"),
 }
@@ -366,7 +369,7 @@ def normalise_param(spec: ParamSpec, value: Any) -> Any:
     if spec.type == "status":
         lowered = text.lower()
         return _STATUS_SYNONYMS.get(lowered, lowered)
-    return text.lower()  # option_key, option_value
+    return text.lower()  # option_key, option_value, option_filter
 
 
 def validate_params(template: QueryTemplate, params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -477,6 +480,16 @@ class StoreVocabulary:
             return mention  # "cameras": the word of several products' names
         owners = {name for alias, names in self.aliases.items() if _name_key(alias) == key for name in names}
         return next(iter(owners)) if len(owners) == 1 else mention
+
+    def names_several(self, mention: str) -> bool:
+        """Is the mention a whole word of several catalogue names ("cameras": the Action, Digital
+        and Indoor Security Camera), not of one ("bike") or only inside compounds ("phones")?"""
+        words = mention.lower().replace("-", " ").split()
+        if not words:
+            return False
+        words[-1] = _singular(words[-1])
+        pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"(?:e?s)?\b")
+        return sum(bool(pattern.search(name.lower().replace("-", " "))) for name in self.products) > 1
 
     def all_option_values(self) -> set[str]:
         return {v for pairs in self.options.values() for _, v in pairs}
@@ -1078,6 +1091,76 @@ def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
 #: the intent's own template (cosine, MiniLM), and by how much it must beat that template's own score.
 ORDER_QUESTION_MIN_SCORE = 0.55
 ORDER_QUESTION_MARGIN = 0.01
+#: Product templates whose answer the options a customer named narrow to the versions having them.
+OPTION_AWARE = OPTION_NARROWED | {"product_price", "variants_by_option", "cheapest_variant",
+                                  "most_expensive_variant"}
+#: The answer to a question about one grounded product that no template matches closely enough:
+#: the product's versions, price range and the options it comes in.
+GROUNDED_FALLBACK = "products_named"
+
+
+@dataclass(frozen=True)
+class GroundedProduct:
+    """The catalogue product (and options) the understanding step grounded a question to, as the
+    planner passes it in `args["product"]` (or the conversation's last one, `"context_product"`)."""
+
+    product_id: str
+    name: str
+    options: Mapping[str, str]
+    #: The customer's word for it ("phones"), when known.
+    surface: str | None = None
+
+    @classmethod
+    def read(cls, raw: Any) -> GroundedProduct | None:
+        """The product in `raw` (a mapping from the planner), or None when it is not one."""
+        if not isinstance(raw, Mapping):
+            return None
+        product_id, name = raw.get("product_id"), raw.get("name")
+        if not (isinstance(product_id, str) and re.fullmatch(r"\d{10}", product_id)
+                and isinstance(name, str) and name.strip()):
+            return None
+        options = raw.get("options")
+        kept = {str(k): str(v) for k, v in (options.items() if isinstance(options, Mapping) else ())
+                if isinstance(k, str) and isinstance(v, str) and "|" not in k + v and ":" not in k + v}
+        surface = raw.get("surface")
+        return cls(product_id, name.strip(), kept,
+                   surface if isinstance(surface, str) and surface.strip() else None)
+
+    def filter_params(self) -> dict[str, str]:
+        """The parameters of `variants_with_options`."""
+        return {"product_id": self.product_id,
+                "options": "|".join(f"{k}: {v}" for k, v in sorted(self.options.items()))}
+
+
+def _product_question(question: str, vocabulary: StoreVocabulary, embedder: Embedder,
+                      catalogue: Catalogue) -> TemplateMatch | None:
+    """The best-ranked template when it is a question about one product scoring at least
+    `OPTION_RANK_FLOOR`, for a question whose product is known without the words naming it."""
+    top_id, top_score, top_text = matcher_for(embedder, catalogue).rank(
+        question, top_n=1, entities=vocabulary.names)[0]
+    template = catalogue.get(top_id)
+    if template is None or top_score < OPTION_RANK_FLOOR or \
+            not any(spec.name == "product_name" for spec in template.params):
+        return None
+    return TemplateMatch(template, top_score, 0.0, None, -1.0, top_text)
+
+
+def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Task,
+                           catalogue: Catalogue) -> ToolResult:
+    """The versions of a grounded product with every option named. None of them is an answer too
+    ("we don't have the action camera in 5K"), so it succeeds with no rows; the product and the
+    options as the catalogue spells them travel with the rows for the reply."""
+    result = run_template("variants_with_options", product.filter_params(), ctx, task, catalogue=catalogue)
+    grounded = {"name": product.name, "options": dict(product.options)}
+    if result.error is not None and result.error.type == ErrorType.NO_RESULTS:
+        return ToolResult.ok(task, {"template_id": "variants_with_options", "scope": "catalogue",
+                                    "params": product.filter_params(), "rows": [], "row_count": 0,
+                                    "truncated": False, "product": grounded})
+    if result.data is not None:
+        result.data["product"] = grounded
+    return result
+
+
 #: Templates whose answer the fallback already gives (the overview holds status, carrier, tracking).
 SAME_ANSWER: dict[str, tuple[str, ...]] = {
     "order_overview": ("order_status", "order_tracking", "delivery_estimate"),
@@ -1112,10 +1195,26 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                                      "Template matching needs an embedder and none is configured.")
         catalogue = load_catalogue()
         vocabulary = store_vocabulary(ctx.graph)
+        product = GroundedProduct.read(args.get("product"))
+        if product is not None and product.surface and vocabulary.names_several(product.surface):
+            product = None  # "what cameras do you carry": a word of several products means them all
+        if product is not None and not params.get("product_name"):
+            # The words were grounded to this product ("phones" is the Smartphone, not every name
+            # holding "phone"): it is the product the question is about.
+            params = {**params, "product_name": product.name}
         given_entities = [v for v in params.values() if isinstance(v, str)]
         matched = matcher_for(ctx.embedder, catalogue).match(
             question, entities=[*given_entities, *vocabulary.names])
         matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue)
+        context = GroundedProduct.read(args.get("context_product"))
+        if matched is None and (product or context) is not None:
+            # The product (named here, or the one the conversation is about) is the evidence the
+            # similarity lacks: a product question that ranks first above the floor answers ("what
+            # does it cost?"); else a named product's versions, prices and options (below: those
+            # with the options named), rather than "say it another way".
+            matched = _product_question(question, vocabulary, ctx.embedder, catalogue)
+            if matched is None and product is not None:
+                matched = TemplateMatch(catalogue.get(GROUNDED_FALLBACK), 0.0, 0.0, None, -1.0, "")  # type: ignore[arg-type]
         if matched is None:
             return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
                                      "No predefined query matches this question closely enough.",
@@ -1123,6 +1222,22 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
         if matched.narrowed:
             extracted = {**extracted, **matched.narrowed}
+        about_a_product = any(spec.name == "product_name" for spec in matched.template.params)
+        subject = product
+        if subject is None and about_a_product and not extracted.get("product_name") \
+                and not params.get("product_name"):
+            subject = context  # no product in these words: the one the conversation is about
+        if subject is not None and subject.options and matched.template.id in OPTION_AWARE:
+            # "the price of the 20000mAh charger": the versions with every option named, not the
+            # price range of every charger (nor one option of several).
+            result = _versions_with_options(subject, ctx, task, catalogue)
+            result.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
+            return result
+        if subject is not None and about_a_product and not extracted.get("product_name") \
+                and not params.get("product_name"):
+            # Read the rest ("which colour?") against that product's own options.
+            params = {**params, "product_name": subject.name}
+            extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
         merged = {**extracted, **{k: v for k, v in params.items() if v is not None}}
         if _lacks_required(matched.template, merged) and matched.runner_up:
             # "which product has the most variants?" reads like the per-product variants question but

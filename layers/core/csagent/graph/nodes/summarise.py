@@ -85,6 +85,17 @@ def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str |
     return None
 
 
+def last_product(tasks: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any] | None:
+    """The catalogue product this turn answered about, for "that one" in the next turn."""
+    for task in reversed(tasks):
+        if (results.get(task["task_id"]) or {}).get("status") == "failed":
+            continue
+        product = (task.get("args") or {}).get("product")
+        if isinstance(product, dict) and product.get("product_id"):
+            return dict(product)
+    return None
+
+
 def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """What the next turn's "yes" will execute: the proposal exactly as listed back."""
     summary = data.get("summary") or []
@@ -172,4 +183,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     order_id = last_order_id(tasks, results)
     if order_id:
         update["memory"] = {"last_order_id": order_id}
+    product = last_product(tasks, results)
+    if product:
+        update["memory"] = {**update.get("memory", {}), "last_product": product}
     return update

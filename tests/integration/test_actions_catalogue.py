@@ -63,6 +63,7 @@ def test_a_customer_snapshot_holds_their_orders_lines_payments_methods_and_addre
     for order in snapshot["orders"]:
         record = dataset["orders"][order["order_id"]]
         assert order["status"] == record["status"]
+        assert order["address"] == record["address"]
         assert order["payment_history"] == record["payment_history"]
         assert [{k: line[k] for k in ("item_id", "product_id", "name", "price", "options")}
                 for line in order["lines"]] == record["items"]

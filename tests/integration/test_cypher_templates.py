@@ -264,6 +264,20 @@ def test_return_and_cancellation_eligibility_follow_the_policy(graph: Neo4jGraph
     assert cannot_cancel.data is not None and cannot_cancel.data["row"]["eligible"] is False
 
 
+def test_the_overview_says_where_the_order_ships(graph: Neo4jGraph, tau: dict[str, Any]) -> None:
+    from csagent.replies import describe_success
+
+    # Given the owner's processed order and the address tau-retail ships it to
+    expected = tau["orders"][OWNER_ORDER]["address"]
+    # When its overview is read and worded
+    result = _run(graph, "order_overview", {"order_id": OWNER_ORDER}, OWNER)
+    text = describe_success({"tool": cc.TOOL_NAME}, result.model_dump(mode="json"), "en")
+    # Then the address is the order's own, and the reply says the order ships there
+    assert result.data is not None
+    assert result.data["row"]["address"]["address1"] == expected["address1"]
+    assert f"It ships to {expected['address1']}" in text and expected["city"] in text
+
+
 # -------------------------------------------------------------------- the tool entry, end to end
 def test_a_question_is_matched_and_answered_from_the_store(graph: Neo4jGraph) -> None:
     from csagent.nlp.embeddings import get_embedder

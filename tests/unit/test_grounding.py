@@ -471,3 +471,40 @@ def test_a_product_named_only_to_rule_its_order_out_does_not_choose_it() -> None
                       _store(), _variants())
     # Then the boots rule their order out: the other kettle order is the one meant
     assert entities["order_id"] == "#W0000003"
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("the black one not the white one", "#W0000005"),
+    ("not the white one", "#W0000005"),
+    ("the white one", "#W0000004"),
+    ("not the white one, not the black one", None),  # every order ruled out: ask again
+])
+def test_an_option_named_after_a_negation_rules_its_order_out(answer: str, expected: str | None) -> None:
+    # Given two kettle orders listed back, a white kettle in one and a black kettle in the other
+    kettles = {v.item_id: v for v in _variants()[KETTLE]}
+    white, black = (_line(kettles[item], KETTLE, "Electric Kettle") for item in ("k-1L-white", "k-1L-black"))
+    candidates = [OrderView("#W0000004", "delivered", (white,), "card_1"),
+                  OrderView("#W0000005", "delivered", (black,), "card_1")]
+    # When the customer answers
+    chosen = pick_candidate(answer, candidates)
+    # Then the negated colour rules its order out and the other is chosen
+    assert (chosen.order_id if chosen else None) == expected
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("Not the one going to 985 Pine Lane, the other one.", "#W0000007"),
+    ("the one going to denver please", "#W0000007"),
+    ("the one for 985 pine lane", "#W0000006"),
+])
+def test_an_order_can_be_told_apart_by_where_it_ships(answer: str, expected: str) -> None:
+    # Given two pending orders with the same kettle, shipping to different addresses
+    white = next(v for v in _variants()[KETTLE] if v.item_id == "k-1L-white")
+    kettle = _line(white, KETTLE, "Electric Kettle")
+    candidates = [OrderView("#W0000006", "pending", (kettle,), "card_1",
+                            {"address1": "985 Pine Lane", "city": "Phoenix"}),
+                  OrderView("#W0000007", "pending", (kettle,), "card_1",
+                            {"address1": "12 Elm Street", "city": "Denver"})]
+    # When the customer describes one by its address
+    chosen = pick_candidate(answer, candidates)
+    # Then that order (or, negated, the other) is the one meant
+    assert chosen is not None and chosen.order_id == expected

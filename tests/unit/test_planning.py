@@ -338,3 +338,20 @@ def test_a_later_clause_without_a_product_is_about_the_earlier_clauses_product()
 def test_a_follow_up_turn_is_about_the_remembered_product():
     plan = plan_tasks([clause("product_info", "which colour is that one?")], memory={"last_product": LAPTOP})
     assert plan.tasks[0].args["context_product"] == LAPTOP
+
+
+def test_a_complaint_about_a_product_of_the_order_gets_its_items_and_a_quiet_policy_search():
+    # Given "you sent me the grey backpack, I wanted black" grounded to order #W2611340
+    backpack = {"product_id": "2524789262", "name": "Backpack", "options": {"color": "grey"}}
+    plan = plan_tasks([clause("complaint", "you sent me the grey backpack, I wanted black",
+                              order_id=ORDER, products=[backpack])])
+    # Then the order's overview, its items option by option, and the documents' word if any
+    assert [(t.task_type, t.args.get("template_id")) for t in plan.tasks] == [
+        ("order_status", "order_overview"), ("order_items", "order_items"), ("policy", None)]
+    assert plan.tasks[2].args["supplementary"] is True
+
+
+def test_a_complaint_naming_no_order_asks_the_documents_outright():
+    plan = plan_tasks([clause("complaint", "your deliveries are always late")])
+    assert [t.task_type for t in plan.tasks] == ["policy"]
+    assert plan.tasks[0].args["supplementary"] is False

@@ -1,8 +1,9 @@
-"""What a turn leaves for the next one: the order and the catalogue product it was about."""
+"""The summariser's helpers: what a turn leaves for the next one (the order and the catalogue
+product it was about), and which supplementary misses it leaves unsaid."""
 
 from __future__ import annotations
 
-from csagent.graph.nodes.summarise import last_order_id, last_product
+from csagent.graph.nodes.summarise import last_order_id, last_product, quiet_miss
 
 LAPTOP = {"product_id": "4760268021", "name": "Laptop", "options": {"ram": "32GB"}}
 
@@ -22,3 +23,24 @@ def test_a_failed_answer_leaves_no_product_and_orders_are_kept_apart() -> None:
     results = {"t1": {"status": "failed"}, "t2": {"status": "success"}}
     assert last_product(tasks, results) is None
     assert last_order_id(tasks, results) == "#W2611340"
+
+
+def _policy(supplementary: bool) -> dict:
+    return {"task_id": "t2", "task_type": "policy", "tool": "knowledge_search",
+            "args": {"question": "wrong colour, what now", "supplementary": supplementary}}
+
+
+NOTHING_FOUND = {"status": "failed", "error": {"type": "no_results", "message": "nothing"}}
+
+
+def test_a_supplementary_search_that_finds_nothing_is_unsaid_when_the_facts_answer() -> None:
+    results = {"t1": {"status": "success"}, "t2": NOTHING_FOUND}
+    assert quiet_miss(_policy(True), results)
+
+
+def test_misses_are_said_when_asked_for_alone_or_when_the_search_broke() -> None:
+    # a search the customer asked for, a supplementary one with nothing else answered, a timeout
+    assert not quiet_miss(_policy(False), {"t1": {"status": "success"}, "t2": NOTHING_FOUND})
+    assert not quiet_miss(_policy(True), {"t1": {"status": "failed"}, "t2": NOTHING_FOUND})
+    timeout = {"status": "failed", "error": {"type": "timeout", "message": "slow"}}
+    assert not quiet_miss(_policy(True), {"t1": {"status": "success"}, "t2": timeout})

@@ -375,7 +375,14 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
             elif order_id:
                 b.order_lookup(order_id)
-            b.add("policy", KNOWLEDGE, {"question": text})
+                if entities.get("products"):
+                    # "you sent me the grey one": what the order holds, option by option, beside
+                    # where it is and what can be done.
+                    b.add("order_items", PREDEFINED,
+                          {"template_id": "order_items", "params": {"order_id": order_id}})
+            # What the store's documents say, when they say anything: silent when they do not and
+            # the order's facts answer (`summarise.quiet_miss`).
+            b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id)})
         elif intent == "account_info":
             b.add("account_info", PREDEFINED, {"question": text, "params": {},
                                                "fallback_template": "customer_profile",

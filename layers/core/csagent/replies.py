@@ -57,6 +57,11 @@ def _order_overview(data: Mapping[str, Any], lang: str) -> str:
         text = render("order_status", lang, order_id=order_id, status=_status(status, lang), carrier=carrier,
                       tracking_number=tracking,
                       estimate=max(_date(s.get("estimated_delivery")) for s in shipped) or "-")
+    address = row.get("address")
+    if isinstance(address, Mapping) and address.get("address1") and status != "cancelled":
+        # "where is it going?" is part of "where is my order?": the address it ships (or went) to.
+        name = "order_status_delivered_to" if status == "delivered" else "order_status_ships_to"
+        text += " " + render(name, lang, address=_address_line(address))
     names = [i["name"] for i in row.get("items") or [] if i.get("name")]
     if names:
         text += " " + render("order_status_in_order", lang, items=join_items(names, lang))

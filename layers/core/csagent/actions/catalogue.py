@@ -45,13 +45,18 @@ CALL (c) {
     RETURN collect(l{.line_id, .item_id, .product_id, .name, .price, .options_json}) AS lines
   }
   CALL (o) {
+    OPTIONAL MATCH (o)-[:SHIPS_TO]->(sa:Address)
+    RETURN head(collect(sa{.address1, .address2, .city, .state, .zip, .country})) AS address
+  }
+  CALL (o) {
     OPTIONAL MATCH (o)-[:HAS_TRANSACTION]->(t:Transaction)-[:USING]->(tm:PaymentMethod)
     WITH t, tm ORDER BY t.seq
     RETURN collect(CASE WHEN t IS NULL THEN null ELSE
       {transaction_type: t.type, amount: t.amount, payment_method_id: tm.payment_method_id} END) AS payments
   }
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE
-    {order_id: o.order_id, status: o.status, lines: lines, payment_history: payments} END) AS orders
+    {order_id: o.order_id, status: o.status, address: address, lines: lines,
+     payment_history: payments} END) AS orders
 }
 RETURN c.customer_id AS customer_id, default_address, payment_methods, orders
 """
@@ -91,7 +96,7 @@ def customer_snapshot(graph: GraphStore, customer_id: str, *,
 
         {"customer_id", "default_address": {address1, address2, city, state, zip, country} | None,
          "payment_methods": [{payment_method_id, source, brand, last_four, balance}],
-         "orders": [{order_id, status,
+         "orders": [{order_id, status, address: {address1, ...} | None,
                      lines: [{line_id, item_id, product_id, name, price, options}],
                      payment_history: [{transaction_type, amount, payment_method_id}]}]}
     """
@@ -105,6 +110,7 @@ def customer_snapshot(graph: GraphStore, customer_id: str, *,
         "payment_methods": [{**method, "balance": _float(method.get("balance"))}
                             for method in row.get("payment_methods") or []],
         "orders": [{"order_id": order["order_id"], "status": order["status"],
+                    "address": dict(order["address"]) if order.get("address") else None,
                     "lines": [_line(line) for line in order.get("lines") or []],
                     "payment_history": [{**p, "amount": _float(p.get("amount"))}
                                         for p in order.get("payment_history") or []]}

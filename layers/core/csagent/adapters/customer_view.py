@@ -42,6 +42,7 @@ def read_customer_view(graph: GraphStore, customer_id: str, *, timeout_s: float 
         OrderView(
             order_id=str(o["order_id"]),
             status=str(o.get("status") or ""),
+            address={str(k): str(v) for k, v in o["address"].items() if v} if o.get("address") else None,
             paid_with=next(
                 (
                     p["payment_method_id"]

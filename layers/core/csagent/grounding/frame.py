@@ -15,6 +15,7 @@ from typing import Any
 
 from csagent.grounding.model import CustomerView, OrderView, Variant
 from csagent.grounding.resolve import (
+    negated_option,
     orders_mentioning,
     product_mentions,
     resolve_item_changes,
@@ -342,7 +343,9 @@ _ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, 
 
 def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | None:
     """The one order of those listed back that the customer's answer describes ("the gold one",
-    "the delivered one", "the second one"); None when the words fit several or none."""
+    "the delivered one", "the second one", "the plastic one, not the glass one", "the one going
+    to Denver"); None when the words fit several or none. A product, option value or address
+    named after a negation rules its order out; when that leaves one, it is the one meant."""
     from csagent.grounding.options import find_option_values, tokens
 
     if not candidates:
@@ -352,13 +355,24 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         if word in words and len(candidates) > max(index, -index - 1):
             return candidates[index]
     ruled_out = _ruled_out(text, candidates)
-    if len(candidates) - len(ruled_out) == 1 and _THE_OTHER.search(text):
-        # "not the one with the office chair, the other one"
+    addressed = {}
+    for order in candidates:
+        at = _address_named(text, order)
+        if at is not None and _NEGATED_BEFORE.search(text[:at]):
+            ruled_out.add(order.order_id)  # "not the one going to 985 Pine Lane"
+        addressed[order.order_id] = at is not None
+    hits_of = {}
+    for order in candidates:
+        dims = {k: [v] for line in order.lines for k, v in line.options.items()}
+        hits_of[order.order_id] = find_option_values(text, dims)
+        if any(negated_option(words, hit) for hit in hits_of[order.order_id]):
+            ruled_out.add(order.order_id)  # "the plastic one, not the glass one"
+    if ruled_out and len(candidates) - len(ruled_out) == 1:
+        # "not the one with the office chair, the other one", "not the white one"
         return next(o for o in candidates if o.order_id not in ruled_out)
     scores = []
     for order in candidates:
-        dims = {k: [v] for line in order.lines for k, v in line.options.items()}
-        score = len(find_option_values(text, dims))
+        score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]
         score += len(product_mentions(text, order.products()))
         described = statuses_described(text)
         if described and any(order.status.startswith(s) for s in described):
@@ -370,9 +384,21 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     return candidates[scores.index(best)]
 
 
-_THE_OTHER = re.compile(r"\b(?:the )?other (?:one|order)\b|\bnot the (?:one|order)\b", re.IGNORECASE)
 # "not the one with the office chair": a negation this close before a product rules its order out.
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\b[^.;!?]{0,30}$", re.IGNORECASE)
+
+
+def _address_named(text: str, order: OrderView) -> int | None:
+    """Where the text names the order's shipping address (its street line, or its city when the
+    street is not given), as a character offset; None when it does not."""
+    address = order.address or {}
+    for part in (address.get("address1"), address.get("city")):
+        if part and len(part) >= 4:
+            words = r"\s+".join(map(re.escape, part.split()))
+            found = re.search(r"\b" + words + r"\b", text, re.IGNORECASE)
+            if found:
+                return found.start()
+    return None
 
 
 def _ruled_out(text: str, candidates: Sequence[OrderView]) -> set[str]:

@@ -31,6 +31,9 @@ class OrderView:
     status: str
     lines: tuple[Line, ...] = ()
     paid_with: str | None = None  # the payment method of the order's first payment
+    #: Where the order ships: "address1" and "city" (and the rest), as the customer may describe
+    #: the order by it ("not the one going to 985 Pine Lane").
+    address: Mapping[str, str] | None = None
 
     def product_ids(self) -> set[str]:
         return {line.product_id for line in self.lines}

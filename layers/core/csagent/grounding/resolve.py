@@ -316,7 +316,8 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     return next((i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last), None)
 
 
-def _negated(toks: Sequence[str], hit: OptionHit) -> bool:
+def negated_option(toks: Sequence[str], hit: OptionHit) -> bool:
+    """Is the option value named after a negation ("not the glass one", "no black")?"""
     return any(t in _NEGATED for t in toks[max(0, hit.position - 3) : hit.position])
 
 
@@ -347,7 +348,7 @@ def _targets(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict[str, s
     kept = {h.key for h in hits if h.position > 0 and toks[h.position - 1] in _KEEP_WORDS}
     wanted: dict[str, str] = {}
     for hit in hits:
-        negated = hit.value not in ("yes", "no") and _negated(toks, hit)  # yes/no carry their "not"
+        negated = hit.value not in ("yes", "no") and negated_option(toks, hit)  # yes/no carry their "not"
         if hit.value == line.options.get(hit.key) or hit.key in kept or negated:
             continue
         after_pivot = pivot is not None and hit.position > pivot
@@ -362,7 +363,7 @@ def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
     """How well the words before the wish describe this line (negated words do not count)."""
     toks = tokens(segment)
     pivot = _pivot(toks, hits)
-    described = [h for h in hits if (pivot is None or h.position < pivot) and not _negated(toks, h)]
+    described = [h for h in hits if (pivot is None or h.position < pivot) and not negated_option(toks, h)]
     return sum(1 for h in described if line.options.get(h.key) == h.value)
 
 

@@ -96,6 +96,17 @@ def last_product(tasks: list[dict[str, Any]], results: dict[str, Any]) -> dict[s
     return None
 
 
+def quiet_miss(task: dict[str, Any], results: dict[str, Any]) -> bool:
+    """A supplementary lookup that found nothing while another task of the turn answered: the
+    store's documents have nothing to add to a complaint whose order facts are given, and saying
+    "I couldn't find a policy" would read as a failure of the answer."""
+    result = results.get(task["task_id"]) or {}
+    if not (task.get("args") or {}).get("supplementary") or result.get("status") != "failed" \
+            or (result.get("error") or {}).get("type") != "no_results":
+        return False
+    return any((r or {}).get("status") == "success" for tid, r in results.items() if tid != task["task_id"])
+
+
 def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """What the next turn's "yes" will execute: the proposal exactly as listed back."""
     summary = data.get("summary") or []
@@ -148,7 +159,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     citations: list[dict[str, Any]] = []
     proposals: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    for task in grouped(tasks):
+    shown = [task for task in grouped(tasks) if not quiet_miss(task, results)]
+    for task in shown:
         result = results.get(task["task_id"])
         if result is None or result.get("status") == "failed":
             failed.append(task)
@@ -162,7 +174,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     failures = len(failed)
     written, how = None, "template"
     if not proposals:  # a proposed change is listed back word for word, never paraphrased
-        written, how = _model_reply(state, lines, grouped(tasks), failed, runtime.context)
+        written, how = _model_reply(state, lines, shown, failed, runtime.context)
     # Two requests that failed for the same reason ("what's in #W1 and when does it ship?") say it once.
     lines = [written] if written is not None else list(dict.fromkeys(lines))
     missing = (state.get("trace") or {}).get("missing") or []

@@ -158,6 +158,41 @@ def test_a_reason_phrased_as_a_cancellation_continues_the_waiting_request():
     assert resumed.clauses[0].entities == {"order_id": "#W3096415", "reason": "ordered by mistake"}
 
 
+ADDRESS_WAITING = [{"intent": "change_order_address", "parameter": "order_id",
+                    "entities": {"order_candidates": ["#W7752859", "#W9892169"]}}]
+NEW_ADDRESS = {"address1": "77 Birch Street", "city": "Charlotte", "state": "NC", "zip": "28205"}
+
+
+def test_an_answer_picking_an_order_continues_the_request_with_the_details_it_adds():
+    from csagent.understanding import resume_awaiting
+
+    # Given "which order?" asked for an address change, and an answer that picks one of the orders
+    # in words read as a product question, then states the new address
+    picked = {"order_id": "#W9892169", "picked_candidate": True}
+    answer = Understanding("knowledge_and_actions", "product_info", 0.53, clauses=(
+        Clause(text="not the one with the kettle, the other one, with the helmet", intent="product_info",
+               confidence=0.53, entities=picked),
+        Clause(text="The new address is 77 Birch Street, Charlotte, NC 28205",
+               intent="update_default_address", confidence=0.61,
+               entities={**picked, "address": NEW_ADDRESS, "asks_for_change": False})))
+    # When it is read as the answer it is
+    resumed = resume_awaiting(answer, ADDRESS_WAITING)
+    # Then the address change continues for that order, with that address, as a request
+    assert resumed is not None and resumed.intent == "change_order_address"
+    entities = resumed.clauses[0].entities
+    assert entities["order_id"] == "#W9892169" and entities["address"] == NEW_ADDRESS
+    assert "asks_for_change" not in entities and "picked_candidate" not in entities
+
+
+def test_an_answer_picking_an_order_that_asks_for_another_change_is_a_request_of_its_own():
+    from csagent.understanding import resume_awaiting
+
+    answer = Understanding("knowledge_and_actions", "cancel_order", 0.8, clauses=(
+        Clause(text="the other one, and cancel it", intent="cancel_order", confidence=0.8,
+               entities={"order_id": "#W9892169", "picked_candidate": True, "asks_for_change": True}),))
+    assert resume_awaiting(answer, ADDRESS_WAITING) is None
+
+
 @pytest.mark.parametrize(("text", "answer"), [
     ("yes, that's right, please go ahead", "yes"),
     ("sure, do it", "yes"),

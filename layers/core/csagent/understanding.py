@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from csagent.nlp.confirmation import Answer, classify_confirmation, lean
-from csagent.requests import RESTATES
+from csagent.requests import RESTATES, WRITE_INTENTS
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,17 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
     """The customer answering the question the assistant asked ("why are you cancelling?" →
     "no longer needed"): the waiting request continues with the given parameter.
 
-    None when the message makes a request of its own, or does not give what was asked for."""
-    own = [c for c in understanding.clauses if c.intent not in PASSIVE_INTENTS and c.confidence >= 0.5]
-    given = {k: v for c in understanding.clauses for k, v in c.entities.items()}
+    None when the message makes a request of its own, or does not give what was asked for. An
+    answer that picks one of the orders listed back ("not the one with the dumbbells, the other
+    one") describes that order and may add details ("the new address is ..."): only a change it
+    asks for is a request of its own."""
+    answering = any(c.entities.get("picked_candidate") for c in understanding.clauses)
+    own = [c for c in understanding.clauses if c.intent not in PASSIVE_INTENTS and c.confidence >= 0.5
+           and not (answering and _describes(c))]
+    # The details an answer gives join the waiting request; a describing clause's own reading
+    # ("the new address is ..." asks for nothing) is not the request's.
+    given = {k: v for c in understanding.clauses for k, v in c.entities.items()
+             if k != "picked_candidate" and not (answering and k == "asks_for_change" and _describes(c))}
     waiting_intents = {w["intent"] for w in awaiting}
     # "I ordered it by mistake" after "why are you cancelling?" reads as a cancellation itself:
     # a request of the same kind as the one waiting continues it; any other request is new.
@@ -60,6 +68,12 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
         return None
     return Understanding(route="knowledge_and_actions", intent=resumed[0].intent, confidence=1.0,
                          lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))
+
+
+def _describes(clause: Clause) -> bool:
+    """In an answer to "which order?": a clause that asks for no change ("the other one, with the
+    helmet", "the new address is 77 Birch Street") gives details, it makes no request."""
+    return clause.intent not in WRITE_INTENTS or clause.entities.get("asks_for_change") is False
 
 
 # What a clause can name that makes it a request of its own, whatever its intent.

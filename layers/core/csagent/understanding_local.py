@@ -102,8 +102,9 @@ class LocalUnderstanding:
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
+        picked = None
         if not fallback_order and view is not None:
-            fallback_order = _answered_candidate(text, state, view)
+            fallback_order = picked = _answered_candidate(text, state, view)
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
         variants = self._variants() if self._variants and view is not None else None
@@ -167,6 +168,8 @@ class LocalUnderstanding:
             confidence = float(prediction.confidence)
             if grounded_to_store:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
+            if picked and entities.get("order_id") == picked:
+                entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
         clauses = _without_ruled_out_changes(clauses)

@@ -89,7 +89,7 @@ class LocalUnderstanding:
         from csagent.grounding.frame import names_a_purchase
         from csagent.grounding.resolve import product_mentions
         from csagent.nlp.clauses import segment
-        from csagent.nlp.entities import extract_entities
+        from csagent.nlp.entities import extract_entities, find_references
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
 
@@ -110,7 +110,9 @@ class LocalUnderstanding:
         variants = self._variants() if self._variants and view is not None else None
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
-            found = extract_entities(piece, catalogue)
+            # Ids, emails and addresses here; products (searched once, with their everyday names)
+            # and references (with the catalogue's words) below.
+            found = extract_entities(piece)
             entities: dict[str, Any] = {}
             order_id = found.order_ids[0] if found.order_ids else fallback_order
             if len(found.order_ids) > 1:
@@ -130,12 +132,12 @@ class LocalUnderstanding:
                 entities["address"] = found.addresses[0].as_dict()
             # The catalogue's names and the everyday ones ("my phone" is the Smartphone, "登山靴"
             # the Hiking Boots), as grounding reads them in the customer's orders.
-            products = product_mentions(piece, catalogue) if catalogue else found.products
+            products = product_mentions(piece, catalogue) if catalogue else []
             if products:
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
                                          "surface": p.surface}
                                         for p in products if not p.ambiguous]
-            product_refs = [r for r in found.references if r.kind == "product"]
+            product_refs = [r for r in find_references(piece, catalogue) if r.kind == "product"]
             if product_refs:
                 entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}
             runner_up = getattr(prediction, "runner_up", None)  # a model's labels have none

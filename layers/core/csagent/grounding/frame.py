@@ -355,16 +355,14 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         if word in words and len(candidates) > max(index, -index - 1):
             return candidates[index]
     ruled_out = _ruled_out(text, candidates)
-    addressed = {}
+    addressed, hits_of = {}, {}
     for order in candidates:
         at = _address_named(text, order)
-        if at is not None and _NEGATED_BEFORE.search(text[:at]):
-            ruled_out.add(order.order_id)  # "not the one going to 985 Pine Lane"
         addressed[order.order_id] = at is not None
-    hits_of = {}
-    for order in candidates:
         dims = {k: [v] for line in order.lines for k, v in line.options.items()}
         hits_of[order.order_id] = find_option_values(text, dims)
+        if at is not None and _NEGATED_BEFORE.search(text[:at]):
+            ruled_out.add(order.order_id)  # "not the one going to 985 Pine Lane"
         if any(negated_option(words, hit) for hit in hits_of[order.order_id]):
             ruled_out.add(order.order_id)  # "the plastic one, not the glass one"
     if ruled_out and len(candidates) - len(ruled_out) == 1:

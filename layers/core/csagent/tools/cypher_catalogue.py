@@ -1139,10 +1139,14 @@ def _product_question(question: str, vocabulary: StoreVocabulary, embedder: Embe
     top_id, top_score, top_text = matcher_for(embedder, catalogue).rank(
         question, top_n=1, entities=vocabulary.names)[0]
     template = catalogue.get(top_id)
-    if template is None or top_score < OPTION_RANK_FLOOR or \
-            not any(spec.name == "product_name" for spec in template.params):
+    if template is None or top_score < OPTION_RANK_FLOOR or not _takes_product(template):
         return None
     return TemplateMatch(template, top_score, 0.0, None, -1.0, top_text)
+
+
+def _takes_product(template: QueryTemplate) -> bool:
+    """Is the template about one product (it takes a `product_name`)?"""
+    return any(spec.name == "product_name" for spec in template.params)
 
 
 def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Task,
@@ -1150,11 +1154,12 @@ def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Tas
     """The versions of a grounded product with every option named. None of them is an answer too
     ("we don't have the action camera in 5K"), so it succeeds with no rows; the product and the
     options as the catalogue spells them travel with the rows for the reply."""
-    result = run_template("variants_with_options", product.filter_params(), ctx, task, catalogue=catalogue)
+    params = product.filter_params()
+    result = run_template("variants_with_options", params, ctx, task, catalogue=catalogue)
     grounded = {"name": product.name, "options": dict(product.options)}
     if result.error is not None and result.error.type == ErrorType.NO_RESULTS:
         return ToolResult.ok(task, {"template_id": "variants_with_options", "scope": "catalogue",
-                                    "params": product.filter_params(), "rows": [], "row_count": 0,
+                                    "params": params, "rows": [], "row_count": 0,
                                     "truncated": False, "product": grounded})
     if result.data is not None:
         result.data["product"] = grounded
@@ -1222,19 +1227,17 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
         if matched.narrowed:
             extracted = {**extracted, **matched.narrowed}
-        about_a_product = any(spec.name == "product_name" for spec in matched.template.params)
-        subject = product
-        if subject is None and about_a_product and not extracted.get("product_name") \
-                and not params.get("product_name"):
-            subject = context  # no product in these words: the one the conversation is about
+        # A product question whose words name no product: the one the conversation is about.
+        unnamed = _takes_product(matched.template) and not extracted.get("product_name") \
+            and not params.get("product_name")
+        subject = product or (context if unnamed else None)
         if subject is not None and subject.options and matched.template.id in OPTION_AWARE:
             # "the price of the 20000mAh charger": the versions with every option named, not the
             # price range of every charger (nor one option of several).
             result = _versions_with_options(subject, ctx, task, catalogue)
             result.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
             return result
-        if subject is not None and about_a_product and not extracted.get("product_name") \
-                and not params.get("product_name"):
+        if subject is not None and unnamed:
             # Read the rest ("which colour?") against that product's own options.
             params = {**params, "product_name": subject.name}
             extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)

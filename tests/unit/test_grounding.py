@@ -388,6 +388,40 @@ def test_a_size_step_moves_along_the_products_sizes(text: str, new_item: str | N
     assert got == new_item
 
 
+@pytest.mark.parametrize(("text", "new_item"), [
+    ("I'd like a bigger kettle, same colour", "k-1.5L-white"),          # 1L -> 1.5L
+    ("the kettle with the largest capacity please", "k-2L-white"),
+    ("swap the kettle for a bigger one in black", "k-1.5L-black"),
+    ("the boots in size 8 if that's cheaper", "b-8-leather-yes"),      # $108 < $112
+])
+def test_comparatives_move_an_item_along_its_products_values(text: str, new_item: str) -> None:
+    order = _store().order("#W0000001")
+    assert order is not None
+    changes = resolve_item_changes(text, order, _variants())
+    assert [c.new.item_id if c.new else c.problem for c in changes.changes] == [new_item]
+
+
+def test_a_cheaper_wish_that_is_not_cheaper_is_told_not_made() -> None:
+    order = _store().order("#W0000001")
+    assert order is not None
+    # every kettle costs the same: black is not cheaper
+    changes = resolve_item_changes("switch the kettle to black if it's cheaper", order, _variants())
+    assert changes.changes[0].new is None
+    assert changes.changes[0].problem == "No Electric Kettle in black costs less than yours ($50.00)."
+    # a cheaper boot keeping leather and waterproof: three sizes fit equally, so the customer picks
+    changes = resolve_item_changes("I want cheaper boots, still leather", order, _variants())
+    assert changes.changes[0].new is None
+    fitting = {v.item_id for v in changes.changes[0].options}
+    assert fitting == {"b-7-leather-yes", "b-8-leather-yes", "b-9-leather-yes"}
+
+
+def test_a_comparative_on_options_without_an_order_asks() -> None:
+    order = _store().order("#W0000002")
+    assert order is not None
+    changes = resolve_item_changes("a bigger office chair, the black one", order, _variants())
+    assert [c.problem for c in changes.changes] == ["What would you like the Office Chair changed to?"]
+
+
 def test_products_named_in_chinese_find_the_order() -> None:
     from csagent.grounding.resolve import product_mentions
 
@@ -508,3 +542,28 @@ def test_an_order_can_be_told_apart_by_where_it_ships(answer: str, expected: str
     chosen = pick_candidate(answer, candidates)
     # Then that order (or, negated, the other) is the one meant
     assert chosen is not None and chosen.order_id == expected
+
+
+def _order_of(order_id: str, *names: str) -> OrderView:
+    lines = tuple(Line(f"{order_id}-{n}", f"p-{n}", n, 10.0, {}) for n in names)
+    return OrderView(order_id, "pending", lines, "card_1")
+
+
+@pytest.mark.parametrize(("text", "candidates", "meant"), [
+    # the negation reaches over its whole description, up to the dash
+    ("Not the one in the big order with the dumbbells and the skateboard - the other one, where the "
+     "tablet's on its own", (("#W1", "Skateboard", "Dumbbell Set", "Tablet"), ("#W2", "Tablet")), "#W2"),
+    # "the electric kettle" is the Electric Kettle, not the other order's Tea Kettle
+    ("Not the one with just the electric kettle - the other one, with the helmet",
+     (("#W1", "Electric Kettle"), ("#W2", "Cycling Helmet", "Tea Kettle")), "#W2"),
+    # a product both orders hold rules neither out
+    ("not the one with the tablet, the one with the skateboard",
+     (("#W1", "Skateboard", "Tablet"), ("#W2", "Tablet")), "#W1"),
+])
+def test_a_negated_description_rules_out_the_order_it_describes(
+    text: str, candidates: tuple[tuple[str, ...], ...], meant: str
+) -> None:
+    from csagent.grounding.frame import pick_candidate
+
+    chosen = pick_candidate(text, [_order_of(*c) for c in candidates])
+    assert chosen is not None and chosen.order_id == meant

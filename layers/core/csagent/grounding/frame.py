@@ -230,10 +230,12 @@ def fill_item_changes(
     if problems:
         options = [c for c in changes.changes if c.options]
         listed = "; ".join(
-            f"{c.line.name}: " + " or ".join(", ".join(v.options.values()) for v in c.options[:4])
+            f"the {c.line.name} in " + " or ".join(
+                f"{', '.join(v.options.values())} (${v.price:.2f})" for v in c.options[:4])
             for c in options
         )
-        return {**out, "question": " ".join(problems) + (f" ({listed})" if listed else "")}
+        said = " ".join(problems) + (f" Available: {listed}." if listed else "")
+        return {**out, "question": f"Order {order.order_id}: {said}"}  # which order was found
     if not changes.changes:
         items = ", ".join(x.label() for x in order.lines)
         return {
@@ -399,12 +401,34 @@ def _address_named(text: str, order: OrderView) -> int | None:
     return None
 
 
+# What a negation describes: up to the end of its phrase ("not the one in the big order with the
+# dumbbells and the skateboard - the other one"): a sentence end, a dash, "but", "the other", or a
+# comma before the one meant ("not the one with the tablet, the one with the skateboard").
+_NEGATED_PHRASE = re.compile(
+    r"\b(?:not|no|never|isn't|wasn't)\b.*?(?=[.;!?\u2014\u2013]|\s-\s|,?\s*\bbut\b|\bthe other\b|"
+    r",\s*(?:the one|it'?s|i mean|rather|instead)\b|$)",
+    re.IGNORECASE,
+)
+
+
 def _ruled_out(text: str, candidates: Sequence[OrderView]) -> set[str]:
-    """The candidates a negated product mention rules out ("not the one w the office chair")."""
+    """The candidates a negated description rules out ("not the one w the office chair", "not the
+    one in the big order with the dumbbells and the skateboard"): those holding every product it
+    names."""
+    spans = [m.span() for m in _NEGATED_PHRASE.finditer(text)]
+    if not spans:
+        return set()
+    # Read against all the listed orders' products at once: "the electric kettle" is the Electric
+    # Kettle, not the Tea Kettle another order holds.
+    products = list({p["product_id"]: p for o in candidates for p in o.products()}.values())
+    negated = {m.product_id for m in product_mentions(text, products)
+               if any(a <= m.span[0] < b for a, b in spans)}
     out = set()
     for order in candidates:
-        mentions = product_mentions(text, order.products())
-        if mentions and all(_NEGATED_BEFORE.search(text[: m.span[0]]) for m in mentions):
+        held = order.product_ids()
+        others = [o.product_ids() for o in candidates if o is not order]
+        # a product every candidate holds says nothing about which one is ruled out
+        if any(p in held and not all(p in other for other in others) for p in negated):
             out.add(order.order_id)
     return out
 

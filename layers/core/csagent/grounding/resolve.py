@@ -19,6 +19,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.grounding.comparatives import apply_moves
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import OptionHit, find_option_values, tokens
 from csagent.nlp.script import has_ideographs
@@ -222,6 +223,9 @@ _SPLIT = re.compile(
     re.IGNORECASE,
 )
 _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
+# "the same camera with the 10x zoom", "same again but in gold": everything else stays as it is.
+_SAME_BUT = re.compile(r"\bsame\b", re.IGNORECASE)
+_CHEAPER = re.compile(r"\b(cheaper|less expensive|lower[- ]priced|costs? less)\b", re.IGNORECASE)
 # Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
 # "leather, then suede", "black or navy". A part that names no other option value adds nothing.
 _FALLBACK = re.compile(r"\b(?:if|otherwise|failing that|or else|else|in case)\b|,?\s*\bthen\b|\bor\b",
@@ -229,13 +233,6 @@ _FALLBACK = re.compile(r"\b(?:if|otherwise|failing that|or else|else|in case)\b|
 _CONDITION_FAILS = re.compile(
     r"\b(?:no|not|none|out of stock|unavailable|sold out|can'?t|cannot)\b|n't\b", re.IGNORECASE
 )
-# "a size up", "one size smaller", "two sizes down": a step along the product's size values.
-_SIZE_STEP = re.compile(
-    r"\b(?:(a|one|1|two|2|half a)\s+)?sizes?\s+(up|down|bigger|larger|smaller)\b|"
-    r"\b(bigger|larger|smaller)\s+size\b|\bsize\s+(up|down)\b",
-    re.IGNORECASE,
-)
-_SIZE_ORDER = ("xxs", "xs", "s", "m", "l", "xl", "xxl", "xxxl")
 
 
 @dataclass(frozen=True)
@@ -244,6 +241,7 @@ class ItemChange:
     new: Variant | None
     problem: str | None = None  # why no single variant fits (the customer is asked)
     options: tuple[Variant, ...] = ()  # the variants that fit equally, when several do
+    unstated: bool = False  # the item is named but no change for it is
 
 
 @dataclass(frozen=True)
@@ -368,17 +366,23 @@ def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
 
 
 def choose_variant(
-    line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool = False
+    line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool = False,
+    cheaper: bool = False,
 ) -> ItemChange:
-    """The variant of the line's product with the `wanted` options that keeps most of the others."""
+    """The variant of the line's product with the `wanted` options that keeps most of the others;
+    with `cheaper`, only one priced below the item ("if it's cheaper, switch me")."""
     fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
+    shown = ", ".join(wanted.values())
     if not fitting:
-        shown = ", ".join(wanted.values())
         return ItemChange(line, None, f"The {line.name} does not come in {shown}.")
     available = [v for v in fitting if v.available]
     if not available:
-        shown = ", ".join(wanted.values())
         return ItemChange(line, None, f"The {line.name} in {shown} is not available right now.")
+    if cheaper:
+        available = [v for v in available if v.price < line.price]
+        if not available:
+            which = f"in {shown} " if shown else ""
+            return ItemChange(line, None, f"No {line.name} {which}costs less than yours (${line.price:.2f}).")
     if cheapest:
         low = min(v.price for v in available)
         available = [v for v in available if v.price == low]
@@ -447,31 +451,6 @@ def _alternatives(
     return alternatives
 
 
-def _size_step(segment: str, line: Line, dims: Mapping[str, Sequence[str]]) -> dict[str, str]:
-    """ "a size up", "one size smaller": the next size along the product's own sizes."""
-    m = _SIZE_STEP.search(segment)
-    key = next((k for k in dims if k.lower() == "size"), None)
-    current = line.options.get(key) if key else None
-    if m is None or key is None or current is None:
-        return {}
-    direction = next(g for g in (m.group(2), m.group(3), m.group(4)) if g).lower()
-    steps = 2 if (m.group(1) or "").lower() in ("two", "2") else 1
-    values = list(dims[key])
-
-    def rank(value: str) -> float:
-        try:
-            return float(value.split()[0])
-        except ValueError:
-            low = value.lower()
-            return float(_SIZE_ORDER.index(low)) if low in _SIZE_ORDER else float("nan")
-
-    ordered = sorted((v for v in values if rank(v) == rank(v)), key=rank)
-    if current not in ordered:
-        return {}
-    index = ordered.index(current) + (steps if direction in ("up", "bigger", "larger") else -steps)
-    return {key: ordered[index]} if 0 <= index < len(ordered) else {}
-
-
 def resolve_item_changes(
     text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]]
 ) -> ItemChanges:
@@ -491,27 +470,33 @@ def resolve_item_changes(
         # Two of the same product ("the black chair, not the blue one"): the one the words describe.
         line = max(lines, key=lambda x: _line_fit(x, wish, hits)) if len(lines) > 1 else lines[0]
         used.append(line)
-        wanted = {**_size_step(wish, line, dims), **_targets(wish, line, hits)}
-        if not wanted:
+        wanted = {**apply_moves(wish, line.options, dims), **_targets(wish, line, hits)}
+        cheaper = bool(_CHEAPER.search(segment))
+        if not wanted and not cheaper:
             if _SAME.search(segment):
                 current = next((v for v in product_variants if v.item_id == line.item_id), None)
                 changes.append(
                     ItemChange(line, current or Variant(line.item_id, dict(line.options), line.price, True))
                 )
             else:
-                changes.append(ItemChange(line, None, f"What would you like the {line.name} changed to?"))
+                changes.append(
+                    ItemChange(line, None, f"What would you like the {line.name} changed to?", unstated=True)
+                )
             continue
         cheapest = bool(_CHEAPEST.search(segment))
         alternatives = _alternatives(fallbacks, dims, line, wanted)
+        if _SAME_BUT.search(wish) and not alternatives:
+            changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper))
+            continue
         # "The same bottle in green; if there's no green, red": a fallback that keeps every other
         # option comes before the wish with other options changed.
-        kept = (choose_variant(line, product_variants, {**line.options, **option_set}, cheapest)
+        kept = (choose_variant(line, product_variants, {**line.options, **option_set}, cheapest, cheaper)
                 for option_set in ((wanted, *alternatives) if alternatives else ()))
         choice = next((c for c in kept if c.new is not None), None) or choose_variant(
-            line, product_variants, wanted, cheapest)
+            line, product_variants, wanted, cheapest, cheaper)
         unavailable = choice.new is None and not choice.options
         for alternative in alternatives if unavailable else []:
-            fallback = choose_variant(line, product_variants, alternative, cheapest)
+            fallback = choose_variant(line, product_variants, alternative, cheapest, cheaper)
             if fallback.new is not None or fallback.options:
                 choice = fallback  # "if there's no black one, then white": the first that is there
                 break
@@ -519,15 +504,21 @@ def resolve_item_changes(
     # An item named without any change ("only the espresso machine, not the tablets", "the mouse
     # stays") is context, not a request, once another item has one.
     if any(c.new is not None or c.options for c in changes):
-        changes = [
-            c
-            for c in changes
-            if c.new is not None
-            or c.options
-            or "does not come" in (c.problem or "")
-            or "not available" in (c.problem or "")
-        ]
+        changes = [c for c in changes if not c.unstated]
     return ItemChanges(changes=tuple(changes))
+
+
+def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool,
+              cheaper: bool) -> ItemChange:
+    """ "The same camera with the 10x zoom": every option not named stays. When that variant is not
+    there, the customer is told so, with the variants that have what they named, never given one
+    that changes what they asked to keep."""
+    exact = choose_variant(line, variants, {**line.options, **wanted}, cheapest, cheaper)
+    if exact.new is not None or exact.options:
+        return exact
+    loose = choose_variant(line, variants, wanted, cheapest, cheaper)
+    offered = (loose.new,) if loose.new is not None else loose.options
+    return replace(exact, options=offered) if offered else exact
 
 
 def _merge_repeats(segments: list[tuple[Any, str]], order: OrderView) -> list[tuple[Any, str]]:

@@ -184,6 +184,30 @@ def test_an_answer_picking_an_order_continues_the_request_with_the_details_it_ad
     assert "asks_for_change" not in entities and "picked_candidate" not in entities
 
 
+def test_a_clause_that_gives_what_was_asked_and_asks_no_change_is_the_answer():
+    from csagent.understanding import resume_awaiting
+
+    # Given an exchange waiting for the payment method of the difference
+    awaiting = [{"intent": "change_items", "parameter": "payment_method_id",
+                 "text": "the camera, bigger zoom",
+                 "entities": {"order_id": "#W8336711", "item_ids": ["1"], "new_item_ids": ["2"]}}]
+    # When the answer names the method, read as a payment change that asks for nothing
+    answer = Understanding("knowledge_and_actions", "change_payment", 0.64, clauses=(
+        Clause(text="PayPal", intent="change_payment", confidence=0.64,
+               entities={"payment_method_id": "paypal_1", "asks_for_change": False}),))
+    resumed = resume_awaiting(answer, awaiting)
+    # Then the exchange continues with it, and its words are the request's and the answer's
+    assert resumed is not None and resumed.intent == "change_items"
+    assert resumed.clauses[0].entities["payment_method_id"] == "paypal_1"
+    assert "asks_for_change" not in resumed.clauses[0].entities
+    assert resumed.clauses[0].text == "the camera, bigger zoom PayPal"
+    # But the same words asking for the change ("move it to PayPal") are a request of their own
+    asking = Understanding("knowledge_and_actions", "change_payment", 0.8, clauses=(
+        Clause(text="move my other order to PayPal", intent="change_payment", confidence=0.8,
+               entities={"payment_method_id": "paypal_1", "asks_for_change": True}),))
+    assert resume_awaiting(asking, awaiting) is None
+
+
 def test_an_answer_picking_an_order_that_asks_for_another_change_is_a_request_of_its_own():
     from csagent.understanding import resume_awaiting
 

@@ -258,6 +258,24 @@ def test_the_output_guard_keeps_our_own_example_order_number_in_a_clarification(
 
 
 
+def test_the_output_guard_shows_what_grounding_found_in_the_customers_own_data(graph):
+    # Given the real output guard and an exchange whose order grounding found, with a question it
+    # wrote from the customer's own payment methods
+    from csagent.guardrails.output import guard_output
+
+    question = "Which payment method should pay the difference: Mastercard ending 8254, PayPal?"
+    clause = Clause(text="the camera with a bigger zoom", intent="change_items", confidence=0.9,
+                    entities={"order_id": "#W8336711", "order_candidates": ["#W8336711", "#W1605168"],
+                              "item_ids": ["1"], "new_item_ids": ["2"], "question": question})
+    deps = make_deps(understand_as("knowledge_and_actions", "change_items", clauses=(clause,)))
+    deps = GraphDeps(**{**deps.__dict__, "output_guard": guard_output})
+    # When the assistant asks it
+    state = turn(graph, deps, "the one with the smartphone")
+    # Then the card's last four are shown: they are the customer's own
+    assert state["status"] == "needs_clarification"
+    assert "ending 8254" in state["reply"]["text"] and "withheld" not in state["reply"]["text"]
+
+
 def test_an_order_id_quoted_by_a_knowledge_document_is_withheld(graph):
     # Given the real output guard and a policy document that quotes somebody's real order id
     from csagent.guardrails.output import guard_output

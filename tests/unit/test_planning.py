@@ -39,8 +39,8 @@ def test_a_mistyped_order_id_is_asked_about_even_when_an_earlier_order_is_rememb
     plan = plan_tasks([clause("order_status", invalid_order_id="#W12345")],
                       memory={"last_order_id": ORDER})
     assert plan.tasks == []
-    assert plan.missing == [{"intent": "order_status", "parameter": "order_id", "invalid": "#W12345",
-                             "entities": {}}]
+    assert plan.missing == [{"intent": "order_status", "parameter": "order_id", "text": "order_status",
+                             "invalid": "#W12345", "entities": {}}]
 
 
 def test_that_order_in_a_later_turn_uses_the_remembered_order():

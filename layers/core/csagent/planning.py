@@ -108,10 +108,11 @@ class _Builder:
         return self.add("order_status", PREDEFINED, {"template_id": "order_overview",
                                                      "params": {"order_id": order_id}})
 
-    def need(self, intent: str, parameter: str, entities: Mapping[str, Any]) -> None:
-        """Ask for `parameter`; a question grounding wrote (the candidates listed) is asked as it is."""
+    def need(self, intent: str, parameter: str, entities: Mapping[str, Any], text: str = "") -> None:
+        """Ask for `parameter`; a question grounding wrote (the candidates listed) is asked as it is.
+        The request's words are kept: the answer is read together with them."""
         kept = {k: v for k, v in entities.items() if k in KEPT_FOR_FOLLOW_UP}
-        self.plan.missing.append({"intent": intent, "parameter": parameter,
+        self.plan.missing.append({"intent": intent, "parameter": parameter, "text": text,
                                   "invalid": entities.get(f"invalid_{parameter}"), "entities": kept,
                                   **({"question": entities["question"]} if entities.get("question") else {}),
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
@@ -337,7 +338,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             intent = "order_status"  # "check order #W…" names one order: it is not a list question
         if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
                 intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])):
-            b.need(intent, "order_id", entities)  # a mistyped id: ask, never guess another order
+            b.need(intent, "order_id", entities, text)  # a mistyped id: ask, never guess another order
             continue
         if intent in ORDER_READS and not order_id and entities.get("tracking_number"):
             # A tracking number (typed, or read from a label photo) identifies the order.
@@ -347,11 +348,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         if intent in ORDER_READS:
             task_type, template = ORDER_READS[intent]
             if not order_id and entities.get("question"):
-                b.need(intent, "order_id", entities)  # several orders fit: asked with the candidates
+                b.need(intent, "order_id", entities, text)  # several orders fit: asked with the candidates
                 continue
             order_id = order_id or memory.get("last_order_id")
             if not order_id:
-                b.need(intent, "order_id", entities)
+                b.need(intent, "order_id", entities, text)
                 continue
             specific = ORDER_QUESTIONS.get(intent)
             if specific and text:
@@ -415,10 +416,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     entities["order_id"] = order_id
             absent = [name for name in required if not entities.get(name)]
             if entities.get("question"):  # grounding found several candidates, or none that fits
-                b.need(intent, absent[0] if absent else "details", entities)
+                b.need(intent, absent[0] if absent else "details", entities, text)
                 continue
             if absent:
-                b.need(intent, absent[0], entities)
+                b.need(intent, absent[0], entities, text)
                 continue
             args = {k: entities[k] for k in (*required, "reason", "item_ids", "payment_method_id")
                     if entities.get(k)}
@@ -450,7 +451,7 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         b.add("policy", KNOWLEDGE, {"question": text})
         return
     if not order_id:
-        b.need(intent, "order_id", entities)
+        b.need(intent, "order_id", entities, text)
         return
     money = MONEY_ABOUT_A_CHANGE.get(intent) if _HOW_MUCH.search(text) else None
     for template in (*templates, *([money] if money and money not in templates else [])):

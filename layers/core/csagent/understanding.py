@@ -45,25 +45,40 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
     None when the message makes a request of its own, or does not give what was asked for. An
     answer that picks one of the orders listed back ("not the one with the dumbbells, the other
     one") describes that order and may add details ("the new address is ..."): only a change it
-    asks for is a request of its own."""
+    asks for is a request of its own. So does a clause that gives what was asked and asks for no
+    change ("PayPal", asked how to pay the difference)."""
     answering = any(c.entities.get("picked_candidate") for c in understanding.clauses)
+    asked = {w["parameter"] for w in awaiting}
+
+    def gives_only(c: Clause) -> bool:
+        # "PayPal" after "which payment method should pay the difference?": read as a payment
+        # change, it asks for none; it gives what was asked.
+        return (c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") is False
+                and any(c.entities.get(p) for p in asked))
+
+    def describes(c: Clause) -> bool:
+        return (answering and _describes(c)) or gives_only(c)
+
     own = [c for c in understanding.clauses if c.intent not in PASSIVE_INTENTS and c.confidence >= 0.5
-           and not (answering and _describes(c))]
+           and not describes(c)]
     # The details an answer gives join the waiting request; a describing clause's own reading
     # ("the new address is ..." asks for nothing) is not the request's.
     given = {k: v for c in understanding.clauses for k, v in c.entities.items()
-             if k != "picked_candidate" and not (answering and k == "asks_for_change" and _describes(c))}
+             if k != "picked_candidate" and not (k == "asks_for_change" and describes(c))}
     waiting_intents = {w["intent"] for w in awaiting}
     # "I ordered it by mistake" after "why are you cancelling?" reads as a cancellation itself:
     # a request of the same kind as the one waiting continues it; any other request is new.
     if not awaiting or any(c.intent not in waiting_intents for c in own):
         return None
     resumed = []
+    answer = " ".join(c.text for c in understanding.clauses)
     for wait in awaiting:
         if given.get(wait["parameter"]):
             entities = {**wait.get("entities", {}), **given}
-            resumed.append(Clause(text=f"{wait['intent']} (continued)", intent=wait["intent"], confidence=1.0,
-                                  entities=entities))
+            # The request's own words with the answer's: a question asked again (an item's options,
+            # the reason) reads both.
+            text = f"{wait['text']} {answer}" if wait.get("text") else f"{wait['intent']} (continued)"
+            resumed.append(Clause(text=text, intent=wait["intent"], confidence=1.0, entities=entities))
     if not resumed:
         return None
     return Understanding(route="knowledge_and_actions", intent=resumed[0].intent, confidence=1.0,

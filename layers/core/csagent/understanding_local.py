@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from csagent.requests import WRITE_INTENTS
@@ -102,9 +103,10 @@ class LocalUnderstanding:
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
-        picked = None
+        picked, waiting = None, None
         if not fallback_order and view is not None:
-            fallback_order = picked = _answered_candidate(text, state, view)
+            picked, waiting = _answered_candidate(text, state, view)
+            fallback_order = picked
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
         variants = self._variants() if self._variants and view is not None else None
@@ -175,6 +177,8 @@ class LocalUnderstanding:
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
         clauses = _without_ruled_out_changes(clauses)
+        if picked and waiting is not None and view is not None:
+            clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None and state.get("pending_actions"):
             narrowed = _narrowed(text, state["pending_actions"], view, lang)
             if narrowed is not None:
@@ -278,9 +282,10 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     return False
 
 
-def _answered_candidate(text: str, state: Mapping[str, Any], view: Any) -> str | None:
+def _answered_candidate(text: str, state: Mapping[str, Any],
+                        view: Any) -> tuple[str | None, Mapping[str, Any] | None]:
     """The order id of the candidate the customer picks, when the last turn listed several ("You
-    have 2 orders with the kettle: ..." -> "the delivered one")."""
+    have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it."""
     from csagent.grounding.frame import pick_candidate
 
     for waiting in state.get("awaiting") or []:
@@ -288,8 +293,43 @@ def _answered_candidate(text: str, state: Mapping[str, Any], view: Any) -> str |
         candidates = [o for o in (view.order(i) for i in ids) if o is not None]
         chosen = pick_candidate(text, candidates)
         if chosen is not None:
-            return str(chosen.order_id)
-    return None
+            return str(chosen.order_id), waiting
+    return None, None
+
+
+# Requests whose items are read from the customer's words, on the order once it is known.
+READS_ITEMS = frozenset({"change_items", "return_request"})
+
+
+def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picked: str, text: str,
+                         view: Any, variants: Any, catalogue: Any) -> list[Clause]:
+    """ "I'd like my camera with a bigger zoom" -> "which order?" -> "the one with the smartphone":
+    the waiting request's own words are read again on the order picked, with what the answer adds
+    ("the other one, just in gold"). A product that tells the listed orders apart only said which
+    order was meant and is not part of the request; one they all hold is what the request is about
+    ("the other one, where the tablet's on its own"). The answer's clauses carry what that reading
+    finds."""
+    from csagent.grounding.frame import ground
+    from csagent.grounding.resolve import product_mentions
+
+    asked = str(waiting.get("text") or "")
+    if waiting.get("intent") not in READS_ITEMS or not asked:
+        return clauses
+    listed = [view.order(i) for i in (waiting.get("entities") or {}).get("order_candidates") or []]
+    held = [o.product_ids() for o in listed if o is not None]
+    shared = set.intersection(*held) if held else set()
+    answer = text
+    for mention in sorted(product_mentions(text, catalogue or view.products()), key=lambda m: -m.span[0]):
+        if mention.product_id not in shared:  # "the one with the smartphone": only which order
+            answer = answer[: mention.span[0]] + answer[mention.span[1]:]
+    reread = f"{asked} {answer}"
+    try:
+        found = ground(str(waiting["intent"]), reread, {"order_id": picked}, view, variants, reread)
+    except Exception:  # noqa: BLE001 - grounding refines; without it the answer gives the order alone
+        logger.exception("reading the waiting request again failed; the answer gives its order")
+        return clauses
+    return [replace(c, entities={**c.entities, **found}) if c.entities.get("picked_candidate") else c
+            for c in clauses]
 
 
 def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: Mapping[str, Any], *,

@@ -35,12 +35,16 @@ def customer_bound_results(state: State) -> dict[str, Any]:
     return {task_id: r for task_id, r in (state.get("results") or {}).items() if task_id in bound}
 
 
-def grounded_orders(state: State) -> list[str]:
-    """Order ids grounding found in the customer's own orders (read bound to the customer): a
-    question listing them ("your orders with a tablet: #W…, #W…") names nothing of anyone else's."""
-    found: list[str] = []
+def grounded_identifiers(state: State) -> list[Any]:
+    """What grounding found in the customer's own data (read bound to the customer): the orders it
+    resolved or listed, and the questions it wrote from them ("your orders with a tablet: #W…,
+    #W…", "which method should pay the difference: Mastercard ending 8254, PayPal?"), name
+    nothing of anyone else's."""
+    found: list[Any] = []
     for clause in state.get("clauses") or []:
-        found += (clause.get("entities") or {}).get("grounded_orders") or []
+        entities = clause.get("entities") or {}
+        found += [entities.get(key) for key in ("grounded_orders", "order_candidates", "question")
+                  if entities.get(key)]
     return found
 
 
@@ -62,7 +66,7 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         allowed = (collect_identifiers(customer_bound_results(state)) | template_identifiers()
                    | identifiers_in(state.get("text") or "")
                    | collect_identifiers([task.get("args") for task in state.get("tasks") or []])
-                   | collect_identifiers([grounded_orders(state)])
+                   | collect_identifiers(grounded_identifiers(state))
                    | collect_identifiers([(state.get("trace") or {}).get("declined") or []]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,
                       lang=state.get("lang", "en"))

@@ -238,8 +238,8 @@ def test_a_gift_card_must_cover_a_positive_difference() -> None:
                            facts("delivered", gift_balance=20.0)))
 
     # Then
-    assert message.startswith("gift card (gift_card_1) has a balance of $20.00, which does not cover the "
-                              "price difference of $23.19.")
+    assert message.startswith("Your gift card (gift_card_1) has a balance of $20.00, which does not cover "
+                              "the price difference of $23.19.")
 
 
 def test_a_payment_method_of_someone_else_is_refused_listing_the_customers_own() -> None:

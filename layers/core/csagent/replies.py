@@ -563,7 +563,9 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     if error_type == "business_rule_violation" and message:
         # A rule that blocks is an answer, told with what is allowed instead ("... has already
         # shipped, so it can no longer be cancelled. You can return it ..."); not a breakdown, and
-        # a person only when the customer asks for one.
+        # a person only when the customer asks for one. It names the order it is about.
+        if order_id and order_id not in message:
+            return f"Order {order_id}: {message}."
         return f"{message}."
     if error_type == "no_results":
         # "Nothing found" is an answer, not a breakdown: say it as one.

@@ -567,3 +567,21 @@ def test_a_negated_description_rules_out_the_order_it_describes(
 
     chosen = pick_candidate(text, [_order_of(*c) for c in candidates])
     assert chosen is not None and chosen.order_id == meant
+
+
+@pytest.mark.parametrize(("intent", "text", "expected"), [
+    # a general-sounding question about changing something the customer bought is about that change
+    ("policy_question", "if I return the kettle and the boots, how much will I get back in total?",
+     "return_request"),
+    ("product_info", "can we exchange the boots for another size?", "change_items"),
+    ("policy_question", "I'd like to cancel the office chair", "cancel_order"),
+    # the store's rules in general, or a product the customer never bought: as read
+    ("policy_question", "what's your return policy for kettles?", "policy_question"),
+    ("policy_question", "if I return a tablet, how long does the refund take?", "policy_question"),
+    # an order read stays an order read
+    ("order_status", "if I return the kettle, where do I send it?", "order_status"),
+])
+def test_a_change_named_for_a_purchase_is_that_change(intent: str, text: str, expected: str) -> None:
+    from csagent.grounding.frame import change_intent
+
+    assert change_intent(intent, text, _store()) == expected

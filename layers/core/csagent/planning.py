@@ -453,9 +453,16 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if not order_id:
         b.need(intent, "order_id", entities, text)
         return
-    money = MONEY_ABOUT_A_CHANGE.get(intent) if _HOW_MUCH.search(text) else None
+    how_much = bool(_HOW_MUCH.search(text))
+    money = MONEY_ABOUT_A_CHANGE.get(intent) if how_much else None
+    named = list(entities.get("item_ids") or []) if how_much else []
     for template in (*templates, *([money] if money and money not in templates else [])):
-        b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
+        args: dict[str, Any] = {"template_id": template, "params": {"order_id": order_id}}
+        if template == "order_items" and named:
+            # "if I return the backpack and the pet bed, how much will I get back in total?": the
+            # reply adds up the items named (`replies.named_items_total`).
+            args["named_items"] = named
+        b.add(template, PREDEFINED, args)
 
 
 _HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)

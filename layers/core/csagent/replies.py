@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from csagent.nlp.replies import join_items, render
@@ -75,6 +76,18 @@ def _order_items(data: Mapping[str, Any], lang: str) -> str:
              if r.get("options") else str(r["product_name"]) for r in rows]
     order_id = rows[0]["order_id"] if rows else ""
     return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
+
+
+def named_items_total(data: Mapping[str, Any], item_ids: Sequence[str], lang: str) -> str:
+    """ "Together, Backpack and Pet Bed come to $395.17.": the prices of the items the customer
+    named, added as decimals; empty when fewer than two of them are in the rows."""
+    named = set(item_ids)
+    rows = [r for r in data.get("rows") or [] if r.get("item_id") in named and r.get("price") is not None]
+    if len(rows) < 2:
+        return ""
+    total = sum((Decimal(str(r["price"])) for r in rows), Decimal(0))
+    return render("named_items_total", lang, items=join_items([str(r["product_name"]) for r in rows], lang),
+                  total=f"${total:.2f}")
 
 
 def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
@@ -541,7 +554,9 @@ def _describe(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> 
         return _action(data, lang)
     describe = DESCRIBERS.get(str(data.get("template_id") or ""))
     if describe is not None:
-        return describe(data, lang)
+        named = (task.get("args") or {}).get("named_items")
+        total = named_items_total(data, named, lang) if named else ""
+        return f"{describe(data, lang)} {total}".strip()
     if "rows" in data or "row" in data:
         return _rows_summary(data, lang)
     return str(data.get("summary") or data.get("answer") or render("done_generic", lang))

@@ -39,6 +39,8 @@ class WriteRequest:
     restated_by: tuple[str, ...] = ()
     #: The template that answers "how much would I get back?" about it, beside `about`.
     money_about: str | None = None
+    #: The verbs a customer names it by ("if I return the backpack ...").
+    verbs: tuple[str, ...] = ()
 
 
 WRITE_REQUESTS: tuple[WriteRequest, ...] = (
@@ -46,12 +48,12 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         intent="cancel_order", action="cancel_order", required=("order_id", "reason"),
         proposes=("cancel_order",), statuses=("pending",), about=("cancellation_eligibility",),
         description="propose cancelling an order (needs the order id and the reason)",
-        money_about="order_total"),
+        money_about="order_total", verbs=("cancel",)),
     WriteRequest(
         intent="return_request", action="return_items", required=("order_id",),
         proposes=("return_items",), statuses=("delivered",), about=("return_eligibility", "order_items"),
         description="propose returning items of a delivered order (needs the order id)",
-        restated_by=("change_items",)),
+        restated_by=("change_items",), verbs=("return",)),
     WriteRequest(
         intent="change_items", action="change_items",
         required=("order_id", "item_ids", "new_item_ids", "payment_method_id"),
@@ -59,7 +61,7 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         about=("return_eligibility", "order_items"),
         description="propose exchanging items of a delivered order, or modifying items of a pending order, "
                     "for other variants of the same product (needs the order id)",
-        restated_by=("return_request",)),
+        restated_by=("return_request",), verbs=("exchange", "swap")),
     WriteRequest(
         intent="change_payment", action="change_payment", required=("order_id", "payment_method_id"),
         proposes=("change_payment",), statuses=("pending",), about=("order_payments",),
@@ -96,5 +98,7 @@ MONEY_ABOUT_A_CHANGE: Mapping[str, str] = {r.intent: r.money_about for r in WRIT
 RESTATES: Mapping[str, frozenset[str]] = {
     action: frozenset({r.intent, *r.restated_by}) for r in WRITE_REQUESTS for action in r.proposes
 }
+#: verb -> the request a customer names by it ("return" -> return_request).
+REQUEST_BY_VERB: Mapping[str, str] = {verb: r.intent for r in WRITE_REQUESTS for verb in r.verbs}
 #: proposed write -> the request that proposes it.
 REQUEST_OF: Mapping[str, str] = {action: r.intent for r in WRITE_REQUESTS for action in r.proposes}

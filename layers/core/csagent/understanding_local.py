@@ -245,9 +245,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
               view: Any, variants: Any) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`)."""
-    from csagent.grounding.frame import ground, item_change_intent, purchase_intent
+    from csagent.grounding.frame import change_intent, ground, item_change_intent, purchase_intent
 
-    read_as = purchase_intent(intent, runner_up, piece, view)
+    read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view)
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are

@@ -23,7 +23,7 @@ from csagent.grounding.resolve import (
     resolve_return_lines,
 )
 from csagent.grounding.status import statuses_described
-from csagent.requests import REQUEST_OF, STATUSES_FOR
+from csagent.requests import REQUEST_BY_VERB, REQUEST_OF, STATUSES_FOR
 
 # The requests whose proposals list items ("actually, only the boots" narrows them).
 ITEM_REQUESTS = {
@@ -307,6 +307,27 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     if not names_a_purchase(text, view):
         return intent
     return runner_up if runner_up in ORDER_INTENTS else "order_status"
+
+
+# "if I return the backpack", "can we exchange the lamp", "I'd like to cancel the kettle": the
+# customer as the one who would make the change, a few words before its verb.
+_PERSONAL_CHANGE = re.compile(
+    r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + "|".join(map(re.escape, REQUEST_BY_VERB)) + r")\b",
+    re.IGNORECASE,
+)
+
+
+def change_intent(intent: str, text: str, view: CustomerView | None) -> str:
+    """The change request a clause names for something the customer bought, when it reads like a
+    general question ("if I return the backpack and the pet bed, how much will I get back in
+    total?" is about returning them, not the returns policy). Whether it asks for the change or
+    about it is the speech act's to say."""
+    if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question"}:
+        return intent
+    verb = _PERSONAL_CHANGE.search(text)
+    if verb is None or not names_a_purchase(text, view):
+        return intent
+    return REQUEST_BY_VERB[verb.group(1).lower()]
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:

@@ -404,10 +404,11 @@ def test_comparatives_move_an_item_along_its_products_values(text: str, new_item
 def test_a_cheaper_wish_that_is_not_cheaper_is_told_not_made() -> None:
     order = _store().order("#W0000001")
     assert order is not None
-    # every kettle costs the same: black is not cheaper
+    # every kettle costs the same: the black one, as the kettle is otherwise, is not cheaper
     changes = resolve_item_changes("switch the kettle to black if it's cheaper", order, _variants())
     assert changes.changes[0].new is None
-    assert changes.changes[0].problem == "No Electric Kettle in black costs less than yours ($50.00)."
+    assert changes.changes[0].problem == \
+        "The Electric Kettle in 1L, black costs $50.00, not less than yours ($50.00)."
     # a cheaper boot keeping leather and waterproof: three sizes fit equally, so the customer picks
     changes = resolve_item_changes("I want cheaper boots, still leather", order, _variants())
     assert changes.changes[0].new is None
@@ -585,3 +586,27 @@ def test_a_change_named_for_a_purchase_is_that_change(intent: str, text: str, ex
     from csagent.grounding.frame import change_intent
 
     assert change_intent(intent, text, _store()) == expected
+
+
+@pytest.mark.parametrize(("text", "dims", "found"), [
+    ("is the 1 litre version cheaper", {"capacity": ["1L", "1.5L"]}, [("capacity", "1L")]),
+    ("the 1.5 liters one", {"capacity": ["1 liter", "1.5 liters"]}, [("capacity", "1.5 liters")]),
+    # two-letter sizes are no English word: named alone; one-letter ones and numbers need a cue
+    ("the black XL cotton one", {"size": ["S", "L", "XL", "XXL"]}, [("size", "XL")]),
+    ("I need 9 not 8", {"size": ["8", "9"]}, [("size", "9"), ("size", "8")]),
+    ("I bought 2 of them in 8 colours", {"size": ["2", "9"]}, []),
+])
+def test_option_values_are_named_in_everyday_forms(text: str, dims: dict, found: list) -> None:
+    from csagent.grounding.options import find_option_values
+
+    assert [(h.key, h.value) for h in find_option_values(text, dims)] == found
+
+
+def test_an_item_change_in_a_clause_that_names_no_order_finds_the_order_its_words_describe() -> None:
+    from csagent.grounding.frame import item_change_intent
+
+    # "the boots ... I need 8 not 12. Please change, and pay the difference with my card": the
+    # last clause, read as a payment change, names no order; the boots' order is the one meant
+    text = ("I got the wrong size of hiking boots, I need 8 not 12. Please change, pay the difference "
+            "with my card")
+    assert item_change_intent("change_payment", text, {}, _store(), _variants()) == "change_items"

@@ -355,3 +355,22 @@ def test_a_complaint_naming_no_order_asks_the_documents_outright():
     plan = plan_tasks([clause("complaint", "your deliveries are always late")])
     assert [t.task_type for t in plan.tasks] == ["policy"]
     assert plan.tasks[0].args["supplementary"] is False
+
+
+def test_where_the_money_of_an_item_change_goes_is_part_of_it_not_a_return():
+    # Given "Can you switch it to the black XL? Any refund can go back to my credit card.", the
+    # second clause read as a return of the same order that names no item
+    change = clause("change_items", "Can you switch it to the black XL cotton crew neck?", order_id=ORDER,
+                    item_ids=["1"], new_item_ids=["2"], item_action="modify_items",
+                    payment_method_id="card_1", asks_for_change=True)
+    money = clause("return_request", "Any refund can go back to my credit card", order_id=ORDER,
+                   item_ids=["1"], payment_method_id="card_1", asks_for_change=True)
+    plan = plan_tasks([change, money])
+    # Then one write is proposed: the modification
+    assert [t.tool for t in plan.tasks] == ["customer_actions"]
+    assert plan.tasks[0].args["action"] == "modify_items"
+    # But a return that names its own item stays a request of its own
+    item = clause("return_request", "and return the lamp, refund to my credit card", order_id=ORDER,
+                  item_ids=["3"], products=[{"product_id": "p3", "name": "Lamp"}],
+                  payment_method_id="card_1", asks_for_change=True)
+    assert len(plan_tasks([change, item]).tasks) == 2

@@ -237,12 +237,18 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
     """A clause that only adds details to an item change or a return of the same message: how the
     difference is paid or refunded, or a description of the item ("it's the 28 inch plastic one").
     A question ("is it in stock?") or another order keeps its own request."""
-    if not changes or intent in CHANGE_REQUESTS:
+    if not changes:
         return False
     from csagent.nlp.entities import opens_question
 
     orders = {(c.get("entities") or {}).get("order_id") for c in changes}
     same_order = entities.get("order_id") in orders or entities.get("order_id") is None
+    if intent in CHANGE_REQUESTS:
+        # "Can you switch it to the black XL? Any refund can go back to my credit card.": read as a
+        # return, the second clause names no item, only where the change's money goes.
+        others = [c for c in changes if c.get("text") != text]
+        return bool(others) and same_order and not entities.get("products") \
+            and bool(_PAYS_FOR.search(text)) and bool(_NAMES_METHOD.search(text))
     if intent in ("change_payment", "account_info"):  # "any difference on my gift card"
         return same_order and bool(_PAYS_FOR.search(text))
     if intent == "refund_status" and _NAMES_METHOD.search(text):

@@ -247,7 +247,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     grounds to the store (see `grounding.frame`)."""
     from csagent.grounding.frame import change_intent, ground, item_change_intent, purchase_intent
 
-    read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view)
+    read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view, text)
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
@@ -262,10 +262,19 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
 
 
+# An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get
+# it in black instead?"); "I ordered a BLACK fleece and got a navy one" names a variant and asks
+# for nothing.
+_CHANGE_VERB = re.compile(r"\b(swap|switch|exchange|change|replace|trade|modify|instead)\b", re.IGNORECASE)
+
+
 def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:
-    """A question that names everything its change needs ("can I exchange the watch for the gold
-    one with a leather band? gift card for the difference", "can it go to 12 Main St, ...
-    instead?") asks for it, unless hypothetical."""
+    """A question that names what its change needs ("can I swap my fleece for an XL in black?",
+    "can I exchange the watch for the gold one with a leather band? gift card for the
+    difference", "can it go to 12 Main St, ... instead?") asks for it, unless hypothetical. An
+    item change names the variant it wants, with its verb or with where the money goes (the
+    payment for the difference is asked next); a return names its items and where the money goes
+    ("can I return the kettle?" alone asks whether it can be returned)."""
     from csagent.grounding.resolve import resolve_payment
     from csagent.nlp.speech_acts import is_hypothetical
 
@@ -273,7 +282,7 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         return False
     named_method = resolve_payment(text, view, view.order(entities.get("order_id"))).named
     if intent == "change_items":
-        return bool(entities.get("new_item_ids")) and named_method
+        return bool(entities.get("new_item_ids")) and (named_method or bool(_CHANGE_VERB.search(text)))
     if intent == "return_request":
         return bool(entities.get("item_ids")) and named_method
     if intent == "change_order_address":

@@ -311,23 +311,30 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 
 # "if I return the backpack", "can we exchange the lamp", "I'd like to cancel the kettle": the
 # customer as the one who would make the change, a few words before its verb.
+_VERBS = "|".join(map(re.escape, REQUEST_BY_VERB))
 _PERSONAL_CHANGE = re.compile(
-    r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + "|".join(map(re.escape, REQUEST_BY_VERB)) + r")\b",
+    r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
+    r"|^\W*(?:please\s+|pls\s+|just\s+)?(" + _VERBS + r")\b",  # or told to: "Exchange them for an 11"
     re.IGNORECASE,
 )
+# "them", "it", "those": the clause points at a product named elsewhere in the message.
+_POINTS_BACK = re.compile(r"\b(it|them|they|those|these|this|that|one)\b", re.IGNORECASE)
 
 
-def change_intent(intent: str, text: str, view: CustomerView | None) -> str:
+def change_intent(intent: str, text: str, view: CustomerView | None, message: str = "") -> str:
     """The change request a clause names for something the customer bought, when it reads like a
     general question ("if I return the backpack and the pet bed, how much will I get back in
-    total?" is about returning them, not the returns policy). Whether it asks for the change or
-    about it is the speech act's to say."""
+    total?" is about returning them, not the returns policy; "The boots are a 12. Exchange them
+    for an 11."). The product is named in the clause, or in the `message` when the clause points
+    back at it. Whether it asks for the change or about it is the speech act's to say."""
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question"}:
         return intent
     verb = _PERSONAL_CHANGE.search(text)
-    if verb is None or not names_a_purchase(text, view):
+    if verb is None:
         return intent
-    return REQUEST_BY_VERB[verb.group(1).lower()]
+    named = names_a_purchase(text, view) or (
+        bool(message) and bool(_POINTS_BACK.search(text)) and names_a_purchase(message, view))
+    return REQUEST_BY_VERB[(verb.group(1) or verb.group(2)).lower()] if named else intent
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:
@@ -353,7 +360,10 @@ def item_change_intent(
     """`change_items` when the words ask for another variant of an item of the clause's order."""
     if view is None or variants is None or intent not in MAY_BE_AN_ITEM_CHANGE:
         return intent
-    order = view.order(entities.get("order_id"))
+    # The order the words describe, when the clause names none ("I need 9 not 8. Please change, and
+    # pay the difference with my visa": the boots' order).
+    order = view.order(entities.get("order_id")
+                       or find_order(intent, text, dict(entities), view, text).get("order_id"))
     if order is None or order.status not in ("pending", "delivered"):
         return intent
     changes = resolve_item_changes(text, order, variants)

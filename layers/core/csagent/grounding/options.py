@@ -4,7 +4,7 @@ Everything is derived from the catalogue's own values, so a new product or optio
 code: values and text are compared as normalised token sequences ("15 inch" = "15-inch",
 "5 x" = "5x", "2 liters" = "2 liter"); yes/no dimensions are named by the dimension itself
 ("waterproof", "non-waterproof"); a `none` value by "no <dimension>" / "without <dimension>";
-bare numbers and letter sizes ("10", "M") only next to their dimension ("size 10", "in M").
+bare numbers and one-letter sizes ("10", "M") only next to their dimension ("size 10", "in M").
 A small synonym table (`data/option_synonyms.json`, data, not code) adds everyday words for
 values ("large" for L, "grey" for gray).
 """
@@ -24,17 +24,22 @@ _NUM_UNIT = re.compile(
     r"cups?|degrees?|lbs?|piece|bar|p)\b)"
 )
 _NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never"})
-_UNITS_PLURAL = {
+_UNITS_PLURAL = {  # and one spelling per unit: "1 litre" = "1 liter" = "1L"
     "inches": "inch",
     "hours": "hour",
-    "liters": "liter",
-    "litres": "liter",
+    "liters": "l",
+    "litres": "l",
+    "liter": "l",
+    "litre": "l",
     "cups": "cup",
     "degrees": "degree",
     "pieces": "piece",
     "lbs": "lb",
 }
 _KEEP = frozenset({"same", "keep", "keeping", "still", "unchanged"})
+# Words around a bare number or one-letter size that make it an option value, not a count.
+_VALUE_BEFORE = frozenset({"in", "a", "an", "need", "want", "not"})
+_VALUE_AFTER = frozenset({"not", "instead"})
 
 
 def _singular(word: str) -> str:
@@ -80,7 +85,8 @@ def _find(seq: Sequence[str], toks: Sequence[str]) -> list[int]:
 
 
 def _needs_key(value: str) -> bool:
-    return value.isdigit() or (len(value) <= 2 and value.isalpha())
+    """A bare number or a one-letter size ("10", "M") could be anything; "XL" or "XS" cannot."""
+    return value.isdigit() or (len(value) == 1 and value.isalpha())
 
 
 def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> list[OptionHit]:
@@ -120,11 +126,13 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
 
 
 def _keyed(key_toks: Sequence[str], toks: Sequence[str], i: int) -> bool:
-    """A bare number or letter size counts only next to its dimension ("size 10", "10 size", "in M")."""
+    """A bare number or letter size counts only next to its dimension ("size 10", "10 size", "in M")
+    or where a wish puts one ("a 12", "I need 9 not 8", "an 11 instead")."""
     head = key_toks[-1] if key_toks else ""
     before = toks[max(0, i - 2) : i]
     after = toks[i + 1 : i + 2]
-    return head in before or head in after or (bool(before) and before[-1] in {"in", "a", "an"})
+    return head in before or head in after or (bool(before) and before[-1] in _VALUE_BEFORE) \
+        or (bool(after) and after[0] in _VALUE_AFTER)
 
 
 def _yes_no(key: str, key_toks: Sequence[str], toks: Sequence[str]) -> list[OptionHit]:

@@ -379,10 +379,15 @@ def choose_variant(
     if not available:
         return ItemChange(line, None, f"The {line.name} in {shown} is not available right now.")
     if cheaper:
-        available = [v for v in available if v.price < line.price]
-        if not available:
+        below = [v for v in available if v.price < line.price]
+        if not below and len(available) == 1:
+            only = available[0]
+            return ItemChange(line, None, f"The {line.name} in {', '.join(only.options.values())} costs "
+                                          f"${only.price:.2f}, not less than yours (${line.price:.2f}).")
+        if not below:
             which = f"in {shown} " if shown else ""
             return ItemChange(line, None, f"No {line.name} {which}costs less than yours (${line.price:.2f}).")
+        available = below
     if cheapest:
         low = min(v.price for v in available)
         available = [v for v in available if v.price == low]
@@ -472,6 +477,10 @@ def resolve_item_changes(
         used.append(line)
         wanted = {**apply_moves(wish, line.options, dims), **_targets(wish, line, hits)}
         cheaper = bool(_CHEAPER.search(segment))
+        if cheaper and wanted:
+            # "is the 1 litre version cheaper? If it is, switch me": that version, as it is
+            # otherwise, is compared; a search among cheaper ones is for "a cheaper one" alone.
+            wanted = {**line.options, **wanted}
         if not wanted and not cheaper:
             if _SAME.search(segment):
                 current = next((v for v in product_variants if v.item_id == line.item_id), None)

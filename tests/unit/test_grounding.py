@@ -610,3 +610,34 @@ def test_an_item_change_in_a_clause_that_names_no_order_finds_the_order_its_word
     text = ("I got the wrong size of hiking boots, I need 8 not 12. Please change, pay the difference "
             "with my card")
     assert item_change_intent("change_payment", text, {}, _store(), _variants()) == "change_items"
+
+
+def test_both_items_of_an_order_of_two_are_both_returned() -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    order = _store().order("#W0000001")  # the boots and the kettle
+    assert order is not None
+    lines = resolve_return_lines("I would like to return both items, refund to my PayPal", order)
+    assert [x.name for x in lines or []] == ["Hiking Boots", "Electric Kettle"]
+
+
+def test_an_order_named_by_nothing_but_the_conversation_is_the_one_just_talked_about() -> None:
+    # Given two pending orders, and a conversation last about order 3
+    store = _store()
+    found = ground("cancel_order", "ok then just cancel it, no longer needed", {}, store, _variants(), "",
+                   recent="#W0000003")
+    assert found["order_id"] == "#W0000003" and "question" not in found
+    # "the other one" is the pending order it was not about
+    other = ground("cancel_order", "and cancel the other order too", {}, store, _variants(), "",
+                   recent="#W0000003")
+    assert other["order_id"] == "#W0000002"
+    # without a conversation, both are listed back
+    assert ground("cancel_order", "cancel my pending order", {}, store, _variants(), "")["order_candidates"] \
+        == ["#W0000002", "#W0000003"]
+
+
+def test_other_things_are_not_the_other_order() -> None:
+    # "there's other stuff in there I need" speaks of the order's other items, not another order
+    found = ground("cancel_order", "wait no dont cancel, theres other stuff in there i need", {}, _store(),
+                   _variants(), "", recent="#W0000003")
+    assert found["order_id"] == "#W0000003"

@@ -35,3 +35,13 @@ def test_no_reason_is_none() -> None:
     reason = find_cancel_reason("cancel #W5282037")
     # Then there is none (the assistant asks for it)
     assert reason is None
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("cancel the luggage set order, bought it by mistak", "ordered by mistake"),
+    ("ordered it acidentally sorry", "ordered by mistake"),
+    ("the mistress of the house placed it", None),  # two letters off: not the word
+    ("please cancel my order", None),
+])
+def test_a_reasons_long_word_is_read_through_one_typo(text: str, reason: str | None) -> None:
+    assert find_cancel_reason(text) == reason

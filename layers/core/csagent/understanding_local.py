@@ -110,6 +110,7 @@ class LocalUnderstanding:
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
         variants = self._variants() if self._variants and view is not None else None
+        recent = (state.get("memory") or {}).get("last_order_id")  # the order just talked about
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
@@ -157,7 +158,7 @@ class LocalUnderstanding:
             if view is not None:
                 try:
                     intent, entities, grounded_to_store = _grounded(intent, runner_up, piece, text, entities,
-                                                                    view, variants)
+                                                                    view, variants, recent)
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
             if intent in WRITE_INTENTS:
@@ -242,7 +243,7 @@ def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str) ->
 
 
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
-              view: Any, variants: Any) -> tuple[str, dict[str, Any], bool]:
+              view: Any, variants: Any, recent: str | None = None) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`)."""
     from csagent.grounding.frame import change_intent, ground, item_change_intent, purchase_intent
@@ -256,7 +257,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     grounded_to_store = grounded_to_store or read_as != intent
     intent = read_as
     whole = intent in {"change_items", "return_request"}
-    entities = ground(intent, text if whole else piece, entities, view, variants, text)
+    entities = ground(intent, text if whole else piece, entities, view, variants, text, recent)
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))

@@ -55,10 +55,12 @@ def _list(orders: Sequence[OrderView]) -> str:
 
 
 def find_order(
-    intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str = ""
+    intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str = "",
+    recent: str | None = None,
 ) -> dict[str, Any]:
     """The order a clause that names none is about, from the products it mentions (or, when it
-    mentions none, the products the whole message mentions: "The air purifier. Tracking number?")."""
+    mentions none, the products the whole message mentions: "The air purifier. Tracking number?");
+    `recent` is the order the conversation was last about."""
     if (
         intent not in ORDER_INTENTS
         or entities.get("order_id")
@@ -71,7 +73,7 @@ def find_order(
     if not mentions and message:
         source, mentions = message, product_mentions(message, view.products())
     if not mentions:
-        return _order_by_status(intent, text, entities, view, message)
+        return _order_by_status(intent, text, entities, view, message, recent)
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
     mentions = [m for m in mentions if m not in negated] or mentions
@@ -133,17 +135,23 @@ STATUSES_ASKED_ABOUT: dict[str, tuple[str, ...]] = {"tracking": ("processed", "d
 MAX_LISTED = 4
 # Questions that may be answered for several orders at once ("where are my pending orders?").
 READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
+# "my other order", "the other one", "another order": not the one the conversation was about.
+_ANOTHER_ORDER = re.compile(
+    r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
+)
 _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them)\b", re.IGNORECASE)
 
 
 def _order_by_status(
-    intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str
+    intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str,
+    recent: str | None = None,
 ) -> dict[str, Any]:
     """The order a clause that names no product is about, from what it is asked about and the
     status words ("the one that's on its way", "hasn't shipped"): the customer's one order that
-    fits is used; two to four are listed back, or all answered when the question is about
-    "orders"; more, or a clause that asks nothing, changes nothing (the planner asks for the
-    order number)."""
+    fits is used; of several, the one the conversation was just about (`recent`: "then I'd like
+    to return both items"), or the one other than it ("and my other order?"); else two to four
+    are listed back, or all answered when the question is about "orders"; more, or a clause that
+    asks nothing, changes nothing (the planner asks for the order number)."""
     from csagent.nlp.speech_acts import asks_something
 
     if not (asks_something(text) or intent in STATUSES_FOR):
@@ -167,10 +175,17 @@ def _order_by_status(
                 "by": "status",
             },
         }
-    if 1 < len(fitting) <= MAX_LISTED and intent in READS and _PLURAL_ORDERS.search(text):
+    plural = bool(_PLURAL_ORDERS.search(text))
+    if 1 < len(fitting) <= MAX_LISTED and intent in READS and plural:
         # "was I refunded for my cancelled orders?": every order asked about, each answered.
         return {**entities, "order_ids": [o.order_id for o in fitting],
                 "grounded_orders": [o.order_id for o in fitting], "grounded": {"by": "status"}}
+    if recent and len(fitting) > 1 and not plural:
+        meant = [o for o in fitting if (o.order_id != recent) == bool(_ANOTHER_ORDER.search(text))]
+        if len(meant) == 1:
+            return {**entities, "order_id": meant[0].order_id, "grounded_orders": [meant[0].order_id],
+                    "grounded": {**entities.get("grounded", {}), "order": "the order we talked about",
+                                 "by": "conversation"}}
     if 1 < len(fitting) <= MAX_LISTED:
         return {
             **entities,
@@ -255,12 +270,14 @@ def ground(
     view: CustomerView | None,
     variants: Mapping[str, Sequence[Variant]] | None,
     message: str = "",
+    recent: str | None = None,
 ) -> dict[str, Any]:
     """The clause's entities with what the customer's data resolves (see the module docstring);
-    `message` is the whole message the clause comes from."""
+    `message` is the whole message the clause comes from, `recent` the order the conversation was
+    last about."""
     if view is None:
         return entities
-    entities = find_order(intent, text, dict(entities), view, message)
+    entities = find_order(intent, text, dict(entities), view, message, recent)
     order = view.order(entities.get("order_id"))
     if order is not None:
         # What the planner checks before asking for anything: "cancel my sunglasses order" about
@@ -311,7 +328,8 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 
 # "if I return the backpack", "can we exchange the lamp", "I'd like to cancel the kettle": the
 # customer as the one who would make the change, a few words before its verb.
-_VERBS = "|".join(map(re.escape, REQUEST_BY_VERB))
+# The verbs in any form: "cancel", "cancelled", "returning", "exchanged".
+_VERBS = "|".join(re.escape(v.rstrip("e")) + r"\w*" for v in REQUEST_BY_VERB)
 _PERSONAL_CHANGE = re.compile(
     r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
     r"|^\W*(?:please\s+|pls\s+|just\s+)?(" + _VERBS + r")\b",  # or told to: "Exchange them for an 11"
@@ -334,7 +352,9 @@ def change_intent(intent: str, text: str, view: CustomerView | None, message: st
         return intent
     named = names_a_purchase(text, view) or (
         bool(message) and bool(_POINTS_BACK.search(text)) and names_a_purchase(message, view))
-    return REQUEST_BY_VERB[(verb.group(1) or verb.group(2)).lower()] if named else intent
+    said = (verb.group(1) or verb.group(2)).lower()
+    request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None)
+    return request if named and request else intent
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:

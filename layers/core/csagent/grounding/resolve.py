@@ -565,6 +565,7 @@ _IDENTIFIES_ORDER = re.compile(
     re.IGNORECASE,
 )
 _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
+_BOTH_ITEMS = re.compile(r"\b(both|the two|the pair of them)\b", re.IGNORECASE)
 
 
 def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
@@ -576,6 +577,8 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
     named = [m for m in mentions if not _IDENTIFIES_ORDER.search(text[: m.span[0]])]
     mentions = named or mentions  # "the T-shirt from the order with the wristwatch": not the watch
+    if not mentions and len(order.lines) == 2 and _BOTH_ITEMS.search(text):
+        return list(order.lines)  # "return both items" of an order of two
     if not mentions:
         return None
     chosen: list[Line] = []

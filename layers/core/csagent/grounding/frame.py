@@ -464,8 +464,8 @@ _NEGATED_PHRASE = re.compile(
 
 def _ruled_out(text: str, candidates: Sequence[OrderView]) -> set[str]:
     """The candidates a negated description rules out ("not the one w the office chair", "not the
-    one in the big order with the dumbbells and the skateboard"): those holding every product it
-    names."""
+    one in the big order with the dumbbells and the skateboard"): those holding a product it names
+    that the other listed orders do not all hold."""
     spans = [m.span() for m in _NEGATED_PHRASE.finditer(text)]
     if not spans:
         return set()

@@ -69,6 +69,16 @@ def tau_store(neo4j_driver: Any, tau_data: Path) -> Any:
 
 
 @pytest.fixture
+def tau_api(tau_store: Any, moto_endpoint: str, tau_data: Path) -> Iterator[Any]:
+    """The router's app on a loopback port over the tau-retail store and moto: (driver, dataset,
+    HTTP client); every customer a test changed is restored afterwards."""
+    from devstack.evaluation.runner import api_session
+
+    with api_session(tau_data) as session:
+        yield session
+
+
+@pytest.fixture
 def reseed_tau(neo4j_driver: Any, tau_data: Path) -> Iterator[None]:
     """Use in a test that writes to the store: the store is restored afterwards (and the
     knowledge base re-linked if the test had loaded another catalogue, e.g. the demo store)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from api_support import say
 
 pytestmark = pytest.mark.integration
 
@@ -16,22 +17,8 @@ CUSTOMER = "mei_gonzalez_4785"  # order #W7303089: a Backpack and a Pet Bed, del
 ORDER = "#W7303089"
 
 
-@pytest.fixture
-def api(tau_store: Any, moto_endpoint: str, tau_data: Path) -> Any:
-    from devstack.evaluation.runner import api_session
-
-    with api_session(tau_data) as session:
-        yield session
-
-
 def _say(client: Any, session: str, text: str) -> dict[str, Any]:
-    response = client.post(
-        f"/v1/sessions/{session}/messages",
-        json={"text": text},
-        headers={"Authorization": f"Bearer dev:{CUSTOMER}"},
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
+    return say(client, CUSTOMER, session, text)
 
 
 def _order(driver: Any) -> dict[str, Any]:
@@ -40,8 +27,9 @@ def _order(driver: Any) -> dict[str, Any]:
     return export_store(driver)["orders"][ORDER]
 
 
-def test_only_some_of_the_items_re_proposes_and_the_yes_writes_just_those(api: Any, tau_data: Path) -> None:
-    driver, _, client = api
+def test_only_some_of_the_items_re_proposes_and_the_yes_writes_just_those(tau_api: Any,
+                                                                           tau_data: Path) -> None:
+    driver, _, client = tau_api
     # Given a proposed return of both items
     first = _say(
         client,
@@ -69,8 +57,8 @@ def test_only_some_of_the_items_re_proposes_and_the_yes_writes_just_those(api: A
     assert list(order["return_items"]) == [pet_bed]
 
 
-def test_a_no_in_more_words_writes_nothing_and_names_the_order(api: Any) -> None:
-    driver, _, client = api
+def test_a_no_in_more_words_writes_nothing_and_names_the_order(tau_api: Any) -> None:
+    driver, _, client = tau_api
     _say(
         client,
         "change-of-mind-2",

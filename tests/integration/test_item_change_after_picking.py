@@ -6,10 +6,10 @@ touched, and the yes writes exactly that exchange."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
+from api_support import say
 
 pytestmark = pytest.mark.integration
 
@@ -20,28 +20,14 @@ CAMERA = "9644439410"
 BIGGER_ZOOM = "9228757377"
 
 
-@pytest.fixture
-def api(tau_store: Any, moto_endpoint: str, tau_data: Path) -> Any:
-    from devstack.evaluation.runner import api_session
-
-    with api_session(tau_data) as session:
-        yield session
-
-
 def _say(client: Any, session: str, text: str) -> dict[str, Any]:
-    response = client.post(
-        f"/v1/sessions/{session}/messages",
-        json={"text": text},
-        headers={"Authorization": f"Bearer dev:{CUSTOMER}"},
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
+    return say(client, CUSTOMER, session, text)
 
 
-def test_the_answer_that_picks_the_order_continues_the_item_change_asked(api: Any) -> None:
+def test_the_answer_that_picks_the_order_continues_the_item_change_asked(tau_api: Any) -> None:
     from devstack.export import export_store
 
-    driver, _, client = api
+    driver, _, client = tau_api
     session = "picked-camera-1"
     # Given an exchange asked in words, with two orders that fit
     first = _say(client, session,

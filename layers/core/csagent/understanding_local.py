@@ -248,7 +248,10 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     grounds to the store (see `grounding.frame`)."""
     from csagent.grounding.frame import change_intent, ground, item_change_intent, purchase_intent
 
-    read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view, text)
+    # A clause that points back at a product ("exchange them for an 11") means one the message names.
+    points_back = (entities.get("reference") or {}).get("kind") == "product"
+    read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view,
+                            text if points_back else "")
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are

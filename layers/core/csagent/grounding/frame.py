@@ -335,23 +335,21 @@ _PERSONAL_CHANGE = re.compile(
     r"|^\W*(?:please\s+|pls\s+|just\s+)?(" + _VERBS + r")\b",  # or told to: "Exchange them for an 11"
     re.IGNORECASE,
 )
-# "them", "it", "those": the clause points at a product named elsewhere in the message.
-_POINTS_BACK = re.compile(r"\b(it|them|they|those|these|this|that|one)\b", re.IGNORECASE)
 
 
-def change_intent(intent: str, text: str, view: CustomerView | None, message: str = "") -> str:
+def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at: str = "") -> str:
     """The change request a clause names for something the customer bought, when it reads like a
     general question ("if I return the backpack and the pet bed, how much will I get back in
     total?" is about returning them, not the returns policy; "The boots are a 12. Exchange them
-    for an 11."). The product is named in the clause, or in the `message` when the clause points
-    back at it. Whether it asks for the change or about it is the speech act's to say."""
+    for an 11."). The product is named in the clause, or in `pointed_at`: the message, when the
+    clause points back at a product ("them"). Whether it asks for the change or about it is the
+    speech act's to say."""
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question"}:
         return intent
     verb = _PERSONAL_CHANGE.search(text)
     if verb is None:
         return intent
-    named = names_a_purchase(text, view) or (
-        bool(message) and bool(_POINTS_BACK.search(text)) and names_a_purchase(message, view))
+    named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
     said = (verb.group(1) or verb.group(2)).lower()
     request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None)
     return request if named and request else intent

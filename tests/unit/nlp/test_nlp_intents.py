@@ -131,14 +131,14 @@ def test_chinese_message_about_nothing_the_store_does_is_out_of_scope(classifier
     assert prediction.intent == OUT_OF_SCOPE and prediction.lang == "zh"
 
 
-def test_chinese_examples_held_out_one_at_a_time_stay_above_the_measured_floor() -> None:
-    # Given every Chinese training example scored against all the others (leave-one-out)
+def test_chinese_examples_read_by_a_model_trained_without_them_stay_above_the_measured_floor() -> None:
+    # Given every Chinese training example read by a model trained on the other folds (5-fold)
     from csagent.nlp.calibrate import choose, sweep_chinese
 
     chosen = choose(sweep_chinese(training_examples(), top_ks=(5,)))
-    # Then at least 55 % are labelled as their file says (measured 0.623 at top-5 over 682
-    # examples of 22 labels; the keyword lexicon it replaced labelled 0.457 of intents_zh.jsonl)
-    assert chosen.accuracy >= 0.55, chosen
+    # Then at least 82 % are labelled as their file says (measured 0.870 at top-5 over 1,873
+    # examples of 22 labels; the top-k vote it replaced had 0.623 by leave-one-out over 682)
+    assert chosen.accuracy >= 0.82, chosen
 
 
 def test_a_chinese_example_is_its_own_nearest_text() -> None:

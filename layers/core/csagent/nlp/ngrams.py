@@ -8,7 +8,7 @@ words ("paypal", "size"), identifiers their kind (`intents.mask_entities`). Each
 by how rare it is among the examples (TF-IDF, smoothed) and vectors are unit length, so a dot
 product is a cosine similarity.
 
-    vectoriser = NgramVectoriser.fit(texts)   # the examples' vocabulary and weights
+    vectoriser = NgramVectoriser.fit(texts, min_df=2)  # the examples' vocabulary and weights
     vectoriser.transform(texts) -> np.ndarray  # (n, vocabulary), unit rows
 """
 
@@ -55,11 +55,13 @@ class NgramVectoriser:
     idf: tuple[float, ...]
 
     @classmethod
-    def fit(cls, texts: Sequence[str]) -> NgramVectoriser:
+    def fit(cls, texts: Sequence[str], min_df: int = 1) -> NgramVectoriser:
+        """The vocabulary of the n-grams found in at least `min_df` of the texts, with their weights."""
         documents = Counter(gram for text in texts for gram in set(ngrams(text)))
-        vocabulary = {gram: i for i, gram in enumerate(sorted(documents))}
+        kept = sorted(gram for gram, count in documents.items() if count >= min_df)
+        vocabulary = {gram: i for i, gram in enumerate(kept)}
         total = len(texts)
-        idf = tuple(math.log((1 + total) / (1 + documents[gram])) + 1.0 for gram in sorted(documents))
+        idf = tuple(math.log((1 + total) / (1 + documents[gram])) + 1.0 for gram in kept)
         return cls(vocabulary, idf)
 
     def transform(self, texts: Sequence[str]) -> np.ndarray:

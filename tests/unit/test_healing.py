@@ -70,6 +70,20 @@ def test_no_results_degrades_to_the_keyword_search_and_says_it_is_a_fallback():
     assert result.status is TaskStatus.FALLBACK
 
 
+def test_a_template_that_found_nothing_has_answered_and_is_not_degraded_to_a_generated_query():
+    # Given a predefined template that ran and found nothing ("There is no gift card on your account.")
+    template = Script(("fail", ErrorType.NO_RESULTS))
+    generated = Script(("fail", ErrorType.LOW_CONFIDENCE))
+    # When the task is healed
+    result, decisions, calls = run_healed(
+        task("predefined_cypher", question="how much is left on my gift card?",
+             fallback_template="customer_profile"), CTX,
+        {"predefined_cypher": template, "text2cypher": generated}, BOUNDS, sleep=lambda s: None)
+    # Then the empty answer stands: Text2Cypher is never asked to guess another question
+    assert calls == 1 and not generated.calls
+    assert result.error.type is ErrorType.NO_RESULTS and [d.action.value for d in decisions] == ["fail"]
+
+
 def test_a_business_rule_violation_is_not_retried():
     tool = Script(("fail", ErrorType.BUSINESS_RULE_VIOLATION))
     result, decisions, calls = run_healed(

@@ -5,8 +5,8 @@ hand over. Every step is recorded on the result (`attempts`, `heal`), so the tra
 reply can say what happened. Never raises.
 
 Cheaper paths (the degradation ladder below the models):
-- predefined_cypher (a question no template fits) → text2cypher, which itself falls back to
-  the closest template in the local tier;
+- predefined_cypher (a question no template answered; not the empty answer of the template the
+  planner chose) → text2cypher, which itself falls back to the closest template in the local tier;
 - knowledge_search / text2cypher → the FAQ and fulltext keyword match (knowledge search
   without embeddings).
 
@@ -46,8 +46,15 @@ def _text2cypher(task: Task, ctx: ToolContext, tools: Mapping[str, ToolFn]) -> T
     return tools["text2cypher"](degraded, ctx)
 
 
-def degraded_path(task: Task, tools: Mapping[str, ToolFn]) -> ToolFn | None:
-    """The task's cheaper path, if it has one and the tools for it are registered."""
+def degraded_path(task: Task, tools: Mapping[str, ToolFn], result: ToolResult | None = None) -> ToolFn | None:
+    """The task's cheaper path, if it has one and the tools for it are registered. The template the
+    planner chose for an order or account question (`template_id`, `fallback_template`) that ran
+    and found nothing ("There is no gift card on your account.") has answered: a generated query
+    would only guess at another question."""
+    chosen = bool(task.args.get("template_id") or task.args.get("fallback_template"))
+    if task.tool == "predefined_cypher" and chosen and result is not None and result.error is not None \
+            and result.error.type is ErrorType.NO_RESULTS:
+        return None
     if task.tool == "predefined_cypher" and task.args.get("question") and "text2cypher" in tools:
         return lambda t, c: _text2cypher(t, c, tools)
     if task.tool in {"knowledge_search", "text2cypher"} and "knowledge_search" in tools and (
@@ -84,8 +91,9 @@ def run_healed(task: Task, ctx: ToolContext, tools: Mapping[str, ToolFn], bounds
         if degraded and result.status is TaskStatus.SUCCESS:
             result = result.model_copy(update={"status": TaskStatus.FALLBACK})
         left = None if tool_calls_left is None else tool_calls_left - calls
-        decision = decide(result, len(decisions), bounds, can_degrade=degraded_path(task, tools) is not None
-                          and not degraded, tool_calls_left=left)
+        decision = decide(result, len(decisions), bounds,
+                          can_degrade=degraded_path(task, tools, result) is not None and not degraded,
+                          tool_calls_left=left)
         if decision.action is HealAction.ACCEPT:
             return result.model_copy(update={"task_id": task.task_id, "task_type": task.task_type,
                                              "tool": task.tool}), decisions, calls

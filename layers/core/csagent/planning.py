@@ -180,6 +180,8 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             # "Could you redirect the order with the grill? It's 1550 N Central Ave, ...": one
             # request told in two clauses; the second gives what the first lacks.
             previous = folded[-1]
+            if previous["entities"].get("question") and not entities.get("question"):
+                previous["entities"].pop("question")  # what the first left open, the second names
             for key, value in entities.items():
                 previous["entities"].setdefault(key, value)
             if entities.get("asks_for_change"):
@@ -427,7 +429,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if absent:
                 b.need(intent, absent[0], entities, text)
                 continue
-            args = {k: entities[k] for k in (*required, "reason", "item_ids", "payment_method_id")
+            # The action's own details: a reason is for a cancellation, never carried into an exchange.
+            args = {k: entities[k] for k in dict.fromkeys((*required, "item_ids", "payment_method_id"))
                     if entities.get(k)}
             if action == "return_items" and not args.get("item_ids"):
                 # The tool matches the customer's words ("the skateboard", "everything") and the

@@ -41,6 +41,8 @@ class WriteRequest:
     money_about: str | None = None
     #: The verbs a customer names it by ("if I return the backpack ...").
     verbs: tuple[str, ...] = ()
+    #: The same in Chinese, matched as substrings ("瑜伽垫如果退货的话").
+    zh_verbs: tuple[str, ...] = ()
 
 
 WRITE_REQUESTS: tuple[WriteRequest, ...] = (
@@ -48,12 +50,13 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         intent="cancel_order", action="cancel_order", required=("order_id", "reason"),
         proposes=("cancel_order",), statuses=("pending",), about=("cancellation_eligibility",),
         description="propose cancelling an order (needs the order id and the reason)",
-        money_about="order_total", verbs=("cancel",)),
+        money_about="order_total", verbs=("cancel",), zh_verbs=("取消",)),
     WriteRequest(
         intent="return_request", action="return_items", required=("order_id",),
         proposes=("return_items",), statuses=("delivered",), about=("return_eligibility", "order_items"),
         description="propose returning items of a delivered order (needs the order id)",
-        restated_by=("change_items",), verbs=("return",)),
+        restated_by=("change_items",), verbs=("return",),
+        zh_verbs=("退货", "退掉", "退了", "退回去", "退一下", "退给")),
     WriteRequest(
         intent="change_items", action="change_items",
         required=("order_id", "item_ids", "new_item_ids", "payment_method_id"),
@@ -61,7 +64,8 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         about=("return_eligibility", "order_items"),
         description="propose exchanging items of a delivered order, or modifying items of a pending order, "
                     "for other variants of the same product (needs the order id)",
-        restated_by=("return_request",), verbs=("exchange", "swap")),
+        restated_by=("return_request",), verbs=("exchange", "swap"),
+        zh_verbs=("换货", "换成", "换一个", "调换", "换个")),
     WriteRequest(
         intent="change_payment", action="change_payment", required=("order_id", "payment_method_id"),
         proposes=("change_payment",), statuses=("pending",), about=("order_payments",),
@@ -100,5 +104,6 @@ RESTATES: Mapping[str, frozenset[str]] = {
 }
 #: verb -> the request a customer names by it ("return" -> return_request).
 REQUEST_BY_VERB: Mapping[str, str] = {verb: r.intent for r in WRITE_REQUESTS for verb in r.verbs}
+REQUEST_BY_ZH_VERB: Mapping[str, str] = {verb: r.intent for r in WRITE_REQUESTS for verb in r.zh_verbs}
 #: proposed write -> the request that proposes it.
 REQUEST_OF: Mapping[str, str] = {action: r.intent for r in WRITE_REQUESTS for action in r.proposes}

@@ -124,6 +124,10 @@ def consent_to_pending(text: str, understanding: Understanding,
         if clause.intent in restated and entities.get("item_ids") \
                 and sorted(entities["item_ids"]) not in proposed_items:
             return None  # "yes, but only the boots": the same write with other items is a new proposal
+        if clause.intent in restated and entities.get("new_item_ids"):
+            # "no wait, the 1000ml one", or the wish said again ("换成白色的，其他不变"): the variants
+            # it names make it a request to propose (again), never a yes or a no.
+            return None
         if clause.intent in PASSIVE_INTENTS or clause.intent in restated:
             continue
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:

@@ -90,10 +90,12 @@ class LocalUnderstanding:
         from csagent.grounding.frame import names_a_purchase
         from csagent.grounding.resolve import product_mentions
         from csagent.nlp.clauses import segment
-        from csagent.nlp.entities import extract_entities, find_references
+        from csagent.nlp.entities import extract_entities, find_references, names_saved_address
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
+        from csagent.nlp.script import spaced
 
+        text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
         catalogue = self._catalogue() if self._catalogue else None
         pieces = [c.text for c in segment(text)] or [text]
@@ -151,6 +153,12 @@ class LocalUnderstanding:
                 # "the tracking number for the order with the tablet": general in its words, but the
                 # tablet is one this customer bought, so it is about that order after all.
                 intent = prediction.intent
+            if intent in ("change_order_address", "update_default_address") and not found.addresses \
+                    and view is not None and view.default_address and names_saved_address(piece):
+                # "send it to my default address": the saved address is where it goes, which is a
+                # change of the order's address (the default address cannot become itself).
+                intent = "change_order_address"
+                entities["address"] = dict(view.default_address)
             reason = find_cancel_reason(piece) or (message_reason if intent == "cancel_order" else None)
             if reason:
                 entities["reason"] = reason
@@ -181,7 +189,7 @@ class LocalUnderstanding:
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None and state.get("pending_actions"):
-            narrowed = _narrowed(text, state["pending_actions"], view, lang)
+            narrowed = _narrowed(text, state["pending_actions"], view, lang, variants)
             if narrowed is not None:
                 return narrowed
         intents = [c.intent for c in clauses]
@@ -224,13 +232,16 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     return kept if asked else clauses
 
 
-def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str) -> Understanding | None:
+def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str,
+              variants: Any = None) -> Understanding | None:
     """ "Actually, only the boots" at confirmation: the proposed item writes again, with the named
-    items alone (`grounding.frame.narrow_pending`)."""
-    from csagent.grounding.frame import narrow_pending
+    items alone (`grounding.frame.narrow_pending`); "could you make it the 1000ml red one instead?":
+    the proposed item change again, with the version now asked for (`grounding.frame.amend_pending`)."""
+    from csagent.grounding.frame import amend_pending, narrow_pending
 
     try:
-        narrowed = narrow_pending(text, pending, view)
+        narrowed = narrow_pending(text, pending, view) or (
+            amend_pending(text, pending, view, variants) if variants is not None else [])
     except Exception:  # noqa: BLE001 - grounding refines; without it the message is read afresh
         logger.exception("narrowing the proposal failed; the message is read afresh")
         return None
@@ -280,18 +291,23 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     payment for the difference is asked next); a return names its items and where the money goes
     ("can I return the kettle?" alone asks whether it can be returned)."""
     from csagent.grounding.resolve import resolve_payment
-    from csagent.nlp.speech_acts import is_hypothetical
+    from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh
 
     if is_hypothetical(text):
         return False
     named_method = resolve_payment(text, view, view.order(entities.get("order_id"))).named
     if intent == "change_items":
-        return bool(entities.get("new_item_ids")) and (named_method or bool(_CHANGE_VERB.search(text)))
+        verb = bool(_CHANGE_VERB.search(text)) or names_change_verb_zh(text)  # "能不能换成白色的？"
+        return bool(entities.get("new_item_ids")) and (named_method or verb)
     if intent == "return_request":
         return bool(entities.get("item_ids")) and named_method
     if intent == "change_order_address":
         # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?"
         return bool(entities.get("address")) and bool(entities.get("order_id"))
+    if intent == "update_default_address":  # "can my default address be 12 Main St, ...?"
+        from csagent.nlp.entities import names_saved_address
+
+        return bool(entities.get("address")) and names_saved_address(text)
     return False
 
 

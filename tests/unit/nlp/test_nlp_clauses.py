@@ -178,3 +178,19 @@ def test_a_noun_followed_by_a_question_word_inside_a_list_does_not_split():
     # When split / Then it stays whole
     text = "the red shirt and sizes when available"
     assert split_clauses(text) == [text]
+
+
+@pytest.mark.parametrize("text", [
+    "my bookshelf order, please send it to my default address",
+    "我那个装书架的订单，请改寄到我账户里的默认地址",
+    "我那个还没发货的订单，付款方式改成PayPal",
+])
+def test_a_side_that_only_names_an_order_is_the_topic_of_the_request_after_it(text: str):
+    # Given an order named first and the request about it after a comma / When split
+    # Then it stays one request (the order is what the request is about, not a question of its own)
+    assert split_clauses(text) == [text]
+
+
+def test_two_requests_each_about_an_order_still_split():
+    assert split_clauses("where is my order, and cancel the other order") == [
+        "where is my order", "cancel the other order"]

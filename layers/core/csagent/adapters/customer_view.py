@@ -31,8 +31,9 @@ def _options(raw: Any) -> dict[str, str]:
 
 
 def read_customer_view(graph: GraphStore, customer_id: str, *, timeout_s: float = 3.0) -> CustomerView | None:
-    """The customer's orders and payment methods (`actions.catalogue.customer_snapshot`, the one
-    read of them); None when there is no such customer."""
+    """The customer's orders, payment methods and default address
+    (`actions.catalogue.customer_snapshot`, the one read of them); None when there is no such
+    customer."""
     from csagent.actions.catalogue import customer_snapshot
 
     snapshot = customer_snapshot(graph, customer_id, timeout_s=timeout_s)
@@ -75,7 +76,9 @@ def read_customer_view(graph: GraphStore, customer_id: str, *, timeout_s: float 
         for m in snapshot["payment_methods"]
         if m.get("payment_method_id")
     )
-    return CustomerView(customer_id=str(snapshot["customer_id"]), orders=orders, payment_methods=methods)
+    default = snapshot.get("default_address") or {}
+    return CustomerView(customer_id=str(snapshot["customer_id"]), orders=orders, payment_methods=methods,
+                        default_address={str(k): str(v) for k, v in default.items() if v} or None)
 
 
 class CustomerViews:

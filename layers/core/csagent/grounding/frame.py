@@ -23,7 +23,8 @@ from csagent.grounding.resolve import (
     resolve_return_lines,
 )
 from csagent.grounding.status import statuses_described
-from csagent.requests import REQUEST_BY_VERB, REQUEST_OF, STATUSES_FOR
+from csagent.nlp.script import has_ideographs
+from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
 
 # The requests whose proposals list items ("actually, only the boots" narrows them).
 ITEM_REQUESTS = {
@@ -306,7 +307,7 @@ def ground(
 # purchase, not the catalogue: the words that mark possession are structural, not per sentence.
 _POSSESSIVE = re.compile(
     r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
-    r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b",
+    r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b|我的|我买的|我订的|我那|我们的",
     re.IGNORECASE,
 )
 NOT_ABOUT_A_PURCHASE = frozenset(
@@ -346,6 +347,10 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     speech act's to say."""
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question"}:
         return intent
+    if has_ideographs(text):  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
+        request = next((r for v, r in REQUEST_BY_ZH_VERB.items() if v in text), None)
+        named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
+        return request if named and request else intent
     verb = _PERSONAL_CHANGE.search(text)
     if verb is None:
         return intent
@@ -513,3 +518,45 @@ def narrow_pending(
             entities["item_action"] = action.get("action")
         narrowed.append((intent, entities))
     return narrowed
+
+
+def amend_pending(
+    text: str, pending: Sequence[Mapping[str, Any]], view: CustomerView,
+    variants: Mapping[str, Sequence[Variant]],
+) -> list[tuple[str, dict[str, Any]]]:
+    """Another version asked for at confirmation ("oh wait, could you make it the 1000ml red one
+    instead?"): each proposed item change whose item the words move to another variant, as
+    (intent, entities) to propose again with the new variants. The words are read as said of each
+    proposed item (its name first), unless they name another product of the order; empty when they
+    change no proposed item."""
+    amended: list[tuple[str, dict[str, Any]]] = []
+    for action in pending:
+        args = dict((action.get("proposal") or {}).get("args") or {})
+        order = view.order(args.get("order_id"))
+        item_ids = list(args.get("item_ids") or [])
+        new_ids = list(args.get("new_item_ids") or [])
+        if ITEM_REQUESTS.get(str(action.get("action"))) != "change_items" or order is None \
+                or len(new_ids) != len(item_ids):
+            continue
+        proposed = [line for line in order.lines if line.item_id in item_ids]
+        products = {line.product_id for line in proposed}
+        others = OrderView(order.order_id, order.status,
+                           tuple(x for x in order.lines if x.product_id not in products))
+        if others.lines and product_mentions(text, others.products()):
+            continue  # "and the hose to 25ft": another item, another request
+        changed = list(new_ids)
+        for i, item in enumerate(item_ids):
+            line = next((x for x in proposed if x.item_id == item), None)
+            if line is None:
+                continue
+            alone = OrderView(order.order_id, order.status, (line,), order.paid_with)
+            said = text if product_mentions(text, alone.products()) else f"{line.name} {text}"
+            change = next(iter(resolve_item_changes(said, alone, variants).changes), None)
+            if change is not None and change.new is not None and change.new.item_id not in (item, new_ids[i]):
+                changed[i] = change.new.item_id
+        if changed != new_ids:
+            amended.append(("change_items", {**args, "new_item_ids": changed, "asks_for_change": True,
+                                             "item_action": action.get("action"),
+                                             "grounded_orders": [order.order_id]}))
+    return amended
+

@@ -65,11 +65,14 @@ class PaymentView:
 
 @dataclass(frozen=True, slots=True)
 class CustomerView:
-    """One customer's orders (in the order the account lists them) and payment methods."""
+    """One customer's orders (in the order the account lists them), payment methods and default
+    address."""
 
     customer_id: str
     orders: tuple[OrderView, ...] = ()
     payment_methods: tuple[PaymentView, ...] = ()
+    #: The address saved on the account ({address1, address2, city, state, zip, country}).
+    default_address: Mapping[str, str] | None = None
 
     def order(self, order_id: str | None) -> OrderView | None:
         return next((o for o in self.orders if o.order_id == order_id), None)

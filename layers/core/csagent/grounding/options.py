@@ -6,7 +6,8 @@ code: values and text are compared as normalised token sequences ("15 inch" = "1
 ("waterproof", "non-waterproof"); a `none` value by "no <dimension>" / "without <dimension>";
 bare numbers and one-letter sizes ("10", "M") only next to their dimension ("size 10", "in M").
 A small synonym table (`data/option_synonyms.json`, data, not code) adds everyday words for
-values ("large" for L, "grey" for gray).
+values ("large" for L, "grey" for gray); a Chinese gloss (`nlp.gloss`) turns Chinese
+option and function words into those English words first ("换成白色" -> "to white").
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+
+from csagent.nlp.gloss import gloss
 
 _WORD = re.compile(r"[a-z0-9%]+(?:\.[0-9]+)?[a-z%]*")
 _NUM_UNIT = re.compile(
@@ -49,8 +52,9 @@ def _singular(word: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens with numbers and their units joined ("15 inch" -> "15inch")."""
-    lowered = text.lower().replace("-", " ").replace("_", " ").replace("’", "'")
+    """Lower-case word tokens with numbers and their units joined ("15 inch" -> "15inch"); Chinese
+    option words are read through `gloss`."""
+    lowered = gloss(text).lower().replace("-", " ").replace("_", " ").replace("’", "'")
     lowered = _NUM_UNIT.sub(r"\1", lowered)
     out: list[str] = []
     for word in _WORD.findall(lowered):

@@ -22,6 +22,7 @@ from typing import Any
 from csagent.grounding.comparatives import apply_moves
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import OptionHit, find_option_values, tokens
+from csagent.nlp.gloss import gloss
 from csagent.nlp.script import has_ideographs
 
 # ----------------------------------------------------------------------------------- orders
@@ -119,7 +120,10 @@ class PaymentChoice:
 
 _NOT_METHOD = re.compile(
     r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
-    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b",
+    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
+    # "不想用礼品卡付了", "别用信用卡": the method the customer no longer wants
+    r"|(?:不想用|不想再用|不要用|不用|别用|而不是)(?:我的|那张|原来的)?\s*"
+    r"(pay\s*pal|礼品卡|信用卡|银行卡|visa|万事达|mastercard|维萨)",
     re.IGNORECASE,
 )
 
@@ -413,6 +417,7 @@ _OPENS_FALLBACK = re.compile(r"^\W*(?:(?:and|but|or)\s+)?(if|otherwise|failing t
 def is_fallback(clause: str) -> bool:
     """ "if blue isn't in stock, white is fine", "otherwise size 11": a clause that only says what
     to take when the wish before it cannot be had."""
+    clause = gloss(clause)  # "如果9码没货就换12码": "if 9 size not available ..."
     m = _OPENS_FALLBACK.search(clause)
     if m is None:
         return False
@@ -470,7 +475,7 @@ def resolve_item_changes(
             continue
         product_variants = variants.get(mention.product_id) or ()
         dims = _dimensions(product_variants, lines[0])
-        wish, fallbacks = _split_fallbacks(segment)
+        wish, fallbacks = _split_fallbacks(gloss(segment))
         hits = _resolve_keys(tokens(wish), find_option_values(wish, dims))
         # Two of the same product ("the black chair, not the blue one"): the one the words describe.
         line = max(lines, key=lambda x: _line_fit(x, wish, hits)) if len(lines) > 1 else lines[0]

@@ -171,6 +171,19 @@ def _ends_with_verb(text: str) -> bool:
     return last in verbs
 
 
+def _names_only_an_order(text: str) -> bool:
+    """ "my bookshelf order", "我那个装书架的订单": a side that only names an order (it ends with an
+    order noun and holds no question or request word) is the topic of the request after it."""
+    t = terms()
+    stripped = text.strip(_EDGE_PUNCT)
+    if _is_cjk(stripped):
+        return stripped.endswith(tuple(t["reference"]["zh_order_nouns"])) and not any(
+            q in stripped for q in t["zh_question_markers"])
+    words = [w.lower() for w in _WORD.findall(stripped)]
+    asking = set(t["request_starters"]) - {"my", "the"}
+    return 0 < len(words) <= 6 and words[-1] in t["reference"]["order_nouns"] and not asking & set(words)
+
+
 def _own_order_request(left: str, right: str) -> bool:
     """Do both sides name their own order id, the right one with words of its own beyond the id?
 
@@ -231,6 +244,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue
         opens = _starts_request(right_local or right) or _opens_embedded_question(right_local or right)
         if not (opens and _is_request(left)) and not _own_order_request(left, right_local or right):
+            continue
+        if _names_only_an_order(text[last:cut]):
             continue
         if connector == "and" and _ends_with_verb(left):
             continue

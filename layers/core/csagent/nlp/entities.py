@@ -24,6 +24,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
+from csagent.nlp.script import has_ideographs
+
 # -- patterns --------------------------------------------------------------------------------
 # ASCII classes on purpose: Python's \w matches CJK, and "订单#W2611340" must still parse.
 ORDER_ID_RE = re.compile(r"(?<![A-Za-z0-9])#?[Ww](\d{7})(?![A-Za-z0-9])")
@@ -396,6 +398,14 @@ def _ref_terms() -> dict[str, Any]:
     return terms()["reference"]
 
 
+def names_saved_address(text: str) -> bool:
+    """ "ship it to my default address", "the address on file", "改寄到默认地址": the words point at
+    the address saved on the account (`reference.saved_address` of `data/entity_terms.json`)."""
+    words = " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+    return any((w in text) if has_ideographs(w) else (f" {w} " in words)
+               for w in terms()["reference"]["saved_address"])
+
+
 def find_references(text: str, catalogue: Sequence[Mapping[str, Any]] | None = None) -> list[Reference]:
     """Anaphoric product and order references, in order of appearance.
 
@@ -546,9 +556,14 @@ def is_general_question(text: str) -> bool:
     "can I get the tracking number?" and "what's the status of this order?" are not. Why: an
     order question that names no order and points at none is answered by the store's policies,
     while one that points at the customer's order needs that order (so the agent asks for it).
-    The word lists are `general_question` in `data/entity_terms.json`.
+    The word lists are `general_question` in `data/entity_terms.json`; Chinese, which has no
+    opening word to read, is general with one of `zh_general` ("一般", "通常") and none of
+    `zh_personal` ("我的", "这单").
     """
     g = terms()["general_question"]
+    if has_ideographs(text):  # "退款一般多久能到账？": a general word and nothing of the customer's
+        return any(w in text for w in g["zh_general"]) and not any(w in text for w in g["zh_personal"]) \
+            and not ORDER_ID_RE.search(text)
     words = [m.group(0).lower().replace("’", "'") for m in _TOKEN_RE.finditer(text)]
     if not opens_question(text):
         return False

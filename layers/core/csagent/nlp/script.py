@@ -12,3 +12,16 @@ CJK_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 def has_ideographs(text: str) -> bool:
     """True when the text holds at least one Chinese ideograph."""
     return bool(CJK_IDEOGRAPH.search(text))
+
+
+_IDEOGRAPH_THEN_LATIN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])(?=[A-Za-z0-9#$])")
+_LATIN_THEN_IDEOGRAPH = re.compile(r"([A-Za-z0-9])(?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+
+
+def spaced(text: str) -> str:
+    """A space wherever Chinese meets a Latin word or a number ("改成PayPal" -> "改成 PayPal",
+    "用visa付" -> "用 visa 付"), so the word boundaries of every English pattern hold in mixed text:
+    an ideograph is a word character to `\\b`."""
+    if not has_ideographs(text):
+        return text
+    return _LATIN_THEN_IDEOGRAPH.sub(r"\1 ", _IDEOGRAPH_THEN_LATIN.sub(r"\1 ", text))

@@ -72,7 +72,12 @@ def _asks_for_change_zh(text: str) -> bool:
         return True
     if any(m in text for m in lexicon["zh_asking"]):
         return False
-    return any(m in text for m in lexicon["zh_verbs"])
+    return names_change_verb_zh(text)
+
+
+def names_change_verb_zh(text: str) -> bool:
+    """A Chinese change verb ("换成", "退货", "改成") in the text."""
+    return any(m in text for m in _lexicon()["zh_verbs"])
 
 
 def is_hypothetical(text: str) -> bool:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.nlp.gloss import english_query
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.ports import Embedder
@@ -1077,7 +1078,8 @@ def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
     if not allowed or ctx.embedder is None:
         return fallback
     catalogue = load_catalogue()
-    ranked = matcher_for(ctx.embedder, catalogue).rank(str(args["question"]), top_n=len(catalogue.templates))
+    question = english_query(str(args["question"]))  # the templates' examples are English
+    ranked = matcher_for(ctx.embedder, catalogue).rank(question, top_n=len(catalogue.templates))
     scores = {tid: score for tid, score, _ in ranked}
     own = max((scores.get(t, 0.0) for t in (fallback, *SAME_ANSWER.get(fallback, ()))), default=0.0)
     best = max(allowed, key=lambda t: scores.get(t, 0.0))
@@ -1192,7 +1194,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             # An order question: the closest of the templates the planner allows for it ("where will
             # #W1 ship to?" -> order_shipping_address), else the intent's own template.
             return run_template(_allowed_match(args, ctx), params, ctx, task)
-        question = str(args.get("question") or "").strip()
+        question = english_query(str(args.get("question") or "").strip())  # English examples
         if not question:
             return ToolResult.failed(task, ErrorType.VALIDATION, "Give either 'template_id' or 'question'.")
         if ctx.embedder is None:

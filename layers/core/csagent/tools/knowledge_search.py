@@ -22,6 +22,7 @@ from typing import Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
 from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch
+from csagent.nlp.gloss import english_query
 from csagent.tools.context import ToolContext
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         question, product_ids, k = _parse_args(dict(task.args))
     except ValueError as exc:
         return ToolResult.failed(task, ErrorType.VALIDATION, str(exc), latency_ms=elapsed())
+    # The knowledge base is English: a Chinese question searches by the English words it holds.
+    question = english_query(question)
     try:
         searcher = KnowledgeSearch(ctx.graph, ctx.embedder)
         result = searcher.search(question, k=k, product_ids=product_ids)

@@ -170,7 +170,11 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         data = result.get("data") or {}
         citations.extend(data.get("citations") or [])
         if data.get("phase") == "propose":
-            proposals.append(pending_action(task, data))
+            proposed = pending_action(task, data)
+            # One change asked for in two clauses is proposed, and carried out, once.
+            if all((p["action"], p["proposal"]) != (proposed["action"], proposed["proposal"])
+                   for p in proposals):
+                proposals.append(proposed)
     failures = len(failed)
     written, how = None, "template"
     if not proposals:  # a proposed change is listed back word for word, never paraphrased

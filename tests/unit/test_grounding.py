@@ -643,3 +643,50 @@ def test_other_things_are_not_the_other_order() -> None:
     found = ground("cancel_order", "wait no dont cancel, theres other stuff in there i need", {}, _store(),
                    _variants(), "", recent="#W0000003")
     assert found["order_id"] == "#W0000003"
+
+
+def test_a_bare_size_after_then_or_or_is_the_fallback_size() -> None:
+    # Given size 9 synthetic not available / When the fallback names only a number after "then"
+    # Then that number is the size ("if size 9 isn't there, then 7")
+    assert _new_items("the boots in size 9 synthetic. if size 9 is not have, then 7") == ["b-7-synthetic-yes"]
+
+
+@pytest.mark.parametrize(("text", "item"), [
+    ("return only the blue chair, not the black one", "c-blue-none"),
+    ("I want to return the chair without armrests", "c-blue-none"),
+    ("return the black one of the two chairs", "c-black-fixed"),
+])
+def test_the_option_words_pick_one_of_two_lines_of_a_product_to_return(text: str, item: str) -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    # Given an order with two office chairs, black (fixed arms) and blue (no arms)
+    order = _store().order("#W0000002")
+    assert order is not None
+    # When the return names one by its options, or rules the other out / Then that one alone
+    lines = resolve_return_lines(text, order)
+    assert [x.item_id for x in lines or []] == [item]
+
+
+def test_both_lines_of_a_product_are_returned_when_no_option_tells_them_apart() -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    order = _store().order("#W0000002")
+    assert order is not None
+    assert [x.item_id for x in resolve_return_lines("return both chairs", order) or []] == [
+        "c-black-fixed", "c-blue-none"]
+
+
+def test_another_version_asked_at_confirmation_amends_the_proposed_change() -> None:
+    from csagent.grounding.frame import amend_pending
+
+    # Given a proposed exchange of the kettle for the black 1L one
+    pending = _proposed("exchange_items", ["k-1L-white"], new_item_ids=["k-1L-black"],
+                        payment_method_id="card_1")
+    # When the customer asks for the 2L black one instead, without naming the kettle
+    amended = amend_pending("hmm, actually make it the 2L black one", pending, _store(), _variants())
+    # Then the same exchange is proposed again with that version
+    assert [(intent, e["item_ids"], e["new_item_ids"]) for intent, e in amended] == [
+        ("change_items", ["k-1L-white"], ["k-2L-black"])]
+    # And a plain yes, or another item of the order, amends nothing
+    assert amend_pending("yes please", pending, _store(), _variants()) == []
+    assert amend_pending("and the boots in size 8", pending, _store(), _variants()) == []

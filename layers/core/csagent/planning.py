@@ -423,6 +423,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if order_id:
                     entities["order_id"] = order_id
             absent = [name for name in required if not entities.get(name)]
+            if entities.get("unstated") and any(i != intent and o == order_id for i, o in requested):
+                # "I have two speakers in one order. I want to return only the green one": the
+                # items named beside another change of the order set the scene; nothing to ask.
+                continue
             if entities.get("question"):  # grounding found several candidates, or none that fits
                 b.need(intent, absent[0] if absent else "details", entities, text)
                 continue

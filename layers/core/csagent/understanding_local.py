@@ -267,7 +267,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
     # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
-    read_as = item_change_intent(intent, text, entities, view, variants)
+    read_as = item_change_intent(intent, text, entities, view, variants, piece)
     grounded_to_store = grounded_to_store or read_as != intent
     intent = read_as
     whole = intent in {"change_items", "return_request"}

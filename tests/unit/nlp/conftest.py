@@ -29,6 +29,8 @@ CATALOGUE = [
     {"product_id": "6945232052", "name": "Smart Watch", "options": {"color": ["black", "gold", "silver"]}},
     {"product_id": "4794339885", "name": "Office Chair",
      "options": {"color": ["black", "blue", "gray", "red"]}},
+    {"product_id": "8600330539", "name": "Bookshelf",
+     "options": {"height": ["3 ft", "4 ft", "5 ft", "6 ft"]}},
 ]
 
 

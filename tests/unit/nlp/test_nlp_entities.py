@@ -184,6 +184,8 @@ def test_plural_and_typo_product_names_still_match(catalogue: list[dict]) -> Non
     # Given "those headphones" and a misspelling / When matched / Then both are Headphones
     assert [m.name for m in find_products("those headphones", catalogue)] == ["Headphones"]
     assert [m.name for m in find_products("my headphnoes broke", catalogue)] == ["Headphones"]
+    # "-lves" plurals too: "the two bookshelves" is the Bookshelf
+    assert [m.name for m in find_products("the smaller of the two bookshelves", catalogue)] == ["Bookshelf"]
 
 
 def test_sizes_need_their_key_and_short_sizes_their_case(catalogue: list[dict]) -> None:

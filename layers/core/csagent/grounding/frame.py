@@ -251,7 +251,10 @@ def fill_item_changes(
             for c in options
         )
         said = " ".join(problems) + (f" Available: {listed}." if listed else "")
-        return {**out, "question": f"Order {order.order_id}: {said}"}  # which order was found
+        question: dict[str, Any] = {"question": f"Order {order.order_id}: {said}"}  # which order was found
+        if all(c.unstated for c in changes.changes):
+            question["unstated"] = True  # items named, no change for them: maybe only context
+        return {**out, **question}
     if not changes.changes:
         items = ", ".join(x.label() for x in order.lines)
         return {
@@ -366,6 +369,8 @@ def names_a_purchase(text: str, view: CustomerView) -> bool:
     return bool(owned) and bool(product_mentions(text, owned))
 
 
+# Catalogue questions that, said as a wish about a product the customer bought, ask for its change.
+CATALOGUE_WISHES = frozenset({"product_info", "product_availability"})
 # Intents whose clause, when its words name another variant of an item of the order ("the puzzle,
 # the 1500-piece art one instead"), is an item change: a return or a payment does not name one.
 MAY_BE_AN_ITEM_CHANGE = frozenset(
@@ -379,14 +384,25 @@ def item_change_intent(
     entities: Mapping[str, Any],
     view: CustomerView | None,
     variants: Mapping[str, Sequence[Variant]] | None,
+    clause: str = "",
 ) -> str:
-    """`change_items` when the words ask for another variant of an item of the clause's order."""
-    if view is None or variants is None or intent not in MAY_BE_AN_ITEM_CHANGE:
+    """`change_items` when the words ask for another variant of an item of the clause's order. A
+    catalogue question is one only when its clause is a wish ("I want the same boots, but size 10"),
+    not a question ("do you have the boots in size 10?")."""
+    if view is None or variants is None:
+        return intent
+    if intent in CATALOGUE_WISHES:
+        from csagent.nlp.speech_acts import asks_for_change
+
+        if not (clause and asks_for_change(clause) and names_a_purchase(clause, view)):
+            return intent
+    elif intent not in MAY_BE_AN_ITEM_CHANGE:
         return intent
     # The order the words describe, when the clause names none ("I need 9 not 8. Please change, and
     # pay the difference with my visa": the boots' order).
+    finding = "change_items" if intent in CATALOGUE_WISHES else intent  # a wish is about an order
     order = view.order(entities.get("order_id")
-                       or find_order(intent, text, dict(entities), view, text).get("order_id"))
+                       or find_order(finding, text, dict(entities), view, text).get("order_id"))
     if order is None or order.status not in ("pending", "delivered"):
         return intent
     changes = resolve_item_changes(text, order, variants)

@@ -573,6 +573,33 @@ _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
 _BOTH_ITEMS = re.compile(r"\b(both|the two|the pair of them)\b", re.IGNORECASE)
 
 
+def _option_values(lines: Sequence[Line]) -> dict[str, list[str]]:
+    """{option: the values the lines have}."""
+    values: dict[str, list[str]] = {}
+    for line in lines:
+        for key, value in line.options.items():
+            values.setdefault(key, []).append(value)
+    return values
+
+
+def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
+    """Of several lines of one product, those the option words pick: the values named (not after a
+    negation) that some lines have, minus the lines with a value named after one ("the green one,
+    not the black"). Empty when the words tell none apart."""
+    hits = find_option_values(segment, _option_values(lines))
+    toks = tokens(segment)
+    shared = {k: v for k, v in lines[0].options.items() if all(x.options.get(k) == v for x in lines)}
+    telling = [h for h in hits if shared.get(h.key) != h.value]  # a value every line has tells nothing
+    if not telling:
+        return []
+    wanted = [h for h in telling if not negated_option(toks, h)]
+    unwanted = [h for h in telling if negated_option(toks, h)]
+    picked = [x for x in lines if any(x.options.get(h.key) == h.value for h in wanted)] if wanted \
+        else list(lines)
+    picked = [x for x in picked if not any(x.options.get(h.key) == h.value for h in unwanted)]
+    return picked if 0 < len(picked) < len(lines) else []
+
+
 def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     """The lines of `order` the customer returns ("the kettle and the hose, I'm keeping the camera"),
     None when the words name none of them. "Everything" is every line; a product of which the order
@@ -588,13 +615,17 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
         return None
     chosen: list[Line] = []
     for mention, segment in _merge_repeats(_segments(text, mentions), order):
+        lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
+        described = _described_lines(segment, lines) if len(lines) > 1 else []
+        if described:  # "only the green one, not the black", "the 3 ft one": the options decide
+            chosen.extend(described)
+            continue
         if _KEPT_ITEM.search(_NOT_EVERYTHING.sub(" ", segment)):
             continue  # "the security camera I'm keeping", "not the blue one"
-        lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
         if not lines:
             continue
         if len(lines) > 1 and not _BOTH.search(segment):
-            hits = find_option_values(segment, {k: [v] for x in lines for k, v in x.options.items()})
+            hits = find_option_values(segment, _option_values(lines))
             best = max(lines, key=lambda x: _line_fit(x, segment, hits))
             lines = [best]
         chosen.extend(lines)

@@ -203,6 +203,8 @@ def _singular(word: str) -> str:
         return w[:-3] + "y"
     if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
         return w[:-2]
+    if len(w) > 5 and w.endswith("lves"):  # bookshelves, halves
+        return w[:-3] + "f"
     if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
         return w[:-1]
     return w

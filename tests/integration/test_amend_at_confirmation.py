@@ -1,7 +1,9 @@
-"""Another version asked for while a proposal waits, through the real HTTP API on the tau-retail
-store (issue 12): "oh wait, make it the 1000ml red one instead" is neither a yes nor a no but the
-same exchange with the version now asked for (`grounding.frame.amend_pending`); the yes then writes
-that version, never the one first proposed."""
+"""Changes asked in passing, through the real HTTP API on the tau-retail store (issue 12).
+
+"oh wait, make it the 1000ml red one instead" while a proposal waits is neither a yes nor a no but
+the same exchange with the version now asked for (`grounding.frame.amend_pending`); the yes then
+writes that version, never the one first proposed. "could the t-shirt order be paid with my gift
+card instead?" names the order, the method and the change: it asks for it."""
 
 from __future__ import annotations
 
@@ -37,3 +39,18 @@ def test_a_new_version_named_at_confirmation_replaces_the_proposed_one(tau_api: 
     assert third["status"] == "answered", third["reply"]["text"]
     order = export_store(driver)["orders"][ORDER]
     assert order["exchange_new_items"] == [RED_1000]
+
+
+def test_a_question_that_names_the_order_and_the_new_method_asks_for_the_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    customer = "omar_kim_3528"  # a pending T-Shirt order #W1080318 paid by Mastercard; a gift card
+    # Given that order / When the customer asks whether it could be paid with the gift card instead
+    asked = say(client, customer, f"pay-{uuid.uuid4().hex[:8]}",
+                "could the t-shirt order be paid with my gift card instead of my credit card?")
+    # Then paying it with the gift card is proposed, not only the payments listed
+    assert asked["status"] == "awaiting_confirmation", asked["reply"]["text"]
+    assert "#W1080318" in asked["reply"]["text"] and "gift card" in asked["reply"]["text"]
+    # And the same words asked as a question about the payment stay a question
+    question = say(client, customer, f"pay-{uuid.uuid4().hex[:8]}",
+                   "was the t-shirt order paid with my gift card or my credit card?")
+    assert question["status"] == "answered", question["reply"]["text"]

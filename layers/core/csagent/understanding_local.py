@@ -304,6 +304,9 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     if intent == "change_order_address":
         # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?"
         return bool(entities.get("address")) and bool(entities.get("order_id"))
+    if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
+        return bool(entities.get("order_id")) and bool(entities.get("payment_method_id")) and named_method \
+            and bool(_CHANGE_VERB.search(text))
     if intent == "update_default_address":  # "can my default address be 12 Main St, ...?"
         from csagent.nlp.entities import names_saved_address
 

@@ -289,7 +289,9 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     difference", "can it go to 12 Main St, ... instead?") asks for it, unless hypothetical. An
     item change names the variant it wants, with its verb or with where the money goes (the
     payment for the difference is asked next); a return names its items and where the money goes
-    ("can I return the kettle?" alone asks whether it can be returned)."""
+    ("can I return the kettle?" alone asks whether it can be returned); a payment change names the
+    order, the method and a change word ("... be paid with my gift card instead?"); a default
+    address names the address and the account's ("... my default address be 12 Main St, ...?")."""
     from csagent.grounding.resolve import resolve_payment
     from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh
 

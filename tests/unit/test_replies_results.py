@@ -40,6 +40,17 @@ def test_a_validation_message_from_a_tool_that_does_not_write_for_customers_stay
     assert "'question'" not in text and "look up our policy" in text
 
 
+def test_a_catalogue_templates_parameter_error_stays_internal() -> None:
+    # Given a product question whose template lacked a parameter, in the words the planner retries by
+    task = {"task_id": "t1", "task_type": "product_info", "tool": "predefined_cypher", "args": {}}
+    message = "Missing required parameter 'option_key' (an option name like 'color' or 'size')."
+    # When the failure is described
+    text = describe_failure(task, failed("validation", message), "en")
+    # Then the customer reads the templated reason, never the parameter's name
+    assert "option_key" not in text and "Missing required" not in text
+    assert "some of the details didn't check out" in text
+
+
 def test_a_long_order_list_ends_with_how_many_more_without_a_double_and() -> None:
     # Given seven orders
     rows = [{"order_id": f"#W100000{i}", "status": "pending", "created_at": f"2024-02-0{i}"}

@@ -575,6 +575,8 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     message = str(error.get("message") or "").strip().rstrip(".")
     if task.get("tool") not in CUSTOMER_WORDED_TOOLS or lang != "en":
         message = ""  # not written for the customer (or not in their language): the templates speak
+    if task.get("tool") == "predefined_cypher" and error_type == "validation":
+        message = ""  # a template parameter named for the planner's retry ("option_key"), not a sentence
     if error_type == "business_rule_violation" and message:
         # A rule that blocks is an answer, told with what is allowed instead ("... has already
         # shipped, so it can no longer be cancelled. You can return it ..."); not a breakdown, and

@@ -352,15 +352,15 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
         return intent
     if has_ideographs(text):  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
         request = next((r for v, r in REQUEST_BY_ZH_VERB.items() if v in text), None)
-        named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
-        return request if named and request else intent
-    verb = _PERSONAL_CHANGE.search(text)
-    if verb is None:
+    else:
+        verb = _PERSONAL_CHANGE.search(text)
+        said = (verb.group(1) or verb.group(2)).lower() if verb else ""
+        request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None) \
+            if said else None
+    if request is None:
         return intent
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
-    said = (verb.group(1) or verb.group(2)).lower()
-    request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None)
-    return request if named and request else intent
+    return request if named else intent
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:

@@ -19,32 +19,44 @@ import json
 import re
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from csagent.nlp.script import has_ideographs
 
+_Glossary = tuple[re.Pattern[str], dict[str, str]]
+
+
+def _glossary(words: dict[str, str]) -> _Glossary:
+    """The words as one alternation, longest first, with what each reads as."""
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))), words
+
+
+def _data(package: str, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(resources.files(package).joinpath("data", name).read_text("utf-8"))
+    return data
+
 
 @lru_cache(maxsize=1)
-def _lists() -> dict[str, dict[str, str]]:
-    data = json.loads(resources.files("csagent.nlp").joinpath("data", "zh_gloss.json").read_text("utf-8"))
-    return {"words": data["words"], "store_words": data["store_words"]}
-
-
-def _substitute(text: str, words: dict[str, str]) -> str:
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-    return pattern.sub(lambda m: f" {words[m.group(0)].strip()} ", text)
+def _option_glossary() -> _Glossary:
+    return _glossary(_data("csagent.nlp", "zh_gloss.json")["words"])
 
 
 @lru_cache(maxsize=1)
-def _query_words() -> dict[str, str]:
-    products = json.loads(resources.files("csagent.grounding").joinpath("data", "product_synonyms.json")
-                          .read_text("utf-8"))["zh"]
+def _query_glossary() -> _Glossary:
+    lists = _data("csagent.nlp", "zh_gloss.json")
+    products = _data("csagent.grounding", "product_synonyms.json")["zh"]
     names = {zh: name for name, words in products.items() for zh in words}
-    return {**_lists()["words"], **_lists()["store_words"], **names}
+    return _glossary({**lists["words"], **lists["store_words"], **names})
+
+
+def _substitute(text: str, glossary: _Glossary) -> str:
+    pattern, words = glossary
+    return pattern.sub(lambda m: f" {words[m.group(0)].strip()} ", text)
 
 
 def gloss(text: str) -> str:
     """Chinese option and function words replaced by their English words."""
-    return _substitute(text, _lists()["words"]) if has_ideographs(text) else text
+    return _substitute(text, _option_glossary()) if has_ideographs(text) else text
 
 
 def english_query(text: str) -> str:
@@ -52,6 +64,6 @@ def english_query(text: str) -> str:
     the Latin words it quoted; the question as it is when it has no Chinese or no known word."""
     if not has_ideographs(text):
         return text
-    glossed = _substitute(text, _query_words())
+    glossed = _substitute(text, _query_glossary())
     english = " ".join(re.findall(r"[A-Za-z0-9$.%-]+", glossed))
     return english or text

@@ -385,20 +385,22 @@ class IntentClassifier:
         return [{intent: float(np.sort(row[names == intent])[-k:].mean()) for intent in dict.fromkeys(labels)}
                 for row in sims]
 
+    def _chinese_probabilities(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """Per Chinese text, intent -> the trained model's probability ({} without a model)."""
+        index = self._ensure_zh_index()
+        if index.model is None or index.features is None:
+            return [{} for _ in texts]
+        classes = index.model.classes
+        return [dict(zip(classes, map(float, row), strict=True))
+                for row in index.model.predict_proba(index.features.transform(texts))]
+
     def chinese_decisions(self, texts: Sequence[str]) -> list[tuple[str, float, dict[str, float]]]:
         """Per Chinese text: the trained model's intent, that intent's top-k similarity (raw, before
         any threshold) and the model's probabilities; calibration sweeps the threshold over these."""
-        index = self._ensure_zh_index()
-        scores = self.chinese_scores(texts)
-        model = index.model
-        if model is None or index.features is None:
-            return [(max(row, key=row.__getitem__) if row else OUT_OF_SCOPE, max(row.values(), default=0.0),
-                     {}) for row in scores]
-        probs = model.predict_proba(index.features.transform(texts))
         out = []
-        for row, p in zip(scores, probs, strict=True):
-            table = dict(zip(model.classes, map(float, p), strict=True))
-            best = max(table, key=table.__getitem__)
+        for row, table in zip(self.chinese_scores(texts), self._chinese_probabilities(texts), strict=True):
+            ranked = table or row  # without a model, the nearest examples decide
+            best = max(ranked, key=ranked.__getitem__) if ranked else OUT_OF_SCOPE
             out.append((best, row.get(best, 0.0), table))
         return out
 
@@ -407,7 +409,7 @@ class IntentClassifier:
                   for intent, score in self.chinese_scores([text])[0].items()}
         if not scores:
             return IntentPrediction(OUT_OF_SCOPE, 0.0, None, 0.0, "zh", "ngrams")
-        _, _, probs = self.chinese_decisions([text])[0]
+        probs = self._chinese_probabilities([text])[0]
         return self._decide_trained(scores, probs, threshold=self.threshold, lang="zh", source="ngrams")
 
     def _on_english_scale(self, score: float) -> float:

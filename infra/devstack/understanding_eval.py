@@ -14,10 +14,15 @@ in the reply text:
 | answer, explain_rule | answered or partial, nothing proposed |
 | clarify | needs_clarification |
 | propose | awaiting_confirmation (or awaiting_approval) with the expected write proposed |
-| done | answered or partial, a write carried out |
+| done | answered or partial, a write carried out (after the store's approval, see below) |
 | declined | answered, nothing carried out |
 | handoff | handed_off |
 | refuse | refused |
+
+A write over the refund threshold pauses for the store's approver (`awaiting_approval`): when the
+turn expects `done`, the harness approves it as that person (POST /v1/approvals/{id} with
+`Bearer dev-agent:eval`) and judges the resumed turn the customer then sees, so the write must
+still be carried out and reported; `store_approvals` counts these turns.
 
 A conversation is resolved when every judged turn passes. Figures per set (`reports/
 understanding-<set>.{json,md}`): resolution, refused-but-in-scope (a store matter answered
@@ -54,6 +59,7 @@ ACTION_TASKS = frozenset(
     }
 )
 ANSWERED = frozenset({"answered", "partial"})
+APPROVER = "Bearer dev-agent:eval"
 
 
 @dataclass
@@ -66,6 +72,7 @@ class Judged:
     refused_in_scope: bool = False
     unrequested_write: bool = False
     orders_found: bool | None = None
+    approvals: int = 0
 
     @property
     def resolved(self) -> bool:
@@ -163,6 +170,9 @@ def _conversation(client: Any, conv: Mapping[str, Any], verbose: bool) -> Judged
         if response.status_code != 200:
             body = {"status": f"http {response.status_code}", "reply": {"text": str(body)[:200]}}
         expect = turn.get("expect")
+        if expect and expect.get("outcome") == "done" and body.get("status") == "awaiting_approval":
+            body = _approved(client, body)
+            result.approvals += 1
         failures = judge_turn(expect, body, previous, result) if expect else []
         if expect and "no_order_id" in result.categories and expect.get("orders"):
             text = str((body.get("reply") or {}).get("text") or "").lower()
@@ -186,6 +196,19 @@ def _conversation(client: Any, conv: Mapping[str, Any], verbose: bool) -> Judged
             for f in t["failures"]:
                 print(f"  ! {f}")
     return result
+
+
+def _approved(client: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The turn the customer sees once the store's approver approves the paused write."""
+    approval_id = (body.get("trace") or {}).get("approval_id")
+    response = client.post(
+        f"/v1/approvals/{approval_id}", json={"decision": "approve"}, headers={"Authorization": APPROVER}
+    )
+    out = response.json() if response.status_code == 200 else {}
+    if not approval_id or not out.get("resumed") or not isinstance(out.get("turn"), dict):
+        reply = f"approval {approval_id} not resumed: http {response.status_code}"
+        return {"status": "approval failed", "reply": {"text": reply}}
+    return dict(out["turn"])
 
 
 def _rate(values: Sequence[bool]) -> float | None:
@@ -212,6 +235,7 @@ def summary(results: Sequence[Judged]) -> dict[str, Any]:
         "clarification_rate": _rate(
             [any(t["status"] == "needs_clarification" for t in r.turns) for r in results]
         ),
+        "store_approvals": sum(r.approvals for r in results),
         "by_category": {k: {"n": len(v), "resolution": _rate(v)} for k, v in sorted(by_category.items())},
         "by_persona": {k: {"n": len(v), "resolution": _rate(v)} for k, v in sorted(by_persona.items())},
     }
@@ -246,6 +270,7 @@ def write_report(set_name: str, results: Sequence[Judged], out: Path = REPORTS) 
         "negation_accuracy",
         "order_found_without_id",
         "clarification_rate",
+        "store_approvals",
     ):
         lines.append(f"| {key} | {figures[key]} |")
     lines += ["", "| category | n | resolution |", "| --- | ---: | ---: |"]

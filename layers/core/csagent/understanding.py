@@ -36,6 +36,10 @@ class Understanding:
 
 # Intents that carry a request of their own: a follow-up that has one is a new request.
 PASSIVE_INTENTS = frozenset({"greeting", "thanks", "smalltalk", "out_of_scope"})
+# Questions a follow-up that only names something new asks again ("where's my grill order?" …
+# "and the tablet one?"): the summariser keeps the turn's last one in memory (`last_question`).
+FOLLOW_UP_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "policy_question",
+                               "warranty", "product_info", "product_availability"})
 
 
 def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]) -> Understanding | None:

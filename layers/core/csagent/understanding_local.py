@@ -94,6 +94,7 @@ class LocalUnderstanding:
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
         from csagent.nlp.script import spaced
+        from csagent.nlp.speech_acts import is_elliptical
 
         text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
@@ -113,6 +114,7 @@ class LocalUnderstanding:
         message_reason = find_cancel_reason(text)
         variants = self._variants() if self._variants and view is not None else None
         recent = (state.get("memory") or {}).get("last_order_id")  # the order just talked about
+        last_question = (state.get("memory") or {}).get("last_question")
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
@@ -148,6 +150,10 @@ class LocalUnderstanding:
             runner_up = getattr(prediction, "runner_up", None)  # a model's labels have none
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities,
                                        names_order=bool(found.order_ids or found.tracking_numbers))
+            follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
+                piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
+            if follows_up:
+                intent = str(last_question)  # "where's my grill order?" … "and the tablet one?"
             if view is not None and intent in GENERAL_QUESTION_INTENTS \
                     and prediction.intent in ORDER_BOUND_INTENTS and names_a_purchase(piece, view):
                 # "the tracking number for the order with the tablet": general in its words, but the
@@ -169,6 +175,10 @@ class LocalUnderstanding:
                                                                     view, variants, recent)
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
+                grounded = entities.get("grounded_orders") or []
+                named = found.order_ids[:1] or (grounded if len(grounded) == 1 else [])
+                if named:
+                    recent = named[0]  # "what's in my kettle order, and is my other order pending?"
             if intent in WRITE_INTENTS:
                 from csagent.nlp.speech_acts import asks_for_change
 
@@ -179,7 +189,7 @@ class LocalUnderstanding:
             # A clause that grounds to the customer's own orders is about the store, whatever the
             # examples' score: it is never refused as out of scope.
             confidence = float(prediction.confidence)
-            if grounded_to_store:
+            if grounded_to_store or follows_up:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
             if picked and entities.get("order_id") == picked:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"

@@ -194,3 +194,28 @@ def test_a_side_that_only_names_an_order_is_the_topic_of_the_request_after_it(te
 def test_two_requests_each_about_an_order_still_split():
     assert split_clauses("where is my order, and cancel the other order") == [
         "where is my order", "cancel the other order"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Two questions: where is my lamp order, and how long is the warranty on the lamp?",
+     ["Two questions: where is my lamp order", "how long is the warranty on the lamp?"]),
+    ("quick one - can you check my bike order, and what's the return window?",
+     ["quick one - can you check my bike order", "what's the return window?"]),
+    ("what does the blue kettle cost + is my mug order shipped yet",
+     ["what does the blue kettle cost", "is my mug order shipped yet"]),
+])
+def test_a_preamble_or_a_plus_between_requests_still_splits(text: str, expected: list[str]) -> None:
+    # Given requests announced by a short preamble ("Two questions:") or joined by " + "
+    # When split / Then each request is its own clause, the preamble staying with the first
+    assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "About my order with the luggage set - I don't want to cancel it, I just need it sent elsewhere",
+    "ship it to my new address: 12 Main St, Springfield, IL 62704",
+    "the jacket + the scarf, please",
+])
+def test_a_topic_before_a_dash_or_a_list_joined_by_plus_is_not_split(text: str) -> None:
+    # Given a long topic before a dash, an address after a colon, or products joined by "+"
+    # When split / Then nothing splits (a topic is not a preamble, products are no requests)
+    assert split_clauses(text) == [text]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.nlp.speech_acts import asks_something, declines_change
+from csagent.nlp.speech_acts import asks_something, declines_change, is_elliptical
 
 
 @pytest.mark.parametrize(("text", "declined"), [
@@ -44,3 +44,17 @@ def test_a_chinese_clause_asks_for_the_change_or_about_it(text: str, asks: bool)
     from csagent.nlp.speech_acts import asks_for_change
 
     assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "names", "elliptical"), [
+    ("and the tablet one?", ["tablet"], True),
+    ("what about my other order?", [], True),
+    ("how about the blue one", ["blue"], True),
+    ("the lamp order?", ["lamp"], True),
+    ("and cancel the tablet one", ["tablet"], False),        # a request of its own
+    ("the tablet is broken?", ["tablet"], False),            # says something about it
+    ("and the tablet one", [], False),                       # names nothing found
+    ("my tablet", ["tablet"], False),                        # neither a follow-up word nor a question
+])
+def test_a_follow_up_that_only_names_something_new(text: str, names: list[str], elliptical: bool) -> None:
+    assert is_elliptical(text, names) is elliptical

@@ -71,7 +71,8 @@ def find_order(
         return entities
     source = text
     mentions = product_mentions(text, view.products())
-    if not mentions and message:
+    if not mentions and message and not _ANOTHER_ORDER.search(text):
+        # ("... and is my other order pending?" is about an order other than the one named.)
         source, mentions = message, product_mentions(message, view.products())
     if not mentions:
         return _order_by_status(intent, text, entities, view, message, recent)

@@ -8,9 +8,11 @@ Rules, in order:
 1. Protected spans are never split: postal addresses, e-mails, order ids, decimals, and
    abbreviations such as "St." or "e.g.".
 2. Hard boundaries: sentence ends (. ? ! 。 ？ ！), semicolons and line breaks.
-3. Soft boundaries — a comma (, ，), "and", "and also", "also", "plus", 另外, 还有 … — split only
-   when both sides are requests: the right side must open with a request word ("what", "ship",
-   "can", "I", 我, 帮, 请 …) and the left side must be a request of its own. So "a red and blue
+3. Soft boundaries — a comma (, ，), " + ", "and", "and also", "also", "plus", 另外, 还有 … —
+   split only when both sides are requests: the right side must open with a
+   request word ("what", "ship", "can", "I", 我, 帮, 请 …) and the left side must be a request of
+   its own, once a preamble that announces the requests ("Two things: …") is set aside; the
+   preamble stays with the first request. So "a red and blue
    shirt" and "the shirt, the hat and the bottle" stay whole, while "cancel it and refund me" splits.
    A right side whose verb carries a question ("… and also know how long refunds take") opens a
    request too.
@@ -47,6 +49,8 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _COURTESY = frozenset({"please", "pls", "plz", "请"})  # thanks stay a clause of their own
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _DECIMAL = re.compile(r"\d\.\d")
+# A short announcement before the requests (four words at most): "Two things, please:", "quick one -".
+_PREAMBLE = re.compile(r"^\s*((?:[\w'’]+[\s,]*){1,4}?)\s*(?::|\s[-–—]\s)\s*")
 _HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)")
 _EDGE_PUNCT = " \t\r\n,，;；:：.。!！、-–—"
 # Words that open a question inside a clause ("… and also know how long refunds take").
@@ -66,8 +70,10 @@ def _soft() -> re.Pattern[str]:
     """A soft boundary: comma and/or connector ("and also", "plus", 另外 …)."""
     en, zh = _connector_alternatives()
     # Group 1: what the clause boundary consumes (comma and/or connector).
+    # A plus or ampersand only between spaces ("the warranty + when does it ship").
+    marks = r"(?:[,，、]|\s[+&](?=\s))"
     return re.compile(
-        rf"(\s*[,，、]\s*(?:(?:{en})\b\s*|(?:{zh})\s*)?|\s+(?:{en})\b\s*|\s*(?:{zh})\s*)",
+        rf"(\s*{marks}\s*(?:(?:{en})\b\s*|(?:{zh})\s*)?|\s+(?:{en})\b\s*|\s*(?:{zh})\s*)",
         re.IGNORECASE,
     )
 
@@ -76,7 +82,7 @@ def _soft() -> re.Pattern[str]:
 def _leading_connector() -> re.Pattern[str]:
     """Punctuation and one connector at the start of a clause ("and also", ", plus", 另外)."""
     en, zh = _connector_alternatives()
-    return re.compile(rf"^[\s,，、;；:：.。!！]*(?:(?:{en})\b|(?:{zh}))?[\s,，、:：]*", re.IGNORECASE)
+    return re.compile(rf"^[\s,，、;；:：.。!！+&]*(?:(?:{en})\b|(?:{zh}))?[\s,，、:：]*", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -224,6 +230,13 @@ def _hard_pieces(text: str, mask: list[bool]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in pieces if a < b]
 
 
+def _after_preamble(text: str) -> str:
+    """ "Two things, please: where is my order": what follows a colon (or dash) that ends the
+    preamble; the text itself when there is none."""
+    m = _PREAMBLE.match(text)
+    return text[m.end():] if m and not _is_request(m.group(1)) else text
+
+
 def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
     """Positions inside text[a:b] where a new clause starts (at the connector)."""
     piece = text[a:b]
@@ -243,7 +256,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
         if not right.strip(_EDGE_PUNCT) or not left.strip(_EDGE_PUNCT):
             continue
         opens = _starts_request(right_local or right) or _opens_embedded_question(right_local or right)
-        if not (opens and _is_request(left)) and not _own_order_request(left, right_local or right):
+        asks = opens and (_is_request(left) or _is_request(_after_preamble(left)))
+        if not asks and not _own_order_request(left, right_local or right):
             continue
         if _names_only_an_order(text[last:cut]):
             continue

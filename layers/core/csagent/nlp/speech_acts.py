@@ -126,3 +126,21 @@ def asks_something(text: str) -> bool:
         return True
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     return any(w in verbs for w in words)
+
+
+def is_elliptical(text: str, names: list[str]) -> bool:
+    """ "And the tablet one?", "what about my other order?": a follow-up that only names something
+    new, to be asked the last question again. It opens with a follow-up word or is put as a
+    question; `names` are the product names and option values it was found to mention, and every
+    other word is a reference word."""
+    words = _words(text)
+    lexicon = _lexicon()
+    opens = any(words[: len(p)] == p for p in lexicon["ellipsis_openers"] if p)
+    if not words or not (opens or text.rstrip().endswith(("?", "？"))):
+        return False
+    named = {w for name in names for w in _words(name)}
+    rest = [w for w in words if w not in named]
+    allowed = {p[0] for p in lexicon["ellipsis_words"] if p}
+    if not all(w in allowed for w in rest):
+        return False
+    return len(rest) < len(words) or "other" in rest or "another" in rest

@@ -33,6 +33,7 @@ from csagent.replies import (
     names_every_failure,
 )
 from csagent.resilience.faults import crash_point
+from csagent.understanding import FOLLOW_UP_INTENTS
 
 PROMPT = "summariser"
 CATEGORY = {
@@ -202,4 +203,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     product = last_product(tasks, results)
     if product:
         update["memory"] = {**update.get("memory", {}), "last_product": product}
+    asked = [c.get("intent") for c in state.get("clauses") or [] if c.get("intent") in FOLLOW_UP_INTENTS]
+    if asked and not proposals:
+        update["memory"] = {**update.get("memory", {}), "last_question": asked[-1]}
     return update

@@ -77,9 +77,9 @@ def test_a_handoff_from_open_to_close(stack: tuple[LocalResources, Any], queue_u
     service = HandoffService(store, SqsHandoffPublisher(aws.sqs, queue_url))
     session_id = f"it-handoff-{uuid.uuid4().hex[:12]}"
 
-    # Given a customer turn whose refund was refused by policy, in angry words
+    # Given a customer turn whose refund was refused by policy, in angry words after an angry turn
     state = {
-        "session_id": session_id, "customer_id": "james_li_5688", "lang": "en",
+        "session_id": session_id, "customer_id": "james_li_5688", "lang": "en", "frustrated_turns": 1,
         "text": "This is unacceptable, refund order #W2611340 now",
         "route": "knowledge_and_actions",
         "clauses": [{"text": "refund order #W2611340", "intent": "return_request"}],

@@ -18,6 +18,7 @@ from csagent.handoff.triggers import (
     detect_frustration,
     evaluate,
     is_explicit_request,
+    says_asked_before,
     signals_from_state,
 )
 
@@ -145,9 +146,16 @@ def test_exceeding_the_node_budget_hands_off_with_normal_urgency() -> None:
     assert decision.urgency is Urgency.NORMAL
 
 
-def test_a_frustrated_customer_is_handed_off_urgently_even_when_answered() -> None:
-    # Given a tracking question answered fine, asked in anger
+def test_an_angry_question_answered_is_answered_not_handed_off() -> None:
+    # Given a tracking question answered fine, asked in anger, on the first angry turn
     signals = turn(ok(), text="This is ridiculous, where is order #W2611340???")
+    # When the triggers are evaluated / Then the answer stands: anger heard is not passed on
+    assert evaluate(signals) is None
+
+
+def test_frustration_that_persists_is_handed_off_urgently() -> None:
+    # Given the same angry words after a turn that was frustrated already
+    signals = turn(ok(), text="This is ridiculous, where is order #W2611340???", frustrated_turns_before=1)
     # When the triggers are evaluated
     decision = evaluate(signals)
     # Then the turn goes to a human, urgently, and the cues are recorded
@@ -157,13 +165,32 @@ def test_a_frustrated_customer_is_handed_off_urgently_even_when_answered() -> No
     assert "word:ridiculous" in decision.frustration.cues
 
 
+def test_frustration_with_a_failed_task_is_handed_off() -> None:
+    # Given an angry customer whose lookup failed this turn
+    decision = evaluate(turn(failed("no_results"), text="This is ridiculous, where is order #W2611340???"))
+    # Then a person takes over
+    assert decision is not None and HandoffReason.FRUSTRATION in decision.reasons
+
+
+def test_a_blocked_request_in_anger_is_explained_first_and_handed_off_when_the_customer_insists() -> None:
+    blocked = failed("business_rule_violation", task_type="cancel_order")
+    angry = "This is ridiculous, cancel it NOW!!!"
+    # Given a cancellation the policy blocks, asked in anger for the first time
+    # Then the rule is explained (no handoff)
+    assert evaluate(turn(blocked, text=angry)) is None
+    # And when the customer insists, angry again, a person takes over
+    decision = evaluate(turn(blocked, text=angry, frustrated_turns_before=1))
+    assert decision is not None
+    assert decision.reasons[0] is HandoffReason.BUSINESS_RULE_CONFLICT
+
+
 # ----------------------------------------------------------------------------------------------
 # Several triggers, urgency
 # ----------------------------------------------------------------------------------------------
 def test_every_reason_that_fired_is_kept_strongest_first() -> None:
     # Given an angry customer asking for a person after a policy refusal and two timeouts
     signals = TurnSignals(
-        texts=("I want to speak to a human, this is unacceptable!!",), route="handoff",
+        texts=("I want to speak to a human about a warranty claim, this is unacceptable!!",), route="handoff",
         outcomes=(failed("business_rule_violation", "t1", "return_items"),
                   failed("timeout", "t2", attempts=2)),
         node_budget_exceeded=True)
@@ -323,3 +350,35 @@ def test_signals_are_read_from_the_graph_state() -> None:
     assert signals.amount_at_stake == 310.5
     assert (signals.failed_turns_before, signals.node_budget_exceeded) == (1, True)
     assert signals.intents == ("return_request", "return_request")
+
+
+@pytest.mark.parametrize(("text", "asked"), [
+    ("THIS IS THE THIRD TIME I'M ASKING!!! where is #W7449508?!", True),
+    ("I already asked you this yesterday, where is my refund", True),
+    ("how many times do I have to tell you", True),
+    ("where is my refund", False),
+    ("is this the first time you ship to Canada?", False),
+])
+def test_words_that_say_it_was_asked_before(text: str, asked: bool) -> None:
+    assert says_asked_before(text) is asked
+
+
+def test_frustration_in_words_that_say_it_was_asked_before_insists() -> None:
+    # Given an angry first message that says it has been asked before
+    decision = evaluate(turn(ok(), text="THIS IS THE THIRD TIME I'M ASKING!!! where is #W7449508?! useless"))
+    # Then it insists: a person takes over
+    assert decision is not None and decision.reasons == (HandoffReason.FRUSTRATION,)
+
+
+@pytest.mark.parametrize(("text", "process"), [
+    ("my blender stopped working after a month, I want to file a warranty claim", True),
+    ("Could you open an investigation with the carrier? The parcel never came.", True),
+    ("我的耳机坏了，想申请保修", True),
+    ("how long is the warranty on the blender?", False),
+    ("I don't want to make a claim, just tell me the warranty period", False),
+])
+def test_a_warranty_claim_or_a_carrier_investigation_is_run_by_our_team(text: str, process: bool) -> None:
+    # Given a message that asks to start a claim or an investigation (or only asks about one)
+    decision = evaluate(turn(ok("t1", "warranty"), text=text))
+    # Then it goes to a person only when it asks to start one, as a staff process
+    assert (decision is not None and decision.reason is HandoffReason.STAFF_PROCESS) is process

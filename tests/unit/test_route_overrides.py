@@ -94,3 +94,22 @@ def test_asking_for_a_person_if_something_goes_wrong_answers_the_question_first(
         Clause("if it's lost I want to talk to a human", "human_handoff", 0.54, {"order_id": "#W7678072"}))
     # When the route decides / Then the status is read first (the triggers decide after the turn)
     assert _route_with(understanding, text)["route"] == "knowledge_and_actions"
+
+
+@pytest.mark.parametrize("route", ["out_of_scope", "general"])
+def test_a_carrier_investigation_asked_with_nothing_else_to_do_goes_to_our_team(route: str) -> None:
+    # Given a request to open an investigation that the examples do not read as a store request
+    text = "It's still nowhere to be found. Could you please open an investigation?"
+    understanding = _understanding(route, Clause("Could you please open an investigation?", "smalltalk", 0.3))
+    # When the route decides / Then our team takes it over instead of a refusal
+    assert _route_with(understanding, text)["route"] == "handoff"
+
+
+def test_a_warranty_claim_with_an_order_to_look_up_runs_the_turn_first() -> None:
+    # Given a warranty claim that names its order (the facts are read, the triggers hand off after)
+    text = "my smart watch from order #W8033354 won't charge, I want to file a warranty claim"
+    understanding = _understanding(
+        "knowledge_and_actions",
+        Clause(text, "warranty", 0.7, {"order_id": "#W8033354"}))
+    # When the route decides / Then the normal route stands
+    assert _route_with(understanding, text)["route"] == "knowledge_and_actions"

@@ -57,6 +57,9 @@ class State(InputState, total=False):
     awaiting: list[dict[str, Any]]
     # Turns in a row that ended with a system failure (a handoff trigger).
     consecutive_failed_turns: int
+    # Answered turns in a row whose words read as frustrated (counted by the summariser): anger
+    # that persists is handed off.
+    frustrated_turns: int
     # Consequential actions proposed last turn, waiting for the customer's explicit yes.
     pending_actions: list[dict[str, Any]]
     # What later turns may refer back to ("that order"): kept across turns, merged per key.

@@ -47,6 +47,11 @@ ORDER_INTENTS = frozenset(
 )
 
 
+# Questions about a product that are about the customer's purchase when they name one they bought
+# ("my espresso machine stopped heating, I want a warranty claim"): the order is found, never asked.
+PURCHASE_QUESTIONS = frozenset({"warranty"})
+
+
 def _list(orders: Sequence[OrderView]) -> str:
     return "; ".join(
         f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
@@ -63,7 +68,7 @@ def find_order(
     mentions none, the products the whole message mentions: "The air purifier. Tracking number?");
     `recent` is the order the conversation was last about."""
     if (
-        intent not in ORDER_INTENTS
+        intent not in ORDER_INTENTS | PURCHASE_QUESTIONS
         or entities.get("order_id")
         or entities.get("invalid_order_id")
         or entities.get("tracking_number")
@@ -75,6 +80,8 @@ def find_order(
         # ("... and is my other order pending?" is about an order other than the one named.)
         source, mentions = message, product_mentions(message, view.products())
     if not mentions:
+        if intent in PURCHASE_QUESTIONS:
+            return entities  # a general question, not about a purchase
         return _order_by_status(intent, text, entities, view, message, recent)
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
@@ -102,6 +109,8 @@ def find_order(
             "grounded_orders": [chosen[0].order_id],
             "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"},
         }
+    if intent in PURCHASE_QUESTIONS:
+        return entities  # several orders with it: the question is answered for the product
     if 1 < len(chosen) <= MAX_LISTED and intent == "complaint":
         # "charged twice for the boots", with boots in two orders: both orders are the facts.
         ids = [o.order_id for o in chosen]
@@ -160,6 +169,15 @@ def _order_by_status(
         return entities
     described = statuses_described(text) or statuses_described(message)
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
+    if recent and _ANOTHER_ORDER.search(text) and not _PLURAL_ORDERS.search(text):
+        # "... and has my other order shipped?": the one order besides the one talked about, whatever
+        # the status words ask about it.
+        others = [o for o in view.orders if o.order_id != recent
+                  and (allowed is None or any(o.status.startswith(s) for s in allowed))]
+        if len(others) == 1:
+            return {**entities, "order_id": others[0].order_id, "grounded_orders": [others[0].order_id],
+                    "grounded": {**entities.get("grounded", {}), "order": "your other order",
+                                 "by": "conversation"}}
     fitting = [
         o
         for o in view.orders

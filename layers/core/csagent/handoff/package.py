@@ -200,6 +200,8 @@ def next_action(requests: Sequence[str], attempts: Sequence[TaskAttempt], decisi
         first = failed[0]
         return str(templates["repeated_failure"].format(task=task_name(first.task_type),
                                                         error=_error_phrase(first), count=first.attempts))
+    if HandoffReason.STAFF_PROCESS in decision.reasons:
+        return str(templates["staff_process"].format(request=request))
     if HandoffReason.EXPLICIT_REQUEST in decision.reasons:
         return str(templates["explicit_request"].format(request=request))
     if HandoffReason.NODE_BUDGET_EXCEEDED in decision.reasons:

@@ -1,18 +1,24 @@
 """Should this turn go to a human? Pure functions over what the turn produced; no I/O.
 
-Five triggers, each a `HandoffReason`:
+Six triggers, each a `HandoffReason`:
 
 - **explicit request** — the router chose the `handoff` route, a clause's intent is
   `human_handoff`, or the text asks for a person (`data/explicit_requests.json`);
+- **staff process** — the customer asks to start something only the store's team runs, a
+  warranty claim or a carrier investigation (`data/staff_processes.json`): the turn answers what
+  it can, and a person takes the claim over with everything gathered;
 - **business-rule conflict** — a task failed with `business_rule_violation` (a policy blocked
-  a return, a cancellation...) AND the customer asks for a person or insists (frustration): the
-  rule is explained with what is allowed instead, and only a person can grant an exception;
+  a return, a cancellation...) AND the customer asks for a person or insists (frustrated again
+  after an earlier frustrated turn): the rule is explained with what is allowed instead, and only
+  a person can grant an exception;
 - **repeated failure** — system failures (timeouts, transient errors...) that retrying did not
   cure: one task failed on `repeated_failures` attempts, or that many tasks failed this turn, or
   this turn failed after `repeated_failures - 1` failed turns in a row;
 - **node budget exceeded** — the graph stopped because it hit its node-visit budget;
 - **frustration** — the customer's words (`data/frustration.json`: a weighted lexicon plus
-  shouting, `!!`, `?!` and `sooooo` heuristics).
+  shouting, `!!`, `?!` and `sooooo` heuristics), when they insist: the turn before was frustrated
+  too, or the words say it was asked before (`data/insistence.json`), or something failed this
+  turn. An angry first message that gets its answer is answered, not passed on.
 
 Urgency: **high** when the customer is frustrated, money at stake reaches the policy's
 threshold, or failures repeated; **normal** when something failed or was blocked; **low** when
@@ -38,6 +44,7 @@ class HandoffReason(StrEnum):
     """Why a turn goes to a human, strongest first (the order of `evaluate`'s `reasons`)."""
 
     EXPLICIT_REQUEST = "explicit_request"
+    STAFF_PROCESS = "staff_process"
     BUSINESS_RULE_CONFLICT = "business_rule_conflict"
     REPEATED_FAILURE = "repeated_failure"
     NODE_BUDGET_EXCEEDED = "node_budget_exceeded"
@@ -93,6 +100,7 @@ class TurnSignals:
     outcomes: tuple[TaskOutcome, ...] = ()
     amount_at_stake: float | None = None
     failed_turns_before: int = 0
+    frustrated_turns_before: int = 0
     node_budget_exceeded: bool = False
 
 
@@ -245,6 +253,28 @@ def explicit_request_lexicon() -> Lexicon:
     return Lexicon.from_data(_data("explicit_requests.json"))
 
 
+@lru_cache(maxsize=1)
+def insistence_lexicon() -> Lexicon:
+    """The phrases of `data/insistence.json` (read once)."""
+    return Lexicon.from_data(_data("insistence.json"))
+
+
+@lru_cache(maxsize=1)
+def staff_process_lexicon() -> Lexicon:
+    """The phrases of `data/staff_processes.json` (read once)."""
+    return Lexicon.from_data(_data("staff_processes.json"))
+
+
+def asks_for_staff_process(text: str) -> bool:
+    """True when the text asks to start a warranty claim or a carrier investigation."""
+    return bool(staff_process_lexicon().matches(text))
+
+
+def says_asked_before(text: str) -> bool:
+    """True when the text says the customer has asked before ("the third time I'm asking")."""
+    return bool(insistence_lexicon().matches(text))
+
+
 def detect_frustration(text: str) -> FrustrationReading:
     """How frustrated `text` sounds (see `data/frustration.json`)."""
     return frustration_detector().read(text)
@@ -298,8 +328,9 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
 
     State keys read: `text`, `route`, `intent`, `clauses[].intent`, `tasks[]`, `results{}`
     (`status`, `error.type`, and `attempts` when the healer records retries),
-    `consecutive_failed_turns` (earlier turns in a row that ended with a system failure) and
-    `budget_exceeded` (set by the graph's node budget guard; also read from `trace`).
+    `consecutive_failed_turns` (earlier turns in a row that ended with a system failure),
+    `frustrated_turns` (earlier turns in a row that read as frustrated) and `budget_exceeded` (set
+    by the graph's node budget guard; also read from `trace`).
     """
     results: Mapping[str, Any] = state.get("results") or {}
     outcomes: list[TaskOutcome] = []
@@ -322,6 +353,7 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
         outcomes=tuple(outcomes),
         amount_at_stake=_largest(amounts),
         failed_turns_before=int(state.get("consecutive_failed_turns") or 0),
+        frustrated_turns_before=int(state.get("frustrated_turns") or 0),
         node_budget_exceeded=bool(state.get("budget_exceeded") or trace.get("budget_exceeded")),
     )
 
@@ -353,14 +385,19 @@ def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> Ha
     asked = explicit_request(signals)
     blocked = any(o.status == "failed" and o.error_type == "business_rule_violation"
                   for o in signals.outcomes)
+    insists = frustration.frustrated and (signals.frustrated_turns_before > 0
+                                          or any(says_asked_before(t) for t in signals.texts))
+    failed = any(o.status == "failed" and o.error_type != "business_rule_violation" for o in signals.outcomes)
     fired = {
         HandoffReason.EXPLICIT_REQUEST: asked,
+        HandoffReason.STAFF_PROCESS: any(asks_for_staff_process(t) for t in signals.texts),
         # A rule that blocks is explained, not escalated: the conflict goes to a person only when
-        # the customer asks for one or insists (frustration), never on its own.
-        HandoffReason.BUSINESS_RULE_CONFLICT: blocked and (asked or frustration.frustrated),
+        # the customer asks for one or insists, never on its own.
+        HandoffReason.BUSINESS_RULE_CONFLICT: blocked and (asked or insists),
         HandoffReason.REPEATED_FAILURE: repeated_failure(signals, policy),
         HandoffReason.NODE_BUDGET_EXCEEDED: signals.node_budget_exceeded,
-        HandoffReason.FRUSTRATION: frustration.frustrated,
+        # Anger answered is anger heard: a person takes over when it persists or the turn failed.
+        HandoffReason.FRUSTRATION: insists or (frustration.frustrated and failed),
     }
     reasons = tuple(reason for reason in HandoffReason if fired[reason])
     if not reasons:

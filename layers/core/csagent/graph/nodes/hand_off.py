@@ -50,7 +50,11 @@ def hand_off(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         return {"reply": {"text": text, "citations": (state.get("reply") or {}).get("citations", [])},
                 "status": "partial" if before else "needs_clarification"}
     why = render(f"handoff_why_{decision.reason.value}", lang)
-    text = "\n".join(t for t in (before, render("handoff_reason", lang, reason=why)) if t)
+    handing = render("handoff_reason", lang, reason=why)
+    order_id = (state.get("entities") or {}).get("order_id")
+    if order_id and order_id not in before:  # "About order #W1067251: I'm connecting you ..."
+        handing = f"{render('handoff_about_order', lang, order_id=order_id)} {handing}"
+    text = "\n".join(t for t in (before, handing) if t)
     return {"reply": {"text": text, "citations": (state.get("reply") or {}).get("citations", [])},
             "status": "handed_off", "trace": {"handoff": {"handoff_id": package.handoff_id,
                                                           "reasons": [r.value for r in decision.reasons],

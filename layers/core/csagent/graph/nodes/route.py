@@ -5,8 +5,9 @@ floor goes to clarification, never to an error or a silent end. Three overrides 
 understanding says: a request neither the business scope nor the intent examples vouch for is
 out of scope; a customer who asks for a person (without a condition such as "if it's lost")
 goes to one first, whatever else the message asks, so no lookup runs or fails before the
-handoff; and a frustrated customer who gave us nothing we can act on goes to a person rather
-than being asked a clarifying question.
+handoff; and a frustrated customer, or one who asks for a warranty claim or a carrier
+investigation (which our team runs), who gave us nothing we can act on goes to a person rather
+than being asked a clarifying question or refused.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.handoff.triggers import asks_for_person_now, detect_frustration
+from csagent.handoff.triggers import asks_for_person_now, asks_for_staff_process, detect_frustration
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
 from csagent.understanding import Understanding, consent_to_pending, resume_awaiting
@@ -53,9 +54,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     understanding = runtime.context.understand(state.get("text", ""), state)
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
-    if not pending and resumed is None \
+    if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
             and consent_to_pending(state.get("text", ""), understanding, []) == "no":
-        # "Actually, no, don't change it. I'll be home after all.": nothing to do, and nothing done.
+        # "Actually, no, don't change it. I'll be home after all.": nothing to do, and nothing done
+        # ("It never came. Could you open an investigation?" leans no, but asks something).
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     if pending:
         # "yes, that's what I said": an answer in more words, asking for nothing new.
@@ -74,7 +76,8 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         understanding = replace(understanding, route="out_of_scope")
     if asks_for_person_now(understanding.clauses_as_dicts()):
         understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)
-    elif _frustrated_with_nothing_to_do(state, understanding):
+    elif _frustrated_with_nothing_to_do(state, understanding) or (
+            asks_for_staff_process(state.get("text", "")) and _nothing_to_do(state, understanding)):
         understanding = replace(understanding, route="handoff", confidence=1.0)
     set_aside = {**set_aside, "awaiting": []}
     if state.get("attachments") and understanding.route != "handoff":
@@ -92,6 +95,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     }
 
 
+def _asks_a_question(text: str) -> bool:
+    return "?" in text or "？" in text
+
+
 def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -> bool:
     """An angry customer whose message the assistant cannot act on without asking back.
 
@@ -100,9 +107,12 @@ def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -
     id, a question the knowledge base answers), the turn runs and the handoff triggers decide
     after it, so the person gets the results too.
     """
+    return detect_frustration(state.get("text", "")).frustrated and _nothing_to_do(state, understanding)
+
+
+def _nothing_to_do(state: State, understanding: Understanding) -> bool:
+    """The message gives the assistant nothing to act on without asking back (or refusing)."""
     if state.get("attachments") or understanding.route == "handoff":
-        return False
-    if not detect_frustration(state.get("text", "")).frustrated:
         return False
     if understanding.route != "knowledge_and_actions":
         return True

@@ -19,7 +19,7 @@ from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.hand_off import wants_handoff
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.handoff.triggers import SYSTEM_FAILURES
+from csagent.handoff.triggers import SYSTEM_FAILURES, detect_frustration
 from csagent.models.errors import ModelUnavailable
 from csagent.models.roles import Role
 from csagent.replies import (
@@ -197,6 +197,9 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     update["trace"] = {"summariser": how}
     if wants_handoff({**state, **update}, runtime):  # type: ignore[typeddict-item]
         update["trace"] = {**update["trace"], "handoff_wanted": True}
+    # Counted after the triggers read it: they compare this turn with the ones before.
+    angry = int(state.get("frustrated_turns") or 0)
+    update["frustrated_turns"] = angry + 1 if detect_frustration(state.get("text") or "").frustrated else 0
     order_id = last_order_id(tasks, results)
     if order_id:
         update["memory"] = {"last_order_id": order_id}

@@ -5,6 +5,9 @@
 Reads the template `sam build` wrote (`.aws-sam/build/template.yaml`: every CodeUri / ContentUri
 there is a folder of the build) and prints one row per function: its own code, its layers
 (the Globals' layers, then its own: SAM appends list-valued globals), the total and the headroom.
+A layer published outside this template (an ARN such as the Lambda Web Adapter's) has no folder
+in the build: it is listed as external, and its size is not in the total (the headroom is then
+an upper bound; the Web Adapter layer is about 5 MB).
 Lambda's quota is 250 MB for a function's code plus all its layers once unzipped, counted in
 bytes as 250 x 1024 x 1024 (262,144,000), so sizes are in MiB of apparent file size (what
 unzipping writes, not disk blocks). Exits 1 when a function is over the limit.
@@ -41,6 +44,7 @@ class FunctionSize:
     function: str
     own: int
     layers: dict[str, int]
+    external: int = 0  # layers from outside the template (ARNs), not measured
 
     @property
     def total(self) -> int:
@@ -74,11 +78,12 @@ def function_sizes(build_dir: Path) -> list[FunctionSize]:
             continue
         props = res["Properties"]
         layers = [_layer_id(layer) for layer in [*global_layers, *props.get("Layers", [])]]
-        unknown = [layer for layer in layers if layer not in layer_bytes]
+        unknown = [layer for layer in layers if layer is not None and layer not in layer_bytes]
         if unknown:
-            raise ValueError(f"{name}: layers not built by this template: {unknown}")
+            raise ValueError(f"{name}: layers referenced but not in this template: {unknown}")
         rows.append(FunctionSize(name, tree_bytes(build_dir / props["CodeUri"]),
-                                 {layer: layer_bytes[layer] for layer in layers if layer}))
+                                 {layer: layer_bytes[layer] for layer in layers if layer},
+                                 external=sum(1 for layer in layers if layer is None)))
     return rows
 
 
@@ -89,8 +94,10 @@ def render(rows: list[FunctionSize]) -> str:
              f"{'headroom MiB':>12}"]
     for row in rows:
         layers_mib = sum(row.layers.values()) / MIB
+        plural = "s" if row.external > 1 else ""
+        external = f"  (+{row.external} external layer{plural})" if row.external else ""
         lines.append(f"{row.function:<{width}}  {row.own / 1024:8.1f}  {layers_mib:10.2f}  "
-                     f"{row.total / MIB:9.2f}  {row.headroom / MIB:12.2f}")
+                     f"{row.total / MIB:9.2f}  {row.headroom / MIB:12.2f}{external}")
     layers = {name: size for row in rows for name, size in row.layers.items()}
     lines.append("layers: " + ", ".join(f"{name} {size / MIB:.2f} MiB"
                                         for name, size in sorted(layers.items())))
@@ -102,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("build_dir", nargs="?", type=Path, default=Path(".aws-sam/build"))
     args = parser.parse_args(argv)
+    if not (args.build_dir / "template.yaml").is_file():
+        print(f"no SAM build in {args.build_dir}: run `make build` (sam build) first", file=sys.stderr)
+        return 2
     rows = function_sizes(args.build_dir)
     print(render(rows))
     over = [row.function for row in rows if row.headroom < 0]

@@ -230,6 +230,12 @@ Resources:
       CodeUri: BigFunction
       Layers:
       - Ref: BigLayer
+  StreamFunction:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: SmallFunction
+      Layers:
+      - !Sub "arn:${AWS::Partition}:lambda:${AWS::Region}:753240598075:layer:LambdaAdapterLayerArm64:25"
 """
 
 
@@ -254,6 +260,16 @@ def test_sizes_add_the_global_layers_and_the_functions_own(tmp_path: Path) -> No
     assert (rows["SmallFunction"].own, rows["SmallFunction"].layers) == (1024, {"CoreLayer": 3072})
     assert rows["BigFunction"].layers == {"CoreLayer": 3072, "BigLayer": 10 * sizes.MIB}
     assert rows["BigFunction"].headroom == 250 * sizes.MIB - (2048 + 3072 + 10 * sizes.MIB)
+
+
+def test_a_layer_published_outside_the_template_is_listed_as_external(tmp_path: Path) -> None:
+    # Given a function with the Lambda Web Adapter's layer (an ARN, no folder in the build)
+    build = _built(tmp_path, big_layer_bytes=10 * sizes.MIB)
+    # When the sizes are computed and rendered
+    rows = {row.function: row for row in sizes.function_sizes(build)}
+    # Then the built layers are counted, the external one is named as such, and nothing fails
+    assert rows["StreamFunction"].layers == {"CoreLayer": 3072} and rows["StreamFunction"].external == 1
+    assert "(+1 external layer)" in sizes.render(list(rows.values()))
 
 
 def test_a_function_over_the_limit_fails_the_size_check(tmp_path: Path,

@@ -297,11 +297,12 @@ def is_conditional(text: str) -> bool:
 
 
 def asks_for_person_now(clauses: Iterable[Mapping[str, Any]]) -> bool:
-    """Does a clause ask for a person without a condition? Such a message goes to a person first,
+    """Does a clause ask for a person without a condition (by its intent, or in words the explicit
+    lexicon knows, which backs the intent up)? Such a message goes to a person first,
     whatever else it says: its order ids and complaint travel in the handoff's request text, and
     no lookup runs (or fails) before the person takes over."""
-    return any(c.get("intent") == HANDOFF_INTENT and not is_conditional(str(c.get("text") or ""))
-               for c in clauses)
+    return any((c.get("intent") == HANDOFF_INTENT or is_explicit_request(str(c.get("text") or "")))
+               and not is_conditional(str(c.get("text") or "")) for c in clauses)
 
 
 # ----------------------------------------------------------------------------------------------

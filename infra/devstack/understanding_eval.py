@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import uuid
 from collections import defaultdict
@@ -294,6 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     conversations = load(args.set)
     if args.set == "sealed" and (args.id or args.verbose):
         parser.error("the sealed set is measured whole and never read: no --id, no -v")
+    if not args.verbose:
+        # The router logs every turn with its text: a run that is not read turn by turn (above all
+        # the sealed set's) prints only its progress and figures.
+        os.environ["POWERTOOLS_LOG_LEVEL"] = "WARNING"
     if args.id:
         conversations = [c for c in conversations if c["id"] in set(args.id)]
     conversations = conversations[: args.limit]

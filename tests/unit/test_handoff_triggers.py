@@ -294,6 +294,8 @@ def test_shouting_plus_exclamation_marks_add_up_to_frustration() -> None:
     ("I'd like to speak to your manager", True),
     ("转人工", True),
     ("Are you a real person?", False),
+    ("am i talking to a bot or a real person here?", False),
+    ("no bots please, I want a real person", True),
     ("I don't need to talk to a human, just tell me the status", False),
     ("What does the warranty cover?", False),
     ("I am a manager at a small company, do you sell in bulk?", False),

@@ -60,7 +60,6 @@ ACTION_TASKS = frozenset(
     }
 )
 ANSWERED = frozenset({"answered", "partial"})
-APPROVER = "Bearer dev-agent:eval"
 
 
 @dataclass
@@ -201,15 +200,14 @@ def _conversation(client: Any, conv: Mapping[str, Any], verbose: bool) -> Judged
 
 def _approved(client: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     """The turn the customer sees once the store's approver approves the paused write."""
-    approval_id = (body.get("trace") or {}).get("approval_id")
-    response = client.post(
-        f"/v1/approvals/{approval_id}", json={"decision": "approve"}, headers={"Authorization": APPROVER}
-    )
-    out = response.json() if response.status_code == 200 else {}
-    if not approval_id or not out.get("resumed") or not isinstance(out.get("turn"), dict):
-        reply = f"approval {approval_id} not resumed: http {response.status_code}"
+    from devstack.evaluation.runner import decide_approval
+
+    decided = decide_approval(client, body, "approve")
+    turn = decided.get("turn")
+    if decided.get("http_status") != 200 or not decided.get("resumed") or not isinstance(turn, dict):
+        reply = f"approval not resumed: http {decided.get('http_status')}"
         return {"status": "approval failed", "reply": {"text": reply}}
-    return dict(out["turn"])
+    return dict(turn)
 
 
 def _rate(values: Sequence[bool]) -> float | None:

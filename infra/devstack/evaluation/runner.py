@@ -30,7 +30,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,14 +289,7 @@ class Runner:
 
     def _decide(self, body: dict[str, Any], decision: str) -> dict[str, Any]:
         assert self.client is not None
-        approval_id = (body.get("trace") or {}).get("approval_id")
-        if not approval_id:
-            return {"http_status": 0, "error": "no pending approval after this turn"}
-        response = self.client.post(f"/v1/approvals/{approval_id}", json={"decision": decision},
-                                    headers={"Authorization": AGENT_AUTH})
-        out = _json(response)
-        return {"http_status": response.status_code, "resumed": bool(out.get("resumed")),
-                "status": (out.get("approval") or {}).get("status"), "turn": out.get("turn")}
+        return decide_approval(self.client, body, decision)
 
     # -- many cases ----------------------------------------------------------------------
     def run(self, cases: Sequence[LoadedCase], trials: int = 1,
@@ -317,6 +310,20 @@ def _supplied(turn: Turn) -> str:
     parts = [turn.text, turn.order_id or "", image.order_id or "" if image else "",
              image.tracking_number or "" if image else ""]
     return " ".join(p for p in parts if p)
+
+
+def decide_approval(client: Any, body: Mapping[str, Any], decision: str) -> dict[str, Any]:
+    """The store's agent decides the approval a turn paused on (POST /v1/approvals/{id} with
+    `Bearer dev-agent:eval`): the HTTP status, whether the paused turn resumed, the approval's
+    status and the resumed turn (the body the customer then sees)."""
+    approval_id = (body.get("trace") or {}).get("approval_id")
+    if not approval_id:
+        return {"http_status": 0, "error": "no pending approval after this turn"}
+    response = client.post(f"/v1/approvals/{approval_id}", json={"decision": decision},
+                           headers={"Authorization": AGENT_AUTH})
+    out = _json(response)
+    return {"http_status": response.status_code, "resumed": bool(out.get("resumed")),
+            "status": (out.get("approval") or {}).get("status"), "turn": out.get("turn")}
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:

@@ -36,10 +36,13 @@ class Understanding:
 
 # Intents that carry a request of their own: a follow-up that has one is a new request.
 PASSIVE_INTENTS = frozenset({"greeting", "thanks", "smalltalk", "out_of_scope"})
+ORDER_READ_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
+CATALOGUE_INTENTS = frozenset({"product_info", "product_availability"})
+# Questions the store answers without knowing which order: what a general question may become.
+GENERAL_QUESTION_INTENTS = frozenset({"policy_question", "warranty"}) | CATALOGUE_INTENTS
 # Questions a follow-up that only names something new asks again ("where's my grill order?" …
 # "and the tablet one?"): the summariser keeps the turn's last one in memory (`last_question`).
-FOLLOW_UP_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "policy_question",
-                               "warranty", "product_info", "product_availability"})
+FOLLOW_UP_INTENTS = ORDER_READ_INTENTS | GENERAL_QUESTION_INTENTS
 
 
 def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]) -> Understanding | None:

@@ -22,7 +22,14 @@ from dataclasses import replace
 from typing import Any
 
 from csagent.requests import WRITE_INTENTS
-from csagent.understanding import PASSIVE_INTENTS, Clause, Understanding
+from csagent.understanding import (
+    CATALOGUE_INTENTS,
+    GENERAL_QUESTION_INTENTS,
+    ORDER_READ_INTENTS,
+    PASSIVE_INTENTS,
+    Clause,
+    Understanding,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +40,6 @@ OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
 ORDER_BOUND_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
                                  "return_request", "change_order_address", "change_items", "change_payment"})
-ORDER_READ_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
-CATALOGUE_INTENTS = frozenset({"product_info", "product_availability"})
-# Questions the store answers without knowing which order: what a general question may become.
-GENERAL_QUESTION_INTENTS = frozenset({"policy_question", "warranty"}) | CATALOGUE_INTENTS
 PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
 # A cancellation told as done ("I cancelled #W1", "it was already canceled"), not asked for.
 CANCELLATION_DONE = re.compile(r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b",

@@ -52,6 +52,13 @@ ORDER_INTENTS = frozenset(
 PURCHASE_QUESTIONS = frozenset({"warranty"})
 
 
+def _one_order(entities: dict[str, Any], order_id: str, **grounded: str) -> dict[str, Any]:
+    """The entities of a clause grounded to one order, with how it was found (`grounded`: the
+    words that name it, and `by` unless the products named it)."""
+    return {**entities, "order_id": order_id, "grounded_orders": [order_id],
+            "grounded": {**entities.get("grounded", {}), **grounded}}
+
+
 def _list(orders: Sequence[OrderView]) -> str:
     return "; ".join(
         f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
@@ -103,12 +110,7 @@ def find_order(
     fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
-        return {
-            **entities,
-            "order_id": chosen[0].order_id,
-            "grounded_orders": [chosen[0].order_id],
-            "grounded": {**entities.get("grounded", {}), "order": f"the order with the {mentions[0].name}"},
-        }
+        return _one_order(entities, chosen[0].order_id, order=f"the order with the {mentions[0].name}")
     if intent in PURCHASE_QUESTIONS:
         return entities  # several orders with it: the question is answered for the product
     if 1 < len(chosen) <= MAX_LISTED and intent == "complaint":
@@ -169,32 +171,17 @@ def _order_by_status(
         return entities
     described = statuses_described(text) or statuses_described(message)
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
+    applies = [o for o in view.orders if allowed is None or any(o.status.startswith(s) for s in allowed)]
     if recent and _ANOTHER_ORDER.search(text) and not _PLURAL_ORDERS.search(text):
         # "... and has my other order shipped?": the one order besides the one talked about, whatever
         # the status words ask about it.
-        others = [o for o in view.orders if o.order_id != recent
-                  and (allowed is None or any(o.status.startswith(s) for s in allowed))]
+        others = [o for o in applies if o.order_id != recent]
         if len(others) == 1:
-            return {**entities, "order_id": others[0].order_id, "grounded_orders": [others[0].order_id],
-                    "grounded": {**entities.get("grounded", {}), "order": "your other order",
-                                 "by": "conversation"}}
-    fitting = [
-        o
-        for o in view.orders
-        if (described is None or any(o.status.startswith(s) for s in described))
-        and (allowed is None or any(o.status.startswith(s) for s in allowed))
-    ]
+            return _one_order(entities, others[0].order_id, order="your other order", by="conversation")
+    fitting = [o for o in applies if described is None or any(o.status.startswith(s) for s in described)]
     if len(fitting) == 1:
-        return {
-            **entities,
-            "order_id": fitting[0].order_id,
-            "grounded_orders": [fitting[0].order_id],
-            "grounded": {
-                **entities.get("grounded", {}),
-                "order": f"your {fitting[0].status} order",
-                "by": "status",
-            },
-        }
+        only = fitting[0]
+        return _one_order(entities, only.order_id, order=f"your {only.status} order", by="status")
     plural = bool(_PLURAL_ORDERS.search(text))
     if 1 < len(fitting) <= MAX_LISTED and intent in READS and plural:
         # "was I refunded for my cancelled orders?": every order asked about, each answered.
@@ -203,9 +190,8 @@ def _order_by_status(
     if recent and len(fitting) > 1 and not plural:
         meant = [o for o in fitting if (o.order_id != recent) == bool(_ANOTHER_ORDER.search(text))]
         if len(meant) == 1:
-            return {**entities, "order_id": meant[0].order_id, "grounded_orders": [meant[0].order_id],
-                    "grounded": {**entities.get("grounded", {}), "order": "the order we talked about",
-                                 "by": "conversation"}}
+            return _one_order(entities, meant[0].order_id, order="the order we talked about",
+                              by="conversation")
     if 1 < len(fitting) <= MAX_LISTED:
         return {
             **entities,

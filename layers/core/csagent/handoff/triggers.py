@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -247,32 +247,21 @@ def frustration_detector() -> FrustrationDetector:
     return FrustrationDetector.from_data(_data("frustration.json"))
 
 
-@lru_cache(maxsize=1)
-def explicit_request_lexicon() -> Lexicon:
-    """The phrases of `data/explicit_requests.json` (read once)."""
-    return Lexicon.from_data(_data("explicit_requests.json"))
-
-
-@lru_cache(maxsize=1)
-def insistence_lexicon() -> Lexicon:
-    """The phrases of `data/insistence.json` (read once)."""
-    return Lexicon.from_data(_data("insistence.json"))
-
-
-@lru_cache(maxsize=1)
-def staff_process_lexicon() -> Lexicon:
-    """The phrases of `data/staff_processes.json` (read once)."""
-    return Lexicon.from_data(_data("staff_processes.json"))
+@cache
+def lexicon(name: str) -> Lexicon:
+    """The phrases of `data/<name>` (each file read once): explicit_requests.json,
+    staff_processes.json, insistence.json."""
+    return Lexicon.from_data(_data(name))
 
 
 def asks_for_staff_process(text: str) -> bool:
     """True when the text asks to start a warranty claim or a carrier investigation."""
-    return bool(staff_process_lexicon().matches(text))
+    return bool(lexicon("staff_processes.json").matches(text))
 
 
 def says_asked_before(text: str) -> bool:
     """True when the text says the customer has asked before ("the third time I'm asking")."""
-    return bool(insistence_lexicon().matches(text))
+    return bool(lexicon("insistence.json").matches(text))
 
 
 def detect_frustration(text: str) -> FrustrationReading:
@@ -282,7 +271,7 @@ def detect_frustration(text: str) -> FrustrationReading:
 
 def is_explicit_request(text: str) -> bool:
     """True when the text asks for a person in words the lexicon knows."""
-    return bool(explicit_request_lexicon().matches(text))
+    return bool(lexicon("explicit_requests.json").matches(text))
 
 
 # A request for a person that waits on something ("if it's lost I want to talk to a human"): the

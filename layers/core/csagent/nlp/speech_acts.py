@@ -140,7 +140,7 @@ def is_elliptical(text: str, names: list[str]) -> bool:
         return False
     named = {w for name in names for w in _words(name)}
     rest = [w for w in words if w not in named]
-    allowed = {p[0] for p in lexicon["ellipsis_words"] if p}
+    allowed = {w for p in (*lexicon["ellipsis_words"], *lexicon["ellipsis_openers"]) for w in p}
     if not all(w in allowed for w in rest):
         return False
     return len(rest) < len(words) or "other" in rest or "another" in rest

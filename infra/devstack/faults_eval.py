@@ -97,7 +97,8 @@ MAX_CANCEL_AMOUNT = 450.0
 TASK_WORDS = {"warranty": ("warranty",), "policy": ("policy", "help articles"), "order_list": ("orders",),
               "product_info": ("product",), "product_availability": ("availability",),
               "update_default_address": ("address",)}
-FAILURE_WORDS = ("couldn't", "could not", "can't", "cannot", "unable", "wasn't able")
+# "it has already shipped, so it can no longer be cancelled" says the cancellation was not made.
+FAILURE_WORDS = ("couldn't", "could not", "can't", "cannot", "can no longer", "unable", "wasn't able")
 # What must never reach a customer, whatever failed.
 INTERNAL_TEXT = re.compile(r"Traceback|\b\w+(?:Error|Exception)\b|\bNeo\.\w|injected fault|(?i:system error)")
 

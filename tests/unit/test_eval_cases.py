@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from devstack.evaluation.cases import ROUTES, CaseFileError, coverage, load_cases, parse_file, select
-from devstack.evaluation.checks import LeakIndex, TurnResult, check_turn
+from devstack.evaluation.checks import LeakIndex, TurnResult, check_turn, failed_parts_named
 from devstack.evaluation.metrics import judge
 
 SMOKE = Path(__file__).resolve().parents[1] / "integration" / "data" / "eval_smoke.yaml"
@@ -129,6 +129,19 @@ def test_a_failed_task_and_a_wrong_route_are_reported(tmp_path):
     failed = turn({"status": "partial", "trace": {"route": "clarify"}, "reply": {"text": ""},
                    "tasks": [{"task_type": "order_status", "tool": "predefined_cypher", "status": "failed"}]})
     assert {f.check for f in check_turn(expect, failed)} == {"route", "tasks"}
+
+
+@pytest.mark.parametrize(("reply", "named"), [
+    ("Order #W5353646 has already shipped, so it can no longer be cancelled.", True),
+    ("I couldn't cancel order #W5353646: it has already shipped.", True),
+    ("Cancel order #W5353646. Reason: no longer needed.", False),
+    ("Order #W5866402 was delivered on 2024-05-08.", False),
+])
+def test_a_failed_part_is_named_by_a_line_saying_it_was_not_done_with_its_order(reply, named):
+    cancel = {"task_id": "t1", "task_type": "cancel_order", "status": "failed",
+              "args": {"action": "cancel_order", "args": {"order_id": "#W5353646"}}}
+    result = turn({"status": "partial", "reply": {"text": reply}, "tasks": [cancel]})
+    assert failed_parts_named(result) == ([] if named else ["t1 (cancel_order)"])
 
 
 def test_reply_facts_are_case_insensitive_and_forbidden_text_is_caught(tmp_path):

@@ -36,7 +36,7 @@ from csagent.requests import (
     QUESTION_ABOUT_A_CHANGE,
     STATUSES_FOR,
 )
-from csagent.understanding import PASSIVE_INTENTS
+from csagent.understanding import ITEM_REQUESTS, PASSIVE_INTENTS
 
 PREDEFINED = "predefined_cypher"
 KNOWLEDGE = "knowledge_search"
@@ -428,7 +428,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # items named beside another change of the order set the scene; nothing to ask.
                 continue
             if entities.get("question"):  # grounding found several candidates, or none that fits
-                b.need(intent, absent[0] if absent else "details", entities, text)
+                items_unclear = intent in ITEM_REQUESTS and order_id and not entities.get("item_ids")
+                b.need(intent, absent[0] if absent else ("item_ids" if items_unclear else "details"),
+                       entities, text)
                 continue
             if absent:
                 b.need(intent, absent[0], entities, text)

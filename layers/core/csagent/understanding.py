@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from csagent.nlp.confirmation import Answer, classify_confirmation, lean
+from csagent.nlp.speech_acts import asks_something
 from csagent.requests import RESTATES, WRITE_INTENTS
 
 
@@ -43,6 +44,9 @@ GENERAL_QUESTION_INTENTS = frozenset({"policy_question", "warranty"}) | CATALOGU
 # Questions a follow-up that only names something new asks again ("where's my grill order?" …
 # "and the tablet one?"): the summariser keeps the turn's last one in memory (`last_question`).
 FOLLOW_UP_INTENTS = ORDER_READ_INTENTS | GENERAL_QUESTION_INTENTS
+# Requests about some of an order's items, read from the customer's words on the order once it is
+# known; grounding asks which items when the words do not say.
+ITEM_REQUESTS = frozenset({"return_request", "change_items"})
 
 
 def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]) -> Understanding | None:
@@ -64,7 +68,12 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
                 and any(c.entities.get(p) for p in asked))
 
     def describes(c: Clause) -> bool:
-        return (answering and _describes(c)) or gives_only(c)
+        return (answering and _describes(c)) or gives_only(c) or bare_answer(c)
+
+    def bare_answer(c: Clause) -> bool:
+        # "#W3288665" after "which of your orders?": it gives what was asked and asks nothing,
+        # whatever request type the words alone would be read as.
+        return any(c.entities.get(p) for p in asked) and not asks_something(c.text)
 
     own = [c for c in understanding.clauses if c.intent not in PASSIVE_INTENTS and c.confidence >= 0.5
            and not describes(c)]
@@ -81,7 +90,13 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
     answer = " ".join(c.text for c in understanding.clauses)
     for wait in awaiting:
         if given.get(wait["parameter"]):
-            entities = {**wait.get("entities", {}), **given}
+            kept = wait.get("entities", {})
+            # The request already names its order: the answer's words ("ordered by mistake")
+            # matching the customer's orders do not make it ask which order again.
+            same_order = not given.get("order_id") or given.get("order_id") == kept.get("order_id")
+            extra = {k: v for k, v in given.items()
+                     if not (kept.get("order_id") and same_order and k in ORDER_GROUNDING)}
+            entities = {**kept, **extra}
             # The request's own words with the answer's: a question asked again (an item's options,
             # the reason) reads both.
             text = f"{wait['text']} {answer}" if wait.get("text") else f"{wait['intent']} (continued)"
@@ -90,6 +105,11 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
         return None
     return Understanding(route="knowledge_and_actions", intent=resumed[0].intent, confidence=1.0,
                          lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))
+
+
+# What grounding adds when a clause's words fit the customer's orders (the candidates and the
+# question listing them).
+ORDER_GROUNDING = frozenset({"order_candidates", "grounded_orders", "grounded", "question"})
 
 
 def _describes(clause: Clause) -> bool:

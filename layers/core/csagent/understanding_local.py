@@ -25,6 +25,7 @@ from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
     CATALOGUE_INTENTS,
     GENERAL_QUESTION_INTENTS,
+    ITEM_REQUESTS,
     ORDER_READ_INTENTS,
     PASSIVE_INTENTS,
     Clause,
@@ -334,8 +335,15 @@ def _answered_candidate(text: str, state: Mapping[str, Any],
     """The order id of the candidate the customer picks, when the last turn listed several ("You
     have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it."""
     from csagent.grounding.frame import pick_candidate
+    from csagent.grounding.resolve import product_mentions
+    from csagent.nlp.speech_acts import asks_something
 
     for waiting in state.get("awaiting") or []:
+        known = view.order((waiting.get("entities") or {}).get("order_id"))
+        if waiting.get("parameter") == "item_ids" and known is not None and (
+                product_mentions(text, known.products()) or not asks_something(text)):
+            # "Which items of #W1 do you want to return?" -> "the skateboard": the order is known.
+            return str(known.order_id), waiting
         ids = (waiting.get("entities") or {}).get("order_candidates") or []
         candidates = [o for o in (view.order(i) for i in ids) if o is not None]
         chosen = pick_candidate(text, candidates)
@@ -344,8 +352,6 @@ def _answered_candidate(text: str, state: Mapping[str, Any],
     return None, None
 
 
-# Requests whose items are read from the customer's words, on the order once it is known.
-READS_ITEMS = frozenset({"change_items", "return_request"})
 
 
 def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picked: str, text: str,
@@ -360,9 +366,9 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
     from csagent.grounding.resolve import product_mentions
 
     asked = str(waiting.get("text") or "")
-    if waiting.get("intent") not in READS_ITEMS or not asked:
+    if waiting.get("intent") not in ITEM_REQUESTS or not asked:
         return clauses
-    listed = [view.order(i) for i in (waiting.get("entities") or {}).get("order_candidates") or []]
+    listed = [view.order(i) for i in (waiting.get("entities") or {}).get("order_candidates") or [picked]]
     held = [o.product_ids() for o in listed if o is not None]
     shared = set.intersection(*held) if held else set()
     answer = text

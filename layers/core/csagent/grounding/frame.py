@@ -307,6 +307,11 @@ def ground(
             lines = resolve_return_lines(text, order)
             if lines:
                 entities = {**entities, "item_ids": [x.item_id for x in lines]}
+            elif order.status == "delivered" and not product_mentions(text, view.products()):
+                # "I want to send something back": the order is found, the items are not named.
+                items = ", ".join(x.label() for x in order.lines)
+                entities = {**entities, "question": f"Which items of order {order.order_id} do you "
+                                                    f"want to return? Its items are: {items}."}
         return fill_payment(text, entities, view, order, required=False)
     return entities
 

@@ -3,6 +3,7 @@
     python -m devstack.understanding_eval                       # the development set (dev/)
     python -m devstack.understanding_eval --set sealed          # the sealed set: once per release
     python -m devstack.understanding_eval --id dev-terse-0001 -v
+    python -m devstack.understanding_eval --part part4 -v       # one file of the development set
 
 Sets and their format: `infra/eval/understanding/FORMAT.md`. Each conversation runs in its own
 session as its customer; the customer is restored from the dataset afterwards. A turn is judged
@@ -79,9 +80,10 @@ class Judged:
         return not self.failures
 
 
-def load(set_name: str) -> list[dict[str, Any]]:
+def load(set_name: str, part: str | None = None) -> list[dict[str, Any]]:
+    """The set's conversations, every file of it or only the file `part` (`part4` is `part4.jsonl`)."""
     rows: list[dict[str, Any]] = []
-    for path in sorted((SETS / set_name).glob("*.jsonl")):
+    for path in sorted((SETS / set_name).glob(f"{part or '*'}.jsonl")):
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return rows
 
@@ -287,12 +289,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m devstack.understanding_eval")
     parser.add_argument("--set", default="dev", choices=("dev", "sealed"))
     parser.add_argument("--id", action="append", default=[], help="only this conversation (dev only)")
+    parser.add_argument("--part", default=None, help="only this file of the set, e.g. part4 (dev only)")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("-v", "--verbose", action="store_true", help="every conversation (dev only)")
     args = parser.parse_args(argv)
-    conversations = load(args.set)
-    if args.set == "sealed" and (args.id or args.verbose):
-        parser.error("the sealed set is measured whole and never read: no --id, no -v")
+    conversations = load(args.set, args.part)
+    if args.set == "sealed" and (args.id or args.verbose or args.part):
+        parser.error("the sealed set is measured whole and never read: no --id, --part or -v")
+    if not conversations:
+        parser.error(f"no conversations in set {args.set!r}" + (f", part {args.part!r}" if args.part else ""))
     if not args.verbose:
         # The router logs every turn with its text: a run that is not read turn by turn (above all
         # the sealed set's) prints only its progress and figures.
@@ -301,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         conversations = [c for c in conversations if c["id"] in set(args.id)]
     conversations = conversations[: args.limit]
     results = run(conversations, verbose=args.verbose)
-    figures = write_report(args.set, results) if not args.id else summary(results)
+    figures = write_report(args.set, results) if not (args.id or args.part) else summary(results)
     print(json.dumps({k: v for k, v in figures.items() if not k.startswith("by_")}, indent=1))
     return 0
 

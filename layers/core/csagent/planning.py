@@ -58,6 +58,8 @@ ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
 # What the account holds, for `account_info` (the closest of these to the question answers it).
 ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gift_card_balance",
                                       "customer_profile", "total_spent", "order_count_by_status")
+# What an account question may be about instead when the clause names an order.
+ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
 CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
 KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
 # What a clause keeps while it waits for the one parameter the customer still has to give.
@@ -393,9 +395,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # the order's facts answer (`summarise.quiet_miss`).
             b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id)})
         elif intent == "account_info":
-            b.add("account_info", PREDEFINED, {"question": text, "params": {},
+            # "how much did I pay for #W1 and which card did I use": beside an order, a question
+            # about payments may be that order's.
+            about_order = ORDER_ACCOUNT_QUESTIONS if order_id else ()
+            b.add("account_info", PREDEFINED, {"question": text,
+                                               "params": {"order_id": order_id} if order_id else {},
                                                "fallback_template": "customer_profile",
-                                               "templates": list(ACCOUNT_QUESTIONS)})
+                                               "templates": [*ACCOUNT_QUESTIONS, *about_order]})
         elif intent in CATALOGUE_QUESTIONS:
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, _catalogue_question(text, entities, context))
         elif intent in KNOWLEDGE_QUESTIONS:

@@ -50,6 +50,18 @@ CANCEL_ASKED = re.compile(r"\bcancel\b", re.IGNORECASE)
 NEAR_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])#?W\d{1,12}(?![A-Za-z0-9])", re.IGNORECASE)
 
 
+def _spelling(catalogue: list[dict[str, Any]] | None) -> Any:
+    """The store's spelling corrector, knowing the catalogue's product names and option values."""
+    from csagent.nlp.spelling import corrector
+
+    words: set[str] = set()
+    for product in catalogue or ():
+        words.add(str(product.get("name") or ""))
+        for values in (product.get("options") or {}).values():
+            words.update(str(v) for v in (values if isinstance(values, list) else [values]))
+    return corrector(frozenset(words - {""}))
+
+
 def route_for(intents: list[str]) -> str:
     """The message's route from its clauses' intents: any actionable clause wins."""
     if any(i not in GENERAL_INTENTS | HANDOFF_INTENTS | {OUT_OF_SCOPE} for i in intents):
@@ -103,6 +115,8 @@ class LocalUnderstanding:
         text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
         catalogue = self._catalogue() if self._catalogue else None
+        if lang == "en":  # "cancle my espreso machine order": the store's words, spelt right
+            text = _spelling(catalogue).correct(text)
         pieces = [c.text for c in segment(text)] or [text]
         predictions = self.classifier.classify_many(pieces)
         pieces, predictions = _with_fallbacks_folded(pieces, predictions)

@@ -45,7 +45,7 @@ def _verb(word: str, verbs: set[str]) -> bool:
 def asks_for_change(text: str) -> bool:
     """True when the clause asks for the change it names (see the module docstring): a request
     phrase ("please", "I'd like", "can you"), or a change verb in a clause that neither asks about
-    it ("can I", "how much would", "if I") nor ends as a question."""
+    it ("can I", "how much would", "if I", "which address did I put"), nor ends as a question."""
     if has_ideographs(text):
         return _asks_for_change_zh(text)
     words = _words(text)
@@ -56,8 +56,10 @@ def asks_for_change(text: str) -> bool:
         return False  # "could you tell me which address it goes to?": information, not a change
     if _has(words, lexicon["request"]):
         return True
+    start = words[1:] if words[0] in _OPENERS else words
     if (
-        _has(words, lexicon["asking_about"])
+        (start and start[:1] in lexicon["wh_questions"])
+        or _has(words, lexicon["asking_about"])
         or _has(words, lexicon["hypothetical"])
         or text.rstrip().endswith("?")
     ):

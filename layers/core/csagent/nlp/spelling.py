@@ -1,0 +1,143 @@
+"""Misspelt store words put right before a clause is read: "cancle my espreso machine order"
+is "cancel my espresso machine order", "trackin numbr for my cffee machine" the tracking number.
+
+Data, not rules: a word is left as it is when it is an English word (symspellpy's frequency
+dictionary of 82,765 words, with its contractions also spelt without the apostrophe), one of the
+store's own words or a word kept as written (`data/spelling.json`: informal spellings, everyday
+words the dictionary lacks). Any other word is replaced by
+the closest of the store's words (SymSpell over the words of the intent examples, the store's
+pages, the everyday product and option names and the catalogue): one edit for a word of up to six
+letters, two for a longer one. Among equally close words the same letters in another order come
+first ("cancle" is "cancel", not "candle"), then a longer word (a dropped letter is the commonest
+slip: "orderd" is "ordered", not "order"), then the word the store uses most. A word ending in
+"in" whose "-ing" form is English is that form ("waitin"). Capitalised words inside a sentence
+(names, streets), words touching digits, "@", "." or "#" (ids, emails, addresses) and Chinese text
+are never changed.
+
+The word lists load on first use (about 0.1 s), never at import; the store's words are indexed
+only when a message has a word none of the lists know.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+# A word of letters (with one inner apostrophe: "hasn't", "day's") standing alone: not part of an
+# id, an email, a URL or a hyphenated token.
+_TOKEN = re.compile(r"(?<![\w@.#/'-])[A-Za-z]+(?:'[A-Za-z]+)?(?![\w@/'-]|\.\w)")
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)\s*$")
+MIN_LENGTH = 4
+LONG_WORD = 7  # from this length two edits are allowed
+
+
+class SpellingCorrector:
+    """`known`: words never changed; `vocabulary`: the store's words with how often it uses them."""
+
+    def __init__(self, known: Iterable[str], vocabulary: Counter[str]) -> None:
+        self._known = frozenset(known) | frozenset(vocabulary)
+        self._counts = vocabulary
+        self._index: Any = None
+
+    def _lookup(self, word: str, distance: int) -> list[Any]:
+        from symspellpy import SymSpell, Verbosity
+
+        if self._index is None:
+            index = SymSpell(max_dictionary_edit_distance=2, prefix_length=7)
+            for known, count in self._counts.items():
+                if len(known) >= 3 and "'" not in known:
+                    index.create_dictionary_entry(known, count)
+            self._index = index
+        return list(self._index.lookup(word, Verbosity.CLOSEST, max_edit_distance=distance))
+
+    def corrections(self, text: str) -> list[tuple[str, str]]:
+        """Each misspelt word of `text` with the store's word it stands for, in order."""
+        return [(m.group(0), fixed) for m, fixed in self._fixes(text)]
+
+    def correct(self, text: str) -> str:
+        """`text` with its misspelt words replaced (lower-case, as the store spells them)."""
+        out, last = [], 0
+        for match, fixed in self._fixes(text):
+            out += [text[last:match.start()], fixed]
+            last = match.end()
+        return "".join(out) + text[last:] if out else text
+
+    def _fixes(self, text: str) -> list[tuple[re.Match[str], str]]:
+        fixes = []
+        for match in _TOKEN.finditer(text):
+            word = match.group(0)
+            fixed = self._fix(word.lower())
+            if fixed is None:
+                continue
+            if word[0].isupper() and not _SENTENCE_START.search(text[: match.start()]):
+                continue  # a name: "Lakeshore Blvd", "Ms Okafor"
+            fixes.append((match, fixed))
+        return fixes
+
+    def _fix(self, word: str) -> str | None:
+        if len(word) < MIN_LENGTH or word in self._known:
+            return None
+        base, _, suffix = word.partition("'")
+        if suffix and base in self._known:  # "building's", "tablet's"
+            return None
+        if word.endswith("in") and f"{word}g" in self._known:  # "waitin", "trackin"
+            return f"{word}g"
+        distance = 2 if len(word) >= LONG_WORD else 1
+        candidates = self._lookup(word, distance)
+        if not candidates:
+            return None
+        letters = sorted(word)
+        best = max(candidates, key=lambda s: (sorted(s.term) == letters, len(s.term) > len(word), s.count))
+        return str(best.term)
+
+
+def _data(name: str) -> str:
+    return resources.files("csagent.nlp").joinpath("data", name).read_text(encoding="utf-8")
+
+
+def english_words() -> set[str]:
+    """symspellpy's English frequency dictionary, contractions also without their apostrophe."""
+    text = resources.files("symspellpy").joinpath("frequency_dictionary_en_82_765.txt").read_text("utf-8")
+    words = {line.split(" ", 1)[0] for line in text.splitlines() if line}
+    return words | {w.replace("'", "") for w in words if "'" in w}
+
+
+def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
+    """The store's words: intent examples, the store's pages, everyday product and option names,
+    and `extra` (the catalogue's product names and option values)."""
+    counts: Counter[str] = Counter()
+    for line in _data("intents.jsonl").splitlines():
+        if line.strip():
+            counts.update(_WORD.findall(str(json.loads(line).get("text", "")).lower()))
+    docs = resources.files("csagent.knowledge").joinpath("docs")
+    for page in docs.iterdir():
+        if page.name.endswith(".md"):
+            counts.update(_WORD.findall(page.read_text(encoding="utf-8").lower()))
+    for name in ("product_synonyms.json", "option_synonyms.json"):
+        raw = resources.files("csagent.grounding").joinpath("data", name).read_text(encoding="utf-8")
+        counts.update(_WORD.findall(_values_text(json.loads(raw)).lower()))
+    for phrase in extra:
+        counts.update(_WORD.findall(str(phrase).lower()))
+    return counts
+
+
+def _values_text(data: Any) -> str:
+    """Every key and value of a data file except its `_about` notes, as one text."""
+    if isinstance(data, dict):
+        return " ".join(f"{k} {_values_text(v)}" for k, v in data.items() if not str(k).startswith("_"))
+    if isinstance(data, list):
+        return " ".join(_values_text(v) for v in data)
+    return str(data)
+
+
+@lru_cache(maxsize=4)
+def corrector(extra: frozenset[str] = frozenset()) -> SpellingCorrector:
+    """The store's corrector; `extra`: the catalogue's own words (product names, option values)."""
+    kept = json.loads(_data("spelling.json"))["keep"]
+    return SpellingCorrector(english_words() | set(kept), store_vocabulary(extra))

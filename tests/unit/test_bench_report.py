@@ -308,3 +308,16 @@ def test_the_cold_event_is_the_order_status_message_in_its_own_session():
     assert event["rawPath"] == "/v1/sessions/bench-cold-1/messages"
     assert event["pathParameters"]["proxy"] == "v1/sessions/bench-cold-1/messages"
     assert "#W4435622" in event["body"]
+
+
+def test_the_snapstart_first_reply_is_reported_beside_the_cold_one():
+    # Given cold processes and processes that warmed as before a snapshot
+    runs = [{"total_ms": 3000.0, "warm_turn_ms": 100.0, "phases": {"turn": 300.0}}]
+    restored = [{"total_ms": 600.0, "after_restore_ms": 50.0, "turn_ms": 550.0, "init_ms": 4000.0},
+                {"total_ms": 800.0, "after_restore_ms": 70.0, "turn_ms": 730.0, "init_ms": 4200.0}]
+    # When they are summarised against langgraph's import
+    out = cold_figures(runs, [1000.0], restored)
+    # Then the restored first reply and its ratio stand beside the cold one
+    assert out["cold_first_reply_ms"] == 3000.0 and out["ratio"] == 3.0
+    assert out["snapstart_first_reply_ms"] == 700.0 and out["snapstart_ratio"] == 0.7
+    assert out["snapstart_after_restore_ms"] == 60.0 and out["snapstart_init_ms"] == 4100.0

@@ -14,8 +14,12 @@ first statement after the interpreter's start-up, as `imports` does, and reports
   injection and scope anchors, the Cypher catalogue's examples), then the turn itself;
 - `warm_turn_ms`: the second message in the same process.
 
+Beside it, `snapstart_first_reply_ms`: a child that first does what the before-snapshot hook does
+(`csagent.warmup.warm_router`), then times the after-restore hook and the first turn: what a
+container resumed from the snapshot does for its first customer (Lambda's resume itself aside).
+
 Runs round-robin with `import langgraph.graph` in fresh processes, so a slow moment of the
-machine hits both alike; the figure is the median of each and the ratio of the two.
+machine hits all alike; the figure is the median of each and the ratio to langgraph's.
 
 The event's principal is its JWT claims (as API Gateway's authorizer gives them), so the child
 runs with `AUTH_MODE=jwt`; everything else comes from the environment (`make bench`'s local stack).
@@ -117,24 +121,58 @@ def _child() -> None:
                               "answered": answered}), flush=True)
 
 
-def cold_run(env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """One fresh process's figures (raises when it fails or its reply is not a 200)."""
+def _snapstart_child() -> None:
+    """In the fresh process, as under SnapStart: load the handler and run the before-snapshot
+    warm-up (`init_ms`, paid once per published version), then time what a restored container
+    does for its first customer: the after-restore hook and the turn. Lambda's own resume of the
+    snapshot is not in it (it cannot be run here)."""
+    import importlib.util
+
+    from csagent import warmup
+
+    started = time.perf_counter()
+    spec = importlib.util.spec_from_file_location("app", ROUTER_APP)
+    assert spec and spec.loader
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    warmup.warm_router()
+    init_ms = (time.perf_counter() - started) * 1000
+    restored = time.perf_counter()
+    warmup.after_restore()
+    hooks_ms = (time.perf_counter() - restored) * 1000
+    response = app.handler(event_for(f"bench-snap-{os.getpid()}"), _Context())
+    total = (time.perf_counter() - restored) * 1000
+    print(_MARK + json.dumps({"total_ms": total, "init_ms": init_ms, "after_restore_ms": hooks_ms,
+                              "turn_ms": total - hooks_ms, "status_codes": [response["statusCode"]],
+                              "answered": [json.loads(response.get("body") or "{}").get("status")]}),
+          flush=True)
+
+
+def cold_run(env: Mapping[str, str] | None = None, *, snapstart: bool = False) -> dict[str, Any]:
+    """One fresh process's figures (raises when it fails or a reply is not a 200); `snapstart`:
+    the first reply of a container restored from a warmed snapshot instead."""
     child_env = {**(env or os.environ), "AUTH_MODE": "jwt"}
-    done = subprocess.run([sys.executable, "-m", "devstack.bench.cold", "--child"], capture_output=True,
+    mode = "--snapstart-child" if snapstart else "--child"
+    done = subprocess.run([sys.executable, "-m", "devstack.bench.cold", mode], capture_output=True,
                           text=True, env=child_env, cwd=ROOT, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"cold run failed: {done.stderr.strip().splitlines()[-3:]}")
     figures: dict[str, Any] = json.loads(lines[-1][len(_MARK):])
-    if figures["status_codes"] != [200, 200]:
+    if any(code != 200 for code in figures["status_codes"]):
         raise RuntimeError(f"cold run answered {figures['status_codes']}: {figures['answered']}")
     return figures
 
 
-def cold_figures(runs: Sequence[Mapping[str, Any]], langgraph_ms: Sequence[float]) -> dict[str, Any]:
-    """The section from the children's figures and the `import langgraph.graph` samples."""
-    def median(values: Sequence[float]) -> float | None:
-        return round(statistics.median(values), 1) if values else None
+def _median(values: Sequence[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def cold_figures(runs: Sequence[Mapping[str, Any]], langgraph_ms: Sequence[float],
+                 snapstart: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The section from the children's figures, the `import langgraph.graph` samples and the
+    SnapStart children's figures (when measured)."""
+    median = _median
 
     total = median([r["total_ms"] for r in runs])
     base = median(langgraph_ms)
@@ -149,24 +187,37 @@ def cold_figures(runs: Sequence[Mapping[str, Any]], langgraph_ms: Sequence[float
         "router_import_ms": breakdown["imports"]["median_ms"],
         "warm_turn_ms": median([r["warm_turn_ms"] for r in runs]),
         "processes": len(runs),
-        "answered": all(a == "answered" for r in runs for a in r.get("answered", [])),
+        "answered": all(a == "answered" for r in [*runs, *snapstart] for a in r.get("answered", [])),
+        **({"snapstart_first_reply_ms": median([r["total_ms"] for r in snapstart]),
+            "snapstart_ratio": ratio(median([r["total_ms"] for r in snapstart]), base),
+            "snapstart_after_restore_ms": median([r["after_restore_ms"] for r in snapstart]),
+            "snapstart_turn_ms": median([r["turn_ms"] for r in snapstart]),
+            "snapstart_init_ms": median([r["init_ms"] for r in snapstart])} if snapstart else {}),
         "breakdown": breakdown,
         "notes": ["each phase is done first, in the order a first request needs it, so the turn that "
                   "follows pays only for itself; the total is the same work end to end",
-                  "the child runs with AUTH_MODE=jwt: the event's JWT claims are the principal"],
+                  "the child runs with AUTH_MODE=jwt: the event's JWT claims are the principal",
+                  "snapstart_*: a child warms as the before-snapshot hook does (snapstart_init_ms, once "
+                  "per published version), then the after-restore hook and the first turn are timed; "
+                  "Lambda's resume of the snapshot itself is not included"],
     }
 
 
 def bench_cold(processes: int) -> tuple[dict[str, Any], dict[str, list[float]]]:
     """(the section, the samples): `processes` cold children and as many `import langgraph.graph`."""
     runs: list[dict[str, Any]] = []
+    snapstart: list[dict[str, Any]] = []
     langgraph: list[float] = []
     for _ in range(processes):
         langgraph.append(import_ms(f"import {LANGGRAPH}"))
         runs.append(cold_run())
-    samples = {"cold_first_reply": [r["total_ms"] for r in runs], LANGGRAPH: langgraph}
-    return cold_figures(runs, langgraph), samples
+        snapstart.append(cold_run(snapstart=True))
+    samples = {"cold_first_reply": [r["total_ms"] for r in runs],
+               "snapstart_first_reply": [r["total_ms"] for r in snapstart], LANGGRAPH: langgraph}
+    return cold_figures(runs, langgraph, snapstart), samples
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--child"]:
     _child()
+elif __name__ == "__main__" and sys.argv[1:] == ["--snapstart-child"]:
+    _snapstart_child()

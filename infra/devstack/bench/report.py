@@ -22,6 +22,7 @@ TARGETS: dict[tuple[str, str], tuple[str, float]] = {
     ("turns", "compound_over_single_p50"): ("<=", 2.0),
     ("imports", "ratio"): ("<=", 1.3),
     ("cold", "ratio"): ("<=", 1.5),
+    ("cold", "snapstart_ratio"): ("<=", 1.5),
     ("dynamodb", "turn_state_writes_per_turn_max"): ("<=", 3),
     ("dynamodb", "checkpoint_bytes_per_turn_median"): ("<=", 6144),
     ("tools", "template_match_and_query_p50_ms"): ("<=", 20),

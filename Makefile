@@ -33,7 +33,7 @@ STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples
+.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -46,10 +46,17 @@ $(STAMP): constraints.txt requirements/runtime.in requirements/dev.in requiremen
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-setup: $(STAMP) ## venv + pinned Python deps + Neo4j's Java deps (Maven Central) + OCR (Debian)
+setup: $(STAMP) vectors ## venv + pinned Python deps + the fixed texts' vectors + Neo4j's Java deps (Maven Central) + OCR (Debian)
 	$(BIN)/python -c "from devstack import neo4j; neo4j.is_built() or print('neo4j built in %.0fs' % neo4j.build())"
 	@command -v tesseract >/dev/null || { echo "installing Debian's tesseract-ocr (local image reading)"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tesseract-ocr >/dev/null; }
+
+# Every fixed text the agent compares against (intent examples, injection and scope anchors, the
+# Cypher catalogue, the few-shot bank, the knowledge chunks) embedded once, and the intent model
+# trained, into layers/core/csagent/nlp/data/vectors (keyed by a SHA-256 of the texts and the model
+# file: a stale array is never used). Seconds when nothing changed; shipped in the core layer.
+vectors: $(STAMP) ## the fixed texts' vectors and the intent model, built for the core layer
+	$(BIN)/python -m csagent.nlp.fixed_vectors
 
 up: setup ## start Neo4j + moto (tables, buckets, queues from template.yaml) and wait until they answer
 	$(BIN)/python -m devstack.stack up
@@ -154,7 +161,7 @@ validate: $(STAMP) $(TOOLS_STAMP) ## sam validate --lint, cfn-lint, ASL on moto,
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit/test_asl.py tests/unit/test_function_contracts.py \
 	  tests/unit/test_build.py
 
-build: $(STAMP) $(TOOLS_STAMP) $(LAMBDA_REQS) ## sam build into .aws-sam/build, then each function's unzipped size
+build: $(STAMP) $(TOOLS_STAMP) $(LAMBDA_REQS) vectors ## sam build into .aws-sam/build, then each function's unzipped size
 	time $(SAM_ENV) $(SAM) build --region $(SAM_REGION) --template-file template.yaml
 	$(BIN)/python infra/build/sizes.py .aws-sam/build
 

@@ -1,7 +1,8 @@
 """Router Lambda: the HTTP API (API Gateway HTTP API, payload 2.0) served by FastAPI via Mangum.
 
 Thin by design: the app is assembled from the core's composition root; nothing connects to
-Neo4j or DynamoDB until the first request needs it. Around it, Powertools (from
+Neo4j or DynamoDB until the first request needs it. Under SnapStart the graph, the model and the
+fixed texts' vectors are built before the snapshot instead (`csagent.warmup`). Around it, Powertools (from
 `csagent.observability`): JSON logs with PII masked, X-Ray (a no-op outside Lambda) and EMF
 metrics flushed once per invocation. The correlation id starts as the API request id; a message
 turn replaces it with its session id (the session id is in the path, not in a field of the event).
@@ -15,7 +16,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
-from csagent import observability, runtime
+from csagent import observability, runtime, warmup
 from csagent.guardrails.pii import install_pii_filter
 from csagent.http.app import create_app
 
@@ -28,6 +29,8 @@ app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.g
                  get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service,
                  text2cypher_debug=runtime.text2cypher_debug)
 asgi = Mangum(app, lifespan="off")
+# SnapStart (template.yaml): warmed once before the snapshot, reconnected after each restore.
+warmup.register_snapstart_hooks(warmup.warm_router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)

@@ -114,8 +114,10 @@ def deployment_from_template(template_path: Path | str | None = None,
                              stack_name: str = DEFAULT_STACK_NAME) -> DispatchDeployment:
     """Resolve the dispatch state machine's DefinitionSubstitutions for the local stack.
 
-    Supports exactly what that map uses: `!GetAtt <Function>.Arn`, `!Ref <Parameter>` (its
-    default) and `!FindInMap` with literal keys; anything else raises ValueError.
+    Supports exactly what that map uses: `!GetAtt <Function>.Arn`, `!Ref <Function>.Alias` (the
+    ARN qualified by its `AutoPublishAlias`), `!Ref <Parameter>` (its default) and `!FindInMap`
+    with literal keys; anything else raises ValueError. A tool is found by its ARN with or
+    without the alias.
     """
     template = load_template(template_path)
     resources = template["Resources"]
@@ -123,14 +125,28 @@ def deployment_from_template(template_path: Path | str | None = None,
     mappings = template.get("Mappings", {})
     code_uris = {logical_id: str(res.get("Properties", {}).get("CodeUri", ""))
                  for logical_id, res in resources.items() if res.get("Type") == "AWS::Serverless::Function"}
-    tools_by_arn = {function_arn(logical_id, stack_name): uri.removeprefix(TOOLS_CODE_PREFIX).strip("/")
-                    for logical_id, uri in code_uris.items() if uri.startswith(TOOLS_CODE_PREFIX)}
+    aliases = {logical_id: res["Properties"]["AutoPublishAlias"] for logical_id, res in resources.items()
+               if res.get("Type") == "AWS::Serverless::Function"
+               and res.get("Properties", {}).get("AutoPublishAlias")}
+
+    def alias_arn(logical_id: str) -> str:
+        return f"{function_arn(logical_id, stack_name)}:{aliases[logical_id]}"
+
+    tools_by_arn: dict[str, str] = {}
+    for logical_id, uri in code_uris.items():
+        if uri.startswith(TOOLS_CODE_PREFIX):
+            tool = uri.removeprefix(TOOLS_CODE_PREFIX).strip("/")
+            tools_by_arn[function_arn(logical_id, stack_name)] = tool
+            if logical_id in aliases:
+                tools_by_arn[alias_arn(logical_id)] = tool
 
     def resolve(value: Any) -> Any:
         if not isinstance(value, dict):
             return value
         if list(value) == ["Fn::GetAtt"] and value["Fn::GetAtt"][1] == "Arn":
             return function_arn(value["Fn::GetAtt"][0], stack_name)
+        if list(value) == ["Ref"] and value["Ref"].endswith(".Alias") and value["Ref"][:-6] in aliases:
+            return alias_arn(value["Ref"][:-6])
         if list(value) == ["Ref"] and "Default" in parameters.get(value["Ref"], {}):
             return parameters[value["Ref"]]["Default"]
         if list(value) == ["Fn::FindInMap"]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from devstack.bench import charts, report
+from devstack.bench.cold import cold_figures, event_for
 from devstack.bench.concurrency import Exchange, concurrency_figures, phase_figures
 from devstack.bench.dynamodb import item_bytes, session_figures
 from devstack.bench.imports import LANGGRAPH, import_figures
@@ -280,3 +281,43 @@ def test_no_samples_draw_no_chart(tmp_path):
     # Given nothing measured, Then no chart and no file
     assert charts.distribution_chart({"a": []}, tmp_path / "x.png", title="t") is None
     assert not (tmp_path / "x.png").exists()
+
+
+def test_cold_figures_are_medians_of_the_processes_beside_langgraph():
+    # Given three fresh processes' figures and three `import langgraph.graph` timings
+    def run(total: float, turn: float) -> dict[str, object]:
+        return {"total_ms": total, "warm_turn_ms": 100.0, "answered": ["answered", "answered"],
+                "phases": {"imports": 400.0, "turn": turn, "other": total - 400.0 - turn}}
+
+    runs = [run(2000.0, 300.0), run(1800.0, 250.0), run(2600.0, 350.0)]
+    # When they are summarised
+    out = cold_figures(runs, [1000.0, 900.0, 1100.0])
+    # Then the first reply is the median total, its ratio to langgraph's median, and each phase a median
+    assert out["cold_first_reply_ms"] == 2000.0 and out["langgraph_import_ms"] == 1000.0
+    assert out["ratio"] == 2.0 and out["router_import_ms"] == 400.0 and out["warm_turn_ms"] == 100.0
+    assert out["breakdown"]["turn"] == {"median_ms": 300.0, "share": 0.15}
+    assert out["breakdown"]["model_load"] == {"median_ms": None, "share": None}  # not measured
+    assert out["processes"] == 3 and out["answered"] is True
+
+
+def test_the_cold_event_is_the_order_status_message_in_its_own_session():
+    # Given the router's order-status event
+    # When it is addressed to a new session
+    event = event_for("bench-cold-1")
+    # Then only the session changes
+    assert event["rawPath"] == "/v1/sessions/bench-cold-1/messages"
+    assert event["pathParameters"]["proxy"] == "v1/sessions/bench-cold-1/messages"
+    assert "#W4435622" in event["body"]
+
+
+def test_the_snapstart_first_reply_is_reported_beside_the_cold_one():
+    # Given cold processes and processes that warmed as before a snapshot
+    runs = [{"total_ms": 3000.0, "warm_turn_ms": 100.0, "phases": {"turn": 300.0}}]
+    restored = [{"total_ms": 600.0, "after_restore_ms": 50.0, "turn_ms": 550.0, "init_ms": 4000.0},
+                {"total_ms": 800.0, "after_restore_ms": 70.0, "turn_ms": 730.0, "init_ms": 4200.0}]
+    # When they are summarised against langgraph's import
+    out = cold_figures(runs, [1000.0], restored)
+    # Then the restored first reply and its ratio stand beside the cold one
+    assert out["cold_first_reply_ms"] == 3000.0 and out["ratio"] == 3.0
+    assert out["snapstart_first_reply_ms"] == 700.0 and out["snapstart_ratio"] == 0.7
+    assert out["snapstart_after_restore_ms"] == 60.0 and out["snapstart_init_ms"] == 4100.0

@@ -15,6 +15,8 @@ One module per concern:
     turns        turn latency by turn type (in-process ConversationService)
     concurrency  concurrent sessions over HTTP against a uvicorn subprocess (`make serve`)
     imports      cold import of every Lambda handler beside `import langgraph.graph`
+    cold         the first reply of a fresh process (router handler, an API Gateway event) beside
+                 `import langgraph.graph`, with its breakdown (`--only cold` runs it alone)
     dynamodb     writes and checkpoint bytes per turn over one long session
     tools        Neo4j tool latencies (template families, knowledge search, Text2Cypher, actions)
     fanout       Step Functions fan-out (moto bridge) vs in-process, per wave and per turn

@@ -1,6 +1,7 @@
 """The bench's command line: run every section, print figures beside targets, write the reports.
 
     python -m devstack.bench [--quick] [--only turns,tools] [--port 0] [--seed 7]
+    python -m devstack.bench --only cold       # the first reply of a fresh process, alone
 
 Each section runs on its own: one that raises is reported with its error and the run goes on
 (exit status 1 at the end), so a broken part never hides the others' figures.
@@ -32,7 +33,7 @@ from devstack.bench.workload import (
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTS = ROOT / "reports"
-SECTION_NAMES = ("imports", "concurrency", "turns", "dynamodb", "tools", "fanout", "models")
+SECTION_NAMES = ("imports", "cold", "concurrency", "turns", "dynamodb", "tools", "fanout", "models")
 EXPECTED_CUSTOMERS = 500  # tau-retail
 
 
@@ -45,15 +46,16 @@ class Sizes:
     session_turns: int
     baseline_sessions: int
     import_repeats: int
+    cold_processes: int
     dynamodb_turns: int
     tool_runs: int
     fanout_runs: int
 
 
 FULL = Sizes(scenario_scale=1.0, sessions=50, session_turns=5, baseline_sessions=4, import_repeats=5,
-             dynamodb_turns=20, tool_runs=4, fanout_runs=10)
+             cold_processes=5, dynamodb_turns=20, tool_runs=4, fanout_runs=10)
 QUICK = Sizes(scenario_scale=0.1, sessions=8, session_turns=2, baseline_sessions=1, import_repeats=1,
-              dynamodb_turns=4, tool_runs=1, fanout_runs=2)
+              cold_processes=1, dynamodb_turns=4, tool_runs=1, fanout_runs=2)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -66,6 +68,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7, help="which customers and orders are drawn")
     parser.add_argument("--sessions", type=int, help="concurrent HTTP sessions (default 50; quick 8)")
     parser.add_argument("--import-repeats", type=int, help="fresh processes per import (default 5)")
+    parser.add_argument("--cold-processes", type=int,
+                        help="fresh processes answering a first message (default 5)")
     parser.add_argument("--out", type=Path, default=REPORTS, help="where the reports go (reports/)")
     return parser.parse_args(argv)
 
@@ -140,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = QUICK if args.quick else FULL
     sessions = args.sessions or sizes.sessions
     repeats = args.import_repeats or sizes.import_repeats
+    cold_processes = args.cold_processes or sizes.cold_processes
     only = {s.strip() for s in args.only.split(",") if s.strip()} or set(SECTION_NAMES)
     # One customer sends far more than 20 messages a minute here; turn log lines stay off the console.
     os.environ.setdefault("RATE_LIMIT_MAX_MESSAGES", "1000000")
@@ -167,6 +172,13 @@ def main(argv: list[str] | None = None) -> int:
 
         section, samples = bench_imports(repeats)
         run.samples["imports"] = samples
+        return section
+
+    def cold() -> dict[str, Any]:
+        from devstack.bench.cold import bench_cold
+
+        section, samples = bench_cold(cold_processes)
+        run.samples["cold"] = samples
         return section
 
     def concurrency() -> dict[str, Any]:
@@ -215,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_models()
 
-    for name, fn in (("imports", imports), ("concurrency", concurrency), ("turns", turns),
+    for name, fn in (("imports", imports), ("cold", cold), ("concurrency", concurrency), ("turns", turns),
                      ("dynamodb", dynamodb), ("tools", tools), ("fanout", fanout), ("models", models)):
         if name in only:
             run.section(name, fn)

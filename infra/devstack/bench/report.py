@@ -21,6 +21,8 @@ TARGETS: dict[tuple[str, str], tuple[str, float]] = {
     ("turns", "single_intent_p95_ms"): ("<=", 400),
     ("turns", "compound_over_single_p50"): ("<=", 2.0),
     ("imports", "ratio"): ("<=", 1.3),
+    ("cold", "ratio"): ("<=", 1.5),
+    ("cold", "snapstart_ratio"): ("<=", 1.5),
     ("dynamodb", "turn_state_writes_per_turn_max"): ("<=", 3),
     ("dynamodb", "checkpoint_bytes_per_turn_median"): ("<=", 6144),
     ("tools", "template_match_and_query_p50_ms"): ("<=", 20),
@@ -37,6 +39,7 @@ SECTIONS: dict[str, str] = {
     "turn_types": "Turn latency by turn type",
     "concurrency": "Concurrent sessions over HTTP (uvicorn, as `make serve`)",
     "imports": "Cold import (fresh processes, medians)",
+    "cold": "Cold start: the first reply of a fresh process (router handler, medians)",
     "dynamodb": "DynamoDB writes and checkpoint size over one session",
     "tools": "Neo4j tool latencies",
     "fanout": "Step Functions fan-out overhead (moto bridge vs in-process)",
@@ -166,6 +169,10 @@ def _section_body(name: str, figures: Mapping[str, Any]) -> list[str]:
         handlers = figures.get("handlers", {})
         parts.append(table(["module", "median ms", "× langgraph.graph"],
                            [[h, v.get("median_ms"), v.get("ratio")] for h, v in handlers.items()]))
+    elif name == "cold":
+        breakdown = figures.get("breakdown", {})
+        parts.append(table(["phase of the first reply", "median ms", "share"],
+                           [[p, v.get("median_ms"), v.get("share")] for p, v in breakdown.items()]))
     elif name == "tools":
         parts.append(summary_table(figures.get("by_tool", {}), "tool / path"))
         parts.append(summary_table(figures.get("template_families", {}), "template family",

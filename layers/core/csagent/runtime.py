@@ -20,6 +20,15 @@ if TYPE_CHECKING:
     from csagent.service import ConversationService
 
 
+#: Every AWS client this process built, for `reconnect` (a SnapStart restore closes their pools).
+_aws_clients: list[Any] = []
+
+
+def _kept(client: Any) -> Any:
+    _aws_clients.append(client)
+    return client
+
+
 def _boto_kwargs(settings: Settings) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"region_name": settings.aws_region}
     if settings.aws_endpoint_url:
@@ -27,9 +36,8 @@ def _boto_kwargs(settings: Settings) -> dict[str, Any]:
     return kwargs
 
 
-@lru_cache(maxsize=1)
-def graph_store() -> Neo4jGraph:
-    from csagent.adapters.neo4j_graph import Neo4jGraph, neo4j_driver
+def _neo4j_driver() -> Any:
+    from csagent.adapters.neo4j_graph import neo4j_driver
 
     s = get_settings()
     user, password = s.neo4j_user, s.neo4j_password
@@ -38,21 +46,29 @@ def graph_store() -> Neo4jGraph:
 
         secret = parameters.get_secret(s.neo4j_secret_arn, transform="json", max_age=s.secret_max_age_s)
         user, password = secret.get("username", user), secret["password"]
-    return Neo4jGraph(neo4j_driver(s.neo4j_uri, user, password), s.neo4j_database, s.neo4j_query_timeout_s)
+    return neo4j_driver(s.neo4j_uri, user, password)
+
+
+@lru_cache(maxsize=1)
+def graph_store() -> Neo4jGraph:
+    from csagent.adapters.neo4j_graph import Neo4jGraph
+
+    s = get_settings()
+    return Neo4jGraph(_neo4j_driver(), s.neo4j_database, s.neo4j_query_timeout_s)
 
 
 @lru_cache(maxsize=1)
 def dynamodb_client() -> Any:
     import boto3
 
-    return boto3.client("dynamodb", **_boto_kwargs(get_settings()))
+    return _kept(boto3.client("dynamodb", **_boto_kwargs(get_settings())))
 
 
 @lru_cache(maxsize=1)
 def sqs_client() -> Any:
     import boto3
 
-    return boto3.client("sqs", **_boto_kwargs(get_settings()))
+    return _kept(boto3.client("sqs", **_boto_kwargs(get_settings())))
 
 
 @lru_cache(maxsize=1)
@@ -83,10 +99,12 @@ def checkpointer() -> Any:
     offload = None
     if s.checkpoint_bucket:
         offload = {"bucket_name": s.checkpoint_bucket, "endpoint_url": s.aws_endpoint_url}
-    return DynamoDBSaver(table_name=s.checkpoints_table, region_name=s.aws_region,
-                         endpoint_url=s.aws_endpoint_url, ttl_seconds=s.checkpoint_ttl_seconds,
-                         enable_checkpoint_compression=s.checkpoint_compression,
-                         s3_offload_config=offload)  # type: ignore[arg-type]
+    saver = DynamoDBSaver(table_name=s.checkpoints_table, region_name=s.aws_region,
+                          endpoint_url=s.aws_endpoint_url, ttl_seconds=s.checkpoint_ttl_seconds,
+                          enable_checkpoint_compression=s.checkpoint_compression,
+                          s3_offload_config=offload)  # type: ignore[arg-type]
+    _kept(getattr(saver, "client", None))
+    return saver
 
 
 @lru_cache(maxsize=1)
@@ -107,7 +125,7 @@ def wave_dispatcher() -> WaveDispatcher | None:
 
     # No SDK retries: a retried StartSyncExecution would run the tools twice (the healer retries).
     config = Config(connect_timeout=2, read_timeout=s.dispatch_timeout_s, retries={"total_max_attempts": 1})
-    return StepFunctionsDispatcher(boto3.client("stepfunctions", config=config, **_boto_kwargs(s)),
+    return StepFunctionsDispatcher(_kept(boto3.client("stepfunctions", config=config, **_boto_kwargs(s))),
                                    s.state_machine_arn)
 
 
@@ -232,6 +250,23 @@ def health() -> dict[str, bool]:
     return checks
 
 
+def reconnect() -> None:
+    """After a SnapStart restore the snapshot's sockets are dead: every AWS client this process
+    built drops its connection pool (its next call opens a new connection), the Neo4j store
+    gets a new driver, and one query opens its first connection. What was never built is left
+    alone."""
+    for client in _aws_clients:
+        if client is not None and hasattr(client, "close"):
+            client.close()
+    if graph_store.cache_info().currsize:
+        from csagent.adapters.neo4j_graph import neo4j_driver
+
+        neo4j_driver.cache_clear()
+        store = graph_store()
+        store.reconnect(_neo4j_driver())
+        store.ping()
+
+
 def reset() -> None:
     """Forget every cached client and setting (tests, after changing the environment)."""
     from csagent.guardrails.ratelimit import get_rate_limit_settings
@@ -243,3 +278,4 @@ def reset() -> None:
                     approval_service, checkpointer, wave_dispatcher, compiled_graph, graph_deps,
                     conversation_service, get_settings):
         factory.cache_clear()
+    _aws_clients.clear()

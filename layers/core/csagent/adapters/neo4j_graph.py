@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,14 @@ class Neo4jGraph:
     @property
     def driver(self) -> Driver:
         return self._driver
+
+    def reconnect(self, driver: Driver) -> None:
+        """Use `driver` from now on and close the old one (after a SnapStart restore its pooled
+        sockets belong to the snapshot's machine: dead)."""
+        old, self._driver = self._driver, driver
+        if old is not driver:
+            with contextlib.suppress(Exception):  # closing dead sockets may fail; the new driver is in use
+                old.close()
 
     def _run(self, access: str, cypher: str, params: Mapping[str, Any] | None,
              timeout_s: float | None, max_rows: int | None) -> list[dict[str, Any]]:

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -132,12 +132,9 @@ def load_calibrated_threshold() -> float:
 
 def embed_matrix(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Unit vectors of `texts` as a float32 matrix (MiniLM's array path when it has one)."""
-    import numpy as np
+    from csagent.nlp.fixed_vectors import embed_all
 
-    any_embedder: Any = embedder
-    if hasattr(any_embedder, "embed_np"):
-        return np.asarray(any_embedder.embed_np(list(texts)), dtype=np.float32)
-    return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+    return embed_all(embedder, texts)
 
 
 def default_embedder() -> Embedder:
@@ -214,12 +211,14 @@ def normal_messages() -> list[str]:
 
 
 class InjectionScreen:
-    """Patterns + attack margin; thread-safe, reference sets embedded once on first use."""
+    """Patterns + attack margin; thread-safe. The reference sets' vectors are loaded on first use
+    (the shipped sets' from the layer's arrays, `csagent.nlp.fixed_vectors`) or embedded then."""
 
     def __init__(self, embedder: Embedder | None = None, *, threshold: float | None = None,
                  attacks: Sequence[LabelledText] | None = None, normal: Sequence[str] | None = None,
                  patterns: Sequence[Pattern] | None = None) -> None:
         self._embedder = embedder
+        self._shipped_sets = attacks is None and normal is None  # their vectors ship with the layer
         self.threshold = load_calibrated_threshold() if threshold is None else threshold
         self.attacks = list(attacks) if attacks is not None else [
             a for a in load_labelled("attacks.jsonl", "category") if a.split == "train"]
@@ -233,15 +232,26 @@ class InjectionScreen:
             self._embedder = default_embedder()
         return embed_matrix(self._embedder, texts)
 
+    def _embed_set(self, name: str, texts: Sequence[str]) -> np.ndarray:
+        """A reference set's vectors: the layer's arrays for the shipped sets, else embedded now."""
+        if not self._shipped_sets:
+            return self._embed(texts)
+        from csagent.nlp.fixed_vectors import fixed_vectors
+
+        if self._embedder is None:
+            self._embedder = default_embedder()
+        return fixed_vectors(name, texts, self._embedder)
+
     def references(self) -> tuple[np.ndarray, np.ndarray]:
-        """The embedded attack set and normal set (built once, on first use)."""
+        """The embedded attack set and normal set (loaded or built once, on first use)."""
         if self._references is None:
             with self._lock:
                 if self._references is None:
                     from csagent.nlp.intents import mask_entities
 
-                    self._references = (self._embed([mask_entities(a.text) for a in self.attacks]),
-                                        self._embed([mask_entities(t) for t in self.normal]))
+                    self._references = (
+                        self._embed_set("injection_attacks", [mask_entities(a.text) for a in self.attacks]),
+                        self._embed_set("injection_normal", [mask_entities(t) for t in self.normal]))
         return self._references
 
     def margin(self, text: str, *, exclude: str | None = None) -> tuple[float, str]:
@@ -282,7 +292,7 @@ class InjectionScreen:
 
 @lru_cache(maxsize=1)
 def get_screen() -> InjectionScreen:
-    """The process-wide screen (cached; the attack set is embedded on the first `screen`)."""
+    """The process-wide screen (cached; the reference sets are loaded on the first `screen`)."""
     return InjectionScreen()
 
 

@@ -137,7 +137,8 @@ def load_thresholds() -> tuple[float, float]:
 
 
 class ScopeChecker:
-    """Keyword anchors + similarity to the business-scope lines; the lines are embedded once."""
+    """Keyword anchors + similarity to the business-scope lines; the lines' vectors are loaded once
+    (the shipped lines' from the layer's arrays, `csagent.nlp.fixed_vectors`) or embedded once."""
 
     def __init__(self, embedder: Embedder | None = None, *, threshold: float | None = None,
                  anchored_threshold: float | None = None, anchors: Anchors | None = None,
@@ -146,6 +147,7 @@ class ScopeChecker:
         self.threshold = calibrated[0] if threshold is None else threshold
         self.anchored_threshold = calibrated[1] if anchored_threshold is None else anchored_threshold
         self._embedder = embedder
+        self._shipped_lines = lines is None  # their vectors ship with the layer
         self.anchors = anchors or load_anchors()
         self.lines = tuple(lines) if lines is not None else load_scope_lines()
         self._matrix: np.ndarray | None = None
@@ -165,8 +167,20 @@ class ScopeChecker:
         if self._matrix is None:
             with self._lock:
                 if self._matrix is None:
-                    self._matrix = self._embed([line for _, line in self.lines])
+                    texts = [line for _, line in self.lines]
+                    if self._shipped_lines:
+                        from csagent.nlp.fixed_vectors import fixed_vectors
+
+                        if self._embedder is None:
+                            self._embedder = default_embedder()
+                        self._matrix = fixed_vectors("scope_lines", texts, self._embedder)
+                    else:
+                        self._matrix = self._embed(texts)
         return self._matrix
+
+    def warm_up(self) -> None:
+        """Load or embed the scope lines now (otherwise done on the first check)."""
+        self._reference()
 
     def similarity(self, text: str) -> tuple[float, str]:
         """Best cosine similarity of `text` (entities masked) to a scope line, and that line's area."""
@@ -196,7 +210,7 @@ class ScopeChecker:
 
 @lru_cache(maxsize=1)
 def get_scope_checker() -> ScopeChecker:
-    """The process-wide scope checker (cached; the scope lines are embedded on first use)."""
+    """The process-wide scope checker (cached; the scope lines' vectors are loaded on first use)."""
     return ScopeChecker()
 
 

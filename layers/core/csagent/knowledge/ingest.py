@@ -231,10 +231,24 @@ def as_graph_store(graph_or_driver: Any, database: str = "neo4j") -> GraphStore:
     raise TypeError(f"expected a GraphStore or a neo4j Driver, got {type(graph_or_driver).__name__}")
 
 
-def _embed(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+def default_chunk_texts() -> list[str]:
+    """What `ingest_knowledge` embeds for the shipped knowledge base with the default chunking."""
+    return [chunk.embedding_text for doc in load_documents(DEFAULT_DOCS_DIR)
+            for chunk in chunk_document(doc)]
+
+
+def _embed(embedder: Embedder, texts: Sequence[str], *,
+           shipped_name: str | None = None) -> list[list[float]]:
+    """The vectors of `texts`: the layer's arrays under `shipped_name` when fresh
+    (`csagent.nlp.fixed_vectors`), else embedded in batches; checked for count and dimension."""
+    from csagent.nlp.fixed_vectors import fingerprint_of, fixed_vectors
+
     vectors: list[list[float]] = []
-    for start in range(0, len(texts), EMBED_BATCH):
-        vectors.extend(embedder.embed(texts[start:start + EMBED_BATCH]))
+    if shipped_name is not None and fingerprint_of(embedder) is not None:
+        vectors = fixed_vectors(shipped_name, texts, embedder).tolist()
+    else:
+        for start in range(0, len(texts), EMBED_BATCH):
+            vectors.extend(embedder.embed(texts[start:start + EMBED_BATCH]))
     if len(vectors) != len(texts):
         raise ValueError(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")
     dimension = getattr(embedder, "dimension", None)
@@ -261,7 +275,10 @@ def ingest_knowledge(graph_or_driver: Any, embedder: Embedder, docs_dir: Path | 
     chunks_by_doc = {doc.doc_id: chunk_document(doc, max_chars=max_chars, min_chars=min_chars,
                                                 overlap=overlap) for doc in docs}
     all_chunks = [chunk for doc in docs for chunk in chunks_by_doc[doc.doc_id]]
-    vectors = iter(_embed(embedder, [chunk.embedding_text for chunk in all_chunks]))
+    texts = [chunk.embedding_text for chunk in all_chunks]
+    shipped = docs_dir is None and (max_chars, min_chars, overlap) == (
+        DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, DEFAULT_OVERLAP)
+    vectors = iter(_embed(embedder, texts, shipped_name="knowledge_chunks" if shipped else None))
 
     rows: list[dict[str, Any]] = []
     missing_products: set[str] = set()

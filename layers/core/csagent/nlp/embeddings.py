@@ -13,6 +13,7 @@ import cost is a Lambda cold-start metric.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 DIMENSION = 384
 MAX_TOKENS = 256
+#: Bump when the pipeline around the model changes (pooling, normalisation): vectors made before
+#: are then stale (`fixed_vectors` keys on the fingerprint).
+PIPELINE = "minilm/mean-pool/l2/1"
 
 
 def default_model_path() -> Path:
@@ -71,6 +75,16 @@ class MiniLMEmbedder:
     def loaded(self) -> bool:
         """True once the ONNX session and tokenizer have been built."""
         return self._session is not None
+
+    def load(self) -> None:
+        """Build the ONNX session and the tokenizer now (otherwise done on the first embed)."""
+        self._load()
+
+    def fingerprint(self) -> str:
+        """SHA-256 of what decides this embedder's vectors: the model file, the tokenizer file,
+        the truncation length and the pipeline version (hashed once per process per file)."""
+        return _fingerprint(str(self._model_path or default_model_path()),
+                            str(self._tokenizer_path or default_tokenizer_path()), self._max_tokens)
 
     def _load(self) -> None:
         """Build the tokenizer and the inference session (once, on first use)."""
@@ -161,6 +175,15 @@ class MiniLMEmbedder:
     def embed_one(self, text: str) -> np.ndarray:
         """Convenience: the embedding of a single text as a 1-D array."""
         return self.embed_np([text])[0]
+
+
+@lru_cache(maxsize=8)
+def _fingerprint(model_path: str, tokenizer_path: str, max_tokens: int) -> str:
+    digest = hashlib.sha256(f"{PIPELINE}\n{max_tokens}\n".encode())
+    for path in (model_path, tokenizer_path):
+        with open(path, "rb") as handle:
+            digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()
 
 
 def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:

@@ -3,9 +3,10 @@ MiniLM embeddings.
 
 English: every example (`data/intents.jsonl`, written for the label set, plus
 `data/intents_dev.jsonl`, first messages of the development message set written by people who
-never read the code: `python -m devstack.intent_examples`) is embedded once (lazily) with MiniLM.
-A multinomial logistic regression (`SoftmaxRegression`, numpy, L2, trained deterministically on
-first use in well under a second) chooses the intent, `out_of_scope` being one of its classes.
+never read the code: `python -m devstack.intent_examples`) is embedded with MiniLM and a
+multinomial logistic regression (`SoftmaxRegression`, numpy, L2, deterministic) is trained on
+them when the layer is built (`csagent.nlp.fixed_vectors`; at first use when those arrays are
+missing or stale). It chooses the intent, `out_of_scope` being one of its classes.
 The confidence stays on the similarity scale the router's thresholds use: the mean cosine
 similarity of the chosen intent's `k` nearest examples. A message too far from every example
 (that score below the threshold calibrated on a held-out set by `python -m csagent.nlp.calibrate`,
@@ -36,6 +37,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from csagent.nlp.embeddings import MiniLMEmbedder, get_embedder
+from csagent.nlp.fixed_vectors import cached_arrays, content_key, fingerprint_of, fixed_vectors
 from csagent.nlp.ngrams import NgramVectoriser
 from csagent.nlp.script import CJK_IDEOGRAPH
 
@@ -210,6 +212,31 @@ class SoftmaxRegression:
     def predict_proba(self, x: Any) -> Any:
         return self._softmax(x @ self._w + self._b)
 
+    def arrays(self) -> dict[str, Any]:
+        """The trained weights and bias (for `with_arrays`)."""
+        return {"w": self._w, "b": self._b}
+
+    def with_arrays(self, classes: Sequence[str], arrays: dict[str, Any]) -> SoftmaxRegression:
+        """This model with the weights `fit` gave for these classes (as `arrays()` returned them)."""
+        self.classes, self._w, self._b = list(classes), arrays["w"], arrays["b"]
+        return self
+
+
+def trained_model(matrix: Any, labels: Sequence[str], texts: Sequence[str],
+                  embedder: MiniLMEmbedder) -> SoftmaxRegression | None:
+    """The English model over the shipped examples: loaded with the layer's arrays when they were
+    trained on these texts, labels, settings and model file (`fixed_vectors`), else trained now."""
+    if len(set(labels)) <= 1:
+        return None
+    model = SoftmaxRegression()
+    fingerprint = fingerprint_of(embedder)
+    if fingerprint is None:
+        return model.fit(matrix, labels)
+    key = content_key("softmax-regression", fingerprint, texts, labels,
+                      f"l2={model.l2!r} steps={model.steps} rate={model.rate!r}")
+    arrays = cached_arrays("intent_model", key, lambda: SoftmaxRegression().fit(matrix, labels).arrays())
+    return model.with_arrays(sorted(set(labels)), arrays)
+
 
 @lru_cache(maxsize=1)
 def load_calibration() -> dict[str, Any]:
@@ -288,9 +315,18 @@ class IntentClassifier:
             examples = self._examples if self._examples is not None else training_examples()
             english = [e for e in examples if e.lang == "en"]
             labels = [e.intent for e in english]
-            matrix = self._embedder.embed_np([mask_entities(e.text) for e in english])
-            self._model = SoftmaxRegression().fit(matrix, labels) if len(set(labels)) > 1 else None
+            texts = [mask_entities(e.text) for e in english]
+            if self._examples is None:  # the shipped examples: vectors and model built with the layer
+                matrix = fixed_vectors("intent_examples", texts, self._embedder)
+                self._model = trained_model(matrix, labels, texts, self._embedder)
+            else:
+                matrix = self._embedder.embed_np(texts)
+                self._model = SoftmaxRegression().fit(matrix, labels) if len(set(labels)) > 1 else None
             self._labels, self._matrix = labels, matrix
+
+    def warm_up(self) -> None:
+        """Embed the examples and train the model now (otherwise done on the first `classify`)."""
+        self._ensure_index()
 
     # The score table is public so calibration can sweep thresholds without re-embedding.
     def english_scores(self, texts: Sequence[str]) -> list[dict[str, float]]:

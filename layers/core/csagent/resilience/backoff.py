@@ -17,6 +17,12 @@ _MAX_EXPONENT = 30
 _default_rng = random.Random()
 
 
+def reseed() -> None:
+    """Seed the default jitter from the OS again: copies of one SnapStart snapshot would
+    otherwise draw the same delays and retry in step."""
+    _default_rng.seed()
+
+
 def backoff_ceiling(attempt: int, *, base_s: float, cap_s: float) -> float:
     """The largest delay retry number `attempt` (0 for the first retry) may wait: base * 2^attempt, capped."""
     if attempt < 0:

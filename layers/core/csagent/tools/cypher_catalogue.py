@@ -729,14 +729,17 @@ class TemplateMatcher:
     the intent decides, not the product. Score of a template = the mean of its `top_k` closest
     texts (examples and description; `top_k=1` is the plain max). A match needs
     score >= `threshold` and score - runner-up score >= `margin`; otherwise `match` returns None
-    and the caller degrades (Text2Cypher, clarification).
+    and the caller degrades (Text2Cypher, clarification). `vectors_name` names the texts' arrays
+    built with the layer (`csagent.nlp.fixed_vectors`; `matcher_for` gives it for the shipped
+    catalogue): loaded instead of embedded when fresh.
     """
 
     def __init__(self, catalogue: Catalogue, embedder: Embedder, *, threshold: float = DEFAULT_THRESHOLD,
                  margin: float = DEFAULT_MARGIN, top_k: int = DEFAULT_TOP_K, use_descriptions: bool = True,
-                 entity_terms: Sequence[str] = ()) -> None:
+                 entity_terms: Sequence[str] = (), vectors_name: str | None = None) -> None:
         self.catalogue = catalogue
         self.embedder = embedder
+        self._vectors_name = vectors_name  # the shipped catalogue: its vectors ship with the layer
         self.threshold = threshold
         self.margin = margin
         self.top_k = max(1, top_k)
@@ -771,13 +774,18 @@ class TemplateMatcher:
                         owners.append(i)
                         kinds.append("description")
                 prepared = [canonical_question(mask_slots(t)) for t in texts]
-                vectors = np.asarray(self.embedder.embed(prepared), dtype=np.float32)
+                if self._vectors_name:
+                    from csagent.nlp.fixed_vectors import fixed_vectors
+
+                    vectors = fixed_vectors(self._vectors_name, prepared, self.embedder)
+                else:
+                    vectors = np.asarray(self.embedder.embed(prepared), dtype=np.float32)
                 vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
                 self._index = _Index(vectors, np.asarray(owners), texts, kinds)
         return self._index
 
     def warm_up(self) -> None:
-        """Embed the catalogue now (otherwise done on the first `match`)."""
+        """Load or embed the catalogue's vectors now (otherwise done on the first `match`)."""
         self._ensure_index()
 
     def prepare(self, question: str, entities: Sequence[str] = ()) -> str:
@@ -1031,13 +1039,15 @@ _MATCHERS_LOCK = threading.Lock()
 
 
 def matcher_for(embedder: Embedder, catalogue: Catalogue | None = None) -> TemplateMatcher:
-    """A process-wide matcher per (embedder, catalogue): the examples are embedded only once."""
+    """A process-wide matcher per (embedder, catalogue): the examples are embedded only once (the
+    shipped catalogue's are loaded from the layer's arrays, `csagent.nlp.fixed_vectors`)."""
     catalogue = catalogue or load_catalogue()
     key = (id(embedder), id(catalogue))
     with _MATCHERS_LOCK:
         entry = _MATCHERS.get(key)
         if entry is None or entry[0] is not embedder:
-            entry = (embedder, TemplateMatcher(catalogue, embedder))
+            shipped = "cypher_catalogue" if catalogue is load_catalogue() else None
+            entry = (embedder, TemplateMatcher(catalogue, embedder, vectors_name=shipped))
             _MATCHERS[key] = entry
         return entry[1]
 

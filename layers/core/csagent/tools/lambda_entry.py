@@ -34,8 +34,11 @@ def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | 
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
 
+    from csagent import warmup
     from csagent.tools.events import ToolEvent, TransientToolError, malformed_event_result, run_tool_event
 
+    # SnapStart (template.yaml): the tool is warmed before the snapshot, reconnected after restore.
+    warmup.register_snapstart_hooks(lambda: warmup.warm_tool(prepare))
     logger = Logger()
     tracer = Tracer()
     metrics = Metrics()  # dimension "service": POWERTOOLS_SERVICE_NAME, one per tool function (template.yaml)

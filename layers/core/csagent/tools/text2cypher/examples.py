@@ -3,8 +3,9 @@
 and retrieved by similarity to the customer's question.
 
 - `ensure_example_bank(graph, embedder)` creates the constraint and the vector index if missing
-  and loads the file idempotently: only new or changed examples are embedded and written, and
-  examples no longer in the file are removed. Call it where the store is provisioned (the seed,
+  and loads the file idempotently: only new or changed examples are written (the shipped
+  file's vectors come from the layer's arrays, `csagent.nlp.fixed_vectors`; others are embedded),
+  and examples no longer in the file are removed. Call it where the store is provisioned (the seed,
   a deploy step); the Text2Cypher tool itself never writes.
 - `ExampleBank.retrieve(question, k)` queries the vector index. When the bank is missing (not
   provisioned, index not online) it degrades to ranking the file's examples in memory with the
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
     from csagent.ports import Embedder, GraphStore
 
 logger = logging.getLogger(__name__)
@@ -98,6 +101,14 @@ def example_bank_schema(dimension: int) -> list[str]:
     ]
 
 
+def default_bank_vectors(embedder: Embedder) -> np.ndarray:
+    """Vectors of the shipped examples' questions, in file order: the layer's arrays when fresh
+    (`csagent.nlp.fixed_vectors`), else embedded now."""
+    from csagent.nlp.fixed_vectors import fixed_vectors
+
+    return fixed_vectors("cypher_examples", [e.question for e in load_examples()], embedder)
+
+
 @dataclass(frozen=True)
 class BankReport:
     """What `ensure_example_bank` changed."""
@@ -123,6 +134,7 @@ def ensure_example_bank(graph: GraphStore, embedder: Embedder, *,
     """Create the bank's constraint and index if missing and bring its content in line with the
     examples (default: the shipped file). Idempotent: a second call embeds and writes nothing."""
     started = time.perf_counter()
+    shipped = examples is None
     examples = tuple(examples if examples is not None else load_examples())
     for statement in example_bank_schema(embedder.dimension):
         graph.write(statement, timeout_s=WRITE_TIMEOUT_S)
@@ -131,7 +143,11 @@ def ensure_example_bank(graph: GraphStore, embedder: Embedder, *,
     existing = {r["id"]: r["hash"] for r in stored}
     stale = [e for e in examples if existing.get(e.id) != e.content_hash(model_id)]
     if stale:
-        vectors = embedder.embed([e.question for e in stale])
+        if shipped:  # the layer's arrays (`csagent.nlp.fixed_vectors`), embedded only when stale
+            by_id = dict(zip((e.id for e in examples), default_bank_vectors(embedder).tolist(), strict=True))
+            vectors = [by_id[e.id] for e in stale]
+        else:
+            vectors = embedder.embed([e.question for e in stale])
         rows = [{"id": e.id, "question": e.question, "cypher": e.cypher.strip(),
                  "embedding": [float(x) for x in vector], "hash": e.content_hash(model_id)}
                 for e, vector in zip(stale, vectors, strict=True)]
@@ -201,7 +217,10 @@ class ExampleBank:
         with _MEMORY_LOCK:
             cached = _MEMORY.get(key)
         if cached is None or cached[0] is not self.embedder:
-            matrix = np.asarray(self.embedder.embed([e.question for e in examples]), dtype=np.float32)
+            if self._examples is None:
+                matrix = np.array(default_bank_vectors(self.embedder), dtype=np.float32)
+            else:
+                matrix = np.asarray(self.embedder.embed([e.question for e in examples]), dtype=np.float32)
             matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
             cached = (self.embedder, matrix)
             with _MEMORY_LOCK:

@@ -26,9 +26,11 @@ logger = logging.getLogger(__name__)
 
 def warm_fixed_texts() -> None:
     """The embedding model's session, the intent examples and model, the injection and scope
-    anchors and the Cypher catalogue's examples, on the process-wide embedder."""
+    anchors and the Cypher catalogue's examples, on the process-wide embedder; the spelling
+    corrector's word lists."""
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
+    from csagent.nlp import spelling
     from csagent.nlp.embeddings import get_embedder
     from csagent.nlp.intents import get_intent_classifier
     from csagent.tools.cypher_catalogue import matcher_for
@@ -39,6 +41,7 @@ def warm_fixed_texts() -> None:
     get_screen().references()
     get_scope_checker().warm_up()
     matcher_for(embedder).warm_up()
+    spelling.warm_up()
 
 
 def warm_router() -> None:

@@ -101,16 +101,25 @@ def _data(name: str) -> str:
     return resources.files("csagent.nlp").joinpath("data", name).read_text(encoding="utf-8")
 
 
-def english_words() -> set[str]:
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
     """symspellpy's English frequency dictionary, contractions also without their apostrophe."""
     text = resources.files("symspellpy").joinpath("frequency_dictionary_en_82_765.txt").read_text("utf-8")
     words = {line.split(" ", 1)[0] for line in text.splitlines() if line}
-    return words | {w.replace("'", "") for w in words if "'" in w}
+    return frozenset(words | {w.replace("'", "") for w in words if "'" in w})
 
 
 def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
     """The store's words: intent examples, the store's pages, everyday product and option names,
     and `extra` (the catalogue's product names and option values)."""
+    counts = Counter(_fixed_vocabulary())
+    for phrase in extra:
+        counts.update(_WORD.findall(str(phrase).lower()))
+    return counts
+
+
+@lru_cache(maxsize=1)
+def _fixed_vocabulary() -> Counter[str]:
     counts: Counter[str] = Counter()
     for line in _data("intents.jsonl").splitlines():
         if line.strip():
@@ -122,8 +131,6 @@ def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
     for name in ("product_synonyms.json", "option_synonyms.json"):
         raw = resources.files("csagent.grounding").joinpath("data", name).read_text(encoding="utf-8")
         counts.update(_WORD.findall(_values_text(json.loads(raw)).lower()))
-    for phrase in extra:
-        counts.update(_WORD.findall(str(phrase).lower()))
     return counts
 
 
@@ -141,3 +148,9 @@ def corrector(extra: frozenset[str] = frozenset()) -> SpellingCorrector:
     """The store's corrector; `extra`: the catalogue's own words (product names, option values)."""
     kept = json.loads(_data("spelling.json"))["keep"]
     return SpellingCorrector(english_words() | set(kept), store_vocabulary(extra))
+
+
+def warm_up() -> None:
+    """Load the word lists now (SnapStart's before-snapshot hook), not on the first message."""
+    english_words()
+    _fixed_vocabulary()

@@ -293,3 +293,52 @@ def test_no_longer_is_a_reason_not_an_answer(text: str, answer: str | None) -> N
     from csagent.nlp.confirmation import lean
 
     assert lean(text) == answer
+
+
+ASKED_RETURN = [{"text": "if i send back the bottle how much do i get back", "intent": "return_request",
+                 "confidence": 0.75, "entities": {"order_id": "#W5703958", "item_ids": ["2439754078"],
+                                                  "asks_for_change": False, "order_status": "delivered"}}]
+
+
+def test_a_change_asked_about_is_kept_for_a_later_yes():
+    from csagent.understanding import asked_change
+
+    kept = asked_change(ASKED_RETURN)
+    assert kept == {"intent": "return_request", "text": ASKED_RETURN[0]["text"],
+                    "entities": {"order_id": "#W5703958", "item_ids": ["2439754078"]}}
+    asked_for = [{**ASKED_RETURN[0], "entities": {**ASKED_RETURN[0]["entities"], "asks_for_change": True}}]
+    assert asked_change(asked_for) is None  # a change asked for is proposed, not kept
+
+
+def test_a_yes_after_a_question_about_a_change_asks_for_it_with_what_the_yes_adds():
+    from csagent.understanding import asked_change, carry_out_asked_change
+
+    # Given "how much would I get back if I returned the bottle?" answered
+    asked = asked_change(ASKED_RETURN)
+    # When the customer says "ok do it, refund onto my gift card"
+    said = Understanding("knowledge_and_actions", "return_request", 0.61, clauses=(
+        Clause(text="ok do it, refund onto my gift card", intent="return_request", confidence=0.61,
+               entities={"payment_method_id": "gift_card_5757768", "asks_for_change": True}),))
+    carried = carry_out_asked_change("ok do it, refund onto my gift card", said, asked)
+    # Then it is the return of the bottle, asked for, to the gift card
+    assert carried is not None and carried.intent == "return_request"
+    assert carried.clauses[0].entities == {"order_id": "#W5703958", "item_ids": ["2439754078"],
+                                           "payment_method_id": "gift_card_5757768", "asks_for_change": True}
+
+
+@pytest.mark.parametrize(("text", "clause"), [  # no yes; a yes with another order
+    ("what's the weather", Clause(text="what's the weather", intent="out_of_scope", confidence=0.3)),
+    ("ok and cancel #W2", Clause(text="ok and cancel #W2", intent="cancel_order", confidence=0.9,
+                                 entities={"order_id": "#W2", "asks_for_change": True})),  # another order
+])
+def test_anything_but_a_yes_to_it_leaves_the_change_asked_about(text, clause):
+    from csagent.understanding import asked_change, carry_out_asked_change
+
+    said = Understanding("knowledge_and_actions", clause.intent, clause.confidence, clauses=(clause,))
+    assert carry_out_asked_change(text, said, asked_change(ASKED_RETURN)) is None
+
+
+def test_a_question_that_leans_no_with_nothing_asked_is_no_answer(run):
+    # "wait" reads as a no when a proposal waits; with nothing asked, the question is answered
+    state = run("wait are u a bot or a real person lol")
+    assert state["route"] != "confirmation"

@@ -161,6 +161,21 @@ def test_one_order_with_the_product_is_found_without_an_id() -> None:
     assert entities["grounded_orders"] == ["#W0000001"]
 
 
+def test_what_follows_a_contrast_is_what_the_clause_is_about() -> None:
+    # "the boots came fine but where is my office chair?": the chair's order, not the boots'
+    entities = ground("order_status", "the hiking boots came fine but where is my office chair??", {},
+                      _store(), _variants())
+    assert entities["order_id"] == "#W0000002"
+
+
+def test_a_return_on_a_found_order_naming_no_item_asks_which() -> None:
+    entities = ground("return_request", "i want to send something back from #W0000001",
+                      {"order_id": "#W0000001"}, _store(), _variants())
+    assert "item_ids" not in entities
+    assert "Which items of order #W0000001" in entities["question"]
+    assert "Hiking Boots" in entities["question"] and "Electric Kettle" in entities["question"]
+
+
 def test_several_orders_are_listed_back() -> None:
     entities = ground("order_status", "where is my electric kettle", {}, _store(), _variants())
     assert "order_id" not in entities

@@ -113,3 +113,20 @@ def test_a_warranty_claim_with_an_order_to_look_up_runs_the_turn_first() -> None
         Clause(text, "warranty", 0.7, {"order_id": "#W8033354"}))
     # When the route decides / Then the normal route stands
     assert _route_with(understanding, text)["route"] == "knowledge_and_actions"
+
+
+@pytest.mark.parametrize(("entities", "route_taken"), [
+    ({}, "out_of_scope"),  # nothing of the store's: what we can do
+    ({"order_id": "#W6577842", "address": {"address1": "18 Willow Bend"}}, "knowledge_and_actions"),
+])
+def test_a_message_the_scope_check_doubts_stays_in_scope_when_it_names_an_order_or_address(
+        entities: dict[str, Any], route_taken: str) -> None:
+    # Given a weakly read change ("This is wrong, it is my old home. Please change to 18 Willow Bend,
+    # Raleigh, NC 27601.") that the business-scope check does not vouch for
+    clause = Clause("Please change to 18 Willow Bend, Raleigh, NC 27601", "change_order_address", 0.39,
+                    entities)
+    understanding = _understanding("knowledge_and_actions", clause)
+    runtime = SimpleNamespace(context=SimpleNamespace(understand=lambda _text, _state: understanding))
+    state = {"text": clause.text, "trace": {"scope": {"in_scope": False}}}
+    # When the route decides / Then an order or an address of the customer's keeps it in scope
+    assert route(state, runtime)["route"] == route_taken  # type: ignore[arg-type]

@@ -590,7 +590,10 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
         if _has_template(not_found, lang):
             return f"{render(not_found, lang)} {render(NEXT_STEP['low_confidence'], lang)}"
         if message:
-            return f"{message}. {render(NEXT_STEP['no_results'], lang)}"
+            # An order id that is not this customer's may be someone else's ("my husband's order"):
+            # the reply says whose orders it can see.
+            step = "next_check_order" if order_id and order_id in message else NEXT_STEP["no_results"]
+            return f"{message}. {render(step, lang)}"
     reason = message if error_type in READABLE_ERRORS and message else render(
         f"reason_{error_type}" if _has_template(f"reason_{error_type}", lang) else "reason_unknown", lang)
     next_step = render(NEXT_STEP.get(error_type, "next_retry_later"), lang)

@@ -160,3 +160,48 @@ def consent_to_pending(text: str, understanding: Understanding,
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
+
+
+# What a question about a change keeps for a later "ok, do it" (`memory["last_change"]`).
+KEPT_FOR_A_LATER_YES = ("order_id", "item_ids", "reason", "payment_method_id", "address")
+# What an "ok, do it" may add to the change it carries out ("refund onto my gift card").
+GIVEN_WITH_A_YES = ("payment_method_id", "reason", "address")
+
+
+def asked_change(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last change the turn asked about without asking for it ("if I send back the bottle,
+    how much do I get back?"), as `memory["last_change"]` keeps it; None when there is none."""
+    for clause in reversed(clauses):
+        entities = clause.get("entities") or {}
+        if clause.get("intent") in WRITE_INTENTS and entities.get("asks_for_change") is False \
+                and entities.get("order_id"):
+            return {"intent": clause["intent"], "text": clause.get("text", ""),
+                    "entities": {k: entities[k] for k in KEPT_FOR_A_LATER_YES if entities.get(k)}}
+    return None
+
+
+def carry_out_asked_change(text: str, understanding: Understanding,
+                           asked: dict[str, Any] | None) -> Understanding | None:
+    """ "If I send back the bottle, how much do I get back?" ... "ok do it, refund onto my gift
+    card": a yes to the change just asked about is a request for it, with whatever the yes adds.
+    None when nothing was asked about, the message does not lean yes, or it makes a request of its
+    own (another order, another kind of change)."""
+    if not asked or lean(text) != "yes":
+        return None
+    kept = dict(asked.get("entities") or {})
+    restated = RESTATES.get(str(asked["intent"]), set()) | {asked["intent"]}
+    added: dict[str, Any] = {}
+    for clause in understanding.clauses:
+        entities = clause.entities
+        if entities.get("order_id") and entities["order_id"] != kept.get("order_id") \
+                and not entities.get("grounded"):
+            return None  # "yes, and cancel #W2": another order named
+        if clause.intent in WRITE_INTENTS and clause.intent not in restated \
+                and clause.confidence >= NEW_REQUEST_CONFIDENCE and entities.get("asks_for_change"):
+            return None
+        added.update({k: entities[k] for k in GIVEN_WITH_A_YES if entities.get(k)})
+    entities = {**kept, **added, "asks_for_change": True}
+    clause = Clause(text=f"{asked.get('text', '')} {text}".strip(), intent=str(asked["intent"]),
+                    confidence=1.0, entities=entities)
+    return Understanding(route="knowledge_and_actions", intent=clause.intent, confidence=1.0,
+                         lang=understanding.lang, entities=dict(entities), clauses=(clause,))

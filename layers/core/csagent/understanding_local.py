@@ -374,8 +374,9 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
     the waiting request's own words are read again on the order picked, with what the answer adds
     ("the other one, just in gold"). A product that tells the listed orders apart only said which
     order was meant and is not part of the request; one they all hold is what the request is about
-    ("the other one, where the tablet's on its own"). The answer's clauses carry what that reading
-    finds."""
+    ("the other one, where the tablet's on its own"), and so is one picked for a request that named
+    no item ("I'd like to send something back" -> "the espresso machine!"). The answer's clauses
+    carry what that reading finds."""
     from csagent.grounding.frame import ground
     from csagent.grounding.resolve import product_mentions
 
@@ -385,9 +386,13 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
     listed = [view.order(i) for i in (waiting.get("entities") or {}).get("order_candidates") or [picked]]
     held = [o.product_ids() for o in listed if o is not None]
     shared = set.intersection(*held) if held else set()
+    chosen = view.order(picked)
+    # "I'd like to send something back" -> "the espresso machine!": a request that named no item
+    # of the order takes the product that picked the order as its item.
+    names_items = chosen is not None and bool(product_mentions(asked, chosen.products()))
     answer = text
     for mention in sorted(product_mentions(text, catalogue or view.products()), key=lambda m: -m.span[0]):
-        if mention.product_id not in shared:  # "the one with the smartphone": only which order
+        if mention.product_id not in shared and names_items:  # "the one with the smartphone": which order
             answer = answer[: mention.span[0]] + answer[mention.span[1]:]
     reread = f"{asked} {answer}"
     try:

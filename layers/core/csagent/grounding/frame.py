@@ -93,6 +93,9 @@ def find_order(
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
     mentions = [m for m in mentions if m not in negated] or mentions
+    # "the grill came fine but where is my tablet?": what follows the contrast is what it is about.
+    cut = max((b.end() for b in _CONTRAST.finditer(source)), default=-1)
+    mentions = [m for m in mentions if m.span[0] >= cut] or mentions
     product_ids = {m.product_id for m in mentions}
     ruled_out = {m.product_id for m in negated} - product_ids
     found = orders_mentioning(view, product_ids)
@@ -465,6 +468,7 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
 
 
 # "not the one with the office chair": a negation this close before a product rules its order out.
+_CONTRAST = re.compile(r"\bbut\b|但是|可是", re.IGNORECASE)
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\b[^.;!?]{0,30}$", re.IGNORECASE)
 
 

@@ -12,6 +12,7 @@ than being asked a clarifying question or refused.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -23,7 +24,8 @@ from csagent.graph.timing import timed
 from csagent.handoff.triggers import asks_for_person_now, asks_for_staff_process, detect_frustration
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
-from csagent.understanding import Understanding, consent_to_pending, resume_awaiting
+from csagent.requests import ACTION_INTENTS
+from csagent.understanding import Understanding, carry_out_asked_change, consent_to_pending, resume_awaiting
 
 ROUTE_TO_NODE = {
     "confirmation": "confirm_actions",
@@ -49,15 +51,19 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     if not pending and answer == "no":
         # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
-    if not pending and answer == "yes" and not state.get("awaiting"):
+    asked = (state.get("memory") or {}).get("last_change")
+    if not pending and answer == "yes" and not state.get("awaiting") and not asked:
         # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     understanding = runtime.context.understand(state.get("text", ""), state)
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
-            and consent_to_pending(state.get("text", ""), understanding, []) == "no":
-        # "Actually, no, don't change it. I'll be home after all.": nothing to do, and nothing done
-        # ("It never came. Could you open an investigation?" leans no, but asks something).
+            and (_was_asked(state) or _opens_with_no(state.get("text", ""))) \
+            and consent_to_pending(state.get("text", ""), understanding, _asked_about(state)) == "no":
+        # "Actually, no, don't change it. I'll be home after all.", or "never mind, I'll keep it"
+        # when asked which items: nothing to do, and nothing done ("It never came. Could you open
+        # an investigation?" leans no, but asks something; "are u a bot or a real person lol"
+        # answers nothing that was asked).
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     if pending:
         # "yes, that's what I said": an answer in more words, asking for nothing new.
@@ -68,11 +74,15 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
     if resumed is not None:
         understanding = resumed
+    elif not pending and not state.get("awaiting"):
+        # "if I send back the bottle, how much do I get back?" ... "ok do it": that change.
+        understanding = carry_out_asked_change(state.get("text", ""), understanding, asked) or understanding
     scope = (state.get("trace") or {}).get("scope") or {}
     if scope and not scope.get("in_scope") and understanding.route == "knowledge_and_actions" \
-            and understanding.confidence < OUT_OF_SCOPE_DOUBT and not understanding.entities.get("products"):
+            and understanding.confidence < OUT_OF_SCOPE_DOUBT and not _names_store_facts(understanding):
         # Neither the business scope nor the intent examples vouch for it, and it names nothing the
-        # store sells ("do you sell shoes at all?" does): say what we can do.
+        # store sells ("do you sell shoes at all?" does) nor an order or an address of the
+        # customer's ("it is my old home. Please change to 18 Willow Bend, ..."): say what we can do.
         understanding = replace(understanding, route="out_of_scope")
     if asks_for_person_now(understanding.clauses_as_dicts()):
         understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)
@@ -93,6 +103,39 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         "entities": understanding.entities,
         "clauses": understanding.clauses_as_dicts(),
     }
+
+
+def _was_asked(state: State) -> bool:
+    """Did the assistant's last reply ask something (a detail, or whether to go on)?"""
+    if state.get("awaiting"):
+        return True
+    replies = [m for m in state.get("messages") or [] if m.get("role") == "assistant"]
+    return bool(replies) and "?" in str(replies[-1].get("text", ""))
+
+
+_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no|nah|nope|don'?t|never)\b", re.IGNORECASE)
+
+
+def _opens_with_no(text: str) -> bool:
+    """ "hmm no, leave it", "Actually, no, don't": a refusal up front, not "wait are u a bot or
+    a real person lol" or "yall got skateboards or nah"."""
+    return bool(_NO_OPENING.search(text))
+
+
+def _asked_about(state: State) -> list[dict[str, Any]]:
+    """The requests waiting for a detail, shaped as proposals: an answer about their order
+    ("never mind, I'll keep it" read on the order asked about) is no new request."""
+    return [{"action": ACTION_INTENTS.get(str(w.get("intent")), ("",))[0],
+             "proposal": {"order_id": (w.get("entities") or {}).get("order_id")}}
+            for w in state.get("awaiting") or []]
+
+
+# Entities that tie a clause to the store: a product, an order or parcel, a new address.
+STORE_FACTS = ("products", "order_id", "order_ids", "tracking_number", "address")
+
+
+def _names_store_facts(understanding: Understanding) -> bool:
+    return any(clause.entities.get(key) for clause in understanding.clauses for key in STORE_FACTS)
 
 
 def _asks_a_question(text: str) -> bool:

@@ -33,7 +33,7 @@ from csagent.replies import (
     names_every_failure,
 )
 from csagent.resilience.faults import crash_point
-from csagent.understanding import FOLLOW_UP_INTENTS
+from csagent.understanding import FOLLOW_UP_INTENTS, asked_change
 
 PROMPT = "summariser"
 CATEGORY = {
@@ -206,6 +206,9 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     product = last_product(tasks, results)
     if product:
         update["memory"] = {**update.get("memory", {}), "last_product": product}
+    # A change asked about ("how much would I get back if I returned it?") waits one turn for a yes.
+    update["memory"] = {**update.get("memory", {}),
+                        "last_change": None if proposals else asked_change(state.get("clauses") or [])}
     asked = [c.get("intent") for c in state.get("clauses") or [] if c.get("intent") in FOLLOW_UP_INTENTS]
     if asked and not proposals:
         update["memory"] = {**update.get("memory", {}), "last_question": asked[-1]}

@@ -176,6 +176,16 @@ def test_a_return_on_a_found_order_naming_no_item_asks_which() -> None:
     assert "Hiking Boots" in entities["question"] and "Electric Kettle" in entities["question"]
 
 
+@pytest.mark.parametrize(("text", "kind"), [
+    ("take the office chair out of my pending order, keep the rest", "removal"),
+    ("can you add a second office chair to my pending order", "addition"),
+    ("change the office chair in my pending order to the blue one", None),
+])
+def test_an_item_taken_out_or_added_is_no_change_of_options(text: str, kind: str | None) -> None:
+    entities = ground("change_items", text, {"order_id": "#W0000002"}, _store(), _variants())
+    assert entities.get("not_an_option_change") == kind
+
+
 def test_several_orders_are_listed_back() -> None:
     entities = ground("order_status", "where is my electric kettle", {}, _store(), _variants())
     assert "order_id" not in entities

@@ -130,3 +130,13 @@ def test_a_message_the_scope_check_doubts_stays_in_scope_when_it_names_an_order_
     state = {"text": clause.text, "trace": {"scope": {"in_scope": False}}}
     # When the route decides / Then an order or an address of the customer's keeps it in scope
     assert route(state, runtime)["route"] == route_taken  # type: ignore[arg-type]
+
+
+def test_thanks_in_yes_words_with_nothing_proposed_is_thanks() -> None:
+    # Given nothing proposed / When the customer writes "bet, thx" ("bet" is a yes word)
+    understanding = _understanding("general", Clause("bet, thx", "thanks", 0.48))
+    # Then it is read as thanks, not as a yes to nothing ("what should I do?")
+    assert _route_with(understanding, "bet, thx")["route"] == "general"
+    # while a bare yes to nothing asks what to do
+    smalltalk = _understanding("general", Clause("sure, do it", "smalltalk", 0.4))
+    assert _route_with(smalltalk, "sure, do it")["route"] == "clarify"

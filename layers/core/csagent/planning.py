@@ -55,9 +55,18 @@ ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
              "cancellation_eligibility")
     for intent in ("order_status", "order_items", "refund_status")
 }
+# "whats up w #W4836353?" read as a question about its items: the status, when the templates'
+# examples say so more clearly than the items' own.
+ORDER_QUESTIONS["order_items"] += ("order_overview",)
 # What the account holds, for `account_info` (the closest of these to the question answers it).
 ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gift_card_balance",
                                       "customer_profile", "total_spent", "order_count_by_status")
+# The store's rule a change that is no change of options asks about, as the knowledge base is asked.
+RULE_QUESTIONS = {
+    "removal": "Can I remove one item from my order without cancelling the whole order?",
+    "addition": "Can I add an item to an existing order?",
+    "other_product": "Can I exchange or change an item for a different product?",
+}
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
 CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
@@ -335,6 +344,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     expanded = expand_orders(fold_details(without_asides(clauses)))
     requested = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("asks_for_change")}
+    # "Change the headphones to a speaker instead. I don't want headphones.": an item change the
+    # rule rules out is explained once, and the clause beside it asks nothing more.
+    explained = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
+                 if (c.get("entities") or {}).get("not_an_option_change")}
     context = dict(memory)  # "that one" in a later clause is the product an earlier clause named
     for clause in expanded:
         intent = clause.get("intent", "")
@@ -406,6 +419,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, _catalogue_question(text, entities, context))
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
+        elif intent == "change_items" and (intent, order_id) in explained:
+            if entities.get("not_an_option_change"):
+                # "take the keyboard out", "add a second kettle": the order's items and the rule.
+                items = {"template_id": "order_items", "params": {"order_id": order_id}}
+                b.add("order_items", PREDEFINED, items)
+                b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[entities["not_an_option_change"]]})
         elif intent == "cancel_order" and entities.get("partial_items"):
             # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
             # and the store's rule, no proposal and no reason asked for.

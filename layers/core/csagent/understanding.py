@@ -35,6 +35,8 @@ class Understanding:
         return [asdict(c) for c in self.clauses]
 
 
+# Below this confidence a clause is not read with enough certainty to act on or to route by.
+MIN_CLAUSE_CONFIDENCE = 0.35
 # Intents that carry a request of their own: a follow-up that has one is a new request.
 PASSIVE_INTENTS = frozenset({"greeting", "thanks", "smalltalk", "out_of_scope"})
 ORDER_READ_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status"})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +26,7 @@ from csagent.understanding import (
     CATALOGUE_INTENTS,
     GENERAL_QUESTION_INTENTS,
     ITEM_REQUESTS,
+    MIN_CLAUSE_CONFIDENCE,
     ORDER_READ_INTENTS,
     PASSIVE_INTENTS,
     Clause,
@@ -48,6 +49,19 @@ CANCELLATION_DONE = re.compile(r"\b(?:i|we|you|it|was|were|been|got|already)\s+(
 CANCEL_ASKED = re.compile(r"\bcancel\b", re.IGNORECASE)
 # Something shaped like an order id but with the wrong number of digits ("#W12345").
 NEAR_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])#?W\d{1,12}(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+# Questions the store's documents answer: a short follow-up ("and to a gift card?") asks it again.
+KNOWLEDGE_FOLLOW_UPS = frozenset({"policy_question", "warranty"})
+MAX_FOLLOW_UP_WORDS = 6
+# Below this, a general question in a message that names one order is read as about the order.
+WEAK_GENERAL_QUESTION = 0.5
+
+
+def found_order_named(found: Any, message_orders: Sequence[str], entities: Mapping[str, Any]) -> bool:
+    """Does the clause carry an order id the customer typed (in it, or alone in the message)?"""
+    order_id = entities.get("order_id")
+    return bool(order_id) and (order_id in found.order_ids or list(message_orders) == [order_id])
 
 
 def _spelling(catalogue: list[dict[str, Any]] | None) -> Any:
@@ -110,7 +124,7 @@ class LocalUnderstanding:
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
         from csagent.nlp.script import spaced
-        from csagent.nlp.speech_acts import is_elliptical
+        from csagent.nlp.speech_acts import asks_for_change, is_elliptical, opens_follow_up
 
         text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
@@ -133,6 +147,7 @@ class LocalUnderstanding:
         variants = self._variants() if self._variants and view is not None else None
         recent = (state.get("memory") or {}).get("last_order_id")  # the order just talked about
         last_question = (state.get("memory") or {}).get("last_question")
+        memory_text = str((state.get("memory") or {}).get("last_question_text") or "")
         clauses: list[Clause] = []
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
@@ -172,6 +187,12 @@ class LocalUnderstanding:
                 piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
             if follows_up:
                 intent = str(last_question)  # "where's my grill order?" … "and the tablet one?"
+            elif last_question in KNOWLEDGE_FOLLOW_UPS and len(pieces) == 1 and opens_follow_up(text) \
+                    and len(text.split()) <= MAX_FOLLOW_UP_WORDS and not asks_for_change(piece):
+                # "how long do refunds take to show up on a credit card?" … "and to a gift card?":
+                # the same question, about what the follow-up names.
+                intent, follows_up = str(last_question), True
+                piece = f"{memory_text} {piece}".strip()
             if view is not None and intent in GENERAL_QUESTION_INTENTS \
                     and prediction.intent in ORDER_BOUND_INTENTS and names_a_purchase(piece, view):
                 # "the tracking number for the order with the tablet": general in its words, but the
@@ -198,8 +219,6 @@ class LocalUnderstanding:
                 if named:
                     recent = named[0]  # "what's in my kettle order, and is my other order pending?"
             if intent in WRITE_INTENTS:
-                from csagent.nlp.speech_acts import asks_for_change
-
                 # "how much would I get back if I returned it?" asks about a return, not for one.
                 entities["asks_for_change"] = asks_for_change(piece) or (
                     intent in {"change_items", "return_request"} and asks_for_change(text)) or (
@@ -209,6 +228,11 @@ class LocalUnderstanding:
             confidence = float(prediction.confidence)
             if grounded_to_store or follows_up:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
+            if intent == "policy_question" and found_order_named(found, message_orders, entities) \
+                    and prediction.confidence < WEAK_GENERAL_QUESTION and not entities.get("products"):
+                # "which items are in #W8921199 and what the total came to?": a weakly read general
+                # question beside the one order the message names is about that order.
+                intent = "order_status"
             if picked and entities.get("order_id") == picked:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
@@ -220,8 +244,12 @@ class LocalUnderstanding:
             narrowed = _narrowed(text, state["pending_actions"], view, lang, variants)
             if narrowed is not None:
                 return narrowed
+        # A weakly read fragment ("My brother" in "... who won the Super Bowl? My brother and I have a
+        # bet going") does not decide the route beside clauses read with confidence.
+        sure = [c.intent for c in clauses
+                if c.confidence >= MIN_CLAUSE_CONFIDENCE or c.intent not in PASSIVE_INTENTS]
         intents = [c.intent for c in clauses]
-        route = route_for(intents)
+        route = route_for(sure or intents)
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]
         primary = next((c.intent for c in clauses if route_for([c.intent]) == route), intents[0])
         merged: dict[str, Any] = {}

@@ -155,3 +155,25 @@ def test_out_of_scope_without_a_product_stays_out_of_scope():
                                names_order=False)
     # Then it stays out of scope
     assert intent == "out_of_scope"
+
+
+class _ScriptedClassifier:
+    """A classifier that reads the clauses in turn as the given (intent, confidence) pairs."""
+
+    def __init__(self, *readings: tuple[str, float]) -> None:
+        self.readings = readings
+
+    def classify_many(self, texts: list[str]) -> list[Any]:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction(intent=i, confidence=c, runner_up=None, runner_up_score=0.0, lang="en",
+                                 source="embedding") for (i, c), _ in zip(self.readings, texts, strict=False)]
+
+
+def test_a_weakly_read_small_talk_fragment_does_not_decide_the_route():
+    # Given an off-topic question whose tail splits into a weak small-talk fragment
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(
+        ("out_of_scope", 0.52), ("smalltalk", 0.3), ("out_of_scope", 0.27)))
+    text = "Do you know who won the Super Bowl last year? My brother and I have a bet going"
+    # When it is understood / Then the confidently read clause routes it
+    assert understanding.understand(text, {}).route == "out_of_scope"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.nlp.speech_acts import asks_something, declines_change, is_elliptical
+from csagent.nlp.speech_acts import asks_something, declines_change, is_elliptical, is_hypothetical
 
 
 @pytest.mark.parametrize(("text", "declined"), [
@@ -58,3 +58,21 @@ def test_a_chinese_clause_asks_for_the_change_or_about_it(text: str, asks: bool)
 ])
 def test_a_follow_up_that_only_names_something_new(text: str, names: list[str], elliptical: bool) -> None:
     assert is_elliptical(text, names) is elliptical
+
+
+@pytest.mark.parametrize(("text", "hypothetical"), [
+    ("Would it be possible to switch the payment for order #W1080318 to my gift card?", False),
+    ("would it cost more?", True),
+    ("would it be possible to return it? how much would I get back", True),
+])
+def test_a_polite_formula_is_no_hypothesis(text: str, hypothetical: bool) -> None:
+    assert is_hypothetical(text) is hypothetical
+
+
+@pytest.mark.parametrize(("text", "opens"), [
+    ("and to a gift card?", True), ("what about exchanges?", True), ("to a gift card?", False),
+    ("android phones?", False)])
+def test_a_follow_up_opens_with_a_follow_up_word(text: str, opens: bool) -> None:
+    from csagent.nlp.speech_acts import opens_follow_up
+
+    assert opens_follow_up(text) is opens

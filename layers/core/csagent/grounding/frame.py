@@ -251,6 +251,12 @@ def fill_item_changes(
     out: dict[str, Any] = {**entities, "item_action": action}
     changes = resolve_item_changes(text, order, variants)
     problems = changes.problems()
+    kind = _not_an_option_change(text, order, entities) if problems or not changes.changes else None
+    if kind:
+        # "take the keyboard out of #W1", "add a second kettle", "the headphones for a speaker
+        # instead": no change of options, which is all an item change can be. The order's facts
+        # and the store's rule, nothing asked and nothing proposed.
+        return {**out, "not_an_option_change": kind}
     if problems:
         options = [c for c in changes.changes if c.options]
         listed = "; ".join(
@@ -468,6 +474,27 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
 
 
 # "not the one with the office chair": a negation this close before a product rules its order out.
+# An item taken out of an order or added to it: what an item change (same product, other
+# options) never is.
+_REMOVES = re.compile(r"\b(remove|take (?:\w+ ){0,4}?(?:out|off)|drop|delete|get rid of)\b", re.IGNORECASE)
+_ADDS = re.compile(r"\b(add|a second|an extra|one more|another one)\b", re.IGNORECASE)
+
+
+def _not_an_option_change(text: str, order: OrderView, entities: Mapping[str, Any]) -> str | None:
+    """'removal', 'addition' or 'other_product' when the words ask for an item change that is no
+    change of options: an item taken out or added, or a product of the order for another product
+    (both among the catalogue products the clause names, `entities["products"]`)."""
+    if _REMOVES.search(text):
+        return "removal"
+    if _ADDS.search(text):
+        return "addition"
+    held = order.product_ids()
+    named = {str(p.get("product_id")) for p in entities.get("products") or [] if p.get("product_id")}
+    if named & held and named - held:
+        return "other_product"
+    return None
+
+
 _CONTRAST = re.compile(r"\bbut\b|但是|可是", re.IGNORECASE)
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\b[^.;!?]{0,30}$", re.IGNORECASE)
 

@@ -83,8 +83,12 @@ def names_change_verb_zh(text: str) -> bool:
 
 
 def is_hypothetical(text: str) -> bool:
-    """ "if I returned it, how much would I get back?": about a change that may never be asked for."""
-    return _has(_words(text), _lexicon()["hypothetical"])
+    """ "if I returned it, how much would I get back?": about a change that may never be asked for
+    ("would it be possible to switch it to my gift card?" is a request put politely)."""
+    joined = " " + " ".join(_words(text)) + " "
+    for phrase in _lexicon()["politeness"]:
+        joined = joined.replace(" " + " ".join(phrase) + " ", " ")
+    return _has(joined.split(), _lexicon()["hypothetical"])
 
 
 def declines_change(text: str) -> bool:
@@ -130,6 +134,12 @@ def asks_something(text: str) -> bool:
     return any(w in verbs for w in words)
 
 
+def opens_follow_up(text: str) -> bool:
+    """Does the clause open with a follow-up word ("and", "what about", "same for")?"""
+    words = _words(text)
+    return any(words[: len(p)] == p for p in _lexicon()["ellipsis_openers"] if p)
+
+
 def is_elliptical(text: str, names: list[str]) -> bool:
     """ "And the tablet one?", "what about my other order?": a follow-up that only names something
     new, to be asked the last question again. It opens with a follow-up word or is put as a
@@ -137,7 +147,7 @@ def is_elliptical(text: str, names: list[str]) -> bool:
     other word is a reference word."""
     words = _words(text)
     lexicon = _lexicon()
-    opens = any(words[: len(p)] == p for p in lexicon["ellipsis_openers"] if p)
+    opens = opens_follow_up(text)
     if not words or not (opens or text.rstrip().endswith(("?", "？"))):
         return False
     named = {w for name in names for w in _words(name)}

@@ -1081,7 +1081,8 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
 def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
     """The allowed template (`args["templates"]`) the question is closest to, when it is a
     confident match that beats the intent's own answer (`args["fallback_template"]` and the
-    templates that answer the same, `SAME_ANSWER`) by `ORDER_QUESTION_MARGIN`; else the fallback.
+    templates that answer the same, `SAME_ANSWER`, which also count for an allowed template) by
+    `ORDER_QUESTION_MARGIN`; else the fallback.
     "where will #W1 ship to?" is the shipping address; "where is #W1?" stays the overview."""
     allowed = {str(t) for t in args.get("templates") or []}
     fallback = str(args["fallback_template"])
@@ -1091,9 +1092,13 @@ def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
     question = english_query(str(args["question"]))  # the templates' examples are English
     ranked = matcher_for(ctx.embedder, catalogue).rank(question, top_n=len(catalogue.templates))
     scores = {tid: score for tid, score, _ in ranked}
-    own = max((scores.get(t, 0.0) for t in (fallback, *SAME_ANSWER.get(fallback, ()))), default=0.0)
-    best = max(allowed, key=lambda t: scores.get(t, 0.0))
-    score = scores.get(best, 0.0)
+
+    def group_score(template: str) -> float:
+        return max((scores.get(t, 0.0) for t in (template, *SAME_ANSWER.get(template, ()))), default=0.0)
+
+    own = group_score(fallback)
+    best = max(allowed, key=group_score)
+    score = group_score(best)
     if score >= ORDER_QUESTION_MIN_SCORE and score >= own + ORDER_QUESTION_MARGIN:
         return best
     return fallback

@@ -25,7 +25,13 @@ from csagent.handoff.triggers import asks_for_person_now, asks_for_staff_process
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
 from csagent.requests import ACTION_INTENTS
-from csagent.understanding import Understanding, carry_out_asked_change, consent_to_pending, resume_awaiting
+from csagent.understanding import (
+    MIN_CLAUSE_CONFIDENCE,
+    Understanding,
+    carry_out_asked_change,
+    consent_to_pending,
+    resume_awaiting,
+)
 
 ROUTE_TO_NODE = {
     "confirmation": "confirm_actions",
@@ -36,7 +42,7 @@ ROUTE_TO_NODE = {
     "knowledge_and_actions": "plan",
     "out_of_scope": "clarify",
 }
-MIN_CONFIDENCE = 0.35
+MIN_CONFIDENCE = MIN_CLAUSE_CONFIDENCE
 # Below this intent confidence, a message the scope check calls out of scope is out of scope.
 OUT_OF_SCOPE_DOUBT = 0.5
 
@@ -52,10 +58,12 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     asked = (state.get("memory") or {}).get("last_change")
-    if not pending and answer == "yes" and not state.get("awaiting") and not asked:
-        # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic.
-        return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     understanding = runtime.context.understand(state.get("text", ""), state)
+    if not pending and answer == "yes" and not state.get("awaiting") and not asked \
+            and not _thanks(understanding):
+        # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic ("bet,
+        # thx" is thanks).
+        return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
             and (_was_asked(state) or _opens_with_no(state.get("text", ""))) \
@@ -103,6 +111,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         "entities": understanding.entities,
         "clauses": understanding.clauses_as_dicts(),
     }
+
+
+def _thanks(understanding: Understanding) -> bool:
+    return any(c.intent == "thanks" and c.confidence >= MIN_CONFIDENCE for c in understanding.clauses)
 
 
 def _was_asked(state: State) -> bool:

@@ -209,7 +209,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # A change asked about ("how much would I get back if I returned it?") waits one turn for a yes.
     update["memory"] = {**update.get("memory", {}),
                         "last_change": None if proposals else asked_change(state.get("clauses") or [])}
-    asked = [c.get("intent") for c in state.get("clauses") or [] if c.get("intent") in FOLLOW_UP_INTENTS]
+    asked = [c for c in state.get("clauses") or [] if c.get("intent") in FOLLOW_UP_INTENTS]
     if asked and not proposals:
-        update["memory"] = {**update.get("memory", {}), "last_question": asked[-1]}
+        update["memory"] = {**update.get("memory", {}), "last_question": asked[-1].get("intent"),
+                            "last_question_text": asked[-1].get("text", "")}
     return update

@@ -58,6 +58,19 @@ MAX_FOLLOW_UP_WORDS = 6
 WEAK_GENERAL_QUESTION = 0.5
 
 
+def asks_about_an_order(text: str) -> bool:
+    """Is the closest of the store's question templates to `text` a question about one order,
+    close enough to be answered by it ("what the total came to?" is the order's total; "how long is
+    the return window?" is no order's)?"""
+    from csagent.nlp.embeddings import get_embedder
+    from csagent.planning import ORDER_QUESTIONS
+    from csagent.tools.cypher_catalogue import ORDER_QUESTION_MIN_SCORE, english_query, matcher_for
+
+    ranked = matcher_for(get_embedder()).rank(english_query(text), top_n=1)
+    about_orders = {t for templates in ORDER_QUESTIONS.values() for t in templates}
+    return bool(ranked) and ranked[0][0] in about_orders and ranked[0][1] >= ORDER_QUESTION_MIN_SCORE
+
+
 def found_order_named(found: Any, message_orders: Sequence[str], entities: Mapping[str, Any]) -> bool:
     """Does the clause carry an order id the customer typed (in it, or alone in the message)?"""
     order_id = entities.get("order_id")
@@ -229,7 +242,8 @@ class LocalUnderstanding:
             if grounded_to_store or follows_up:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
             if intent == "policy_question" and found_order_named(found, message_orders, entities) \
-                    and prediction.confidence < WEAK_GENERAL_QUESTION and not entities.get("products"):
+                    and prediction.confidence < WEAK_GENERAL_QUESTION and not entities.get("products") \
+                    and asks_about_an_order(piece):
                 # "which items are in #W8921199 and what the total came to?": a weakly read general
                 # question beside the one order the message names is about that order.
                 intent = "order_status"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from csagent.nlp.entities import is_general_question, mentions_catalogue
 from csagent.understanding_local import LocalUnderstanding, reconsider_intent
 
@@ -177,3 +179,13 @@ def test_a_weakly_read_small_talk_fragment_does_not_decide_the_route():
     text = "Do you know who won the Super Bowl last year? My brother and I have a bet going"
     # When it is understood / Then the confidently read clause routes it
     assert understanding.understand(text, {}).route == "out_of_scope"
+
+
+@pytest.mark.parametrize(("text", "about_an_order"), [
+    ("what the total came to?", True),           # the order's total, by the templates' examples
+    ("how long is the return window?", False),   # a policy question, whatever order is named beside it
+])
+def test_a_general_question_is_about_an_order_when_an_order_template_answers_it(text, about_an_order):
+    from csagent.understanding_local import asks_about_an_order
+
+    assert asks_about_an_order(text) is about_an_order

@@ -11,7 +11,7 @@ from typing import Any
 
 from csagent.nlp.confirmation import Answer, classify_confirmation, lean
 from csagent.nlp.speech_acts import asks_something
-from csagent.requests import RESTATES, WRITE_INTENTS
+from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,8 @@ def carry_out_asked_change(text: str, understanding: Understanding,
     if not asked or lean(text) != "yes":
         return None
     kept = dict(asked.get("entities") or {})
-    restated = RESTATES.get(str(asked["intent"]), set()) | {asked["intent"]}
+    action = ACTION_INTENTS.get(str(asked["intent"]), ("",))[0]
+    restated = RESTATES.get(action, set()) | {asked["intent"]}
     added: dict[str, Any] = {}
     for clause in understanding.clauses:
         entities = clause.entities

@@ -50,14 +50,15 @@ ORDER_READS: dict[str, tuple[str, str]] = {
     "refund_status": ("refund_status", "refund_status"),
 }
 # Specific questions about one order a read intent may turn out to be (matched on the question).
+_ABOUT_ONE_ORDER = ("order_shipping_address", "order_total", "order_payments", "return_eligibility",
+                    "cancellation_eligibility")
 ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
-    intent: ("order_shipping_address", "order_total", "order_payments", "return_eligibility",
-             "cancellation_eligibility")
-    for intent in ("order_status", "order_items", "refund_status")
+    "order_status": _ABOUT_ONE_ORDER,
+    "refund_status": _ABOUT_ONE_ORDER,
+    # "whats up w #W4836353?" read as a question about its items: the status, when the templates'
+    # examples say so more clearly than the items' own.
+    "order_items": (*_ABOUT_ONE_ORDER, "order_overview"),
 }
-# "whats up w #W4836353?" read as a question about its items: the status, when the templates'
-# examples say so more clearly than the items' own.
-ORDER_QUESTIONS["order_items"] += ("order_overview",)
 # What the account holds, for `account_info` (the closest of these to the question answers it).
 ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gift_card_balance",
                                       "customer_profile", "total_spent", "order_count_by_status")

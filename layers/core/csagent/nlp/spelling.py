@@ -120,10 +120,11 @@ def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
 
 @lru_cache(maxsize=1)
 def _fixed_vocabulary() -> Counter[str]:
+    from csagent.nlp.intents import load_examples
+
     counts: Counter[str] = Counter()
-    for line in _data("intents.jsonl").splitlines():
-        if line.strip():
-            counts.update(_WORD.findall(str(json.loads(line).get("text", "")).lower()))
+    for example in load_examples("intents.jsonl"):
+        counts.update(_WORD.findall(example.text.lower()))
     docs = resources.files("csagent.knowledge").joinpath("docs")
     for page in docs.iterdir():
         if page.name.endswith(".md"):

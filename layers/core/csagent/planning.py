@@ -416,8 +416,21 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                                                "params": {"order_id": order_id} if order_id else {},
                                                "fallback_template": "customer_profile",
                                                "templates": [*ACCOUNT_QUESTIONS, *about_order]})
+        elif intent in CATALOGUE_QUESTIONS and entities.get("documents_first") and _one_product(entities):
+            # "is the IPX7 earbuds ok for swimming laps?": what the product's documents say, and the
+            # catalogue's facts about it only if they say nothing (`summarise.unneeded_fallback`).
+            product = _one_product(entities) or {}
+            documents = b.add("policy", KNOWLEDGE, {"question": text, "product_ids": [product["product_id"]],
+                                                    "supplementary": True})
+            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
+                  {**_catalogue_question(text, entities, context), "fallback_for": documents})
         elif intent in CATALOGUE_QUESTIONS:
-            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, _catalogue_question(text, entities, context))
+            args = _catalogue_question(text, entities, context)
+            if intent == "product_availability" and "product" not in args and "context_product" not in args:
+                # "yall sell air fryers?" names nothing the store sells: when no catalogue question
+                # matches either, the answer is that we don't seem to, and what we do sell.
+                args["unmatched"] = "not_sold"
+            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, args)
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
         elif intent == "change_items" and (intent, order_id) in explained:

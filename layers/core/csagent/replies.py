@@ -449,11 +449,20 @@ def _values_by_option(option_texts: Any) -> dict[str, list[str]]:
 
 
 def _categories(data: Mapping[str, Any], lang: str) -> str:
+    """Each category with its products ("Footwear: Hiking Boots, Running Shoes and Sneakers"): what
+    a customer asking what the store sells wants to read (a count alone when the names are absent);
+    with `not_sold`, first that the product asked about is not among them."""
     rows = _rows(data)
-    items = [render("named_product_count_one" if int(r.get("products") or 0) == 1 else "named_product_count",
-                    lang, name=r.get("category") or "", count=int(r.get("products") or 0)) for r in rows]
     total = sum(int(r.get("products") or 0) for r in rows)
-    return render("store_categories", lang, items=_listed(items, lang, 50), total=total, categories=len(rows))
+    if rows and all(r.get("names") for r in rows):
+        sentences = [render("category_with_products", lang, name=r.get("category") or "",
+                            products=join_items([str(n) for n in r["names"]], lang)) for r in rows]
+        text = " ".join([render("store_categories_head", lang, total=total, categories=len(rows)), *sentences])
+    else:
+        items = [render("named_product_count_one" if int(r.get("products") or 0) == 1 else "named_product_count",
+                        lang, name=r.get("category") or "", count=int(r.get("products") or 0)) for r in rows]
+        text = render("store_categories", lang, items=_listed(items, lang, 50), total=total, categories=len(rows))
+    return f"{render('product_not_sold', lang)} {text}" if data.get("not_sold") else text
 
 
 def _most_versions(data: Mapping[str, Any], lang: str) -> str:

@@ -37,6 +37,8 @@ class Understanding:
 
 # Below this confidence a clause is not read with enough certainty to act on or to route by.
 MIN_CLAUSE_CONFIDENCE = 0.35
+# Below this confidence, a message the scope check calls out of scope is out of scope (route).
+OUT_OF_SCOPE_DOUBT = 0.5
 # Intents that carry a request of their own: a follow-up that has one is a new request.
 PASSIVE_INTENTS = frozenset({"greeting", "thanks", "smalltalk", "out_of_scope"})
 ORDER_READ_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status"})

@@ -28,6 +28,7 @@ from csagent.understanding import (
     ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
     ORDER_READ_INTENTS,
+    OUT_OF_SCOPE_DOUBT,
     PASSIVE_INTENTS,
     Clause,
     Understanding,
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
 GROUNDED_CONFIDENCE = 0.75
+# A probability above this is more than every other reading's together.
+MAJORITY = 0.5
 HANDOFF_INTENTS = frozenset({"human_handoff"})
 OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
@@ -69,6 +72,21 @@ def asks_about_an_order(text: str) -> bool:
     ranked = matcher_for(get_embedder()).rank(english_query(text), top_n=1)
     about_orders = {t for templates in ORDER_QUESTIONS.values() for t in templates}
     return bool(ranked) and ranked[0][0] in about_orders and ranked[0][1] >= ORDER_QUESTION_MIN_SCORE
+
+
+# Questions about one product that its documents may answer rather than the catalogue's lists.
+PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "policy_question", "warranty"})
+
+
+def asks_the_documents(text: str, names: Sequence[str]) -> bool:
+    """Is `text`, a question about a product, too far from every catalogue template to be one the
+    catalogue answers ("how often should I descale it?", "is it OK for swimming?"), so what the
+    product's documents say is the answer? `names` are the product words masked before matching."""
+    from csagent.nlp.embeddings import get_embedder
+    from csagent.tools.cypher_catalogue import CATALOGUE_QUESTION_MIN_SCORE, english_query, matcher_for
+
+    score = matcher_for(get_embedder()).catalogue_score(english_query(text), entities=names)
+    return score < CATALOGUE_QUESTION_MIN_SCORE
 
 
 def found_order_named(found: Any, message_orders: Sequence[str], entities: Mapping[str, Any]) -> bool:
@@ -133,7 +151,7 @@ class LocalUnderstanding:
         from csagent.grounding.frame import names_a_purchase
         from csagent.grounding.resolve import product_mentions
         from csagent.nlp.clauses import segment
-        from csagent.nlp.entities import extract_entities, find_references, names_saved_address
+        from csagent.nlp.entities import extract_entities, find_references, names_saved_address, opens_question
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
         from csagent.nlp.script import spaced
@@ -236,11 +254,27 @@ class LocalUnderstanding:
                 entities["asks_for_change"] = asks_for_change(piece) or (
                     intent in {"change_items", "return_request"} and asks_for_change(text)) or (
                     view is not None and _fully_specified(intent, text, entities, view))
-            # A clause that grounds to the customer's own orders is about the store, whatever the
-            # examples' score: it is never refused as out of scope.
+            named_products = entities.get("products") or []
+            if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
+                    and (opens_question(piece) or "?" in piece):
+                # A question about one product of the catalogue is about the store ("whats the
+                # weight limit on the office chair"); when no catalogue template comes close, the
+                # product's documents answer it first, the catalogue's facts if they are silent.
+                grounded_to_store = True
+                names = [str(p.get("name") or "") for p in catalogue or ()] + [named_products[0]["surface"]]
+                if intent == "product_info" and asks_the_documents(piece, names):
+                    entities["documents_first"] = True
+            # A clause that grounds to the customer's own orders, or asks about a product the store
+            # sells, is about the store, whatever the examples' score: it is never refused as out
+            # of scope.
             confidence = float(prediction.confidence)
             if grounded_to_store or follows_up:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
+            elif intent == prediction.intent and getattr(prediction, "probability", 0.0) > MAJORITY:
+                # The trained model, which learned out of scope from examples too, gives this reading
+                # more probability than all others together ("yall sell air fryers?": a catalogue
+                # question, however far its words are from the examples): not one to refuse.
+                confidence = max(confidence, OUT_OF_SCOPE_DOUBT)
             if intent == "policy_question" and found_order_named(found, message_orders, entities) \
                     and prediction.confidence < WEAK_GENERAL_QUESTION and not entities.get("products") \
                     and asks_about_an_order(piece):

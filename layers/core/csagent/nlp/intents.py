@@ -93,6 +93,8 @@ class IntentPrediction:
     runner_up_score: float
     lang: Lang = "en"
     source: Literal["embedding", "ngrams", "empty"] = "embedding"
+    probability: float = 0.0
+    """The trained model's probability of `intent` (0.0 when no model decided, or out of scope)."""
 
     @property
     def in_scope(self) -> bool:
@@ -386,7 +388,8 @@ class IntentClassifier:
             runner = second if best == OUT_OF_SCOPE else best
             return IntentPrediction(OUT_OF_SCOPE, round(confidence, 4), runner,
                                     round(scores.get(runner, 0.0) if runner else 0.0, 4), lang, source)
-        return IntentPrediction(best, round(confidence, 4), second, round(second_score, 4), lang, source)
+        return IntentPrediction(best, round(confidence, 4), second, round(second_score, 4), lang, source,
+                                round(probs[best], 4))
 
     def _ensure_zh_index(self) -> _ChineseIndex:
         if self._zh is None:

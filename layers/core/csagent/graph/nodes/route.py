@@ -27,6 +27,7 @@ from csagent.planning import plan_tasks
 from csagent.requests import ACTION_INTENTS
 from csagent.understanding import (
     MIN_CLAUSE_CONFIDENCE,
+    OUT_OF_SCOPE_DOUBT,
     Understanding,
     carry_out_asked_change,
     consent_to_pending,
@@ -43,8 +44,6 @@ ROUTE_TO_NODE = {
     "out_of_scope": "clarify",
 }
 MIN_CONFIDENCE = MIN_CLAUSE_CONFIDENCE
-# Below this intent confidence, a message the scope check calls out of scope is out of scope.
-OUT_OF_SCOPE_DOUBT = 0.5
 
 
 @timed("route")

@@ -108,6 +108,13 @@ def quiet_miss(task: dict[str, Any], results: dict[str, Any]) -> bool:
     return any((r or {}).get("status") == "success" for tid, r in results.items() if tid != task["task_id"])
 
 
+def unneeded_fallback(task: dict[str, Any], results: dict[str, Any]) -> bool:
+    """A lookup planned to answer only if another one could not (`fallback_for`: the catalogue's
+    facts about a product when its documents say nothing), and that other one answered."""
+    primary = (task.get("args") or {}).get("fallback_for")
+    return bool(primary) and (results.get(primary) or {}).get("status") == "success"
+
+
 def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """What the next turn's "yes" will execute: the proposal exactly as listed back."""
     summary = data.get("summary") or []
@@ -160,7 +167,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     citations: list[dict[str, Any]] = []
     proposals: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    shown = [task for task in grouped(tasks) if not quiet_miss(task, results)]
+    shown = [task for task in grouped(tasks)
+             if not quiet_miss(task, results) and not unneeded_fallback(task, results)]
     for task in shown:
         result = results.get(task["task_id"])
         if result is None or result.get("status") == "failed":

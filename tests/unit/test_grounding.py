@@ -715,3 +715,33 @@ def test_another_version_asked_at_confirmation_amends_the_proposed_change() -> N
     # And a plain yes, or another item of the order, amends nothing
     assert amend_pending("yes please", pending, _store(), _variants()) == []
     assert amend_pending("and the boots in size 8", pending, _store(), _variants()) == []
+
+
+@pytest.mark.parametrize("text", [
+    "You sent me the wrong boots, not what I picked. Please return them, no exchange.",
+    "The boots were not as described. I don't want a replacement, just return them.",
+])
+def test_a_negation_that_describes_the_item_or_declines_a_remedy_keeps_nothing(text: str) -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    order = _store().order("#W0000001")  # the boots and the kettle
+    assert order is not None
+    # "not what I picked" says what is wrong with the boots; "no replacement" says how to settle it
+    assert [x.name for x in resolve_return_lines(text, order) or []] == ["Hiking Boots"]
+    # while "not the boots" still keeps them out
+    assert [x.name for x in resolve_return_lines("not the boots, only the kettle", order) or []] == [
+        "Electric Kettle"]
+
+
+def test_a_status_asked_about_does_not_pick_the_order_a_status_describing_it_does() -> None:
+    # Given the kettle in a delivered order (1) and in a pending one (3)
+    store = _store()
+    # When the customer asks whether it has shipped, the answer is not presumed: both are listed back
+    asked = ground("order_status", "has my kettle shipped yet?", {}, store, _variants(), "")
+    assert asked["order_candidates"] == ["#W0000001", "#W0000003"]
+    # When the status says which order is meant, that order is the one
+    described = ground("order_status", "is the kettle in my pending order here yet?", {}, store,
+                       _variants(), "")
+    assert described["order_id"] == "#W0000003"
+    assert ground("order_status", "where is the kettle that hasn't shipped", {}, store, _variants(),
+                  "")["order_id"] == "#W0000003"

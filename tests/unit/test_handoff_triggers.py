@@ -75,14 +75,14 @@ def test_a_single_failure_the_healer_can_handle_does_not_hand_off(outcome: TaskO
 # Each trigger alone
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("signals", [
-    TurnSignals(texts=("agent please",), intents=("human_handoff",), route="handoff"),
+    TurnSignals(texts=("agent please",), intents=("human_handoff",), route="handoff"),  # with its intent
     TurnSignals(texts=("agent please",), intents=("tracking", "human_handoff"),
                 route="knowledge_and_actions"),
     TurnSignals(texts=("Can I talk to a real person about my refund?",), intents=("refund_status",)),
     TurnSignals(texts=("我要转人工",), intents=("out_of_scope",), route="out_of_scope"),
 ], ids=["route", "clause-intent", "english-words", "chinese-words"])
 def test_asking_for_a_person_hands_off_with_low_urgency(signals: TurnSignals) -> None:
-    # Given a customer who asks for a person (by route, by intent, or in words the classifier missed)
+    # Given a customer who asks for a person (by intent, or in words the classifier missed)
     # When the triggers are evaluated
     decision = evaluate(signals)
     # Then the turn goes to a human, for that reason only, without urgency
@@ -384,3 +384,29 @@ def test_a_warranty_claim_or_a_carrier_investigation_is_run_by_our_team(text: st
     decision = evaluate(turn(ok("t1", "warranty"), text=text))
     # Then it goes to a person only when it asks to start one, as a staff process
     assert (decision is not None and decision.reason is HandoffReason.STAFF_PROCESS) is process
+
+
+def test_a_weak_handoff_reading_beside_a_sure_request_is_not_a_request_for_a_person() -> None:
+    from csagent.handoff.triggers import asks_for_person_now, signals_from_state
+
+    # Given "my sister told me to just message you guys. I'd like to track order #W1", the first
+    # clause weakly read as a handoff, the second surely as tracking
+    clauses = [{"intent": "human_handoff", "confidence": 0.39,
+                "text": "my sister told me to just message you guys"},
+               {"intent": "tracking", "confidence": 0.84, "text": "I'd like to track order #W4125188"}]
+    # Then nobody is asked for, neither before the turn nor after it
+    assert not asks_for_person_now(clauses)
+    state = {"text": "...", "route": "knowledge_and_actions", "intent": "tracking", "clauses": clauses}
+    assert evaluate(signals_from_state(state)) is None
+    # while the same weak reading alone, or the customer's own words for a person, still hand off
+    assert asks_for_person_now(clauses[:1])
+    assert asks_for_person_now([{**clauses[0], "text": "can I talk to a real person?"}, clauses[1]])
+
+
+def test_the_route_alone_is_not_a_request_for_a_person() -> None:
+    # Given a turn the route sent to a person because the customer is frustrated (no words for a person)
+    signals = TurnSignals(texts=("ugh this is ridiculous, where is my stuff",), intents=("account_info",),
+                          route="handoff")
+    # Then the triggers do not call it an explicit request
+    decision = evaluate(signals)
+    assert decision is None or HandoffReason.EXPLICIT_REQUEST not in decision.reasons

@@ -374,3 +374,28 @@ def test_where_the_money_of_an_item_change_goes_is_part_of_it_not_a_return():
                   item_ids=["3"], products=[{"product_id": "p3", "name": "Lamp"}],
                   payment_method_id="card_1", asks_for_change=True)
     assert len(plan_tasks([change, item]).tasks) == 2
+
+
+EARBUDS = {"product_id": "9924732112", "name": "Wireless Earbuds", "options": {}, "surface": "earbuds"}
+
+
+def test_a_product_question_for_its_documents_searches_them_first_with_the_catalogue_as_fallback():
+    # Given "are the IPX7 earbuds ok for swimming?", read as a question the product's documents answer
+    plan = plan_tasks([clause("product_info", "are the earbuds ok for swimming?", products=[EARBUDS],
+                              documents_first=True)])
+    # Then the documents of that product are searched (quiet if they say nothing), and the catalogue's
+    # facts stand in for them only then
+    documents, catalogue = plan.tasks
+    assert (documents.tool, documents.args["product_ids"], documents.args["supplementary"]) == (
+        "knowledge_search", ["9924732112"], True)
+    assert catalogue.tool == "predefined_cypher" and catalogue.args["fallback_for"] == documents.task_id
+
+
+def test_an_availability_question_naming_nothing_sold_says_so_when_nothing_matches():
+    # Given "do you carry sofas?" (no catalogue product found in the words)
+    plan = plan_tasks([clause("product_availability", "do you carry sofas?")])
+    # Then the catalogue tool is told to answer "not sold" rather than fail when no template matches
+    assert plan.tasks[0].args["unmatched"] == "not_sold"
+    # but a question about a product the store sells is not
+    named = plan_tasks([clause("product_availability", "got earbuds?", products=[EARBUDS])])
+    assert "unmatched" not in named.tasks[0].args

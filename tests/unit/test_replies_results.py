@@ -232,3 +232,22 @@ def test_a_rule_that_blocks_is_told_as_the_answer_without_a_breakdown_or_a_perso
     text = describe_failure(task, result, "en")
     # Then the rule and what is allowed are the answer: no "right now", no person offered
     assert text == reason
+
+
+CATEGORY_ROWS = [{"category": "Footwear", "products": 2, "names": ["Hiking Boots", "Sneakers"]},
+                 {"category": "Travel", "products": 1, "names": ["Backpack"]}]
+
+
+def test_what_the_store_sells_names_the_products_of_each_category() -> None:
+    result = {"status": "success", "data": {"template_id": "categories", "rows": CATEGORY_ROWS}}
+    text = describe_success({**CATALOGUE_TASK, "task_type": "product_info"}, result, "en")
+    assert text == ("We sell 3 products in 2 categories. Footwear: Hiking Boots and Sneakers. "
+                    "Travel: Backpack.")
+
+
+def test_a_product_not_sold_is_said_before_what_the_store_sells() -> None:
+    result = {"status": "success", "data": {"template_id": "categories", "rows": CATEGORY_ROWS,
+                                            "not_sold": True}}
+    text = describe_success(CATALOGUE_TASK, result, "en")
+    assert text.startswith("I couldn't find that among the products we sell, so we don't seem to carry it. "
+                           "We sell 3 products in 2 categories.")

@@ -44,3 +44,15 @@ def test_misses_are_said_when_asked_for_alone_or_when_the_search_broke() -> None
     assert not quiet_miss(_policy(True), {"t1": {"status": "failed"}, "t2": NOTHING_FOUND})
     timeout = {"status": "failed", "error": {"type": "timeout", "message": "slow"}}
     assert not quiet_miss(_policy(True), {"t1": {"status": "success"}, "t2": timeout})
+
+
+def test_a_fallback_is_unsaid_when_what_it_stands_in_for_answered() -> None:
+    from csagent.graph.nodes.summarise import unneeded_fallback
+
+    # Given the product's documents searched first and the catalogue's facts as their fallback
+    fallback = _task("t2", question="is it ok for swimming?", product=LAPTOP, fallback_for="t1")
+    # Then the catalogue's facts are left out when the documents answered, and said when they did not
+    assert unneeded_fallback(fallback, {"t1": {"status": "success"}, "t2": {"status": "success"}})
+    assert not unneeded_fallback(fallback, {"t1": NOTHING_FOUND, "t2": {"status": "success"}})
+    # and a task that stands in for nothing is always said
+    assert not unneeded_fallback(_task("t3", question="price?"), {"t3": {"status": "success"}})

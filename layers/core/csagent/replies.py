@@ -457,11 +457,14 @@ def _categories(data: Mapping[str, Any], lang: str) -> str:
     if rows and all(r.get("names") for r in rows):
         sentences = [render("category_with_products", lang, name=r.get("category") or "",
                             products=join_items([str(n) for n in r["names"]], lang)) for r in rows]
-        text = " ".join([render("store_categories_head", lang, total=total, categories=len(rows)), *sentences])
+        head = render("store_categories_head", lang, total=total, categories=len(rows))
+        text = " ".join([head, *sentences])
     else:
-        items = [render("named_product_count_one" if int(r.get("products") or 0) == 1 else "named_product_count",
-                        lang, name=r.get("category") or "", count=int(r.get("products") or 0)) for r in rows]
-        text = render("store_categories", lang, items=_listed(items, lang, 50), total=total, categories=len(rows))
+        items = [render("named_product_count_one" if int(r.get("products") or 0) == 1
+                        else "named_product_count", lang, name=r.get("category") or "",
+                        count=int(r.get("products") or 0)) for r in rows]
+        text = render("store_categories", lang, items=_listed(items, lang, 50), total=total,
+                      categories=len(rows))
     return f"{render('product_not_sold', lang)} {text}" if data.get("not_sold") else text
 
 

@@ -151,7 +151,12 @@ class LocalUnderstanding:
         from csagent.grounding.frame import names_a_purchase
         from csagent.grounding.resolve import product_mentions
         from csagent.nlp.clauses import segment
-        from csagent.nlp.entities import extract_entities, find_references, names_saved_address, opens_question
+        from csagent.nlp.entities import (
+            extract_entities,
+            find_references,
+            names_saved_address,
+            opens_question,
+        )
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason
         from csagent.nlp.script import spaced

@@ -189,3 +189,29 @@ def test_a_general_question_is_about_an_order_when_an_order_template_answers_it(
     from csagent.understanding_local import asks_about_an_order
 
     assert asks_about_an_order(text) is about_an_order
+
+
+@pytest.mark.parametrize(("text", "documents"), [
+    ("how often should i descale my espresso machine", True),
+    ("can I go swimming with the IPX7 earbuds?", True),
+    ("what colors does the backpack come in", False),
+    ("how much is the kettle", False),
+    ("which is the cheapest skateboard", False),
+])
+def test_a_product_question_far_from_every_catalogue_template_is_for_the_products_documents(text, documents):
+    from csagent.understanding_local import asks_the_documents
+
+    names = ["Espresso Machine", "Wireless Earbuds", "Office Chair", "Backpack", "Electric Kettle",
+             "Skateboard",
+             "espresso machine", "earbuds", "office chair", "backpack", "kettle", "skateboard"]
+    assert asks_the_documents(text, names) is documents
+
+
+def test_the_trained_models_probability_travels_with_its_intent() -> None:
+    from csagent.nlp.intents import get_intent_classifier
+
+    # a reading the trained model decided carries its probability; an out-of-scope one carries none
+    store, outside = get_intent_classifier().classify_many(
+        ["do you sell air fryers?", "who won the super bowl"])
+    assert store.intent == "product_availability" and store.probability > 0.5
+    assert outside.intent == "out_of_scope" and outside.probability == 0.0

@@ -219,3 +219,17 @@ def test_a_topic_before_a_dash_or_a_list_joined_by_plus_is_not_split(text: str) 
     # Given a long topic before a dash, an address after a colon, or products joined by "+"
     # When split / Then nothing splits (a topic is not a preamble, products are no requests)
     assert split_clauses(text) == [text]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a condition belongs to the question or request that follows it
+    ("If I cancel order #W6207110, how much would I get back? Don't cancel yet.",
+     ["If I cancel order #W6207110, how much would I get back?", "Don't cancel yet"]),
+    ("in case the lamp is lost, can you send a new one?",
+     ["in case the lamp is lost, can you send a new one?"]),
+    # a condition already followed by its own request does not hold the next request back
+    ("If possible, cancel #W1234567, and change the address of #W7654321 to 12 Main St, Springfield, IL",
+     ["If possible, cancel #W1234567", "change the address of #W7654321 to 12 Main St, Springfield, IL"]),
+])
+def test_a_condition_stays_with_what_follows_it(text: str, expected: list[str]) -> None:
+    assert split_clauses(text) == expected

@@ -22,7 +22,7 @@ from csagent.grounding.resolve import (
     resolve_payment,
     resolve_return_lines,
 )
-from csagent.grounding.status import statuses_described
+from csagent.grounding.status import statuses_asked_about, statuses_described
 from csagent.nlp.script import has_ideographs
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
 
@@ -106,7 +106,7 @@ def find_order(
         found = [o for o in found if not o.product_ids() & ruled_out] or found
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
     described = statuses_described(text) or (statuses_described(message) if message else None)
-    if len(fitting) > 1 and described:
+    if len(fitting) > 1 and described and not statuses_asked_about(text):
         # "the skateboard in my pending order": the status words pick among the orders with it.
         narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
         fitting = narrowed or fitting

@@ -563,6 +563,17 @@ _NOT_EVERYTHING = re.compile(
     r"(?:everything|all of (?:it|them)|(?:the )?(?:whole|entire|full) order)\b",
     re.IGNORECASE,
 )
+# Negations that keep nothing: a complaint that the item is not what was ordered ("the wrong boots,
+# not what I picked", "not as described") describes the item sent, and a remedy declined ("I don't
+# want a replacement", "no exchange") says how, not which items.
+_NOT_KEEPING = re.compile(
+    r"\bnot (?:what|the (?:one|ones|item|size|colou?r)|as) (?:i|we|you) (?:\w+ )?"
+    r"(?:ordered|order|picked|chose|selected|bought|wanted|expected|asked for|paid for|showed|listed)\b"
+    r"|\bnot as (?:described|pictured|advertised|shown|listed)\b"
+    r"|\b(?:don'?t|do not|doesn'?t|not) (?:want|need|looking for) (?:a |an |any )?(?:new |another )?"
+    r"(?:replacement|exchange|swap|store credit|gift card|repair)s?\b",
+    re.IGNORECASE,
+)
 # What comes just before a product that only says which order is meant ("the order with the").
 _IDENTIFIES_ORDER = re.compile(
     r"\b(?:order|one|purchase|package|parcel)\s+(?:with|containing|that (?:has|had)|that came with)"
@@ -620,7 +631,7 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
         if described:  # "only the green one, not the black", "the 3 ft one": the options decide
             chosen.extend(described)
             continue
-        if _KEPT_ITEM.search(_NOT_EVERYTHING.sub(" ", segment)):
+        if _KEPT_ITEM.search(_NOT_KEEPING.sub(" ", _NOT_EVERYTHING.sub(" ", segment))):
             continue  # "the security camera I'm keeping", "not the blue one"
         if not lines:
             continue

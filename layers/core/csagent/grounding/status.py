@@ -75,3 +75,19 @@ def statuses_described(text: str) -> tuple[str, ...] | None:
         return None
     common = [s for s in described[0] if all(s in other for other in described[1:])]
     return tuple(common) if common else described[0]
+
+
+# A yes/no question about the thing itself ("has my dumbbell set shipped yet?", "did the lamp
+# arrive?") asks for its status: the status words are the question, not a description of which
+# order is meant. A status that describes an order ("is the skateboard in my pending order here?",
+# "the one that's on its way") still does.
+_YES_NO_OPENING = re.compile(r"^\W*(?:(?:so|and|but|hey|hi|ok|okay|um|hmm)\W+)?"
+                             r"(?:has|have|had|did|does|do|is|are|was|were|will|would)\b", re.IGNORECASE)
+_DESCRIBES_AN_ORDER = re.compile(r"\b(?:orders?|ones?|packages?|parcels?)\b(?:\s+(?:that|which)\b|'s\b)"
+                                 r"|\b\w+(?:ed|ing)\s+(?:orders?|ones?|packages?|parcels?)\b"
+                                 r"|\bpending\s+(?:orders?|ones?)\b", re.IGNORECASE)
+
+
+def statuses_asked_about(text: str) -> bool:
+    """Does `text` ask whether something has a status, rather than say which order it means?"""
+    return bool(_YES_NO_OPENING.search(text)) and not _DESCRIBES_AN_ORDER.search(text)

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache, cached_property, lru_cache
 from importlib import resources
 from typing import Any
+
+from csagent.understanding import PASSIVE_INTENTS
 
 
 class HandoffReason(StrEnum):
@@ -62,7 +64,10 @@ class Urgency(StrEnum):
 # business-rule violation is its own trigger.
 SYSTEM_FAILURES = frozenset({"timeout", "transient", "parse_error", "unknown"})
 HANDOFF_INTENT = "human_handoff"
-HANDOFF_ROUTE = "handoff"
+# Below this confidence a handoff reading gives way to a request read at least this surely.
+WEAK_HANDOFF = 0.5
+# Readings that ask for nothing a person or the assistant could do (a complaint says what is wrong).
+NO_REQUEST_INTENTS = PASSIVE_INTENTS | {"complaint"}
 # Where an amount at stake may appear: a task's args (or args.params) and a result's data.
 AMOUNT_KEYS = ("amount", "refund_amount", "amount_at_stake")
 
@@ -290,8 +295,21 @@ def asks_for_person_now(clauses: Iterable[Mapping[str, Any]]) -> bool:
     lexicon knows, which backs the intent up)? Such a message goes to a person first,
     whatever else it says: its order ids and complaint travel in the handoff's request text, and
     no lookup runs (or fails) before the person takes over."""
-    return any((c.get("intent") == HANDOFF_INTENT or is_explicit_request(str(c.get("text") or "")))
+    clauses = list(clauses)
+    return any((is_explicit_request(str(c.get("text") or ""))
+                or (c.get("intent") == HANDOFF_INTENT and not _outweighed_handoff(c, clauses)))
                and not is_conditional(str(c.get("text") or "")) for c in clauses)
+
+
+def _outweighed_handoff(clause: Mapping[str, Any], clauses: Sequence[Mapping[str, Any]]) -> bool:
+    """A handoff read weakly beside a request read surely ("my sister told me to just message you
+    guys. I'd like to track order #W1"): the request is what the message asks, not a person. The
+    customer's own words for a person (the explicit lexicon) are never outweighed."""
+    text = str(clause.get("text") or "")
+    if float(clause.get("confidence") or 1.0) >= WEAK_HANDOFF or is_explicit_request(text):
+        return False
+    return any(c.get("intent") not in NO_REQUEST_INTENTS | {HANDOFF_INTENT}
+               and float(c.get("confidence") or 0.0) >= WEAK_HANDOFF for c in clauses)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -332,7 +350,9 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
                                     status=str(result.get("status") or "skipped"),
                                     error_type=error.get("type"), attempts=int(result.get("attempts") or 1)))
         amounts += [_amount(task.get("args")), _amount(result.get("data"))]
-    intents = [c.get("intent", "") for c in state.get("clauses") or []]
+    clauses = state.get("clauses") or []
+    intents = [c.get("intent", "") for c in clauses if not (
+        c.get("intent") == HANDOFF_INTENT and _outweighed_handoff(c, clauses))]
     if state.get("intent"):
         intents.append(str(state["intent"]))
     trace = state.get("trace") or {}
@@ -364,9 +384,9 @@ def repeated_failure(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLIC
 
 
 def explicit_request(signals: TurnSignals) -> bool:
-    """The router, an intent or the customer's own words ask for a person."""
-    return (signals.route == HANDOFF_ROUTE or HANDOFF_INTENT in signals.intents
-            or any(is_explicit_request(t) for t in signals.texts))
+    """An intent or the customer's own words ask for a person (the route alone does not: it also
+    hands over a frustrated customer, or a claim our team runs, who asked for no one)."""
+    return HANDOFF_INTENT in signals.intents or any(is_explicit_request(t) for t in signals.texts)
 
 
 def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> HandoffDecision | None:

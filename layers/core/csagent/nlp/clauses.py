@@ -148,6 +148,16 @@ def _opens_embedded_question(text: str) -> bool:
     return words[1] in EMBEDDED_QUESTION_WORDS or (words[1] == "out" and words[2] in EMBEDDED_QUESTION_WORDS)
 
 
+_CONDITION = re.compile(r"^\W*(?:if|unless|in case|suppose|supposing|assuming|provided)\b[^,，;]*$",
+                        re.IGNORECASE)
+
+
+def _is_condition(text: str) -> bool:
+    """Is this side nothing but a condition ("if I cancel order #W1", "in case it's lost")? It belongs
+    to what follows it, never a request of its own."""
+    return bool(_CONDITION.match(text.strip()))
+
+
 def _is_request(text: str) -> bool:
     """Is this whole side a request (or a greeting/thanks that stands alone)?"""
     t = terms()
@@ -255,6 +265,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue  # bare 还有 is also "still" (我的订单还有多久到)
         if not right.strip(_EDGE_PUNCT) or not left.strip(_EDGE_PUNCT):
             continue
+        if _is_condition(left):
+            continue  # "If I cancel order #W1, how much would I get back?": one question
         opens = _starts_request(right_local or right) or _opens_embedded_question(right_local or right)
         asks = opens and (_is_request(left) or _is_request(_after_preamble(left)))
         if not asks and not _own_order_request(left, right_local or right):

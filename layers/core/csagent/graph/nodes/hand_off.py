@@ -22,6 +22,8 @@ from csagent.handoff.triggers import (
     HandoffDecision,
     HandoffReason,
     Urgency,
+    asks_for_person_now,
+    asks_for_staff_process,
     evaluate,
     signals_from_state,
 )
@@ -34,10 +36,21 @@ def decide(state: State, runtime: Runtime[GraphDeps]) -> HandoffDecision | None:
     return evaluate(signals_from_state(state), runtime.context.handoff_policy or DEFAULT_POLICY)
 
 
+def _routed_reason(state: State) -> HandoffReason:
+    """Why `route` sent the turn to a person when the triggers' own evaluation does not say: the
+    customer asked for one, asked for a process our team runs, or is frustrated with nothing the
+    assistant could act on (never "you asked to talk to a person" when they did not)."""
+    if state.get("intent") == "human_handoff" or asks_for_person_now(state.get("clauses") or []):
+        return HandoffReason.EXPLICIT_REQUEST
+    if asks_for_staff_process(str(state.get("text") or "")):
+        return HandoffReason.STAFF_PROCESS
+    return HandoffReason.FRUSTRATION
+
+
 @timed("hand_off")
 def hand_off(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     lang = state.get("lang", "en")
-    decision = decide(state, runtime) or HandoffDecision((HandoffReason.EXPLICIT_REQUEST,), Urgency.LOW)
+    decision = decide(state, runtime) or HandoffDecision((_routed_reason(state),), Urgency.LOW)
     before = str((state.get("reply") or {}).get("text") or "")
     handoffs = runtime.context.handoffs
     try:

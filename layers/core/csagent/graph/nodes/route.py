@@ -171,7 +171,8 @@ def _nothing_to_do(state: State, understanding: Understanding) -> bool:
     if understanding.route != "knowledge_and_actions":
         return True
     planned = plan_tasks(understanding.clauses_as_dicts(), memory=state.get("memory") or {})
-    return not planned.tasks
+    # "your orders with a phone: #W1 and #W2, which one?" is a quick pick, not a dead end.
+    return not planned.tasks and not any(m.get("question") for m in planned.missing)
 
 
 def route_by_label(state: State) -> str:

@@ -112,7 +112,7 @@ def unneeded_fallback(task: dict[str, Any], results: dict[str, Any]) -> bool:
     """A lookup planned to answer only if another one could not (`fallback_for`: the catalogue's
     facts about a product when its documents say nothing), and that other one answered."""
     primary = (task.get("args") or {}).get("fallback_for")
-    return bool(primary) and (results.get(primary) or {}).get("status") == "success"
+    return isinstance(primary, str) and (results.get(primary) or {}).get("status") == "success"
 
 
 def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:

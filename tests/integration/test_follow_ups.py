@@ -41,3 +41,16 @@ def test_my_other_order_after_a_clause_that_named_one_is_the_other_one(tau_api: 
     text = body["reply"]["text"]
     assert body["status"] == "answered", text
     assert DELIVERED in text and PENDING in text
+
+
+def test_the_tracking_number_after_an_answer_about_one_order_is_that_orders(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"definite-{uuid.uuid4().hex[:8]}"
+    # Given an answer about the order with the pet bed
+    first = say(client, CUSTOMER, session, "has my pet bed arrived yet?")
+    assert DELIVERED in first["reply"]["text"], first["reply"]["text"]
+    # When the customer asks for "the tracking number", naming no order
+    second = say(client, CUSTOMER, session, "Okay. What is the tracking number?")
+    # Then it is that order's, not the store's page about tracking
+    text = second["reply"]["text"]
+    assert second["status"] == "answered" and DELIVERED in text and "(source:" not in text, text

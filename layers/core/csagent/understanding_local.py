@@ -50,6 +50,8 @@ PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
 CANCELLATION_DONE = re.compile(r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b",
                                re.IGNORECASE)
 CANCEL_ASKED = re.compile(r"\bcancel\b", re.IGNORECASE)
+# A definite article: "the tracking number" is one already in view.
+_DEFINITE = re.compile(r"\bthe\b", re.IGNORECASE)
 # Something shaped like an order id but with the wrong number of digits ("#W12345").
 NEAR_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])#?W\d{1,12}(?![A-Za-z0-9])", re.IGNORECASE)
 
@@ -217,8 +219,12 @@ class LocalUnderstanding:
             if product_refs:
                 entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}
             runner_up = getattr(prediction, "runner_up", None)  # a model's labels have none
+            # "Okay. What is the tracking number?" right after an answer about one order: "the"
+            # tracking number is that order's, not a question about tracking in general.
+            about_recent = bool(recent) and prediction.intent in ORDER_READ_INTENTS \
+                and bool(_DEFINITE.search(piece))
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities,
-                                       names_order=bool(found.order_ids or found.tracking_numbers))
+                                       names_order=bool(found.order_ids or found.tracking_numbers) or about_recent)
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
                 piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
             if follows_up:

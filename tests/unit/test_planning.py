@@ -399,3 +399,22 @@ def test_an_availability_question_naming_nothing_sold_says_so_when_nothing_match
     # but a question about a product the store sells is not
     named = plan_tasks([clause("product_availability", "got earbuds?", products=[EARBUDS])])
     assert "unmatched" not in named.tasks[0].args
+
+
+PHONE = {"product_id": "1801728040", "name": "Smartphone", "options": {}, "surface": "smartphones"}
+TABLET = {"product_id": "8024098596", "name": "Tablet", "options": {}, "surface": "tablets"}
+DUMBBELLS = {"product_id": "7233192239", "name": "Dumbbell Set", "options": {}, "surface": "weight"}
+CHAIR = {"product_id": "4794339885", "name": "Office Chair", "options": {}, "surface": "office chair"}
+
+
+def test_a_catalogue_question_naming_products_side_by_side_is_asked_of_each():
+    plan = plan_tasks([clause("product_availability", "do you sell smartphones and tablets?",
+                              products=[PHONE, TABLET])])
+    assert [t.args["product"]["name"] for t in plan.tasks] == ["Smartphone", "Tablet"]
+
+
+def test_a_product_word_describing_another_is_not_asked_about():
+    # "weight" in "the weight limit on the office chair" is no second product asked about
+    plan = plan_tasks([clause("product_info", "what's the weight limit on the office chair",
+                              products=[DUMBBELLS, CHAIR])])
+    assert len(plan.tasks) == 1 and "product" not in plan.tasks[0].args

@@ -71,6 +71,8 @@ RULE_QUESTIONS = {
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
 CATALOGUE_QUESTIONS = {"product_info": "product_info", "product_availability": "product_availability"}
+# A catalogue question naming several products is asked of each, up to this many.
+MAX_PRODUCTS_ASKED = 4
 KNOWLEDGE_QUESTIONS = {"warranty": "warranty", "policy_question": "policy"}
 # What a clause keeps while it waits for the one parameter the customer still has to give.
 KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tracking_number",
@@ -424,6 +426,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                                                     "supplementary": True})
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
                   {**_catalogue_question(text, entities, context), "fallback_for": documents})
+        elif intent in CATALOGUE_QUESTIONS and _coordinated(text, _named_products(entities)):
+            # "do you sell smartphones and tablets?": the question asked of each product it names.
+            for product in _named_products(entities)[:MAX_PRODUCTS_ASKED]:
+                b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
+                      _catalogue_question(text, {**entities, "products": [product]}, context))
         elif intent in CATALOGUE_QUESTIONS:
             args = _catalogue_question(text, entities, context)
             if intent == "product_availability" and "product" not in args and "context_product" not in args:
@@ -614,6 +621,37 @@ def _catalogue_question(text: str, entities: Mapping[str, Any], memory: Mapping[
     elif not entities.get("products") and isinstance(memory.get("last_product"), Mapping):
         args["context_product"] = dict(memory["last_product"])
     return args
+
+
+def _named_products(entities: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The distinct catalogue products a clause's words were grounded to, in the order named."""
+    seen: dict[str, Mapping[str, Any]] = {}
+    for p in entities.get("products") or []:
+        if isinstance(p, Mapping) and p.get("product_id"):
+            seen.setdefault(str(p["product_id"]), p)
+    return list(seen.values())
+
+
+_COORDINATOR = re.compile(r"^[\s,]*(?:(?:and|or|&|plus|as well as)\s+)?(?:(?:the|a|an|your|some)\s+)?$",
+                          re.IGNORECASE)
+
+
+def _coordinated(text: str, products: list[Mapping[str, Any]]) -> bool:
+    """Are several products named side by side ("smartphones and tablets", "the lamp, the mug or
+    the kettle"), each the object of the question, rather than one describing another ("the weight
+    limit on the office chair")?"""
+    if len(products) < 2:
+        return False
+    lowered = text.lower()
+    spans = []
+    for product in products:
+        surface = str(product.get("surface") or product.get("name") or "").lower()
+        at = lowered.find(surface) if surface else -1
+        if at < 0:
+            return False
+        spans.append((at, at + len(surface)))
+    spans.sort()
+    return all(_COORDINATOR.match(text[end:start]) for (_, end), (start, _) in zip(spans, spans[1:]))
 
 
 def _one_product(entities: Mapping[str, Any]) -> dict[str, Any] | None:

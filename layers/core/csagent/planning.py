@@ -651,7 +651,7 @@ def _coordinated(text: str, products: list[Mapping[str, Any]]) -> bool:
             return False
         spans.append((at, at + len(surface)))
     spans.sort()
-    return all(_COORDINATOR.match(text[end:start]) for (_, end), (start, _) in zip(spans, spans[1:]))
+    return all(_COORDINATOR.match(text[end:start]) for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
 
 
 def _one_product(entities: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -223,8 +223,8 @@ class LocalUnderstanding:
             # tracking number is that order's, not a question about tracking in general.
             about_recent = bool(recent) and prediction.intent in ORDER_READ_INTENTS \
                 and bool(_DEFINITE.search(piece))
-            intent = reconsider_intent(prediction.intent, runner_up, piece, entities,
-                                       names_order=bool(found.order_ids or found.tracking_numbers) or about_recent)
+            names_order = bool(found.order_ids or found.tracking_numbers) or about_recent
+            intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order)
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
                 piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
             if follows_up:

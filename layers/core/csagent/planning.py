@@ -428,9 +428,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                   {**_catalogue_question(text, entities, context), "fallback_for": documents})
         elif intent in CATALOGUE_QUESTIONS and _coordinated(text, _named_products(entities)):
             # "do you sell smartphones and tablets?": the question asked of each product it names.
-            for product in _named_products(entities)[:MAX_PRODUCTS_ASKED]:
+            for each in _named_products(entities)[:MAX_PRODUCTS_ASKED]:
                 b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
-                      _catalogue_question(text, {**entities, "products": [product]}, context))
+                      _catalogue_question(text, {**entities, "products": [each]}, context))
         elif intent in CATALOGUE_QUESTIONS:
             args = _catalogue_question(text, entities, context)
             if intent == "product_availability" and "product" not in args and "context_product" not in args:
@@ -651,7 +651,8 @@ def _coordinated(text: str, products: list[Mapping[str, Any]]) -> bool:
             return False
         spans.append((at, at + len(surface)))
     spans.sort()
-    return all(_COORDINATOR.match(text[end:start]) for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
+    pairs = zip(spans, spans[1:], strict=False)
+    return all(_COORDINATOR.match(text[end:start]) for (_, end), (start, _) in pairs)
 
 
 def _one_product(entities: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -15,6 +15,9 @@ from csagent.nlp.script import spaced
     ("差价用原来那张visa付", "差价用原来那张 visa 付"),
     ("订单#W2570197的状态", "订单 #W2570197 的状态"),
     ("where is order #W2570197", "where is order #W2570197"),
+    # a lone capital glued to ideographs is part of the Chinese word: "T恤" is the T-shirt
+    ("我的T恤不要取消", "我的 T恤不要取消"),
+    ("退AB货", "退 AB 货"),
 ])
 def test_latin_words_in_chinese_text_get_their_word_boundaries(text: str, expected: str) -> None:
     # Given mixed Chinese and English / When spaced / Then English words stand apart; English is untouched

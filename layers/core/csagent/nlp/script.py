@@ -15,7 +15,11 @@ def has_ideographs(text: str) -> bool:
 
 
 _IDEOGRAPH_THEN_LATIN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])(?=[A-Za-z0-9#$])")
-_LATIN_THEN_IDEOGRAPH = re.compile(r"([A-Za-z0-9])(?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+# A lone capital glued to ideographs is part of a Chinese word ("T恤" is a T-shirt, "U盘" a USB stick):
+# it is not a Latin word, so it keeps its ideograph.
+_LATIN_THEN_IDEOGRAPH = re.compile(
+    r"(?:(?<=[A-Za-z0-9][A-Za-z0-9])|(?<=[a-z0-9]))"
+    r"(?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
 
 def spaced(text: str) -> str:
@@ -24,4 +28,4 @@ def spaced(text: str) -> str:
     an ideograph is a word character to `\\b`."""
     if not has_ideographs(text):
         return text
-    return _LATIN_THEN_IDEOGRAPH.sub(r"\1 ", _IDEOGRAPH_THEN_LATIN.sub(r"\1 ", text))
+    return _LATIN_THEN_IDEOGRAPH.sub(" ", _IDEOGRAPH_THEN_LATIN.sub(r"\1 ", text))

@@ -745,3 +745,16 @@ def test_a_status_asked_about_does_not_pick_the_order_a_status_describing_it_doe
     assert described["order_id"] == "#W0000003"
     assert ground("order_status", "where is the kettle that hasn't shipped", {}, store, _variants(),
                   "")["order_id"] == "#W0000003"
+
+
+def test_an_option_of_any_item_of_a_listed_order_picks_it() -> None:
+    # Given two listed orders: order 2 holds two office chairs, a black one and then a blue one;
+    # order 1 the boots and the kettle
+    store = _store()
+    candidates = [store.order("#W0000001"), store.order("#W0000002")]
+    assert all(candidates)
+    # When the customer answers with the colour of order 2's first chair (its second item's colour
+    # must not hide it)
+    picked = pick_candidate("the black one", [c for c in candidates if c is not None])
+    # Then that order is the one meant
+    assert picked is not None and picked.order_id == "#W0000002"

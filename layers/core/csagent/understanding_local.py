@@ -453,8 +453,6 @@ def _answered_candidate(text: str, state: Mapping[str, Any],
     return None, None
 
 
-
-
 def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picked: str, text: str,
                          view: Any, variants: Any, catalogue: Any) -> list[Clause]:
     """ "I'd like my camera with a bigger zoom" -> "which order?" -> "the one with the smartphone":

@@ -450,7 +450,10 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     for order in candidates:
         at = _address_named(text, order)
         addressed[order.order_id] = at is not None
-        dims = {k: [v] for line in order.lines for k, v in line.options.items()}
+        dims: dict[str, list[str]] = {}
+        for line in order.lines:  # every item's options: "material" is plastic for one, steel for another
+            for key, value in line.options.items():
+                dims.setdefault(key, []).append(value)
         hits_of[order.order_id] = find_option_values(text, dims)
         if at is not None and _NEGATED_BEFORE.search(text[:at]):
             ruled_out.add(order.order_id)  # "not the one going to 985 Pine Lane"

@@ -50,6 +50,9 @@ PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
 CANCELLATION_DONE = re.compile(r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b",
                                re.IGNORECASE)
 CANCEL_ASKED = re.compile(r"\bcancel\b", re.IGNORECASE)
+# Reads whose "the ..." names something of an order already in view ("the tracking number"); "the
+# refund" of a change just asked for is a question about refunds, not an order's record of one.
+DEFINITE_ORDER_READS = frozenset({"order_status", "tracking", "order_items"})
 # A definite article: "the tracking number" is one already in view.
 _DEFINITE = re.compile(r"\bthe\b", re.IGNORECASE)
 # Something shaped like an order id but with the wrong number of digits ("#W12345").
@@ -187,6 +190,7 @@ class LocalUnderstanding:
         last_question = (state.get("memory") or {}).get("last_question")
         memory_text = str((state.get("memory") or {}).get("last_question_text") or "")
         clauses: list[Clause] = []
+        vouched: dict[int, float] = {}  # clause index -> its confidence before the model vouched for it
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
             # and references (with the catalogue's words) below.
@@ -221,7 +225,7 @@ class LocalUnderstanding:
             runner_up = getattr(prediction, "runner_up", None)  # a model's labels have none
             # "Okay. What is the tracking number?" right after an answer about one order: "the"
             # tracking number is that order's, not a question about tracking in general.
-            about_recent = bool(recent) and prediction.intent in ORDER_READ_INTENTS \
+            about_recent = bool(recent) and prediction.intent in DEFINITE_ORDER_READS \
                 and bool(_DEFINITE.search(piece))
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order)
@@ -284,7 +288,9 @@ class LocalUnderstanding:
             elif intent == prediction.intent and getattr(prediction, "probability", 0.0) > MAJORITY:
                 # The trained model, which learned out of scope from examples too, gives this reading
                 # more probability than all others together ("yall sell air fryers?": a catalogue
-                # question, however far its words are from the examples): not one to refuse.
+                # question, however far its words are from the examples): not one to refuse, unless
+                # the message says plainly it is about something else (below).
+                vouched[len(clauses)] = confidence
                 confidence = max(confidence, OUT_OF_SCOPE_DOUBT)
             if intent == "policy_question" and found_order_named(found, message_orders, entities) \
                     and prediction.confidence < WEAK_GENERAL_QUESTION and not entities.get("products") \
@@ -296,6 +302,11 @@ class LocalUnderstanding:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
+        if any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses):
+            # "Can you recommend me good restaurant in Columbus? Something not expensive.": beside a
+            # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
+            clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
+                       for i, c in enumerate(clauses)]
         clauses = _without_ruled_out_changes(clauses)
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
@@ -517,10 +528,15 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     if intent == "cancel_order" and runner_up == "refund_status" and CANCELLATION_DONE.search(text) \
             and not CANCEL_ASKED.search(text):
         return "refund_status"
-    if intent == "refund_status" and runner_up in WRITE_INTENTS and is_hypothetical(text):
-        # "if I return the backpack, how much do I get back?": a refund that would come of a change
-        # not yet asked for; the change's facts answer it, nothing is proposed.
-        return runner_up
+    if intent == "refund_status" and is_hypothetical(text):
+        # "if I return the backpack, how much do I get back?", "If I cancel order #W1, how much money
+        # come back to me?": a refund that would come of a change not yet asked for; the change's
+        # facts answer it, nothing is proposed.
+        from csagent.grounding.frame import named_change
+
+        change = runner_up if runner_up in WRITE_INTENTS else named_change(text)
+        if change:
+            return change
     if intent in ORDER_READ_INTENTS and entities.get("order_id") and address.get("zip"):
         return "change_order_address"
     if intent == OUT_OF_SCOPE and runner_up in CATALOGUE_INTENTS and entities.get("products"):

@@ -215,3 +215,29 @@ def test_the_trained_models_probability_travels_with_its_intent() -> None:
         ["do you sell air fryers?", "who won the super bowl"])
     assert store.intent == "product_availability" and store.probability > 0.5
     assert outside.intent == "out_of_scope" and outside.probability == 0.0
+
+
+@pytest.mark.parametrize(("text", "runner_up", "expected"), [
+    # the change named with the customer as its subject, whatever the runner-up
+    ("If I cancel order #W7273405, how much money come back to me?", "order_status", "cancel_order"),
+    ("if I return the backpack, how much do I get back?", "return_request", "return_request"),
+    # a refund that already exists stays a refund question
+    ("how much of my refund for #W7273405 has come back?", "order_status", "refund_status"),
+])
+def test_a_refund_asked_of_a_change_put_hypothetically_is_a_question_about_that_change(text, runner_up,
+                                                                                        expected):
+    assert reconsider_intent("refund_status", runner_up, text, {"order_id": "#W7273405"},
+                             names_order=True) == expected
+
+
+def test_the_trained_model_vouches_for_a_store_reading_unless_the_message_is_plainly_about_else() -> None:
+    understanding = LocalUnderstanding()
+    # "yall sell air fryers?": far from the examples, but the trained model is sure it is a catalogue
+    # question, so the scope check cannot refuse it
+    alone = understanding.understand("yall sell air fryers?", {})
+    assert alone.intent == "product_availability" and alone.confidence >= 0.5
+    # a fragment the model alone vouches for, beside a clause plainly out of scope, stays doubtful
+    beside = understanding.understand(
+        "Can you recommend me good restaurant in Columbus? Something not expensive.", {})
+    assert [c.intent for c in beside.clauses] == ["out_of_scope", "product_info"]
+    assert beside.clauses[1].confidence < 0.5

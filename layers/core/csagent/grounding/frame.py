@@ -360,6 +360,18 @@ _PERSONAL_CHANGE = re.compile(
 )
 
 
+def named_change(text: str) -> str | None:
+    """The change request whose verb the text gives with the customer as the one making it ("if I
+    cancel order #W1, ...", "can we exchange the lamp"), None when it names none."""
+    if has_ideographs(text):
+        return next((r for v, r in REQUEST_BY_ZH_VERB.items() if v in text), None)
+    verb = _PERSONAL_CHANGE.search(text)
+    said = (verb.group(1) or verb.group(2)).lower() if verb else ""
+    if not said:
+        return None
+    return next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None)
+
+
 def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at: str = "") -> str:
     """The change request a clause names for something the customer bought, when it reads like a
     general question ("if I return the backpack and the pet bed, how much will I get back in
@@ -369,13 +381,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     speech act's to say."""
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question"}:
         return intent
-    if has_ideographs(text):  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
-        request = next((r for v, r in REQUEST_BY_ZH_VERB.items() if v in text), None)
-    else:
-        verb = _PERSONAL_CHANGE.search(text)
-        said = (verb.group(1) or verb.group(2)).lower() if verb else ""
-        request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None) \
-            if said else None
+    request = named_change(text)  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
     if request is None:
         return intent
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compile_layer import find_python312  # noqa: E402 - sibling script
+from compile_layer import NoPython312, find_python312  # noqa: E402 - sibling script
 from lambda_requirements import GLIBC_MINOR_RANGE, OUTPUT  # noqa: E402 - sibling script
 from prune_layer import read_rules  # noqa: E402 - sibling script
 
@@ -114,7 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", action="store_true", help="measure the layers without their bytecode")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON, not the table")
     args = parser.parse_args(argv)
-    python = find_python312(args.python)
+    try:
+        python = find_python312(args.python)
+    except NoPython312 as exc:
+        print(f"smoke_layers: {exc}; install one (e.g. `pyenv install 3.12`) or pass --python",
+              file=sys.stderr)
+        return 2
 
     args.build_dir = args.build_dir.resolve()  # the probes run in a scratch folder
     functions = {p.parent.name: str(p.parent) for p in sorted(args.build_dir.glob("*Function/app.py"))}

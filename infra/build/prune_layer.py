@@ -3,9 +3,12 @@
     python infra/build/prune_layer.py <layer>/python layers/deps/prune.txt
 
 The rules file holds one glob per line (relative to the layer's `python/` folder, `**` allowed)
-with `#` comments saying why each group is safe to remove. Every rule must match at least one
-path: when a package upgrade moves or drops a file, the build fails here instead of the list
-quietly pruning nothing (or something else). Prints what each rule freed.
+with `#` comments saying why each group is safe to remove. A rule `<glob> except <name> ...`
+removes what the glob matches but the entries of those names (a glob ending in `/` matches
+folders only): the way to keep a few of many (botocore's service models). Every rule must match
+at least one path, and every name a rule keeps must exist: when a package upgrade moves or drops
+a file, the build fails here instead of the list quietly pruning nothing (or something else).
+Prints what each rule freed.
 """
 
 from __future__ import annotations
@@ -49,8 +52,15 @@ def prune(site: Path, rules: list[str]) -> list[Pruned]:
     """Remove every path matching each rule under `site`; raise StaleRule for a rule that matches nothing."""
     results = []
     for rule in rules:
+        pattern, _, kept_names = rule.partition(" except ")
+        pattern, folders_only = pattern.strip().rstrip("/"), pattern.strip().endswith("/")
+        kept = set(kept_names.split())
+        found = [p for p in site.glob(pattern) if not folders_only or p.is_dir()]
+        missing = kept - {p.name for p in found}
+        if missing:
+            raise StaleRule(f"prune rule {rule!r} keeps what is not there: {sorted(missing)}")
         # Deepest first, and a path already removed with its parent is skipped.
-        matches = sorted(site.glob(rule), key=lambda p: len(p.parts), reverse=True)
+        matches = sorted((p for p in found if p.name not in kept), key=lambda p: len(p.parts), reverse=True)
         if not matches:
             raise StaleRule(f"prune rule {rule!r} matches nothing under {site}")
         freed = 0

@@ -1,15 +1,19 @@
 """Import every function's handler from the built layers on CPython 3.12, the way Lambda loads them.
 
-    python infra/build/smoke_layers.py --python /path/to/python3.12 [--build-dir .aws-sam/build]
+    python infra/build/smoke_layers.py [--python /path/to/python3.12] [--build-dir .aws-sam/build]
+                                       [--repeat 3] [--sources]
 
-Optional (not part of `make build`): it needs a CPython 3.12, which the build does not. The
-built deps layer holds aarch64 wheels, which this machine cannot load, so the script installs the
-same `layers/deps/requirements.txt` for this machine's architecture into a temporary twin, prunes
-it with the same `layers/deps/prune.txt`, and then, in a fresh `python3.12 -S -B` (no
-site-packages, no bytecode written: Lambda's /opt is read-only), with only the core layer, the
-twin and the function's own folder on sys.path: imports each function's `app.py`, runs one
-embedding, and checks that nothing of `layers/deps/exclude.txt` was imported. It prints each
-import's time: a cold start without bytecode, as the layer ships. Exits 1 on any failure.
+`make build` runs it after `sam build`. The built deps layer holds aarch64 wheels, which this
+machine cannot load, so the script installs the same `layers/deps/requirements.txt` for this
+machine's architecture into a temporary twin and builds it exactly as layers/deps/Makefile builds
+the layer (the same `prune.txt`, then `compile_layer.py --sourceless`: stripped, sourceless 3.12
+bytecode). Then, in a fresh `python3.12 -S -B` per import (no site-packages, no bytecode written:
+Lambda's /opt is read-only), with only the built core layer, the twin and the function's own
+folder on sys.path, it imports each function's `app.py` (`--repeat` times, the median is
+reported), runs one embedding, makes a client of every AWS service whose model the layer keeps,
+and checks that nothing of `layers/deps/exclude.txt` was imported. `--sources`: the twin keeps
+its sources and the core layer's bytecode is left out (the layer as it was before it was
+compiled: every import compiles). Prints a table of import times; exits 1 on any failure.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import json
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,7 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from compile_layer import NoPython312, find_python312  # noqa: E402 - sibling script
 from lambda_requirements import GLIBC_MINOR_RANGE, OUTPUT  # noqa: E402 - sibling script
+from prune_layer import read_rules  # noqa: E402 - sibling script
 
 PROBE = textwrap.dedent("""
     import importlib.util, json, sys, time
@@ -37,10 +44,15 @@ PROBE = textwrap.dedent("""
     spec = importlib.util.spec_from_file_location("app", folder + "/app.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    report = {"import_s": round(time.perf_counter() - started, 2), "handler": callable(module.handler)}
+    report = {"import_ms": round((time.perf_counter() - started) * 1000, 1),
+              # the stream function is an ASGI app behind the Web Adapter (run.sh): `app`, no handler
+              "handler": callable(getattr(module, "handler", None) or getattr(module, "app", None))}
     if "Embed" in sys.argv[2:]:
         from csagent.nlp.embeddings import get_embedder
         report["dims"] = len(get_embedder().embed(["where is my order"])[0])
+        import boto3
+        report["clients"] = sorted(boto3.client(name, region_name="us-east-1").meta.service_model.service_name
+                                   for name in json.loads(sys.argv[3]))
     report["left_out_loaded"] = sorted({m.split(".")[0] for m in sys.modules} & set(blocked))
     report["python"] = sys.version.split()[0]
     print(json.dumps(report))
@@ -62,8 +74,14 @@ def _left_out_modules(requirements: Path) -> list[str]:
                   if any(canonicalize_name(d) in names for d in dists))
 
 
-def install_twin(target: Path) -> None:
-    """The deps layer for this machine's architecture, pruned with the layer's own rules."""
+def kept_services(rules: Path = ROOT / "layers" / "deps" / "prune.txt") -> list[str]:
+    """The AWS services whose botocore models the deps layer keeps (its `botocore/data/*/ except` rule)."""
+    return sorted(name for rule in read_rules(rules) if rule.startswith("botocore/data/")
+                  for name in rule.partition(" except ")[2].split())
+
+
+def install_twin(target: Path, python312: str, *, compiled: bool = True) -> None:
+    """The deps layer for this machine's architecture, built with the layer's own rules and steps."""
     machine = platform.machine()
     platforms = [arg for minor in GLIBC_MINOR_RANGE
                  for arg in ("--platform", f"manylinux_2_{minor}_{machine}")]
@@ -73,37 +91,71 @@ def install_twin(target: Path) -> None:
                     "--target", str(target), "-r", str(OUTPUT)], check=True)
     subprocess.run([sys.executable, str(Path(__file__).with_name("prune_layer.py")), str(target),
                     str(ROOT / "layers" / "deps" / "prune.txt")], check=True, stdout=subprocess.DEVNULL)
+    if compiled:
+        subprocess.run([sys.executable, str(Path(__file__).with_name("compile_layer.py")), str(target),
+                        "--sourceless", "--python", python312], check=True, stdout=subprocess.DEVNULL)
+
+
+def render(reports: dict[str, dict[str, object]]) -> str:
+    """One row per function: its cold import's median and range."""
+    width = max(len("function"), *(len(name) for name in reports))
+    lines = [f"{'function':<{width}}  {'import ms':>9}  {'min-max ms':>13}"]
+    for name, report in reports.items():
+        runs = [float(ms) for ms in report["import_ms_runs"]]  # type: ignore[attr-defined]
+        lines.append(f"{name:<{width}}  {statistics.median(runs):9.0f}  {min(runs):6.0f}-{max(runs):<6.0f}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", required=True, help="a CPython 3.12 interpreter")
+    parser.add_argument("--python", help="a CPython 3.12 (default: python3.12 on PATH, pyenv's 3.12.x)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / ".aws-sam" / "build")
+    parser.add_argument("--repeat", type=int, default=3, help="cold imports per function (median)")
+    parser.add_argument("--sources", action="store_true", help="measure the layers without their bytecode")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON, not the table")
     args = parser.parse_args(argv)
+    try:
+        python = find_python312(args.python)
+    except NoPython312 as exc:
+        print(f"smoke_layers: {exc}; install one (e.g. `pyenv install 3.12`) or pass --python",
+              file=sys.stderr)
+        return 2
 
+    args.build_dir = args.build_dir.resolve()  # the probes run in a scratch folder
     functions = {p.parent.name: str(p.parent) for p in sorted(args.build_dir.glob("*Function/app.py"))}
     reports: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         twin = Path(tmp) / "deps" / "python"
-        install_twin(twin)
+        install_twin(twin, python, compiled=not args.sources)
         core = Path(tmp) / "core"
-        shutil.copytree(args.build_dir / "CoreLayer" / "python", core)
+        shutil.copytree(args.build_dir / "CoreLayer" / "python", core,
+                        ignore=shutil.ignore_patterns("__pycache__") if args.sources else None)
         blocked = _left_out_modules(OUTPUT)
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "STAGE": "dev", "AUTH_MODE": "jwt",
                "AWS_REGION": "us-east-1"}
-        for name, folder in functions.items():  # one fresh interpreter each: a cold start
-            payload = json.dumps([[str(core), str(twin)], folder, blocked])
-            flags = ["Embed"] if name == "KnowledgeSearchFunction" else []
-            result = subprocess.run([args.python, "-S", "-B", "-c", PROBE, payload, *flags],
-                                    capture_output=True, text=True, cwd=tmp, env=env, check=False)
-            if result.returncode != 0:
-                print(f"{name}:\n{result.stderr[-4000:]}", file=sys.stderr)
-                return 1
-            reports[name] = json.loads(result.stdout.splitlines()[-1])
-    print(json.dumps(reports, indent=2))
+        services = kept_services()
+        for _ in range(args.repeat):  # round-robin, one fresh interpreter each: a cold start
+            for name, folder in functions.items():
+                payload = json.dumps([[str(core), str(twin)], folder, blocked])
+                flags = ["Embed", json.dumps(services)] if name == "KnowledgeSearchFunction" else []
+                result = subprocess.run([python, "-S", "-B", "-c", PROBE, payload, *flags],
+                                        capture_output=True, text=True, cwd=tmp, env=env, check=False)
+                if result.returncode != 0:
+                    print(f"{name}:\n{result.stderr[-4000:]}", file=sys.stderr)
+                    return 1
+                report = json.loads(result.stdout.splitlines()[-1])
+                runs = [*reports.get(name, {}).get("import_ms_runs", []), report.pop("import_ms")]
+                reports[name] = {**report, "import_ms_runs": runs}
+    print(json.dumps(reports, indent=2) if args.json else render(reports))
+    print(f"({python}, {'sources, no bytecode' if args.sources else 'the layers as built'}, "
+          f"{args.repeat} cold imports each)")
+    search = reports.get("KnowledgeSearchFunction", {})
     ok = all(str(r["python"]).startswith("3.12") and r["handler"] and not r["left_out_loaded"]
              for r in reports.values())
-    return 0 if ok and reports.get("KnowledgeSearchFunction", {}).get("dims") == 384 else 1
+    if search.get("dims") != 384 or search.get("clients") != sorted(services):
+        print(f"the embedder or an AWS client failed: {search}", file=sys.stderr)
+        ok = False
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -35,6 +36,7 @@ def _load(name: str) -> ModuleType:
 lambda_requirements = _load("lambda_requirements")
 prune_layer = _load("prune_layer")
 sizes = _load("sizes")
+compile_layer = _load("compile_layer")
 
 
 def _graph(edges: dict[str, list[str]]) -> Callable[[NormalizedName], list[Requirement]]:
@@ -188,6 +190,129 @@ def test_a_rule_that_matches_nothing_fails_the_prune(tmp_path: Path) -> None:
     # Then the prune fails, naming the rule, instead of silently doing nothing
     with pytest.raises(prune_layer.StaleRule, match="onnxruntime/transformers"):
         prune_layer.prune(tmp_path, ["onnxruntime/transformers"])
+
+
+def test_an_except_rule_keeps_the_named_folders_and_every_file(tmp_path: Path) -> None:
+    # Given botocore-like service models: folders per service and top-level files
+    _tree(tmp_path, {"data/dynamodb/x.json": 10, "data/ec2/x.json": 100, "data/iot/x.json": 50,
+                     "data/endpoints.json": 5})
+
+    # When a folders-only rule with exceptions prunes them
+    results = prune_layer.prune(tmp_path, ["data/*/ except dynamodb"])
+
+    # Then only the other folders are gone (the top-level file is not a folder)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        "data/dynamodb/x.json", "data/endpoints.json"]
+    assert (results[0].paths, results[0].bytes) == (2, 150)
+
+
+def test_an_except_rule_naming_what_is_not_there_fails_the_prune(tmp_path: Path) -> None:
+    # Given a layer without a service the rule keeps (renamed or dropped by an upgrade)
+    _tree(tmp_path, {"data/dynamodb/x.json": 10, "data/ec2/x.json": 100})
+
+    # When it is pruned, then the prune fails naming it (the service would be missing at run time)
+    with pytest.raises(prune_layer.StaleRule, match="stepfunctions"):
+        prune_layer.prune(tmp_path, ["data/*/ except dynamodb stepfunctions"])
+
+
+def test_the_layer_keeps_the_model_of_every_aws_service_our_code_makes_a_client_for() -> None:
+    # Given the services whose botocore models the deps layer keeps (prune.txt's except rule)
+    rule = next(r for r in prune_layer.read_rules(ROOT / "layers" / "deps" / "prune.txt")
+                if r.startswith("botocore/data/"))
+    kept = set(rule.partition(" except ")[2].split())
+    # and every service named in a client(...) call of our code and of the AWS-facing packages
+    pattern = re.compile(r"""client\(\s*(?:service_name\s*=\s*)?["']([a-z0-9-]+)["']""")
+    site = Path(metadata.distribution("langgraph-checkpoint-aws").locate_file(""))
+    sources = [*(ROOT / "layers" / "core").rglob("*.py"), *(ROOT / "functions").rglob("*.py"),
+               *(site / "langgraph_checkpoint_aws").rglob("*.py"),
+               *(site / "aws_lambda_powertools" / "utilities" / "parameters").rglob("*.py")]
+    used = {name for path in sources for name in pattern.findall(path.read_text(encoding="utf-8"))}
+
+    # Then the layer keeps all of them
+    assert {"dynamodb", "s3", "sqs", "stepfunctions", "secretsmanager"} <= used
+    assert used - kept == set()
+    assert {"bedrock-runtime", "sts"} <= kept
+
+
+# ----------------------------------------------------------------------------------------------
+# compile_layer.py
+# ----------------------------------------------------------------------------------------------
+def _package(root: Path) -> None:
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("from pkg.sub.mod import VALUE\n", encoding="utf-8")
+    (root / "pkg" / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "sub" / "mod.py").write_text("VALUE = 42\n", encoding="utf-8")
+
+
+def _import_pkg(root: Path) -> dict[str, object]:
+    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import pkg, pkg.sub.mod as m; "
+             "print(json.dumps({'value': pkg.VALUE, 'file': m.__file__, "
+             "'loader': type(m.__loader__).__name__}))")
+    done = subprocess.run([sys.executable, "-S", "-B", "-c", probe, str(root)], capture_output=True,
+                          text=True, check=True)
+    return dict(json.loads(done.stdout))
+
+
+def test_a_sourceless_compile_replaces_each_module_by_its_bytecode(tmp_path: Path) -> None:
+    # Given a package of sources
+    _package(tmp_path)
+
+    # When it is compiled sourceless (with this interpreter: the build passes Lambda's 3.12)
+    step = compile_layer.compile_tree(tmp_path, sys.executable, sourceless=True)
+
+    # Then no source is left, each module is a .pyc where its source was, and it imports as before
+    assert step.files == 3 and not list(tmp_path.rglob("*.py")) and not list(tmp_path.rglob("__pycache__"))
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.pyc")) == [
+        "pkg/__init__.pyc", "pkg/sub/__init__.pyc", "pkg/sub/mod.pyc"]
+    imported = _import_pkg(tmp_path)
+    assert imported["value"] == 42 and imported["loader"] == "SourcelessFileLoader"
+    assert str(imported["file"]).endswith("pkg/sub/mod.pyc")
+
+
+def test_a_compile_with_sources_writes_unchecked_hash_bytecode_beside_them(tmp_path: Path) -> None:
+    # Given a package of sources
+    _package(tmp_path)
+
+    # When it is compiled keeping its sources (the core layer)
+    compile_layer.compile_tree(tmp_path, sys.executable, sourceless=False)
+
+    # Then each source has a pyc in __pycache__ whose header says "hash-based, never checked"
+    # (PEP 552 flags 0b01): a zip's timestamps can never make the runtime recompile it
+    tag = sys.implementation.cache_tag
+    pyc = tmp_path / "pkg" / "sub" / "__pycache__" / f"mod.{tag}.pyc"
+    assert (tmp_path / "pkg" / "sub" / "mod.py").is_file()
+    assert int.from_bytes(pyc.read_bytes()[4:8], "little") == 0b01
+    assert _import_pkg(tmp_path)["loader"] == "SourceFileLoader"
+
+
+def test_the_build_finds_a_python_312_or_says_so(tmp_path: Path) -> None:
+    # Given an interpreter that is not a 3.12
+    # When it is named as the one to compile with, then it is refused (bytecode is per minor version)
+    if sys.version_info[:2] != (3, 12):
+        with pytest.raises(compile_layer.NoPython312):
+            compile_layer.find_python312(sys.executable)
+    # and a 3.12 found is one
+    try:
+        found = compile_layer.find_python312()
+    except compile_layer.NoPython312:
+        pytest.skip("no CPython 3.12 on this machine (make build needs one)")
+    assert compile_layer.python_version(found) == (3, 12)
+
+
+def test_strip_leaves_the_libraries_patchelf_rewrote_alone() -> None:
+    # Given this venv's numpy (auditwheel-repaired: RUNPATH to numpy.libs) and PyYAML's extension
+    tools = compile_layer.find_stripper()
+    if tools is None:
+        pytest.skip("no llvm-strip/llvm-readelf (make build then leaves the libraries as they are)")
+    import numpy
+    import yaml
+
+    numpy_core = next(Path(numpy.__file__).parent.glob("_core/_multiarray_umath*.so"))
+    yaml_ext = next(Path(yaml.__file__).parent.glob("_yaml*.so"))
+
+    # Then the rewritten one is recognised (strip would break it: "not page-aligned") and the other not
+    assert compile_layer.patched(numpy_core, tools[1])
+    assert not compile_layer.patched(yaml_ext, tools[1])
 
 
 def test_the_committed_prune_rules_read_as_globs(tmp_path: Path) -> None:

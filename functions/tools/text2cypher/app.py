@@ -5,6 +5,9 @@ Thin by design: the shape every tool Lambda shares is `csagent.tools.lambda_entr
 
 from __future__ import annotations
 
+# The package loads its pipeline lazily (the router rarely needs it); this function always does,
+# so it is loaded at init (under SnapStart: in the snapshot).
+import csagent.tools.text2cypher.pipeline  # noqa: F401
 from csagent import runtime
 from csagent.tools.lambda_entry import make_tool_handler
 from csagent.tools.text2cypher import run

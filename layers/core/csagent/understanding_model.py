@@ -87,10 +87,10 @@ def intent_descriptions() -> dict[str, str]:
     """Intent label → what it means, for the prompt (`models/intent_labels.yaml`)."""
     from importlib import resources
 
-    import yaml
+    from csagent import yamlio
 
     text = resources.files("csagent.models").joinpath("intent_labels.yaml").read_text("utf-8")
-    return {str(k): str(v) for k, v in (yaml.safe_load(text) or {}).items()}
+    return {str(k): str(v) for k, v in (yamlio.safe_load(text) or {}).items()}
 
 
 @lru_cache(maxsize=1)

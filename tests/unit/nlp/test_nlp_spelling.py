@@ -43,3 +43,27 @@ def test_among_equally_close_words_the_same_letters_then_a_longer_word_win():
 def test_the_catalogue_words_given_join_the_store_vocabulary():
     assert store_vocabulary(["Zorblax Blender"])["zorblax"] == 1
     assert corrector(frozenset({"Zorblax Blender"})).correct("my zorblx") == "my zorblax"
+
+
+def test_the_word_lists_read_from_the_build_arrays_are_those_computed_from_the_texts(tmp_path, monkeypatch):
+    # Given the word lists as a fresh process reads them (the arrays `make vectors` ships)
+    from csagent.nlp import fixed_vectors, spelling
+
+    shipped_english, shipped_store = spelling.english_words(), spelling._fixed_vocabulary()
+
+    # When they are computed again from the dictionary and the store's texts (no shipped arrays)
+    monkeypatch.setenv("VECTORS_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("VECTORS_CACHE_DIR", str(tmp_path / "cache"))
+    fixed_vectors.get_vector_settings.cache_clear()
+    spelling.english_words.cache_clear()
+    spelling._fixed_vocabulary.cache_clear()
+    try:
+        computed_english, computed_store = spelling.english_words(), spelling._fixed_vocabulary()
+    finally:
+        fixed_vectors.get_vector_settings.cache_clear()
+        spelling.english_words.cache_clear()
+        spelling._fixed_vocabulary.cache_clear()
+
+    # Then they are the same words with the same counts ("cancel" is a store word, "hasnt" English)
+    assert computed_english == shipped_english and "hasnt" in computed_english
+    assert computed_store == shipped_store and computed_store["cancel"] > 0

@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Protocol
 
-import yaml
+from csagent import yamlio
 
 _WORD = re.compile(r"[a-z0-9]+")
 FUZZY_RATIO = 0.88
@@ -53,7 +53,7 @@ class Match:
 @lru_cache(maxsize=1)
 def _vocabulary() -> dict[str, tuple[str, ...]]:
     text = resources.files("csagent.actions").joinpath("item_words.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = yamlio.safe_load(text)
     return {key: tuple(str(v).lower() for v in data[key]) for key in ("all_items", "plural_cues")}
 
 

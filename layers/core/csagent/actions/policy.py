@@ -26,8 +26,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from csagent import yamlio
 from csagent.domain.models import ErrorType
 
 CENT = Decimal("0.01")
@@ -99,7 +98,7 @@ class PolicyRules:
 def load_rules() -> PolicyRules:
     """The rules from `policy.yaml` beside this module (read once, on first use)."""
     text = resources.files("csagent.actions").joinpath("policy.yaml").read_text(encoding="utf-8")
-    return PolicyRules.from_mapping(yaml.safe_load(text))
+    return PolicyRules.from_mapping(yamlio.safe_load(text))
 
 
 @lru_cache(maxsize=1)

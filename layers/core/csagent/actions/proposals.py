@@ -26,9 +26,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from csagent import yamlio
 from csagent.actions import queries
 from csagent.actions.kinds import ActionArgs, args_dict, kind, parse_args
 from csagent.actions.plan import ActionPlan, ItemChange, NewTransaction, Refund, as_float
@@ -76,7 +76,7 @@ def plan_action(action: ActionName, args: ActionArgs, facts: Mapping[str, Any], 
 def load_wording() -> dict[str, Any]:
     """`wording.yaml` beside this module (read once, on first use)."""
     text = resources.files("csagent.actions").joinpath("wording.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = yamlio.safe_load(text)
     return data
 
 

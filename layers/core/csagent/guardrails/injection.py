@@ -113,9 +113,9 @@ def load_labelled(name: str, label_field: str) -> list[LabelledText]:
 @lru_cache(maxsize=1)
 def load_patterns() -> tuple[Pattern, ...]:
     """The compiled patterns of `injection_patterns.yaml`."""
-    import yaml
+    from csagent import yamlio
 
-    document = yaml.safe_load(data_text("injection_patterns.yaml"))
+    document = yamlio.safe_load(data_text("injection_patterns.yaml"))
     return tuple(
         Pattern(p["id"], re.compile(p["pattern"], 0 if p.get("case") == "sensitive" else re.IGNORECASE))
         for p in document["patterns"]

@@ -91,9 +91,9 @@ def _term_regex(term: str) -> re.Pattern[str]:
 @lru_cache(maxsize=1)
 def load_anchors() -> Anchors:
     """The anchors of `data/scope_anchors.yaml`, schema labels and properties turned into words."""
-    import yaml
+    from csagent import yamlio
 
-    document = yaml.safe_load(data_text("scope_anchors.yaml"))
+    document = yamlio.safe_load(data_text("scope_anchors.yaml"))
     english: dict[str, tuple[str, ...]] = {}
     chinese: dict[str, tuple[str, ...]] = {}
     for area, spec in document["areas"].items():
@@ -107,9 +107,9 @@ def load_anchors() -> Anchors:
 
 def schema_anchor_names() -> tuple[set[str], set[str]]:
     """(labels, properties) named in the anchors file, for the test that checks them against the schema."""
-    import yaml
+    from csagent import yamlio
 
-    areas = yaml.safe_load(data_text("scope_anchors.yaml"))["areas"].values()
+    areas = yamlio.safe_load(data_text("scope_anchors.yaml"))["areas"].values()
     return ({x for a in areas for x in a.get("labels") or ()},
             {x for a in areas for x in a.get("properties") or ()})
 

@@ -109,9 +109,9 @@ def metered_turn(cap: int | None = BASE_CALL_CAP) -> Iterator[TurnUsage]:
 
 @lru_cache(maxsize=1)
 def _prices() -> tuple[tuple[str, float, float], ...]:
-    import yaml
+    from csagent import yamlio
 
-    data = yaml.safe_load(resources.files("csagent.models").joinpath("prices.yaml").read_text("utf-8"))
+    data = yamlio.safe_load(resources.files("csagent.models").joinpath("prices.yaml").read_text("utf-8"))
     entries: list[Mapping[str, Any]] = data.get("prices") or []
     return tuple((str(e["match"]), float(e["input_per_1k"]), float(e["output_per_1k"])) for e in entries)
 

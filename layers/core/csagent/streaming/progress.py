@@ -42,9 +42,9 @@ class ProgressLabels:
 @lru_cache(maxsize=1)
 def progress_labels(path: Path = LABELS_PATH) -> ProgressLabels:
     """The labels file, read once (on the first streamed turn, never at import)."""
-    import yaml
+    from csagent import yamlio
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     return ProgressLabels(received=str(data["received"]), default=str(data["default"]),
                           nodes={str(k): str(v) for k, v in data["nodes"].items()})
 

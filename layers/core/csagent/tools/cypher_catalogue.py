@@ -305,9 +305,9 @@ def load_catalogue(path: Path | str | None = None) -> Catalogue:
     if source.suffix == ".json":
         raw = json.loads(text)
     else:
-        import yaml
+        from csagent import yamlio
 
-        raw = yaml.safe_load(text)
+        raw = yamlio.safe_load(text)
     return parse_catalogue(raw)
 
 

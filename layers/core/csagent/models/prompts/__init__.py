@@ -73,9 +73,9 @@ class Prompt:
 
 
 def _parse_front(front: str, source: str) -> dict[str, Any]:
-    import yaml
+    from csagent import yamlio
 
-    data = yaml.safe_load(front)
+    data = yamlio.safe_load(front)
     if not isinstance(data, dict):
         raise ValueError(f"{source}: the front matter must be a mapping")
     for key in ("name", "version", "role", "variables"):

@@ -27,16 +27,25 @@ from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolError, ToolResult
 from csagent.models.ladder import LADDER_SEPARATOR, parse_chain
-from csagent.tools.text2cypher.examples import ensure_example_bank
-from csagent.tools.text2cypher.pipeline import (
-    MAX_QUESTION_CHARS,
-    Text2Cypher,
-    Text2CypherOutcome,
-    explain,
-)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.tools.context import ToolContext
+    from csagent.tools.text2cypher.examples import ensure_example_bank
+    from csagent.tools.text2cypher.pipeline import Text2Cypher, Text2CypherOutcome, explain
+
+# The pipeline (its validator's patterns, the schema, the few-shot bank) loads on first use: the
+# router configures this tool when it builds its graph, and most first replies never run it
+# (about 0.1 s of a fresh process's first reply). The Text2Cypher Lambda loads it at init.
+_LAZY = {"MAX_QUESTION_CHARS": "pipeline", "Text2Cypher": "pipeline", "Text2CypherOutcome": "pipeline",
+         "explain": "pipeline", "ensure_example_bank": "examples"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["TOOL_NAME", "Text2Cypher", "Text2CypherConfig", "Text2CypherOutcome", "configure",
            "current_config", "ensure_example_bank", "explain", "model_for", "run", "to_tool_result"]
@@ -101,6 +110,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
 
     def elapsed() -> float:
         return round((time.perf_counter() - started) * 1000.0, 3)
+
+    from csagent.tools.text2cypher.pipeline import MAX_QUESTION_CHARS, Text2Cypher
 
     args = dict(task.args or {})
     question = args.get("question")

@@ -78,9 +78,9 @@ class ExampleFile(BaseModel):
 @lru_cache(maxsize=4)
 def load_examples(path: Path | str | None = None) -> tuple[CypherExample, ...]:
     """The examples of the file (default: the shipped `examples.yaml`), validated."""
-    import yaml
+    from csagent import yamlio
 
-    raw = yaml.safe_load(Path(path or EXAMPLES_PATH).read_text(encoding="utf-8"))
+    raw = yamlio.safe_load(Path(path or EXAMPLES_PATH).read_text(encoding="utf-8"))
     return ExampleFile.model_validate(raw).examples
 
 

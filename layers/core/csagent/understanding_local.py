@@ -272,8 +272,8 @@ class LocalUnderstanding:
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
                     and (opens_question(piece) or "?" in piece):
-                # A question about one product of the catalogue is about the store ("whats the
-                # weight limit on the office chair"); when no catalogue template comes close, the
+                # A question about one product of the catalogue is about the store ("how ofen
+                # shoud i descale my espreso machine"); when no catalogue template comes close, the
                 # product's documents answer it first, the catalogue's facts if they are silent.
                 grounded_to_store = True
                 names = [str(p.get("name") or "") for p in catalogue or ()] + [named_products[0]["surface"]]

@@ -6,7 +6,10 @@ tau-retail, DynamoDB on moto) with faults injected by `FAULTS`.
 - a confirmed cancellation whose execution fails transiently once is applied exactly once;
 - with Neo4j down, the breaker opens and later turns fail fast with a kind reply.
 
-What a silent drop is, is defined once in `devstack.faults_eval.silent_drops` (the check
+Every test runs in both dispatch modes (`dispatch_mode`): in-process (one `Send` per task) and
+Step Functions (each wave one execution of the real state machine on moto, the tool Lambda
+handlers behind it, faults injected in the tool Lambdas as in the router): the healing is the
+same. What a silent drop is, is defined once in `devstack.faults_eval.silent_drops` (the check
 `make faults` reports over 60 turns). Each test builds the service under its own fault plan
 (`faults`) and leaves the environment, the cached runtime and the breakers as it found them.
 """
@@ -60,11 +63,29 @@ def stack(tau_store: Any, moto_endpoint: str) -> None:
     provision(moto_endpoint)
 
 
+@pytest.fixture(scope="module", params=["inprocess", "stepfunctions"])
+def dispatch_mode(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The dispatch mode of the module's tests; Step Functions through this process's bridge,
+    one task at a time (MaxConcurrency 1: the fault plan's dice are drawn in plan order)."""
+    mode: str = request.param
+    if mode == "inprocess":
+        yield mode
+        return
+    from devstack.sfn_bridge import LocalStepFunctionsDispatcher
+
+    LocalStepFunctionsDispatcher.close_process()
+    LocalStepFunctionsDispatcher.for_process(MaxConcurrency=1)
+    yield mode
+    LocalStepFunctionsDispatcher.close_process()  # one bridge per process: free it for other tests
+
+
 @pytest.fixture
-def faults(stack: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[BuildService]:
+def faults(stack: None, dispatch_mode: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[BuildService]:
     """`faults(spec)`: the conversation service rebuilt under the fault plan `spec` ("" = none),
     with closed breakers. Afterwards the cached runtime is dropped (monkeypatch restores the
     environment), so the next test builds its own."""
+
+    monkeypatch.setenv("DISPATCH_MODE", dispatch_mode)
 
     def build(spec: str) -> ConversationService:
         monkeypatch.setenv("FAULTS", spec)
@@ -72,7 +93,9 @@ def faults(stack: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[BuildServic
         runtime.reset()
         get_fault_plan.cache_clear()
         breakers().reset()
-        return runtime.conversation_service()
+        service = runtime.conversation_service()
+        assert (runtime.graph_deps().dispatcher is not None) == (dispatch_mode == "stepfunctions")
+        return service
 
     yield build
     runtime.reset()

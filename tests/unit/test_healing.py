@@ -64,9 +64,9 @@ def test_no_results_degrades_to_the_keyword_search_and_says_it_is_a_fallback():
     tool = Script(("fail", ErrorType.NO_RESULTS), ("ok", None))
     # When the task is healed
     result, decisions, _ = run_healed(task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None)
-    # Then the second call ran without embeddings (FAQ / fulltext keyword match) as a fallback
+    # Then the second call asked for the search without embeddings (FAQ / fulltext keyword match)
     assert [d.action.value for d in decisions] == ["degrade"]
-    assert tool.calls[1][1].embedder is None
+    assert tool.calls[1][0].args == {"question": "returns?", "mode": "keyword"}
     assert result.status is TaskStatus.FALLBACK
 
 

@@ -4,10 +4,12 @@
     results = dispatcher.run_wave(tasks, customer_id, session_id, dependencies)
 
 The state machine (`infra/statemachines/tools.asl.json`) fans the wave out with a Map state, one
-tool Lambda per task, and turns every tool failure into a failed ToolResult itself (Retry, Catch,
-TimeoutSeconds). What is left for this adapter is the execution as a whole: when it cannot be
-started, fails, times out, or answers something unreadable, every task of the wave gets a failed
-ToolResult (TRANSIENT or TIMEOUT) - `run_wave` never raises, so no exception crosses a node.
+tool Lambda per task; it retries only infrastructure errors (Lambda service errors, throttling)
+and hands every tool failure back as a ToolResult (the tool's own, or one its Catch builds). What
+is left for this adapter is the execution as a whole: when it cannot be started, fails, times
+out, or answers something unreadable, every task of the wave gets a failed ToolResult (TRANSIENT
+or TIMEOUT) - `run_wave` never raises, so no exception crosses a node. Healing any of these
+results (a retry in a new wave, the cheaper tool, breakers) is the router's: `csagent.healing`.
 
 Locally the same class runs over `devstack.sfn_bridge`, which emulates StartSyncExecution on moto.
 """

@@ -1,6 +1,9 @@
 """Tool: answer a question from the knowledge base (policies, warranty terms, manuals, FAQ).
 
-    task.args = {"question": str, "product_ids"?: [str], "k"?: int}
+    task.args = {"question": str, "product_ids"?: [str], "k"?: int, "mode"?: "keyword"}
+
+`mode: keyword` searches without embeddings (the FAQ and fulltext keyword match): the healer's
+cheaper path (`csagent.healing.degraded_task`), the same whether it runs here or in the Lambda.
 
 Success: `{"answer": <the best chunk trimmed to the sentences that answer>, "citations": [...],
 "mode": "hybrid" | "keyword"}`. The answer is always a quotation from the knowledge base, never
@@ -88,7 +91,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
     # The knowledge base is English: a Chinese question searches by the English words it holds.
     question = english_query(question)
     try:
-        searcher = KnowledgeSearch(ctx.graph, ctx.embedder)
+        embedder = None if task.args.get("mode") == "keyword" else ctx.embedder
+        searcher = KnowledgeSearch(ctx.graph, embedder)
         result = searcher.search(question, k=k, product_ids=product_ids)
         if result.no_results:
             return ToolResult.failed(

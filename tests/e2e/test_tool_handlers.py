@@ -128,16 +128,11 @@ def test_a_malformed_event_is_a_validation_result_without_internals(invoke: Call
 
 def test_a_store_outage_is_answered_as_a_transient_result_for_the_router_to_heal(
         invoke: Callable[[str], Invoke], monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given the store answers every query with "service unavailable" (the driver's error)
-    from neo4j.exceptions import ServiceUnavailable
+    # Given the store's address answers nothing (a Neo4j that is down: the driver's ServiceUnavailable)
+    from devstack.aws import free_port
 
-    from csagent.adapters.neo4j_graph import Neo4jGraph
-
-    def unavailable(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        raise ServiceUnavailable("connection refused")
-
+    monkeypatch.setenv("NEO4J_URI", f"bolt://127.0.0.1:{free_port()}")
     handler = invoke("predefined_cypher")
-    monkeypatch.setattr(Neo4jGraph, "read", unavailable)
 
     # When the predefined Cypher Lambda handles the order lookup
     result = ToolResult.model_validate(handler(load_event("predefined_cypher.json")))

@@ -182,9 +182,10 @@ def test_a_tool_slower_than_its_timeout_is_a_timeout_result(
     results = _by_id(impatient_dispatcher.run_wave(_wave(), CUSTOMER, SESSION))
     elapsed = time.monotonic() - started
 
-    # Then the wave did not wait for it: it is a retryable timeout, and the other tasks answered
+    # Then the wave did not wait for it: it is a timeout the healer does not wait for again (its
+    # whole state budget is spent; a 29 s turn has no room for a second), and the others answered
     assert results["t2"].status is TaskStatus.FAILED and results["t2"].error is not None
-    assert (results["t2"].error.type, results["t2"].error.retryable) == (ErrorType.TIMEOUT, True)
+    assert (results["t2"].error.type, results["t2"].error.retryable) == (ErrorType.TIMEOUT, False)
     assert elapsed < 3.0
     assert (results["t1"].status, results["t3"].status) == (TaskStatus.SUCCESS, TaskStatus.SUCCESS)
 

@@ -43,6 +43,7 @@ from csagent.resilience.bounds import Bounds
 from csagent.resilience.breaker import BreakerRegistry, breakers, is_dependency_fault
 from csagent.resilience.policy import HealAction, HealDecision, RetryKind, decide
 from csagent.tools.context import ToolContext
+from csagent.tools.failures import failed_result
 
 ToolFn = Callable[[Task, ToolContext], ToolResult]
 #: Runs one wave of tasks and returns one ToolResult per task, in task order (never raises).
@@ -181,8 +182,7 @@ def run_healed(task: Task, ctx: ToolContext, tools: Mapping[str, ToolFn], bounds
             try:
                 result = tools[attempt.tool](attempt, ctx)
             except Exception as exc:  # noqa: BLE001 - failure is data
-                result = ToolResult.failed(task, ErrorType.UNKNOWN, f"{type(exc).__name__}: {exc}")
-                raised = True
+                result, raised = failed_result(task, exc), True
             span.finish(result)  # ToolLatency, ToolFailure; the span's status annotations
         healer.report(result, raised=raised)
         if healer.delay_s:

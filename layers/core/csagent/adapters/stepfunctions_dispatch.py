@@ -110,8 +110,8 @@ def classify_client_error(exc: Exception) -> tuple[ErrorType, bool, str]:
     name = type(exc).__name__
     if isinstance(exc, TypeError | ValueError):  # the input could not be serialised: no retry helps
         return ErrorType.UNKNOWN, False, "The tasks could not be sent to the tools."
-    if "Timeout" in name:  # botocore ReadTimeoutError / ConnectTimeoutError
-        return ErrorType.TIMEOUT, True, "The tools did not answer in time."
+    if "Timeout" in name:  # botocore ReadTimeoutError / ConnectTimeoutError: the wave's time is spent
+        return ErrorType.TIMEOUT, False, "The tools did not answer in time."
     code = _error_code(exc)
     if code:
         return ErrorType.TRANSIENT, code in _RETRYABLE_CODES, f"The tools could not be started ({code})."
@@ -158,8 +158,8 @@ class StepFunctionsDispatcher:
             return results_from_output(tasks, response.get("output"), elapsed())
         logger.warning("dispatch execution %s: %s (%s)", status, response.get("error"),
                        response.get("executionArn"))
-        if status == "TIMED_OUT":
-            return failed_wave(tasks, ErrorType.TIMEOUT, "The tools did not answer in time.", retryable=True,
+        if status == "TIMED_OUT":  # not retried: another wait that long does not fit in the turn
+            return failed_wave(tasks, ErrorType.TIMEOUT, "The tools did not answer in time.", retryable=False,
                                latency_ms=elapsed())
         return failed_wave(tasks, ErrorType.TRANSIENT, "The tools could not complete this request.",
                            retryable=True, latency_ms=elapsed())

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.tools.failures import failed_result
 
 if TYPE_CHECKING:
     from csagent.tools.context import ToolContext
@@ -81,8 +82,7 @@ def run_tool_event(event: ToolEvent, tool: ToolFn,
         result = tool(task, ctx)
     except Exception as exc:  # noqa: BLE001 - tools should not raise; if one does, it is data
         logger.exception("tool %s raised", task.tool)
-        result = ToolResult.failed(task, ErrorType.UNKNOWN,
-                                   f"The {task.tool} tool failed ({type(exc).__name__}).")
+        result = failed_result(task, exc)
     if not result.latency_ms:
         result = result.model_copy(update={"latency_ms": elapsed()})
     return result

@@ -1,12 +1,21 @@
 """`make faults`: self-healing under injected faults, measured on the real local stack.
 
     python -m devstack.faults_eval [--turns 60] [--failure-rate 0.3] [--seed 7] [--crashes 6]
+    DISPATCH_MODE=stepfunctions python -m devstack.faults_eval     # each wave through the state machine
 
 Sends realistic customer messages drawn from tau-retail through the real `ConversationService`
 (Neo4j seeded with tau-retail, DynamoDB on moto) with `FAULTS` set so that about
 `--failure-rate` of the tool calls fail (`fault_spec`), then crashes turns between dispatch and
-summarise and retries them. Prints a table and writes `reports/faults.json`. Nothing here
-asserts: an evaluation reports, tests decide (`tests/integration/test_fault_injection.py`).
+summarise and retries them. Prints a table and writes `reports/faults.json` (in-process) or
+`reports/faults-stepfunctions.json`. Nothing here asserts: an evaluation reports, tests decide
+(`tests/integration/test_fault_injection.py`, in both modes).
+
+Dispatch modes (`DISPATCH_MODE`, as in the router): `inprocess` runs each task in the graph;
+`stepfunctions` runs each wave as one execution of the dispatch state machine on moto's
+interpreter, whose Task states invoke the real tool Lambda handlers (`devstack.sfn_bridge`). The
+faults are the same in both: the plan wraps the graph store and the tools at each composition
+root (the router's `csagent.runtime`, the tool Lambdas' `csagent.tools.lambda_entry`), and the
+router's healer heals what comes back either way. The header says which mode ran.
 
 Phases
     1. reseed tau-retail (`seed_store` restores the dataset exactly);
@@ -27,7 +36,8 @@ Determinism: the scenarios follow from the seed and the dataset, and the plan's 
 of (seed, fault, call number), so the same calls must reach the plan in the same order. Tasks of
 a wave running concurrently would draw in thread order, and one flipped draw changes the retries
 and so every later draw: the evaluation runs a wave's tasks one after another, in plan order
-(`one_task_at_a_time`; `--parallel` keeps production's concurrency and gives up reproducibility).
+(`one_task_at_a_time`; through Step Functions the Map runs with MaxConcurrency 1; `--parallel`
+keeps production's concurrency and gives up reproducibility).
 A wave's tasks are independent, so this is one of the schedules production may run; only the
 latency of compound turns differs. One thing stays wall-clock: an open circuit breaker half-opens
 after its cool-down (15 s), so when a breaker opens, how many turns meet it open depends on speed.
@@ -57,7 +67,7 @@ if TYPE_CHECKING:
     from csagent.service import ConversationService, TurnOut
 
 ROOT = Path(__file__).resolve().parents[2]
-REPORT = ROOT / "reports" / "faults.json"
+REPORTS = ROOT / "reports"
 TAU_DATA = ROOT.parent / "shared" / "data" / "tau-retail"
 
 # ------------------------------------------------------------------------------ the messages
@@ -689,8 +699,23 @@ def _at(values: Mapping[str, Any], path: str) -> Any:
     return value
 
 
+def dispatch_mode() -> str:
+    """The router's dispatch mode, as its settings read it (`DISPATCH_MODE`)."""
+    from csagent.config import get_settings
+
+    return str(get_settings().dispatch_mode)
+
+
+def header(report: Mapping[str, Any]) -> str:
+    dispatch = ("Step Functions: each wave one execution of the dispatch state machine on moto (local "
+                "stack), tool Lambda handlers behind it" if report["dispatch_mode"] == "stepfunctions"
+                else "in-process: one graph branch per task")
+    return (f"dispatch: {dispatch}\nFAULTS={report['faults']}  FAULT_SEED={report['seed']}  "
+            f"waves: {report['waves']}")
+
+
 def print_table(report: Mapping[str, Any]) -> None:
-    print(f"FAULTS={report['faults']}  FAULT_SEED={report['seed']}  waves: {report['waves']}")
+    print(header(report))
     for label, path, target in ROWS:
         value = _at(report["figures"], path)
         print(f"  {label:42} {value!s:>12}" + (f"   (target {target})" if target else ""))
@@ -705,7 +730,7 @@ class Options:
     crashes: int = 6
     parallel: bool = False
     data: Path = TAU_DATA
-    report: Path = REPORT
+    report: Path | None = None  # reports/faults.json, or reports/faults-stepfunctions.json
     run_id: str = field(default_factory=lambda: f"faults-{uuid.uuid4().hex[:8]}")
 
 
@@ -724,6 +749,12 @@ def evaluate(options: Options, driver: Driver) -> dict[str, Any]:
     scenarios = build_scenarios(store, options.turns, options.seed, used)
     crashes = crash_scenarios(store, options.crashes, options.seed, used)
     spec = fault_spec(options.failure_rate)
+    mode = dispatch_mode()
+    if mode == "stepfunctions":
+        from devstack.sfn_bridge import LocalStepFunctionsDispatcher
+
+        # The process's bridge, before the runtime asks for it: one task at a time, like the graph.
+        LocalStepFunctionsDispatcher.for_process(**({} if options.parallel else {"MaxConcurrency": 1}))
     reseed(driver, options.data)
     try:
         with restored_faults(), (nullcontext() if options.parallel else one_task_at_a_time()):
@@ -738,7 +769,7 @@ def evaluate(options: Options, driver: Driver) -> dict[str, Any]:
         reseed(driver, options.data)
     differs = [sc.messages[0] for sc, p in zip(scenarios, planned, strict=True)
                if Counter(p) != Counter(sc.expected)]
-    return {"seed": options.seed, "failure_rate": options.failure_rate, "faults": spec,
+    return {"dispatch_mode": mode, "seed": options.seed, "failure_rate": options.failure_rate, "faults": spec,
             "waves": "concurrent" if options.parallel else "one task at a time",
             "store": options.data.name,
             "scenarios": dict(Counter(sc.kind for sc in scenarios)),
@@ -768,7 +799,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--parallel", action="store_true",
                         help="run a wave's tasks concurrently as production does (not reproducible)")
     parser.add_argument("--data", type=Path, default=TAU_DATA, help="the tau-retail dataset directory")
-    parser.add_argument("--report", type=Path, default=REPORT, help="where to write the JSON report")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="where to write the JSON report (default reports/faults.json, "
+                             "reports/faults-stepfunctions.json with DISPATCH_MODE=stepfunctions)")
     return parser
 
 
@@ -783,6 +816,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR)
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
     started = time.perf_counter()
+    print(f"make faults - dispatch mode: {dispatch_mode()}", flush=True)
     with neo4j_driver() as driver:
         try:
             driver.verify_connectivity()
@@ -792,9 +826,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = evaluate(options, driver)
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     print_table(report)
-    options.report.parent.mkdir(parents=True, exist_ok=True)
-    options.report.write_text(json.dumps(report, indent=2, default=str) + "\n")
-    print(f"written {options.report} ({report['elapsed_s']} s)")
+    name = "faults-stepfunctions.json" if report["dispatch_mode"] == "stepfunctions" else "faults.json"
+    path = options.report or REPORTS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    print(f"written {path} ({report['elapsed_s']} s)")
     return 0
 
 

@@ -21,7 +21,8 @@ StartSyncExecution. This module bridges both and nothing else:
    and calls its `handler(event, context)` in-process, answering like the Lambda Invoke API:
    the return value as Payload, or `FunctionError: "Unhandled"` with `{"errorType",
    "errorMessage"}` when the handler raises - so Retry and Catch match the same error names
-   as in AWS ("TransientToolError", "Runtime.ImportModuleError", ...). Which handler serves
+   as in AWS ("Runtime.ImportModuleError", ...); an Invoke API error (a `ClientError`) becomes
+   `Lambda.<code>` ("Lambda.ServiceException"), as moto names it. Which handler serves
    which function ARN comes from template.yaml (each tool function's CodeUri).
 3. StartSyncExecution is emulated as StartExecution + DescribeExecution polling (bounded by
    `max_wait_s`), answering in StartSyncExecution's shape (SUCCEEDED | FAILED | TIMED_OUT).
@@ -43,8 +44,9 @@ own timeout; Lambda's function timeout and memory are not enforced; executions s
 memory until the bridge closes (it deletes its state machines); moto re-parses the ASL on every
 execution (about 50 ms here; AWS does not). One bridge per process (the replaced function is global).
 
-Test hook: `faults` (task id -> `Fault`) makes the invocation of that task's tool fail
-transiently, crash or stall before the real handler runs; `invocations` records every call.
+Test hook: `faults` (task id -> `Fault`) makes the invocation of that task's tool fail with a
+Lambda service error, crash, stall, or answer a failed ToolResult before (instead of) the real
+handler; `invocations` records every call and `events` the task each one carried.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ from types import ModuleType, TracebackType
 from typing import Any, Literal
 
 from csagent.adapters.stepfunctions_dispatch import StepFunctionsDispatcher
-from csagent.tools.events import TRANSIENT_ERROR_NAME
+from csagent.domain.models import ErrorType, Task, ToolResult
 from devstack.template import DEFAULT_STACK_NAME, LOCAL_ACCOUNT_ID, LOCAL_REGION, load_template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,14 +206,17 @@ class LambdaInvocationError(Exception):
 class Fault:
     """A failure injected into the tool invocations of one task (tests only).
 
-    `transient`: the invocation fails as the tool Lambda does for a retryable transient failure
-    (raises TransientToolError); `crash`: it raises RuntimeError; `delay`: it sleeps `seconds`,
-    then runs the real handler. `times`: only the first N invocations (None: all of them).
+    `service`: the Lambda Invoke API fails with a service error (`Lambda.ServiceException`: an
+    infrastructure error, which the state machine retries); `crash`: the handler raises
+    RuntimeError; `delay`: it sleeps `seconds`, then runs the real handler; `result`: the tool
+    answers a failed ToolResult of type `error` (what a tool returns when its dependency fails:
+    the router's healer handles it). `times`: only the first N invocations (None: all of them).
     """
 
-    kind: Literal["transient", "crash", "delay"]
+    kind: Literal["service", "crash", "delay", "result"]
     times: int | None = None
     seconds: float = 0.0
+    error: ErrorType = ErrorType.TRANSIENT
     used: int = 0
 
     def take(self) -> bool:
@@ -221,13 +226,23 @@ class Fault:
         self.used += 1
         return True
 
-    def strike(self) -> None:
-        """Fail (or stall) the way `kind` says."""
-        if self.kind == "transient":
-            raise LambdaInvocationError(TRANSIENT_ERROR_NAME, "injected transient failure")
+    def strike(self, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Fail (or stall) the way `kind` says; a `result` fault returns the tool's answer."""
+        if self.kind == "service":
+            from botocore.exceptions import ClientError
+
+            error = {"Code": "ServiceException", "Message": "injected Lambda service error"}
+            raise ClientError({"Error": error, "ResponseMetadata": {"HTTPStatusCode": 500,  # type: ignore[typeddict-item]
+                                                                    "RequestId": "local"}}, "Invoke")
         if self.kind == "crash":
             raise LambdaInvocationError("RuntimeError", "injected crash")
+        if self.kind == "result":
+            task = Task.model_validate(event["task"])
+            failed = ToolResult.failed(task, self.error, f"{self.error.value} (injected fault)",
+                                       retryable=self.error in (ErrorType.TRANSIENT, ErrorType.TIMEOUT))
+            return failed.model_dump(mode="json")
         time.sleep(self.seconds)
+        return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -249,6 +264,7 @@ class LocalStepFunctions:
         self.deployment = deployment_from_template(template_path, stack_name)
         self.faults: dict[str, Fault] = {}
         self.invocations: list[tuple[str, str]] = []  # (tool, task_id), in call order
+        self.events: list[dict[str, Any]] = []  # the task of each invocation, in call order
         self._load_handler = handler_loader
         self._handlers: dict[str, Handler] = {}
         self._lock = threading.Lock()
@@ -377,11 +393,15 @@ class LocalStepFunctions:
         task_id = str((event.get("task") or {}).get("task_id", "")) if isinstance(event, dict) else ""
         with self._lock:
             self.invocations.append((tool, task_id))
+            self.events.append(dict(event.get("task") or {}) if isinstance(event, dict) else {})
             fault = self.faults.get(task_id)
             fault = fault if fault is not None and fault.take() else None
+        if fault is not None and fault.kind == "service":
+            fault.strike(event)  # raises the Invoke API's ClientError, as boto3 would
         try:
-            if fault is not None:
-                fault.strike()
+            answer = fault.strike(event) if fault is not None else None
+            if answer is not None:
+                return {"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": answer}
             handler = self._handler(tool)
             context = LambdaContext(function_name=arn.rsplit(":", 1)[-1], invoked_function_arn=arn)
             payload = handler(event, context)
@@ -434,15 +454,16 @@ class LocalStepFunctionsDispatcher(StepFunctionsDispatcher):
         self.bridge = bridge
 
     @classmethod
-    def for_process(cls) -> LocalStepFunctionsDispatcher:
+    def for_process(cls, **overrides: Any) -> LocalStepFunctionsDispatcher:
         """The dispatcher of this process's one long-lived bridge (a local router, a demo): started
-        on first use, closed at exit, the same on every call (`runtime.reset()` may call again)."""
+        on first use, closed at exit, the same on every call (`runtime.reset()` may call again).
+        `overrides` (DefinitionSubstitutions, e.g. `MaxConcurrency=1`) apply when it is created."""
         global _PROCESS_DISPATCHER
         with _PROCESS_LOCK:
             if _PROCESS_DISPATCHER is None:
                 bridge = LocalStepFunctions().start()
                 atexit.register(bridge.close)
-                _PROCESS_DISPATCHER = cls(bridge, bridge.deploy())
+                _PROCESS_DISPATCHER = cls(bridge, bridge.deploy(**overrides))
             return _PROCESS_DISPATCHER
 
     @classmethod

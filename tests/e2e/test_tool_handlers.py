@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from csagent.domain.models import ErrorType, TaskStatus, ToolResult
-from csagent.tools.events import TransientToolError
 from devstack.sfn_bridge import LambdaContext, function_arn, load_handler
 
 pytestmark = pytest.mark.e2e
@@ -127,23 +126,22 @@ def test_a_malformed_event_is_a_validation_result_without_internals(invoke: Call
     assert "#W2611340" not in result.error.message and "Traceback" not in result.error.message
 
 
-def test_a_store_outage_is_raised_as_transient_for_the_state_machine_to_retry(
+def test_a_store_outage_is_answered_as_a_transient_result_for_the_router_to_heal(
         invoke: Callable[[str], Invoke], monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given the store answers every query with "service unavailable" (the driver's error)
-    from neo4j.exceptions import ServiceUnavailable
+    # Given the store's address answers nothing (a Neo4j that is down: the driver's ServiceUnavailable)
+    from devstack.aws import free_port
 
-    from csagent.adapters.neo4j_graph import Neo4jGraph
-
-    def unavailable(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        raise ServiceUnavailable("connection refused")
-
+    monkeypatch.setenv("NEO4J_URI", f"bolt://127.0.0.1:{free_port()}")
     handler = invoke("predefined_cypher")
-    monkeypatch.setattr(Neo4jGraph, "read", unavailable)
 
     # When the predefined Cypher Lambda handles the order lookup
-    # Then it raises TransientToolError: the error name the state machine's Retry matches
-    with pytest.raises(TransientToolError, match="temporarily unavailable"):
-        handler(load_event("predefined_cypher.json"))
+    result = ToolResult.model_validate(handler(load_event("predefined_cypher.json")))
+
+    # Then it answers (no exception: the state machine retries only infrastructure errors) with a
+    # retryable transient failure, which the router's healer retries after a backoff
+    assert result.status is TaskStatus.FAILED and result.error is not None
+    assert (result.error.type, result.error.retryable) == (ErrorType.TRANSIENT, True)
+    assert "temporarily unavailable" in result.error.message
 
 
 def test_the_handler_publishes_its_outcome_as_a_metric(invoke: Callable[[str], Invoke],

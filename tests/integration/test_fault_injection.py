@@ -6,7 +6,10 @@ tau-retail, DynamoDB on moto) with faults injected by `FAULTS`.
 - a confirmed cancellation whose execution fails transiently once is applied exactly once;
 - with Neo4j down, the breaker opens and later turns fail fast with a kind reply.
 
-What a silent drop is, is defined once in `devstack.faults_eval.silent_drops` (the check
+Every test runs in both dispatch modes (`dispatch_mode`): in-process (one `Send` per task) and
+Step Functions (each wave one execution of the real state machine on moto, the tool Lambda
+handlers behind it, faults injected in the tool Lambdas as in the router): the healing is the
+same. What a silent drop is, is defined once in `devstack.faults_eval.silent_drops` (the check
 `make faults` reports over 60 turns). Each test builds the service under its own fault plan
 (`faults`) and leaves the environment, the cached runtime and the breakers as it found them.
 """
@@ -23,6 +26,7 @@ import pytest
 from neo4j.exceptions import IncompleteCommit
 
 from csagent import runtime
+from csagent.adapters.neo4j_graph import classify_neo4j_error
 from csagent.resilience.breaker import breakers
 from csagent.resilience.faults import InjectedCrash, get_fault_plan
 from csagent.service import ConversationService
@@ -60,11 +64,29 @@ def stack(tau_store: Any, moto_endpoint: str) -> None:
     provision(moto_endpoint)
 
 
+@pytest.fixture(scope="module", params=["inprocess", "stepfunctions"])
+def dispatch_mode(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The dispatch mode of the module's tests; Step Functions through this process's bridge,
+    one task at a time (MaxConcurrency 1: the fault plan's dice are drawn in plan order)."""
+    mode: str = request.param
+    if mode == "inprocess":
+        yield mode
+        return
+    from devstack.sfn_bridge import LocalStepFunctionsDispatcher
+
+    LocalStepFunctionsDispatcher.close_process()
+    LocalStepFunctionsDispatcher.for_process(MaxConcurrency=1)
+    yield mode
+    LocalStepFunctionsDispatcher.close_process()  # one bridge per process: free it for other tests
+
+
 @pytest.fixture
-def faults(stack: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[BuildService]:
+def faults(stack: None, dispatch_mode: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[BuildService]:
     """`faults(spec)`: the conversation service rebuilt under the fault plan `spec` ("" = none),
     with closed breakers. Afterwards the cached runtime is dropped (monkeypatch restores the
     environment), so the next test builds its own."""
+
+    monkeypatch.setenv("DISPATCH_MODE", dispatch_mode)
 
     def build(spec: str) -> ConversationService:
         monkeypatch.setenv("FAULTS", spec)
@@ -72,7 +94,9 @@ def faults(stack: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[BuildServic
         runtime.reset()
         get_fault_plan.cache_clear()
         breakers().reset()
-        return runtime.conversation_service()
+        service = runtime.conversation_service()
+        assert (runtime.graph_deps().dispatcher is not None) == (dispatch_mode == "stepfunctions")
+        return service
 
     yield build
     runtime.reset()
@@ -200,7 +224,8 @@ class LosesFirstWriteAnswer:
         rows: list[dict[str, Any]] = self.inner.write(*args, **kwargs)
         if not self.lost:
             self.lost = True
-            raise IncompleteCommit("the connection closed before the commit was acknowledged")
+            lost = IncompleteCommit("the connection closed before the commit was acknowledged")
+            raise classify_neo4j_error(lost) from lost  # what the adapter raises for it
         return rows
 
     def __getattr__(self, name: str) -> Any:
@@ -260,3 +285,37 @@ def test_a_failed_lookup_names_the_order_the_customer_asked_about(faults: BuildS
     # Then the reply names that order (the customer's own words back), not a redaction
     assert turn.out is not None and [t.status for t in turn.out.tasks] == ["failed"]
     assert f"I couldn't check the status of order {MASON_PROCESSED}" in turn.reply
+
+
+# ------------------------------------------------- (e) the cheaper path, and a person after that
+def test_a_knowledge_search_that_finds_nothing_answers_from_the_keyword_search_and_says_so(
+        faults: BuildService) -> None:
+    # Given the knowledge search finding nothing once (with embeddings)
+    service = faults("knowledge_search:empty:1.0:1")
+
+    # When the customer asks about the return policy
+    turn = send(service, MASON, new_session(), "What is your return policy?")
+
+    # Then the cheaper path (the keyword search, without embeddings) answered, as a fallback,
+    # and the reply says plainly that this is the closest answer
+    result = result_of(turn, "policy")
+    assert (result["status"], result["attempts"], [s["action"] for s in result["heal"]]) == (
+        "fallback", 2, ["degrade"])
+    assert result["data"]["mode"] == "keyword" and result["data"]["citations"]
+    assert turn.reply.startswith("Part of our system is slow right now")
+
+
+def test_a_lookup_that_keeps_failing_after_its_retries_goes_to_a_person(faults: BuildService) -> None:
+    # Given the order lookups failing every time at the tool
+    service = faults("predefined_cypher:error:1.0")
+
+    # When the customer asks where their order is
+    turn = send(service, MASON, new_session(), f"Where is my order {MASON_PROCESSED}?")
+
+    # Then the lookup was retried with backoff until its retries were spent, and the turn was
+    # handed to a person, the reply saying so without internals
+    result = result_of(turn, "order_status")
+    assert (result["status"], result["attempts"], [s["action"] for s in result["heal"]]) == (
+        "failed", 3, ["retry", "retry", "fail"])
+    assert turn.out is not None and turn.out.status == "handed_off"
+    assert not INTERNAL_TEXT.search(turn.reply)

@@ -3,7 +3,10 @@ moto's interpreter, the real tool Lambda handlers, the real Neo4j seeded with ta
 `devstack.sfn_bridge` and the same `StepFunctionsDispatcher.run_wave` the router uses in AWS.
 
 Retry, Catch and TimeoutSeconds are proven with faults injected per task id by the bridge
-(`Fault`): they fail the invocation the way a tool Lambda fails, then the real handler runs.
+(`Fault`): they fail the invocation the way a tool Lambda fails, then the real handler runs. The
+state machine retries only infrastructure errors; a failed ToolResult goes back to the router,
+whose healer (`csagent.healing.run_healed_waves`, what the `dispatch_wave` node runs) retries it
+in a new wave, takes the cheaper tool, or stops at an open breaker - proven here too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from typing import Any
 import pytest
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.healing import TaskHealer, run_healed_waves
+from csagent.resilience.bounds import Bounds
+from csagent.resilience.breaker import breakers
 from devstack.sfn_bridge import Fault, LocalStepFunctions, LocalStepFunctionsDispatcher
 
 pytestmark = pytest.mark.integration
@@ -67,8 +73,11 @@ def impatient_dispatcher(bridge: LocalStepFunctions) -> LocalStepFunctionsDispat
 def _clean_faults(bridge: LocalStepFunctions) -> Iterator[None]:
     bridge.faults.clear()
     bridge.invocations.clear()
+    bridge.events.clear()
+    breakers().reset()
     yield
     bridge.faults.clear()
+    breakers().reset()
 
 
 def _by_id(results: list[ToolResult]) -> dict[str, ToolResult]:
@@ -118,10 +127,10 @@ def test_the_tools_see_the_customer_of_the_session(dispatcher: LocalStepFunction
     assert result.error is not None and result.error.type is ErrorType.NO_RESULTS
 
 
-def test_a_transient_failure_is_retried_until_the_tool_answers(dispatcher: LocalStepFunctionsDispatcher,
-                                                               bridge: LocalStepFunctions) -> None:
-    # Given the knowledge search fails transiently on its first two invocations
-    bridge.faults["t2"] = Fault("transient", times=2)
+def test_a_lambda_service_error_is_retried_until_the_tool_answers(dispatcher: LocalStepFunctionsDispatcher,
+                                                                  bridge: LocalStepFunctions) -> None:
+    # Given the knowledge search's Lambda invocations fail with a service error twice
+    bridge.faults["t2"] = Fault("service", times=2)
 
     # When the wave runs
     results = _by_id(dispatcher.run_wave(_wave(), CUSTOMER, SESSION))
@@ -132,10 +141,10 @@ def test_a_transient_failure_is_retried_until_the_tool_answers(dispatcher: Local
     assert (_calls(bridge, "t1"), _calls(bridge, "t2"), _calls(bridge, "t3")) == (1, 3, 1)
 
 
-def test_a_transient_failure_that_outlives_the_retries_is_a_transient_result(
+def test_a_service_error_that_outlives_the_retries_is_a_transient_result(
         dispatcher: LocalStepFunctionsDispatcher, bridge: LocalStepFunctions) -> None:
-    # Given the order lookup fails transiently on every invocation
-    bridge.faults["t1"] = Fault("transient")
+    # Given the order lookup's Lambda invocations fail with a service error every time
+    bridge.faults["t1"] = Fault("service")
 
     # When the wave runs
     results = _by_id(dispatcher.run_wave(_wave(), CUSTOMER, SESSION))
@@ -173,9 +182,10 @@ def test_a_tool_slower_than_its_timeout_is_a_timeout_result(
     results = _by_id(impatient_dispatcher.run_wave(_wave(), CUSTOMER, SESSION))
     elapsed = time.monotonic() - started
 
-    # Then the wave did not wait for it: it is a retryable timeout, and the other tasks answered
+    # Then the wave did not wait for it: it is a timeout the healer does not wait for again (its
+    # whole state budget is spent; a 29 s turn has no room for a second), and the others answered
     assert results["t2"].status is TaskStatus.FAILED and results["t2"].error is not None
-    assert (results["t2"].error.type, results["t2"].error.retryable) == (ErrorType.TIMEOUT, True)
+    assert (results["t2"].error.type, results["t2"].error.retryable) == (ErrorType.TIMEOUT, False)
     assert elapsed < 3.0
     assert (results["t1"].status, results["t3"].status) == (TaskStatus.SUCCESS, TaskStatus.SUCCESS)
 
@@ -208,3 +218,107 @@ def test_a_dispatch_that_cannot_start_fails_every_task_without_raising(bridge: L
     assert [(r.task_id, r.status) for r in results] == [(t.task_id, TaskStatus.FAILED) for t in _wave()]
     assert {(r.error.type, r.error.retryable) for r in results if r.error} == {(ErrorType.TRANSIENT, False)}
     assert bridge.invocations == []
+
+
+# ------------------------------------------------------------------ healing through the state machine
+TOOLS = ("predefined_cypher", "knowledge_search", "text2cypher", "customer_actions")
+BOUNDS = Bounds(backoff_base_s=0.01, backoff_max_s=0.02)
+
+
+def _healed(dispatcher: LocalStepFunctionsDispatcher, tasks: list[Task]) -> dict[str, TaskHealer]:
+    """The tasks healed as the `dispatch_wave` node heals them: one execution per wave."""
+    healers = run_healed_waves(tasks, lambda wave: dispatcher.run_wave(wave, CUSTOMER, SESSION),
+                               TOOLS, BOUNDS)
+    return {h.task.task_id: h for h in healers}
+
+
+def _actions(healer: TaskHealer) -> list[str]:
+    return [d.action.value for d in healer.decisions]
+
+
+def test_a_failed_tool_result_is_not_retried_by_the_state_machine(
+        dispatcher: LocalStepFunctionsDispatcher, bridge: LocalStepFunctions) -> None:
+    # Given the order lookup's tool answers a retryable transient failure (its store was unavailable)
+    bridge.faults["t1"] = Fault("result", error=ErrorType.TRANSIENT)
+
+    # When the wave runs on the state machine alone
+    results = _by_id(dispatcher.run_wave(_wave(), CUSTOMER, SESSION))
+
+    # Then the state machine handed it back after one invocation: healing it is the router's
+    assert _calls(bridge, "t1") == 1
+    assert results["t1"].error is not None and results["t1"].error.type is ErrorType.TRANSIENT
+
+
+def test_a_transient_result_is_retried_after_a_backoff_in_a_new_wave(
+        dispatcher: LocalStepFunctionsDispatcher, bridge: LocalStepFunctions) -> None:
+    # Given the order lookup's tool fails transiently once
+    bridge.faults["t1"] = Fault("result", error=ErrorType.TRANSIENT, times=1)
+
+    # When the wave is healed
+    healed = _healed(dispatcher, _wave())
+
+    # Then the retry ran in a second wave of its own, after a backoff, and answered from the store
+    assert (_actions(healed["t1"]), healed["t1"].decisions[0].retry_kind) == (["retry"], "backoff")
+    assert healed["t1"].result is not None and healed["t1"].result.status is TaskStatus.SUCCESS
+    assert healed["t1"].result.data is not None
+    assert healed["t1"].result.data["rows"][0]["tracking_id"] == "357962501027"
+    assert [tid for _, tid in bridge.invocations[3:]] == ["t1"]
+    assert healed["t1"].record()["attempts"] == 2 and healed["t2"].record()["attempts"] == 1
+
+
+def test_a_parse_error_is_retried_with_the_error_as_a_hint(
+        dispatcher: LocalStepFunctionsDispatcher, bridge: LocalStepFunctions) -> None:
+    # Given a catalogue question for Text2Cypher whose first answer does not parse
+    task = Task(task_id="t1", task_type="product_info", tool="text2cypher",
+                args={"question": "How many variants does the water bottle have?"})
+    bridge.faults["t1"] = Fault("result", error=ErrorType.PARSE_ERROR, times=1)
+
+    # When it is healed through the state machine
+    healed = _healed(dispatcher, [task])
+
+    # Then the second execution carried the error to the tool as a hint
+    assert _actions(healed["t1"])[0] == "retry"
+    first, second = bridge.events[0], bridge.events[1]
+    assert "hint" not in first["args"]
+    assert "parse_error (injected fault)" in second["args"]["hint"]
+
+
+def test_a_knowledge_question_with_no_results_takes_the_keyword_search_in_a_new_wave(
+        dispatcher: LocalStepFunctionsDispatcher, bridge: LocalStepFunctions) -> None:
+    # Given the knowledge search finds nothing with embeddings
+    bridge.faults["t2"] = Fault("result", error=ErrorType.NO_RESULTS, times=1)
+
+    # When the wave is healed
+    healed = _healed(dispatcher, _wave())
+
+    # Then the cheaper path ran in the knowledge search Lambda without embeddings, and the
+    # answer is marked as a fallback (the reply's degradation notice reads that)
+    assert _actions(healed["t2"]) == ["degrade"]
+    keyword = {"question": "How long is the warranty on headphones?", "mode": "keyword"}
+    assert bridge.events[-1]["args"] == keyword
+    result = healed["t2"].result
+    assert result is not None and result.status is TaskStatus.FALLBACK and result.tool == "knowledge_search"
+    assert result.data is not None and result.data["mode"] == "keyword" and result.data["citations"]
+
+
+def test_repeated_transient_failures_open_the_breaker_and_later_waves_fail_fast(
+        dispatcher: LocalStepFunctionsDispatcher, bridge: LocalStepFunctions) -> None:
+    # Given the store's tools fail transiently every time, until the neo4j breaker opens
+    lookup = _wave()[:1]
+    bridge.faults["t1"] = Fault("result", error=ErrorType.TRANSIENT)
+    for _ in range(3):
+        _healed(dispatcher, lookup)
+        if breakers().get("neo4j").state.value == "open":
+            break
+    assert breakers().get("neo4j").state.value == "open"
+    bridge.invocations.clear()
+
+    # When another order lookup is healed
+    healed = _healed(dispatcher, lookup)
+
+    # Then no Lambda was invoked: it failed at once as temporarily unavailable, not retried
+    assert bridge.invocations == []
+    result = healed["t1"].result
+    assert result is not None and result.error is not None
+    assert (result.error.type, result.error.retryable) == (ErrorType.TRANSIENT, False)
+    assert _actions(healed["t1"]) == ["fail"]

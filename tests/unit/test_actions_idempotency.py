@@ -19,13 +19,16 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from moto import mock_aws
+from neo4j.exceptions import ServiceUnavailable
 
 from csagent.actions import execute as ex
 from csagent.actions.idempotency import KEY_PREFIX, PowertoolsIdempotency, dynamodb_persistence
 from csagent.actions.policy import ActionName
 from csagent.actions.proposals import ActionProposal, idempotency_key
+from csagent.adapters.neo4j_graph import classify_neo4j_error
 from csagent.config import Settings
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.resilience.faults import neo4j_timeout
 from csagent.tools import customer_actions as tool
 from csagent.tools.context import ToolContext
 from devstack.template import create_resources, local_resources
@@ -431,8 +434,9 @@ class RaisingRunner:
         raise self.exc
 
 
-class TimedOut(Exception):
-    code = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"
+def from_store(driver_error: BaseException) -> BaseException:
+    """What the store's adapter raises for a driver error (the store port's errors)."""
+    return classify_neo4j_error(driver_error)
 
 
 def execute_task(proposal: ActionProposal) -> Task:
@@ -442,9 +446,9 @@ def execute_task(proposal: ActionProposal) -> Task:
 
 @pytest.mark.parametrize(("exc", "error_type"), [
     (IdempotencyAlreadyInProgressError("in progress"), ErrorType.TRANSIENT),
-    (TimedOut("slow"), ErrorType.TIMEOUT),
-    (TimeoutError("slow"), ErrorType.TIMEOUT),
-    (__import__("neo4j").exceptions.ServiceUnavailable("down"), ErrorType.TRANSIENT),
+    (from_store(neo4j_timeout()), ErrorType.TIMEOUT),
+    (from_store(TimeoutError("slow")), ErrorType.TIMEOUT),
+    (from_store(ServiceUnavailable("down")), ErrorType.TRANSIENT),
 ])
 def test_the_tool_turns_infrastructure_failures_into_retryable_results(exc: BaseException,
                                                                       error_type: ErrorType) -> None:

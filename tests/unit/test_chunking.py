@@ -480,18 +480,23 @@ def test_tool_rejects_bad_arguments(args: dict[str, Any]) -> None:
 
 
 def _neo4j_errors() -> list[tuple[BaseException, ErrorType, bool]]:
+    """Failures as the store's adapter raises them (its classification of the driver's errors)."""
     from neo4j.exceptions import ClientError, ServiceUnavailable, TransientError
+
+    from csagent.adapters.neo4j_graph import classify_neo4j_error
 
     timed_out = ClientError._hydrate_neo4j(code="Neo.ClientError.Transaction.TransactionTimedOut",
                                            message="timed out")
     no_index = ClientError._hydrate_neo4j(code="Neo.ClientError.Procedure.ProcedureCallFailed",
                                           message="There is no such vector schema index: chunk_embedding")
-    return [(TimeoutError("slow"), ErrorType.TIMEOUT, True),
-            (timed_out, ErrorType.TIMEOUT, True),
-            (ServiceUnavailable("down"), ErrorType.TRANSIENT, True),
-            (TransientError("deadlock"), ErrorType.TRANSIENT, True),
-            (no_index, ErrorType.TRANSIENT, False),
-            (RuntimeError("bug"), ErrorType.UNKNOWN, False)]
+    cases: list[tuple[BaseException, ErrorType, bool]] = [
+        (TimeoutError("slow"), ErrorType.TIMEOUT, True),
+        (timed_out, ErrorType.TIMEOUT, True),
+        (ServiceUnavailable("down"), ErrorType.TRANSIENT, True),
+        (TransientError("deadlock"), ErrorType.TRANSIENT, True),
+        (no_index, ErrorType.TRANSIENT, False),
+        (RuntimeError("bug"), ErrorType.UNKNOWN, False)]
+    return [(classify_neo4j_error(error), expected, retryable) for error, expected, retryable in cases]
 
 
 @pytest.mark.parametrize(("error", "expected", "retryable"), _neo4j_errors())

@@ -397,12 +397,14 @@ def test_neo4j_timeout_is_a_retryable_timeout() -> None:
     # Given the database times the transaction out
     from neo4j.exceptions import ClientError
 
+    from csagent.adapters.neo4j_graph import classify_neo4j_error
+
     class TimedOut(ClientError):
         @property
         def code(self) -> str:  # what the server sends for a transaction over its timeout
             return "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"
 
-    error = TimedOut("timed out")
+    error = classify_neo4j_error(TimedOut("timed out"))  # what the store's adapter raises for it
     # When a template runs
     result = cc.run_template("categories", {}, _ctx(FakeGraph(error=error)), _task())
     # Then the failure is TIMEOUT and retryable
@@ -413,7 +415,10 @@ def test_service_unavailable_is_a_retryable_transient_failure() -> None:
     # Given the database is unreachable
     from neo4j.exceptions import ServiceUnavailable
 
-    result = cc.run_template("categories", {}, _ctx(FakeGraph(error=ServiceUnavailable("down"))), _task())
+    from csagent.adapters.neo4j_graph import classify_neo4j_error
+
+    error = classify_neo4j_error(ServiceUnavailable("down"))  # what the store's adapter raises for it
+    result = cc.run_template("categories", {}, _ctx(FakeGraph(error=error)), _task())
     # Then the failure is TRANSIENT and retryable
     assert result.error is not None and result.error.type is ErrorType.TRANSIENT and result.error.retryable
 

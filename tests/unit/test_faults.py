@@ -1,5 +1,5 @@
-"""Fault injection: plan parsing, determinism, the wrappers, and that the tools' own classifiers
-see injected Neo4j faults exactly as they would see real ones."""
+"""Fault injection: plan parsing, determinism, the wrappers, and that the tools see injected Neo4j
+faults exactly as they would see real ones (the adapter's classification of the driver's error)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from neo4j import exceptions as neo4j_errors
 from pydantic import ValidationError
 
+from csagent.domain.errors import StoreError, StoreTimeout, StoreUnavailable
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
 from csagent.resilience.faults import (
     Fault,
@@ -26,8 +27,8 @@ from csagent.resilience.faults import (
     plan_from_settings,
     wrap_graph_store,
 )
-from csagent.tools import cypher_catalogue, knowledge_search
 from csagent.tools.context import ToolContext
+from csagent.tools.failures import failed_result
 
 TASK = Task(task_id="t1", task_type="knowledge", tool="knowledge_search")
 
@@ -135,38 +136,38 @@ def test_limit_caps_the_number_of_injections() -> None:
 
 
 # -- graph store -----------------------------------------------------------------------------
-def test_injected_timeout_is_the_drivers_transaction_timeout_error() -> None:
+def test_injected_timeout_is_the_adapters_error_for_the_drivers_transaction_timeout() -> None:
     # Given a store with a certain timeout
     store = FaultyGraphStore(FakeStore(), FaultPlan.parse("neo4j:timeout:1.0"))
     # When it is read
-    with pytest.raises(neo4j_errors.ClientError) as raised:
+    with pytest.raises(StoreTimeout) as raised:
         store.read("MATCH (n) RETURN n")
-    # Then the error is what Neo4j 5.26 sends when a transaction times out
+    # Then it is what the adapter raises for what Neo4j 5.26 sends when a transaction times out
     assert raised.value.code == "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"
+    assert isinstance(raised.value.__cause__, neo4j_errors.ClientError)
 
 
-def test_injected_error_is_a_driver_transient_error() -> None:
+def test_injected_error_is_the_adapters_error_for_a_driver_transient_error() -> None:
     # Given a store with a certain transient error
     store = FaultyGraphStore(FakeStore(), FaultPlan.parse("neo4j:error:1.0"))
     # When it is read
-    # Then the driver's TransientError is raised
-    with pytest.raises(neo4j_errors.TransientError):
+    with pytest.raises(StoreUnavailable) as raised:
         store.read("MATCH (n) RETURN n")
+    # Then the adapter's "unavailable" is raised, caused by the driver's TransientError
+    assert isinstance(raised.value.__cause__, neo4j_errors.TransientError)
 
 
 @pytest.mark.parametrize(("kind", "expected"),
                          [("timeout", ErrorType.TIMEOUT), ("error", ErrorType.TRANSIENT)])
-def test_the_tools_classify_injected_faults_like_real_ones(kind: str, expected: ErrorType) -> None:
+def test_the_tools_see_injected_faults_as_retryable_failures(kind: str, expected: ErrorType) -> None:
     # Given an injected Neo4j fault
     store = FaultyGraphStore(FakeStore(), FaultPlan.parse(f"neo4j:{kind}:1.0"))
-    with pytest.raises(Exception) as raised:  # any driver error; classified below
+    with pytest.raises(StoreError) as raised:
         store.read("RETURN 1")
-    # When both tools' classifiers look at it
-    cypher_type, cypher_retryable, _ = cypher_catalogue.classify_exception(raised.value)
-    search_type, _, search_retryable = knowledge_search.classify_exception(raised.value)
-    # Then both see a retryable fault of the expected type
-    assert (cypher_type, search_type) == (expected, expected)
-    assert cypher_retryable and search_retryable
+    # When the one place that turns a tool's exception into a result sees it
+    result = failed_result(TASK, raised.value)
+    # Then it is a retryable failure of the expected type
+    assert result.error is not None and (result.error.type, result.error.retryable) == (expected, True)
 
 
 def test_injected_empty_read_returns_no_rows_without_querying() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
-from csagent.healing import run_healed
+from csagent.healing import run_healed, run_healed_waves
 from csagent.resilience.bounds import Bounds
 from csagent.resilience.breaker import breakers
 from csagent.tools.context import ToolContext
@@ -64,9 +64,9 @@ def test_no_results_degrades_to_the_keyword_search_and_says_it_is_a_fallback():
     tool = Script(("fail", ErrorType.NO_RESULTS), ("ok", None))
     # When the task is healed
     result, decisions, _ = run_healed(task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None)
-    # Then the second call ran without embeddings (FAQ / fulltext keyword match) as a fallback
+    # Then the second call asked for the search without embeddings (FAQ / fulltext keyword match)
     assert [d.action.value for d in decisions] == ["degrade"]
-    assert tool.calls[1][1].embedder is None
+    assert tool.calls[1][0].args == {"question": "returns?", "mode": "keyword"}
     assert result.status is TaskStatus.FALLBACK
 
 
@@ -142,3 +142,68 @@ def test_an_answer_from_the_cheaper_path_says_so_kindly():
     # Then the reply says plainly that this is the closest answer, then gives it
     assert text.startswith("Part of our system is slow right now")
     assert text.endswith("Returns are accepted within 30 days.")
+
+
+# ------------------------------------------------------------ the same healer, wave by wave
+class Waves:
+    """A dispatcher that answers each wave from one script per tool, recording the waves."""
+
+    def __init__(self, **scripts: Script) -> None:
+        self.scripts = scripts
+        self.waves: list[list[Task]] = []
+
+    def __call__(self, wave):
+        self.waves.append(list(wave))
+        return [self.scripts[t.tool](t, CTX) for t in wave]
+
+
+def test_through_a_dispatcher_a_retry_is_a_new_wave_of_only_the_failed_task():
+    # Given two tasks, the first failing transiently once
+    tasks = [task(), Task(task_id="t2", task_type="order_status", tool="predefined_cypher",
+                          args={"template_id": "order_status"})]
+    waves = Waves(knowledge_search=Script(("fail", ErrorType.TRANSIENT), ("ok", None)),
+                  predefined_cypher=Script(("ok", None)))
+    slept: list[float] = []
+    # When they are healed wave by wave
+    healers = run_healed_waves(tasks, waves, {"knowledge_search", "predefined_cypher"}, BOUNDS,
+                               sleep=slept.append)
+    # Then the second wave held only the retry, after its backoff, and both tasks answered
+    assert [[t.task_id for t in w] for w in waves.waves] == [["t1", "t2"], ["t1"]]
+    delay = healers[0].decisions[0].delay_s  # full jitter: rounded to the millisecond, may be 0
+    assert healers[0].decisions[0].retry_kind == "backoff" and slept == ([delay] if delay else [])
+    assert [h.record()["status"] for h in healers] == ["success", "success"]
+    assert [h.record()["attempts"] for h in healers] == [2, 1]
+
+
+def test_through_a_dispatcher_the_cheaper_path_is_a_task_the_wave_carries():
+    # Given a knowledge question that finds nothing
+    waves = Waves(knowledge_search=Script(("fail", ErrorType.NO_RESULTS), ("ok", None)))
+    # When it is healed wave by wave
+    (healer,) = run_healed_waves([task()], waves, {"knowledge_search"}, BOUNDS, sleep=lambda s: None)
+    # Then the second wave asked for the keyword search, and the answer is a fallback under the task's ids
+    assert waves.waves[1][0].args == {"question": "returns?", "mode": "keyword"}
+    record = healer.record()
+    assert (record["status"], record["task_id"], record["tool"]) == ("fallback", "t1", "knowledge_search")
+    assert [s["action"] for s in record["heal"]] == ["degrade"]
+
+
+def test_through_a_dispatcher_a_missing_result_is_a_failure_not_a_crash():
+    # Given a dispatcher that answers nothing for the wave
+    def silent(wave):
+        return []
+    # When a task is healed through it
+    (healer,) = run_healed_waves([task()], silent, {"knowledge_search"}, BOUNDS, sleep=lambda s: None)
+    # Then the task failed with a reason, as an unexplained failure: one retry, the cheaper path, a person
+    record = healer.record()
+    assert record["status"] == "failed" and record["error"]["type"] == "unknown"
+    assert [s["action"] for s in record["heal"]] == ["retry", "degrade", "handoff"]
+
+
+def test_through_a_dispatcher_the_turns_tool_call_budget_stops_retries():
+    # Given a task failing every time and a budget of one call
+    waves = Waves(knowledge_search=Script(*[("fail", ErrorType.TRANSIENT)] * 5))
+    # When it is healed wave by wave
+    (healer,) = run_healed_waves([task()], waves, {"knowledge_search"}, BOUNDS, tool_calls_left=1,
+                                 sleep=lambda s: None)
+    # Then only one wave ran
+    assert len(waves.waves) == 1 and healer.calls == 1

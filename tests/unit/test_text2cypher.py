@@ -58,13 +58,13 @@ VALID_ROWS = [{"item_id": "1234567890", "price": 79.5}, {"item_id": "2234567890"
 PRICE_QUESTION = "How much does the Laptop cost?"
 
 
-class StoreError(Exception):
-    """Looks like a neo4j error to the classifier: it has a `code` and a `message`."""
+def store_error(code: str, message: str) -> Exception:
+    """What the Neo4j adapter raises when the server answers `code` (the driver's own exception
+    for it, classified by the adapter): the store port's errors."""
+    from csagent.adapters.neo4j_graph import classify_neo4j_error
+    from csagent.resilience.faults import neo4j_error
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    return classify_neo4j_error(neo4j_error(code, message))
 
 
 _LOOKUP_RE = re.compile(r"MATCH \(n:`(\w+)`\) (?:UNWIND n\.`(\w+)` AS value WITH DISTINCT value WHERE "
@@ -92,7 +92,7 @@ class FakeGraph:
     def explain(self, cypher: str, *, timeout_s: float | None = None) -> Mapping[str, Any]:
         self.explained.append(cypher)
         if cypher in self.syntax_errors:
-            raise StoreError("Neo.ClientError.Statement.SyntaxError", self.syntax_errors[cypher])
+            raise store_error("Neo.ClientError.Statement.SyntaxError", self.syntax_errors[cypher])
         return {"query_type": self.query_types.get(cypher, "r"), "notifications": []}
 
     def read(self, cypher: str, params: Mapping[str, Any] | None = None, *,
@@ -423,7 +423,7 @@ def test_parameters_are_refused_because_none_are_supplied() -> None:
 # ------------------------------------------------------------------------------- failures
 def test_a_timeout_is_typed_retryable_and_not_corrected() -> None:
     # Given a valid query that the database stops at its time limit
-    graph = FakeGraph(execute_error=StoreError(
+    graph = FakeGraph(execute_error=store_error(
         "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration", "terminated"))
     pipeline, model = _pipeline(graph, [VALID, VALID])
     # When it runs

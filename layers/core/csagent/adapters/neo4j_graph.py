@@ -1,14 +1,63 @@
-"""Neo4j adapter for the `GraphStore` port."""
+"""Neo4j adapter for the `GraphStore` port.
+
+The one place that knows the driver's exceptions: every failure of `read`, `write` and `explain`
+leaves as a `csagent.domain.errors.StoreError` (`classify_neo4j_error`), with the driver's
+exception as its cause. Tools act on the error type and retryability, never on driver classes.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from csagent.domain.errors import StoreConflict, StoreError, StoreRejected, StoreTimeout, StoreUnavailable
 
 if TYPE_CHECKING:
     from neo4j import Driver
+
+T = TypeVar("T")
+
+
+def classify_neo4j_error(exc: BaseException) -> StoreError:
+    """The project's error for a driver exception (or a socket error below the driver).
+
+    - a transaction timeout (`Neo.ClientError.Transaction.TransactionTimedOut*`, which the server
+      sends as a ClientError) or a `TimeoutError` -> `StoreTimeout` (retryable);
+    - a uniqueness constraint (`...Schema.ConstraintValidationFailed`) -> `StoreConflict`
+      (retryable: a concurrent writer made the change first);
+    - `ServiceUnavailable` (so `IncompleteCommit` too), `SessionExpired`, any `TransientError`
+      (`Neo.TransientError.*`), a refused or dropped connection -> `StoreUnavailable` (retryable);
+    - any other client error (syntax, access mode, a missing parameter or index) -> `StoreRejected`;
+    - anything else -> `StoreError` (UNKNOWN, not retryable).
+    """
+    if isinstance(exc, StoreError):
+        return exc
+    from neo4j import exceptions as neo
+
+    code = str(getattr(exc, "code", "") or "")
+    detail = str(getattr(exc, "message", None) or exc)
+    if "TransactionTimedOut" in code or isinstance(exc, TimeoutError):
+        return StoreTimeout("The store database did not answer in time.", code=code, detail=detail)
+    if "ConstraintValidationFailed" in code:
+        return StoreConflict("The change was made by a concurrent request.", code=code, detail=detail)
+    if isinstance(exc, neo.ServiceUnavailable | neo.SessionExpired | neo.TransientError | ConnectionError) \
+            or code.startswith("Neo.TransientError"):
+        return StoreUnavailable("The store database is temporarily unavailable.", code=code, detail=detail)
+    if isinstance(exc, neo.ClientError) or code.startswith("Neo.ClientError"):
+        return StoreRejected("The store database refused the query.", code=code, detail=detail)
+    return StoreError(f"The store query failed unexpectedly ({type(exc).__name__}).", code=code,
+                      detail=detail)
+
+
+def _classified(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - classified once, here, for every caller
+        raise classify_neo4j_error(exc) from exc
 
 
 class Neo4jGraph:
@@ -46,10 +95,13 @@ class Neo4jGraph:
                     break
             return rows
 
-        with self._driver.session(database=self._database) as session:
-            if access == "READ":
-                return session.execute_read(work)
-            return session.execute_write(work)
+        def run() -> list[dict[str, Any]]:
+            with self._driver.session(database=self._database) as session:
+                if access == "READ":
+                    return session.execute_read(work)
+                return session.execute_write(work)
+
+        return _classified(run)
 
     def read(self, cypher: str, params: Mapping[str, Any] | None = None, *,
              timeout_s: float | None = None, max_rows: int | None = None) -> list[dict[str, Any]]:
@@ -67,10 +119,13 @@ class Neo4jGraph:
         def work(tx: Any) -> Any:
             return tx.run("EXPLAIN " + cypher).consume()
 
-        # EXPLAIN's notifications (unknown labels, properties) are the point here: ask for them.
-        with self._driver.session(database=self._database,
-                                  notifications_min_severity="INFORMATION") as session:
-            summary = session.execute_read(work)
+        def run() -> Any:
+            # EXPLAIN's notifications (unknown labels, properties) are the point here: ask for them.
+            with self._driver.session(database=self._database,
+                                      notifications_min_severity="INFORMATION") as session:
+                return session.execute_read(work)
+
+        summary = _classified(run)
         return {"query_type": summary.query_type,
                 "notifications": [{"code": str(s.gql_status), "description": str(s.status_description),
                                    "classification": str(s.raw_classification or "")}

@@ -4,10 +4,12 @@
     results = dispatcher.run_wave(tasks, customer_id, session_id, dependencies)
 
 The state machine (`infra/statemachines/tools.asl.json`) fans the wave out with a Map state, one
-tool Lambda per task, and turns every tool failure into a failed ToolResult itself (Retry, Catch,
-TimeoutSeconds). What is left for this adapter is the execution as a whole: when it cannot be
-started, fails, times out, or answers something unreadable, every task of the wave gets a failed
-ToolResult (TRANSIENT or TIMEOUT) - `run_wave` never raises, so no exception crosses a node.
+tool Lambda per task; it retries only infrastructure errors (Lambda service errors, throttling)
+and hands every tool failure back as a ToolResult (the tool's own, or one its Catch builds). What
+is left for this adapter is the execution as a whole: when it cannot be started, fails, times
+out, or answers something unreadable, every task of the wave gets a failed ToolResult (TRANSIENT
+or TIMEOUT) - `run_wave` never raises, so no exception crosses a node. Healing any of these
+results (a retry in a new wave, the cheaper tool, breakers) is the router's: `csagent.healing`.
 
 Locally the same class runs over `devstack.sfn_bridge`, which emulates StartSyncExecution on moto.
 """
@@ -108,8 +110,8 @@ def classify_client_error(exc: Exception) -> tuple[ErrorType, bool, str]:
     name = type(exc).__name__
     if isinstance(exc, TypeError | ValueError):  # the input could not be serialised: no retry helps
         return ErrorType.UNKNOWN, False, "The tasks could not be sent to the tools."
-    if "Timeout" in name:  # botocore ReadTimeoutError / ConnectTimeoutError
-        return ErrorType.TIMEOUT, True, "The tools did not answer in time."
+    if "Timeout" in name:  # botocore ReadTimeoutError / ConnectTimeoutError: the wave's time is spent
+        return ErrorType.TIMEOUT, False, "The tools did not answer in time."
     code = _error_code(exc)
     if code:
         return ErrorType.TRANSIENT, code in _RETRYABLE_CODES, f"The tools could not be started ({code})."
@@ -156,8 +158,8 @@ class StepFunctionsDispatcher:
             return results_from_output(tasks, response.get("output"), elapsed())
         logger.warning("dispatch execution %s: %s (%s)", status, response.get("error"),
                        response.get("executionArn"))
-        if status == "TIMED_OUT":
-            return failed_wave(tasks, ErrorType.TIMEOUT, "The tools did not answer in time.", retryable=True,
+        if status == "TIMED_OUT":  # not retried: another wait that long does not fit in the turn
+            return failed_wave(tasks, ErrorType.TIMEOUT, "The tools did not answer in time.", retryable=False,
                                latency_ms=elapsed())
         return failed_wave(tasks, ErrorType.TRANSIENT, "The tools could not complete this request.",
                            retryable=True, latency_ms=elapsed())

@@ -16,6 +16,21 @@ Breakers live in process memory: in AWS each Lambda execution environment has it
 is what we want (no I/O on the hot path; a cold start begins closed). Thread-safe (one lock per
 breaker); the clock is injectable for tests.
 
+Where they are consulted: by the healer (`csagent.healing`), which runs in the router (and the
+messaging worker) in both dispatch modes; the tool Lambdas behind Step Functions make one call
+per invocation and never decide whether to call, so they hold none. Why per container is
+enough rather than a shared item (say in DynamoDB): a breaker's two jobs are failing fast for
+the customer once a dependency is known to be down, and sparing the dependency. A router
+container opens after `failure_threshold` dependency faults - within its first one or two
+failing turns (one task alone makes three attempts) - and from then on its turns fail fast;
+with N warm containers the outage costs the dependency at most N x threshold calls plus one
+probe per container per cool-down, which is nothing next to the reads Neo4j serves when
+healthy. A shared item would put a read on every wave's hot path, a write on every failure
+(every container writing the same key during an outage: a hot partition that throttles just
+when it is needed), conditional writes to keep half-open's single probe, and a dependency of
+its own that the breaker would then have to survive. Revisit for a dependency whose capacity
+is small enough that N x threshold calls matter (a self-hosted model endpoint with few GPUs).
+
 Only dependency faults should count as failures (timeouts, transient errors): "no results" or a
 validation error says nothing about the dependency's health. `guard` applies that rule to
 `ToolResult`s by default.

@@ -20,8 +20,9 @@ the wrapped object itself. Faults are refused when `STAGE=prod`.
 
 Injected Neo4j faults are the driver's own exception classes with the codes a real server
 sends (checked against Neo4j 5.26: a transaction timeout is a `ClientError` with code
-`Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration`), so the tools' own
-classifiers see exactly what production would show them. Injected timeouts fail at once rather
+`Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration`), classified by the
+adapter's own `classify_neo4j_error` as a real one is, so the tools see exactly the
+`StoreError` production would show them. Injected timeouts fail at once rather
 than after `timeout_s`: tests stay fast; latency under real timeouts is a benchmark's business.
 """
 
@@ -243,7 +244,8 @@ def neo4j_transient() -> Exception:
 class FaultyGraphStore:
     """A `GraphStore` that injects faults before delegating to `inner`.
 
-    read: timeout → `ClientError(TransactionTimedOut…)`, error → `TransientError`, empty → `[]`.
+    read: timeout → `StoreTimeout` (from `ClientError(TransactionTimedOut…)`), error →
+    `StoreUnavailable` (from `TransientError`), empty → `[]`.
     write: timeout and error only (an "empty" write would silently claim a change that never happened).
     ping: timeout or error → False (a health check never raises).
     """
@@ -283,10 +285,13 @@ class FaultyGraphStore:
 
 
 def _raise_for(kind: FaultKind | None) -> None:
-    if kind is FaultKind.TIMEOUT:
-        raise neo4j_timeout()
-    if kind is FaultKind.ERROR:
-        raise neo4j_transient()
+    """What the Neo4j adapter raises for the driver's exception of this kind of fault."""
+    if kind is None or kind not in (FaultKind.TIMEOUT, FaultKind.ERROR):
+        return
+    from csagent.adapters.neo4j_graph import classify_neo4j_error
+
+    driver_error = neo4j_timeout() if kind is FaultKind.TIMEOUT else neo4j_transient()
+    raise classify_neo4j_error(driver_error) from driver_error
 
 
 def wrap_graph_store(inner: GraphStore, plan: FaultPlan | None, name: str = "neo4j") -> GraphStore:

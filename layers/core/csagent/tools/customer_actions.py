@@ -48,6 +48,7 @@ from csagent.actions.idempotency import DEFAULT_EXPIRES_AFTER_S, IdempotentRunne
 from csagent.actions.proposals import DEFAULT_APPROVAL_THRESHOLD, ActionProposal, propose
 from csagent.domain.models import ErrorType, Task, ToolResult
 from csagent.tools.context import ToolContext
+from csagent.tools.failures import failed_result
 
 logger = logging.getLogger(__name__)
 
@@ -94,28 +95,17 @@ def store_now(store_today: date | None, clock: Callable[[], datetime] = _utc_now
                                                       day=store_today.day)
 
 
-def classify_exception(exc: BaseException) -> tuple[ErrorType, str, bool]:
-    """`(error type, message, retryable)` for an infrastructure failure of an action."""
+def _idempotency_failure(task: Task, exc: BaseException) -> ToolResult | None:
+    """The failed result for a failure of the idempotency record (DynamoDB), None for anything
+    else (the store's errors and the rest go to `csagent.tools.failures`)."""
     name = type(exc).__name__
     if name == "IdempotencyAlreadyInProgressError":
-        return ErrorType.TRANSIENT, "This request is already being carried out; try again in a moment.", True
-    code = str(getattr(exc, "code", "") or "")
-    if isinstance(exc, TimeoutError) or "TransactionTimedOut" in code:
-        return ErrorType.TIMEOUT, "The store database did not answer in time.", True
-    if "ConstraintValidationFailed" in code:  # a concurrent first execution of the same key won
-        return ErrorType.TRANSIENT, "This request is already being carried out; try again in a moment.", True
-    try:
-        from neo4j import exceptions as neo
-    except ImportError:  # pragma: no cover - neo4j is part of the layer
-        neo = None  # type: ignore[assignment]
-    transient: tuple[type[BaseException], ...] = (ConnectionError,)
-    if neo is not None:
-        transient += (neo.ServiceUnavailable, neo.SessionExpired, neo.TransientError)
-    if isinstance(exc, transient) or code.startswith("Neo.TransientError"):
-        return ErrorType.TRANSIENT, "The store database is temporarily unavailable.", True
+        return ToolResult.failed(task, ErrorType.TRANSIENT, "This request is already being carried out; "
+                                 "try again in a moment.", retryable=True)
     if name.startswith("Idempotency") or type(exc).__module__.startswith("botocore"):
-        return ErrorType.TRANSIENT, "The change could not be recorded safely; please try again shortly.", True
-    return ErrorType.UNKNOWN, f"The action failed unexpectedly ({name}).", False
+        return ToolResult.failed(task, ErrorType.TRANSIENT, "The change could not be recorded safely; "
+                                 "please try again shortly.", retryable=True)
+    return None
 
 
 def _settings() -> ActionSettings:
@@ -189,8 +179,6 @@ def run(task: Task, ctx: ToolContext, *, settings: ActionSettings | None = None,
             result = ToolResult.failed(task, ErrorType.VALIDATION,
                                        f"Unknown phase '{phase}'; expected one of: {', '.join(PHASES)}.")
     except Exception as exc:  # noqa: BLE001 - the tool contract: failures are data
-        error_type, message, retryable = classify_exception(exc)
-        logger.warning("customer action %s failed: %s (%s)", args.get("action"), error_type.value,
-                       type(exc).__name__)
-        result = ToolResult.failed(task, error_type, message, retryable=retryable)
+        logger.warning("customer action %s failed: %s", args.get("action"), type(exc).__name__)
+        result = _idempotency_failure(task, exc) or failed_result(task, exc)
     return result.model_copy(update={"latency_ms": round((time.perf_counter() - started) * 1000, 3)})

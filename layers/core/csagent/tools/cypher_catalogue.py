@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from csagent.domain.models import ErrorType, Task, ToolResult
 from csagent.nlp.gloss import english_query
+from csagent.tools.failures import failed_result
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.ports import Embedder
@@ -960,24 +961,6 @@ def _empty_message(template: QueryTemplate, shown: Mapping[str, Any]) -> str:
     return f"Nothing found: {described}" + (f" ({listed})." if listed else ".")
 
 
-def classify_exception(exc: BaseException) -> tuple[ErrorType, bool, str]:
-    """(error type, retryable, readable message) for an exception raised by the graph store."""
-    code = str(getattr(exc, "code", "") or "")
-    if "TransactionTimedOut" in code or isinstance(exc, TimeoutError):
-        return ErrorType.TIMEOUT, True, "The store database did not answer in time."
-    try:
-        from neo4j import exceptions as neo4j_errors
-    except ImportError:  # pragma: no cover - neo4j is part of the layer
-        neo4j_errors = None  # type: ignore[assignment]
-    transient: tuple[type[BaseException], ...] = (ConnectionError,)
-    if neo4j_errors is not None:
-        transient += (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired,
-                      neo4j_errors.TransientError)
-    if isinstance(exc, transient) or code.startswith("Neo.TransientError"):
-        return ErrorType.TRANSIENT, True, "The store database is temporarily unavailable."
-    return ErrorType.UNKNOWN, False, f"The store query failed unexpectedly ({type(exc).__name__})."
-
-
 def run_template(template_id: str, params: Mapping[str, Any] | None, ctx: ToolContext, task: Task, *,
                  catalogue: Catalogue | None = None, match: TemplateMatch | None = None) -> ToolResult:
     """Validate, scope, run and shape one catalogue query. Never raises."""
@@ -1007,11 +990,9 @@ def run_template(template_id: str, params: Mapping[str, Any] | None, ctx: ToolCo
         try:
             rows = ctx.graph.read(template.cypher, query_params, timeout_s=catalogue.timeout_for(template),
                                   max_rows=spec.max_rows + 1)
-        except Exception as exc:  # noqa: BLE001 - failures become typed results
-            error_type, retryable, message = classify_exception(exc)
-            logger.warning("cypher template %s failed: %s (%s)", template.id, error_type.value,
-                           type(exc).__name__)
-            return ToolResult.failed(task, error_type, message, retryable=retryable, latency_ms=elapsed())
+        except Exception as exc:  # noqa: BLE001 - failures become typed results, in one place
+            logger.warning("cypher template %s failed", template.id)
+            return failed_result(task, exc, latency_ms=elapsed())
         if not rows:
             return ToolResult.failed(task, ErrorType.NO_RESULTS,
                                      _empty_message(template, _display_params(template, params, values)),

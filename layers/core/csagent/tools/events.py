@@ -3,12 +3,12 @@ machine (`infra/statemachines/tools.asl.json`) sends a tool Lambda, and what the
 
     event  {"task": Task, "customer_id": str | null, "session_id": str,
             "dependencies"?: {task_id: ToolResult}}
-    answer ToolResult as JSON - success or failure, failure is data
-    raise  TransientToolError - only for a retryable transient failure, so the state's Retry applies
+    answer ToolResult as JSON - success or failure, failure is data (a transient one included)
 
-The state machine retries on the error *name*: a Python Lambda that raises reports the exception's
-class name as `errorType`, and the ASL's Retry / Catch list "TransientToolError". Renaming the class
-breaks the retry policy; `tests/unit/test_asl.py` pins both sides.
+A tool Lambda never raises for a tool failure: the router heals every failed result with the one
+policy table (`csagent.healing`), retrying in a new wave. The state machine retries only what
+the router cannot see: Lambda service errors and throttling (`Lambda.*`). An exception that
+escapes the handler anyway (a crash) is caught by the state machine into a failed result.
 
 Nothing here knows about Lambda or Powertools: the handlers in `functions/tools/<tool>/app.py`
 parse the event into `ToolEvent` (Powertools `event_parser`), call `run_tool_event`, and return
@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.tools.failures import failed_result
 
 if TYPE_CHECKING:
     from csagent.tools.context import ToolContext
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: The error name the state machine retries on (the class name below, as Lambda reports it).
-TRANSIENT_ERROR_NAME = "TransientToolError"
 #: How many validation problems a malformed-event message lists before "...".
 _MAX_LISTED_PROBLEMS = 5
 
@@ -59,49 +58,33 @@ class ToolEvent(BaseModel):
         return {d: self.dependencies[d] for d in self.task.depends_on if d in self.dependencies}
 
 
-class TransientToolError(Exception):
-    """A retryable transient failure (database unavailable, throttled...), raised by a tool
-    Lambda so that the state machine's Retry applies; after the last attempt its Catch turns
-    it into a failed ToolResult of type `transient`. Never raised in-process."""
-
-
-def is_retryable_transient(result: ToolResult) -> bool:
-    """True for the one kind of failure worth retrying inside the state machine.
-
-    Timeouts are not in it: a query that timed out is retried by the healer, which knows the
-    turn's remaining time budget; a state-level retry would multiply the wait.
-    """
-    return (result.status is TaskStatus.FAILED and result.error is not None
-            and result.error.type is ErrorType.TRANSIENT and result.error.retryable)
-
-
 def run_tool_event(event: ToolEvent, tool: ToolFn,
                    make_context: Callable[[ToolEvent], ToolContext]) -> ToolResult:
-    """Run `tool` for the event's task and return its ToolResult.
+    """Run `tool` for the event's task and return its ToolResult; never raises.
 
-    Raises `TransientToolError` when the result (or building the context: the graph store,
-    its secret) is a retryable transient failure; any other exception of the tool becomes a
-    failed ToolResult of type UNKNOWN, as in the in-process dispatcher.
+    A context that cannot be built (the graph store, its secret) is a retryable transient
+    failure; any exception of the tool becomes a failed ToolResult (`csagent.tools.failures`),
+    as in the in-process dispatcher.
     """
     task = event.task
     started = time.perf_counter()
+
+    def elapsed() -> float:
+        return round((time.perf_counter() - started) * 1000, 3)
+
     try:
         ctx = make_context(event)
-    except Exception as exc:  # noqa: BLE001 - classified below; the state machine retries it
+    except Exception as exc:  # noqa: BLE001 - failure is data; the router's healer retries it
         logger.warning("tool context unavailable: %s", type(exc).__name__)
-        raise TransientToolError(f"the {task.tool} tool could not reach its dependencies "
-                                 f"({type(exc).__name__})") from exc
+        return ToolResult.failed(task, ErrorType.TRANSIENT, f"the {task.tool} tool could not reach its "
+                                 f"dependencies ({type(exc).__name__})", retryable=True, latency_ms=elapsed())
     try:
         result = tool(task, ctx)
     except Exception as exc:  # noqa: BLE001 - tools should not raise; if one does, it is data
         logger.exception("tool %s raised", task.tool)
-        result = ToolResult.failed(task, ErrorType.UNKNOWN,
-                                   f"The {task.tool} tool failed ({type(exc).__name__}).")
+        result = failed_result(task, exc)
     if not result.latency_ms:
-        result = result.model_copy(update={"latency_ms": round((time.perf_counter() - started) * 1000, 3)})
-    if is_retryable_transient(result):
-        assert result.error is not None  # for type checkers: is_retryable_transient checked it
-        raise TransientToolError(result.error.message)
+        result = result.model_copy(update={"latency_ms": elapsed()})
     return result
 
 

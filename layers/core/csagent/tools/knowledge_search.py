@@ -1,6 +1,9 @@
 """Tool: answer a question from the knowledge base (policies, warranty terms, manuals, FAQ).
 
-    task.args = {"question": str, "product_ids"?: [str], "k"?: int}
+    task.args = {"question": str, "product_ids"?: [str], "k"?: int, "mode"?: "keyword"}
+
+`mode: keyword` searches without embeddings (the FAQ and fulltext keyword match): the healer's
+cheaper path (`csagent.healing.degraded_task`), the same whether it runs here or in the Lambda.
 
 Success: `{"answer": <the best chunk trimmed to the sentences that answer>, "citations": [...],
 "mode": "hybrid" | "keyword"}`. The answer is always a quotation from the knowledge base, never
@@ -8,9 +11,9 @@ generated text. Status is `fallback` instead of `success` when the search ran in
 because no embedder was available.
 
 Failures are data (never raised): bad arguments -> VALIDATION; nothing relevant -> NO_RESULTS
-(the healer degrades to FAQ / keyword search or says so); query timeouts -> TIMEOUT (retryable);
-database unavailable -> TRANSIENT (retryable); a missing knowledge index -> TRANSIENT (not
-retryable: the knowledge base has not been ingested); anything else -> UNKNOWN.
+(the healer degrades to FAQ / keyword search or says so); a missing knowledge index -> TRANSIENT
+(not retryable: the knowledge base has not been ingested); the store's timeouts and outages as
+its adapter classifies them, and anything else, through `csagent.tools.failures`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from csagent.domain.errors import StoreRejected
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
 from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch
 from csagent.nlp.gloss import english_query
 from csagent.tools.context import ToolContext
+from csagent.tools.failures import failed_result
 
 logger = logging.getLogger(__name__)
 
@@ -52,26 +57,10 @@ def _parse_args(args: dict[str, Any]) -> tuple[str, list[str], int]:
     return question.strip(), product_ids, k
 
 
-def classify_exception(exc: BaseException) -> tuple[ErrorType, str, bool]:
-    """`(error type, message for the customer-facing layer, retryable)` for a search failure."""
-    if isinstance(exc, TimeoutError):
-        return ErrorType.TIMEOUT, "the knowledge search timed out", True
-    try:
-        from neo4j import exceptions as neo
-    except ImportError:  # pragma: no cover - neo4j is a runtime dependency
-        neo = None  # type: ignore[assignment]
-    if neo is not None:
-        code = getattr(exc, "code", None) or ""
-        if isinstance(exc, neo.Neo4jError) and "TransactionTimedOut" in code:
-            return ErrorType.TIMEOUT, "the knowledge search timed out", True
-        if isinstance(exc, neo.ServiceUnavailable | neo.SessionExpired | neo.TransientError):
-            return ErrorType.TRANSIENT, "the knowledge base is temporarily unavailable", True
-        if isinstance(exc, neo.ClientError) and ("Procedure" in code or "Schema" in code) \
-                and "index" in str(exc).lower():
-            return ErrorType.TRANSIENT, "the knowledge index is not available", False
-    if isinstance(exc, ConnectionError | OSError):
-        return ErrorType.TRANSIENT, "the knowledge base is temporarily unavailable", True
-    return ErrorType.UNKNOWN, "the knowledge search failed", False
+def _index_missing(exc: BaseException) -> bool:
+    """The store refused the search because a knowledge index does not exist (not ingested)."""
+    return isinstance(exc, StoreRejected) and ("Procedure" in exc.code or "Schema" in exc.code) \
+        and "index" in exc.detail.lower()
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:
@@ -88,7 +77,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
     # The knowledge base is English: a Chinese question searches by the English words it holds.
     question = english_query(question)
     try:
-        searcher = KnowledgeSearch(ctx.graph, ctx.embedder)
+        embedder = None if task.args.get("mode") == "keyword" else ctx.embedder
+        searcher = KnowledgeSearch(ctx.graph, embedder)
         result = searcher.search(question, k=k, product_ids=product_ids)
         if result.no_results:
             return ToolResult.failed(
@@ -101,7 +91,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         if result.mode == "keyword":
             outcome = outcome.model_copy(update={"status": TaskStatus.FALLBACK})
         return outcome
-    except Exception as exc:  # noqa: BLE001 - failures become data for the healer
-        error_type, message, retryable = classify_exception(exc)
-        logger.warning("knowledge search failed: %s (%s)", type(exc).__name__, error_type.value)
-        return ToolResult.failed(task, error_type, message, retryable=retryable, latency_ms=elapsed())
+    except Exception as exc:  # noqa: BLE001 - failures become data for the healer, in one place
+        if _index_missing(exc):  # no retry helps until the knowledge base is ingested
+            return ToolResult.failed(task, ErrorType.TRANSIENT, "the knowledge index is not available",
+                                     retryable=False, latency_ms=elapsed())
+        return failed_result(task, exc, latency_ms=elapsed())

@@ -2,10 +2,14 @@
 
 One invocation = one Map iteration of the dispatch state machine: parse the event into a
 `ToolEvent` (Powertools parser), run the core tool, return the `ToolResult` as JSON. A
-malformed event is answered with a failed ToolResult (VALIDATION); a retryable transient
-failure is raised as `TransientToolError` so that the state machine's Retry applies (see
-`csagent.tools.events`). Logger (session id as correlation id), Tracer and Metrics as
-everywhere; results hold customer data, so they are never captured in traces.
+malformed event is answered with a failed ToolResult (VALIDATION); every tool failure is a
+failed ToolResult too, which the router heals (see `csagent.tools.events`). Logger (session id
+as correlation id), Tracer and Metrics as everywhere; results hold customer data, so they are
+never captured in traces.
+
+This is a tool Lambda's composition root: fault injection (`FAULTS`, refused in prod; tests,
+`make faults`) is wired here and nowhere in the tools, as the router wires it in
+`csagent.runtime`: the graph store is wrapped for "neo4j" faults, the tool for faults of its name.
 """
 
 from __future__ import annotations
@@ -23,8 +27,20 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 def _default_context(event: Any) -> ToolContext:
     from csagent import runtime
     from csagent.nlp.embeddings import get_embedder
+    from csagent.resilience.faults import get_fault_plan, wrap_graph_store
 
-    return ToolContext(graph=runtime.graph_store(), customer_id=event.customer_id, embedder=get_embedder())
+    return ToolContext(graph=wrap_graph_store(runtime.graph_store(), get_fault_plan()),
+                       customer_id=event.customer_id, embedder=get_embedder())
+
+
+def _with_faults(tool: str, run: ToolRun) -> ToolRun:
+    """`run` under the process's fault plan, looked up per call (a test may change it)."""
+    from csagent.resilience.faults import faulty_tool, get_fault_plan
+
+    def call(task: Task, ctx: ToolContext) -> ToolResult:
+        return faulty_tool(run, get_fault_plan(), tool)(task, ctx)
+
+    return call
 
 
 def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | None = None) -> LambdaHandler:
@@ -35,13 +51,15 @@ def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | 
     from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
 
     from csagent import warmup
-    from csagent.tools.events import ToolEvent, TransientToolError, malformed_event_result, run_tool_event
+    from csagent.tools.events import ToolEvent, malformed_event_result, run_tool_event
 
     # SnapStart (template.yaml): the tool is warmed before the snapshot, reconnected after restore.
     warmup.register_snapstart_hooks(lambda: warmup.warm_tool(prepare))
     logger = Logger()
     tracer = Tracer()
     metrics = Metrics()  # dimension "service": POWERTOOLS_SERVICE_NAME, one per tool function (template.yaml)
+
+    faulty_run = _with_faults(tool, run)
 
     def tool_context(event: ToolEvent) -> ToolContext:
         if prepare is not None:
@@ -50,7 +68,7 @@ def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | 
 
     @event_parser(model=ToolEvent)
     def handle(event: ToolEvent, context: Any) -> ToolResult:
-        return run_tool_event(event, run, tool_context)
+        return run_tool_event(event, faulty_run, tool_context)
 
     @logger.inject_lambda_context(correlation_id_path="session_id", clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)  # results hold customer data
@@ -61,9 +79,6 @@ def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | 
         except ValidationError as exc:
             logger.warning("malformed tool event", extra={"errors": exc.error_count()})
             result = malformed_event_result(event, tool, exc)
-        except TransientToolError:
-            metrics.add_metric(name="ToolTransientError", unit=MetricUnit.Count, value=1)
-            raise  # the state machine's Retry (then Catch) handles it
         metrics.add_metric(name=f"Tool{result.status.value.title()}", unit=MetricUnit.Count, value=1)
         metrics.add_metric(name="ToolLatency", unit=MetricUnit.Milliseconds, value=result.latency_ms)
         return result.model_dump(mode="json")

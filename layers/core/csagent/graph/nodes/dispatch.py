@@ -13,6 +13,7 @@ from langgraph.types import Send
 
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State, TaskBranch
+from csagent.resilience.bounds import Bounds
 
 USABLE = frozenset({"success", "fallback"})
 
@@ -27,6 +28,13 @@ def ready_tasks(state: State) -> list[dict[str, Any]]:
     ]
 
 
+def tool_calls_left(state: State, bounds: Bounds, ready: int) -> int:
+    """Each of `ready` tasks' share of the turn's tool-call budget (retries and cheaper paths
+    count: a result's `attempts`)."""
+    used = sum(int(r.get("attempts") or 1) for r in (state.get("results") or {}).values())
+    return max(bounds.max_tool_calls_per_turn - used, 0) // max(ready, 1)
+
+
 def route_tasks(state: State, runtime: Runtime[GraphDeps] | None = None) -> list[Send] | str:
     if not state.get("tasks"):
         return "clarify"
@@ -36,9 +44,7 @@ def route_tasks(state: State, runtime: Runtime[GraphDeps] | None = None) -> list
     if runtime is not None and runtime.context.dispatcher is not None:
         return "dispatch_wave"  # the whole wave in one Step Functions execution
     results = state.get("results") or {}
-    budget = runtime.context.bounds.max_tool_calls_per_turn if runtime is not None else None
-    used = sum(int(r.get("attempts") or 1) for r in results.values())
-    left = None if budget is None else max(budget - used, 0) // len(ready)
+    left = None if runtime is None else tool_calls_left(state, runtime.context.bounds, len(ready))
     return [
         Send("run_task", TaskBranch(
             task=task, customer_id=state.get("customer_id"),

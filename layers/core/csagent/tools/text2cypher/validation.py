@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from csagent.domain.errors import StoreError
 from csagent.domain.models import ErrorType
 from csagent.tools.text2cypher.schema import CATALOGUE_SCHEMA, AllowedSchema, PropertySpec
 
@@ -178,21 +179,18 @@ class QuestionOutOfScope(Text2CypherError):
 
 
 def classify_store_error(exc: BaseException, *, during: str) -> Text2CypherError:
-    """A typed error for an exception raised by the graph store (`during`: what was running)."""
-    code = str(getattr(exc, "code", "") or "")
-    text = str(getattr(exc, "message", None) or exc).strip()
-    first_line = text.splitlines()[0] if text else type(exc).__name__
-    if "TransactionTimedOut" in code or isinstance(exc, TimeoutError):
+    """A typed error for an exception raised by the graph store (`during`: what was running).
+
+    Timeouts and unavailability come classified from the store's adapter (`StoreError`); what
+    only Text2Cypher cares about - which client error the server sent for a generated query - is
+    read from the server's code and message the adapter keeps on the error."""
+    if isinstance(exc, StoreError) and exc.error_type is ErrorType.TIMEOUT:
         return Timeout(f"The {during} did not finish within its time limit.")
-    try:
-        from neo4j import exceptions as neo
-    except ImportError:  # pragma: no cover - neo4j is part of the layer
-        neo = None  # type: ignore[assignment]
-    transient: tuple[type[BaseException], ...] = (ConnectionError,)
-    if neo is not None:
-        transient += (neo.ServiceUnavailable, neo.SessionExpired, neo.TransientError)
-    if isinstance(exc, transient) or code.startswith("Neo.TransientError"):
+    if isinstance(exc, StoreError) and exc.error_type is ErrorType.TRANSIENT:
         return StoreUnavailable(f"The store database was unavailable during the {during}.")
+    code = exc.code if isinstance(exc, StoreError) else ""
+    text = (exc.detail if isinstance(exc, StoreError) else str(exc)).strip()
+    first_line = text.splitlines()[0] if text else type(exc).__name__
     if code.endswith("AccessMode") or "read access mode" in text:
         return WriteAttempt("The database refused the query in a READ transaction: it writes.")
     if code.endswith("ParameterMissing"):

@@ -74,10 +74,10 @@ function message(role, text, extra = {}) {
   const item = el("li", { class: `msg ${role}`, "data-role": role },
     el("span", { class: "from" }, from), body);
   if (extra.status) item.append(badge(extra.status));
-  const cites = citations(extra.citations);
-  if (cites) item.append(cites);
   const box = proposal(extra.proposed, extra.live);
   if (box) item.append(box);
+  const cites = citations(extra.citations);
+  if (cites) item.append(cites);
   return item;
 }
 
@@ -183,10 +183,6 @@ function setBusy(value) {
 }
 
 async function send(text) {
-  if (busy) {
-    showError(new ApiError(409, "conflict", "still working"));
-    return;
-  }
   clearError();
   clearTimeout(pollTimer);
   disableOldAnswers();
@@ -223,7 +219,8 @@ async function send(text) {
 }
 
 function answer(word) {
-  send(word);
+  if (busy) showError(new ApiError(409, "conflict", "still working on the last message"));
+  else send(word);
 }
 
 function clearAttachment() {
@@ -308,6 +305,10 @@ $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("text").value.trim();
   if (!text) return;
+  if (busy) { // kept in the box: sent once the answer to the last one is in
+    showError(new ApiError(409, "conflict", "still working on the last message"));
+    return;
+  }
   $("text").value = "";
   send(text);
 });

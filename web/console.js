@@ -82,6 +82,7 @@ async function showHandoff(id) {
   const box = $("handoff");
   box.hidden = false;
   box.dataset.handoff = h.handoff_id;
+  box.dataset.status = h.status;
   box.replaceChildren(
     el("h2", {}, `Handoff · ${h.customer_id}`),
     el("dl", { class: "kv" },
@@ -231,9 +232,18 @@ $("session-form").addEventListener("submit", (event) => {
 });
 
 // -- start --------------------------------------------------------------------------------------
+/** The open handoff's thread (new customer messages), leaving a reply being typed alone. */
+async function refreshThread() {
+  if (!openHandoff || $("handoff").hidden || !$("thread")) return;
+  const h = await call(`/v1/agent/handoffs/${encodeURIComponent(openHandoff)}`);
+  if (h.messages.length !== $("thread").children.length || h.status !== $("handoff").dataset.status) {
+    await showHandoff(openHandoff);
+  }
+}
+
 async function refreshAll() {
   try {
-    await Promise.all([loadHandoffs(), loadApprovals()]);
+    await Promise.all([loadHandoffs(), loadApprovals(), refreshThread()]);
   } catch (error) {
     showError(error);
   }

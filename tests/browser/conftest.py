@@ -34,9 +34,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def web_base(tau_store: Any, moto_endpoint: str) -> Iterator[str]:
-    """The chat, the console and the API on one loopback origin (devstack.web under uvicorn)."""
+    """The chat, the console and the API on one loopback origin (devstack.web under uvicorn),
+    stopped after the module."""
     port = _free_port()
     env = dict(os.environ, AUTH_MODE="dev", STAGE="local", POWERTOOLS_TRACE_DISABLED="1")
     log = (ROOT / ".local").joinpath("browser-serve.log")
@@ -65,8 +66,11 @@ def web_base(tau_store: Any, moto_endpoint: str) -> Iterator[str]:
         process.wait(timeout=20)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Chromium for one module. Never longer: Playwright's sync API keeps an asyncio loop running
+    on the main thread while it is started, and the tests after these (Mangum's handler, say)
+    need to run loops of their own there."""
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"no chromium at {CHROMIUM}: `make setup` installs Debian's chromium package")
     from playwright.sync_api import sync_playwright

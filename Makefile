@@ -32,6 +32,8 @@ export STORE_TODAY ?= 2024-07-01
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.installed-llm
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian's browser, driven by Playwright in tests/browser (PLAYWRIGHT_CHROMIUM overrides the path).
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors
 
@@ -46,10 +48,12 @@ $(STAMP): constraints.txt requirements/runtime.in requirements/dev.in requiremen
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-setup: $(STAMP) vectors ## venv + pinned Python deps + the fixed texts' vectors + Neo4j's Java deps (Maven Central) + OCR (Debian)
+setup: $(STAMP) vectors ## venv + pinned Python deps + the fixed texts' vectors + Neo4j's Java deps (Maven Central) + OCR and chromium (Debian)
 	$(BIN)/python -c "from devstack import neo4j; neo4j.is_built() or print('neo4j built in %.0fs' % neo4j.build())"
 	@command -v tesseract >/dev/null || { echo "installing Debian's tesseract-ocr (local image reading)"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tesseract-ocr >/dev/null; }
+	@test -x $(CHROMIUM) || { echo "installing Debian's chromium (the browser tests; Playwright never downloads one)"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 # Every fixed text the agent compares against (intent examples, injection and scope anchors, the
 # Cypher catalogue, the few-shot bank, the knowledge chunks) embedded once, and the intent model
@@ -74,8 +78,8 @@ export: up ## write the store as it is now to OUT=dir: users.json, orders.json, 
 	@test -n "$(OUT)" || { echo "usage: make export OUT=dir"; exit 2; }
 	$(BIN)/python -m devstack.export --out $(OUT)
 
-serve: up ## HTTP API on 127.0.0.1:$(PORT) against the local stack (dev auth: Bearer dev:<customer_id>)
-	$(BIN)/uvicorn --app-dir functions/router app:app --host 127.0.0.1 --port $(PORT)
+serve: up ## HTTP API + the chat (/) and agent console (/console.html) on 127.0.0.1:$(PORT) (dev auth)
+	$(BIN)/uvicorn devstack.web:app --host 127.0.0.1 --port $(PORT)
 
 demo: seed ## one customer conversation through the HTTP API on the built-in store
 	$(BIN)/python -m devstack.demo --port $(PORT)

@@ -1,13 +1,16 @@
 """`make demo`: a customer conversation through the real HTTP API on the built-in store.
 
-Starts the router app (uvicorn) on 127.0.0.1:PORT against the local stack, talks to it as the
-demo customer with dev auth, prints each exchange with its route, tasks and timings, then
-stops the server. Model tier: the local tier (no generative model).
+Starts the router app with the web pages (`devstack.web`, uvicorn) on 127.0.0.1:PORT against
+the local stack, talks to it as the demo customer with dev auth, prints each exchange with its
+route, tasks and timings, then prints the chat's and the console's URLs. In a terminal it keeps
+serving them until Ctrl-C (`--serve`/`--no-serve` choose); otherwise it stops the server.
+Model tier: the local tier (no generative model).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -46,12 +49,12 @@ def _show(who: str, text: str, out: dict[str, Any] | None = None) -> None:
           f"({trace.get('confidence')}) · tasks: {tasks or 'none'} · {trace.get('turn_ms', 0):.0f} ms]")
 
 
-def run(port: int, customer_id: str, messages: list[str]) -> int:
+def run(port: int, customer_id: str, messages: list[str], serve: bool = False) -> int:
     base = f"http://127.0.0.1:{port}"
     log = (ROOT / ".local" / "serve.log").open("wb")
     env = dict(os.environ, AUTH_MODE="dev", STAGE="local")
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(ROOT / "functions/router"),
-                             "app:app", "--host", "127.0.0.1", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "devstack.web:app",
+                             "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         _wait(base, proc)
@@ -70,6 +73,12 @@ def run(port: int, customer_id: str, messages: list[str]) -> int:
             history = client.get(f"/v1/sessions/{session}").json()
             print(f"\nsession {session}: status {history['status']}, {history['turn_count']} turns, "
                   f"{len(history['messages'])} public messages (checkpointed in DynamoDB)")
+        print(f"\nIn a browser: the customer chat at {base}/ (sign in as {customer_id} or any seeded "
+              f"customer)\nand the agent console at {base}/console.html (any agent name).")
+        if serve:
+            print("Serving until Ctrl-C.", flush=True)
+            with contextlib.suppress(KeyboardInterrupt):
+                proc.wait()
         return 0
     finally:
         proc.terminate()
@@ -81,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="devstack.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
+    parser.add_argument("--serve", action=argparse.BooleanOptionalAction, default=sys.stdin.isatty(),
+                        help="keep serving the pages after the conversation (default: in a terminal)")
     args = parser.parse_args(argv)
     messages = [
         "Hi there!",
@@ -93,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "我的订单 " + DEMO_ORDER_ID + " 在哪里？",
         "thanks!",
     ]
-    return run(args.port, DEMO_CUSTOMER_ID, messages)
+    return run(args.port, DEMO_CUSTOMER_ID, messages, serve=args.serve)
 
 
 if __name__ == "__main__":

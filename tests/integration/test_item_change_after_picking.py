@@ -6,6 +6,7 @@ touched, and the yes writes exactly that exchange."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ def test_the_answer_that_picks_the_order_continues_the_item_change_asked(tau_api
     from devstack.export import export_store
 
     driver, _, client = tau_api
-    session = "picked-camera-1"
+    session = f"picked-camera-{uuid.uuid4().hex[:8]}"  # a fresh conversation on every run
     # Given an exchange asked in words, with two orders that fit
     first = _say(client, session,
                  "I would like to exchange my digital camera for a model with a bigger zoom.")

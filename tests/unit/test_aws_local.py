@@ -81,10 +81,11 @@ def test_create_resources_builds_every_bucket(
     # When the buckets are listed
     names = {b["Name"] for b in s3.list_buckets()["Buckets"]}
 
-    # Then the checkpoint and knowledge buckets exist under their stack-derived names
+    # Then the checkpoint, knowledge and web-page buckets exist under their stack-derived names
     assert names == {
         "csagent-local-checkpoints-123456789012-us-east-1",
         "csagent-local-knowledge-123456789012-us-east-1",
+        "csagent-local-web-123456789012-us-east-1",
     }
     assert {b.bucket_name for b in resources.buckets} == names
 

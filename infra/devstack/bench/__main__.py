@@ -33,7 +33,7 @@ from devstack.bench.workload import (
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTS = ROOT / "reports"
-SECTION_NAMES = ("imports", "cold", "concurrency", "turns", "dynamodb", "tools", "fanout", "models")
+SECTION_NAMES = ("imports", "cold", "concurrency", "turns", "dynamodb", "tools", "fanout", "models", "web")
 EXPECTED_CUSTOMERS = 500  # tau-retail
 
 
@@ -50,12 +50,13 @@ class Sizes:
     dynamodb_turns: int
     tool_runs: int
     fanout_runs: int
+    web_turns: int
 
 
 FULL = Sizes(scenario_scale=1.0, sessions=50, session_turns=5, baseline_sessions=4, import_repeats=5,
-             cold_processes=5, dynamodb_turns=20, tool_runs=4, fanout_runs=10)
+             cold_processes=5, dynamodb_turns=20, tool_runs=4, fanout_runs=10, web_turns=11)
 QUICK = Sizes(scenario_scale=0.1, sessions=8, session_turns=2, baseline_sessions=1, import_repeats=1,
-              cold_processes=1, dynamodb_turns=4, tool_runs=1, fanout_runs=2)
+              cold_processes=1, dynamodb_turns=4, tool_runs=1, fanout_runs=2, web_turns=3)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -164,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     baseline = concurrent_sessions(workload, data, sizes.baseline_sessions, sizes.session_turns,
                                    seed=args.seed + 1, used=used)
     warm = concurrent_sessions(workload, data, 1, 5, seed=args.seed + 2, used=used)
+    browsing = concurrent_sessions(workload, data, 1, sizes.web_turns, seed=args.seed + 3, used=used)
     owners = identifiers_by_customer(data)
     turn_tasks: list[dict[str, Any]] = []
 
@@ -227,8 +229,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_models()
 
+    def web() -> dict[str, Any]:
+        from devstack.bench.concurrency import serve
+        from devstack.bench.web import bench_web
+
+        customer, texts = browsing[0]
+        with serve(args.port, ROOT / ".local" / "bench-web-server.log") as base_url:
+            section, samples = bench_web(base_url, customer, texts)
+        run.samples["web"] = samples
+        return section
+
     for name, fn in (("imports", imports), ("cold", cold), ("concurrency", concurrency), ("turns", turns),
-                     ("dynamodb", dynamodb), ("tools", tools), ("fanout", fanout), ("models", models)):
+                     ("dynamodb", dynamodb), ("tools", tools), ("fanout", fanout), ("models", models),
+                     ("web", web)):
         if name in only:
             run.section(name, fn)
     if "turn_types" in run.report:  # measured with `turns`; printed after it for reading order

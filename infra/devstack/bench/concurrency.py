@@ -43,9 +43,9 @@ def free_port() -> int:
 
 
 def server_command(port: int) -> list[str]:
-    """`make serve`'s command (`uvicorn --app-dir functions/router app:app ...`) for `port`."""
-    return [sys.executable, "-m", "uvicorn", "--app-dir", "functions/router", "app:app",
-            "--host", "127.0.0.1", "--port", str(port)]
+    """`make serve`'s command (`uvicorn devstack.web:app ...`: the router's app with the web
+    pages) for `port`."""
+    return [sys.executable, "-m", "uvicorn", "devstack.web:app", "--host", "127.0.0.1", "--port", str(port)]
 
 
 def wait_healthy(base_url: str, proc: subprocess.Popen[bytes], timeout_s: float = 120.0) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from csagent import observability
-from csagent.domain.errors import Forbidden, InvalidInput
+from csagent.domain.errors import Forbidden, InvalidInput, NotFound
 from csagent.domain.models import Principal
 from csagent.streaming.progress import Progress, progress_of, received
 
@@ -82,6 +82,17 @@ class TaskOut(BaseModel):
     error: dict[str, Any] | None = None
 
 
+class ProposedAction(BaseModel):
+    """A change listed back to the customer and waiting for their yes: exactly what will change
+    (`summary`, the words of the reply), and whether a person must approve it afterwards."""
+
+    action: str
+    order_id: str | None = None
+    summary: str
+    requires_approval: bool = False
+    amount: float | None = None
+
+
 class TurnOut(BaseModel):
     session_id: str
     turn: int
@@ -89,6 +100,9 @@ class TurnOut(BaseModel):
     reply: dict[str, Any]
     tasks: list[TaskOut]
     trace: dict[str, Any]
+    proposed: list[ProposedAction] = Field(
+        default_factory=list,
+        description="With status awaiting_confirmation: the changes a 'yes' will make (else empty).")
 
 
 # What a turn yields as it runs: progress while the graph works, the TurnOut once it has decided.
@@ -103,6 +117,35 @@ class SessionOut(BaseModel):
     summary: str = Field(default="", description="Older turns, compressed (after 10 turns).")
     handoff: dict[str, Any] | None = Field(
         default=None, description="The conversation with a person, when the session was handed off.")
+    proposed: list[ProposedAction] = Field(
+        default_factory=list, description="The changes waiting for the customer's yes, if any.")
+
+
+class TurnTrace(BaseModel):
+    """One turn as the session viewer shows it: why the assistant did what it did."""
+
+    turn: int
+    status: str
+    text: str = Field(description="What the customer wrote.")
+    reply: str
+    route: str
+    confidence: float
+    tasks: list[dict[str, Any]] = Field(
+        description="Each task: type, tool, status, latency, attempts, healing steps, error.")
+    node_timings_ms: dict[str, float]
+    trace: dict[str, Any] = Field(
+        description="The turn's notes: guard verdicts, summariser, degradations, model usage and cost.")
+
+
+class AgentSessionOut(BaseModel):
+    """GET /v1/agent/sessions/{session_id} (agent role): the public messages and the turn traces."""
+
+    session_id: str
+    customer_id: str | None
+    status: str
+    messages: list[dict[str, Any]]
+    summary: str = ""
+    turns: list[TurnTrace] = Field(description="The latest turns' traces, oldest first.")
 
 
 class DecisionIn(BaseModel):
@@ -326,7 +369,33 @@ class ConversationService:
         handoff = self._handoffs.customer_view(session_id, customer_id) if self._handoffs else None
         return SessionOut(session_id=session_id, status=status, turn_count=record.turn_count,
                           messages=list(values.get("messages") or []), summary=values.get("summary") or "",
-                          handoff=handoff.model_dump(mode="json") if handoff is not None else None)
+                          handoff=handoff.model_dump(mode="json") if handoff is not None else None,
+                          proposed=_proposed(values))
+
+    def agent_session(self, principal: Principal, session_id: str, *, turns: int = 20) -> AgentSessionOut:
+        """A session as a support agent reads it (agent role only): the public messages beside
+        each turn's trace, read from the session's checkpoints (one per turn), newest `turns`."""
+        if not principal.is_agent:
+            raise Forbidden("the session viewer is for the store's agents")
+        config = {"configurable": {"thread_id": check_session_id(session_id)}}
+        snapshot = self._graph.get_state(config)
+        values = (snapshot.values if snapshot is not None else None) or {}
+        if not values:
+            raise NotFound(f"session {session_id} does not exist")
+        by_turn: dict[int, TurnTrace] = {}
+        for past in self._graph.get_state_history(config, limit=turns * 3):
+            state = past.values or {}
+            turn = int(state.get("turn") or 0)
+            if turn <= 0 or turn in by_turn or not state.get("reply"):
+                continue  # newest first: a turn resumed after an approval shows how it ended
+            by_turn[turn] = _turn_trace(state)
+            if len(by_turn) >= turns:
+                break
+        return AgentSessionOut(session_id=session_id, customer_id=values.get("customer_id"),
+                               status=str(values.get("status") or "active"),
+                               messages=list(values.get("messages") or []),
+                               summary=values.get("summary") or "",
+                               turns=[by_turn[t] for t in sorted(by_turn)])
 
     @staticmethod
     def _shape(session_id: str, state: dict[str, Any], elapsed_ms: float) -> TurnOut:
@@ -352,7 +421,40 @@ class ConversationService:
             trace["approval_id"] = ((state.get("trace") or {}).get("approval") or {}).get("approval_id")
         return TurnOut(session_id=session_id, turn=int(state.get("turn") or 0),
                        status=state.get("status") or "answered", reply=state.get("reply") or {"text": ""},
-                       tasks=tasks, trace=trace)
+                       tasks=tasks, trace=trace, proposed=_proposed(state))
+
+
+def _proposed(state: dict[str, Any]) -> list[ProposedAction]:
+    """The changes a turn listed back and a yes will make: only while it waits for that yes."""
+    if state.get("status") != "awaiting_confirmation":
+        return []
+    return [ProposedAction(action=str(p.get("action") or ""),
+                           order_id=(p.get("proposal") or {}).get("order_id"),
+                           summary=str(p.get("summary") or ""),
+                           requires_approval=bool(p.get("requires_approval")),
+                           amount=float(p["amount"]) if p.get("amount") is not None else None)
+            for p in state.get("pending_actions") or []]
+
+
+def _turn_trace(state: dict[str, Any]) -> TurnTrace:
+    results = state.get("results") or {}
+    tasks = []
+    for task in state.get("tasks") or []:
+        result = results.get(task["task_id"]) or {}
+        tasks.append({"task_id": task["task_id"], "task_type": task.get("task_type", ""),
+                      "tool": task.get("tool", ""), "depends_on": list(task.get("depends_on") or []),
+                      "status": result.get("status", "skipped"),
+                      "latency_ms": round(float(result.get("latency_ms") or 0.0), 2),
+                      "attempts": int(result.get("attempts") or (1 if result else 0)),
+                      "heal": list(result.get("heal") or []), "error": result.get("error")})
+    timings = state.get("node_timings_ms") or {}
+    return TurnTrace(turn=int(state.get("turn") or 0), status=str(state.get("status") or ""),
+                     text=str(state.get("text") or ""),
+                     reply=str((state.get("reply") or {}).get("text") or ""),
+                     route=str(state.get("route") or ""),
+                     confidence=round(float(state.get("confidence") or 0.0), 3), tasks=tasks,
+                     node_timings_ms={k: round(float(v), 2) for k, v in timings.items()},
+                     trace=dict(state.get("trace") or {}))
 
 
 def _final(events: Iterable[TurnEvent]) -> TurnOut:

@@ -21,7 +21,15 @@ from csagent.domain.errors import DependencyUnavailable, DomainError, Forbidden,
 from csagent.domain.models import Principal
 from csagent.http.auth import principal_from
 from csagent.http.sse import STREAM_HEADERS, EventPump, turn_stream
-from csagent.service import ApprovalOut, ConversationService, DecisionIn, MessageIn, SessionOut, TurnOut
+from csagent.service import (
+    AgentSessionOut,
+    ApprovalOut,
+    ConversationService,
+    DecisionIn,
+    MessageIn,
+    SessionOut,
+    TurnOut,
+)
 
 logger = logging.getLogger("csagent.http")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit; text alone is capped at 4,000
@@ -153,6 +161,13 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return get_service().get_session(who, session_id)
 
     # -- human in the loop (agent role) -----------------------------------------------------
+    @app.get("/v1/agent/sessions/{session_id}", response_model=AgentSessionOut,
+             responses={401: {}, 403: {}, 404: {}, 422: {}})
+    def agent_session(session_id: str, turns: int = Query(20, ge=1, le=50),
+                      who: Principal = Depends(caller)) -> AgentSessionOut:  # noqa: B008
+        """The session viewer (agent role): public messages beside each turn's trace."""
+        return get_service().agent_session(who, session_id, turns=turns)
+
     def handoffs() -> Any:
         if get_handoffs is None:
             raise DependencyUnavailable("human handoff is not configured")

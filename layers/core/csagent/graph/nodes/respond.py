@@ -13,6 +13,7 @@ from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
 from csagent.guardrails.output import collect_identifiers, identifiers_in
+from csagent.models.usage import current_usage
 from csagent.replies import render
 
 #: Tools whose results are read bound to the signed-in customer: only these vouch for an
@@ -74,6 +75,9 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             reply["text"] = check.text
             trace["output_guard"] = {"withheld": len(check.leaks),
                                      "errors_replaced": check.internal_errors_replaced}
+    usage = current_usage()
+    if usage is not None:  # kept in the checkpoint for the agents' session viewer
+        trace["usage"] = usage.as_trace()
     set_aside = (state.get("trace") or {}).get("set_aside") or []
     if set_aside:
         note = render("confirm_set_aside", state.get("lang", "en"), actions="; ".join(set_aside))

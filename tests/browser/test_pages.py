@@ -1,0 +1,217 @@
+"""The customer chat and the agent console in a real browser (Debian's chromium, headless), over
+the real API and the local stack (tau-retail in Neo4j, DynamoDB on moto). Each test plays what a
+person does, asserts what they see, checks the store's end state where a change was made, and
+leaves screenshots in reports/browser/.
+
+The customer's page is at phone width; the agent's console is a separate browser context."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.browser]
+
+EMMA, EMMA_ORDER = "emma_santos_9753", "#W2918688"  # pending order, ships to Phoenix AZ 85039
+IVAN, IVAN_ORDER = "ivan_santos_6635", "#W8770097"  # pending order of $544.29: over the $500 threshold
+JAMES = "james_li_5688"
+
+
+def sign_in(page: Any, customer: str) -> str:
+    """Open the chat, pick `customer` in the dev sign-in; the conversation's session id."""
+    page.goto("/")
+    page.get_by_label("Customer").fill(customer)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text(f"Signed in as {customer}").wait_for()
+    label = page.locator("#session-label").inner_text()
+    return label.removeprefix("Conversation ").strip()
+
+
+def say(page: Any, text: str) -> Any:
+    """Type and send with the keyboard (Enter); the assistant's finished reply bubble."""
+    before = page.locator("li.msg.assistant:not([aria-busy])").count()
+    box = page.get_by_label("Your message")
+    box.fill(text)
+    box.press("Enter")
+    reply = page.locator("li.msg.assistant:not([aria-busy])").nth(before)
+    reply.locator(".badge").wait_for()
+    return reply
+
+
+def status_of(reply: Any) -> str:
+    return str(reply.locator(".badge").get_attribute("data-status"))
+
+
+def store_value(driver: Any, query: str, **params: Any) -> Any:
+    records, _, _ = driver.execute_query(query, **params)
+    return records[0][0] if records else None
+
+
+def test_a_customer_asks_a_compound_question_confirms_an_address_change_and_sees_it_done(
+        customer_page, shots, reseed_tau, neo4j_driver):
+    page = customer_page
+    session = sign_in(page, EMMA)
+    shots(page, "signed-in")
+    progress: list[str] = []
+    page.on("response", lambda r: progress.append(r.url) if ":stream" in r.url else None)
+
+    # When Emma asks two things in one message: a new address for a pending order and a policy
+    reply = say(page, f"Please send order {EMMA_ORDER} to 250 Harbor Blvd, San Diego, CA 92101, "
+                      "and what is your return policy?")
+    shots(page, "proposal")
+
+    # Then the answer came streamed, the policy is answered with its source, and the change is
+    # listed back, exactly, with Yes / No
+    assert progress, "the turn went through the streaming endpoint"
+    assert status_of(reply) == "awaiting_confirmation"
+    assert "return" in reply.locator(".body").inner_text().lower()
+    proposed = reply.locator(".proposal li.proposed")
+    assert proposed.count() == 1
+    assert re.search(r"order #W2918688 from .*85039.* to 250 Harbor Blvd, San Diego, CA 92101",
+                     proposed.inner_text())
+    citation = reply.locator(".citations details").first
+    citation.locator("summary").click()
+    assert citation.locator("blockquote").inner_text().strip(), "a citation opens the passage it cites"
+    # Nothing changed before the yes
+    zip_query = "MATCH (:Order {order_id: $o})-[:SHIPS_TO]->(a) RETURN a.zip"
+    assert store_value(neo4j_driver, zip_query, o=EMMA_ORDER) == "85039"
+
+    # When she presses Yes (from the keyboard: focus and Enter)
+    before = page.locator("li.msg.assistant:not([aria-busy])").count()
+    yes = reply.get_by_role("button", name="Yes, make the change")
+    yes.focus()
+    page.keyboard.press("Enter")
+    done = page.locator("li.msg.assistant:not([aria-busy])").nth(before)
+    done.locator(".badge").wait_for()
+    shots(page, "done")
+
+    # Then she sees the change made, and the store has it
+    assert status_of(done) == "answered"
+    assert "will now ship to 250 Harbor Blvd, San Diego, CA 92101" in done.inner_text()
+    assert store_value(neo4j_driver, zip_query, o=EMMA_ORDER) == "92101"
+    assert page.locator(".proposal button:not([disabled])").count() == 0, "an answered proposal is closed"
+
+    # And after a reload the conversation is still there (the session resumes)
+    page.reload()
+    page.locator("li.msg.assistant").nth(1).wait_for()
+    assert page.locator("#session-label").inner_text().endswith(session)
+    assert page.locator("li.msg").count() == 4
+    assert "will now ship to 250 Harbor Blvd" in page.locator("li.msg.assistant").last.inner_text()
+    # The page fits a phone: nothing wider than the viewport
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    shots(page, "reloaded")
+    assert page.js_errors == []
+
+
+def test_a_refund_over_the_threshold_is_approved_in_the_console_and_the_customer_sees_it(
+        customer_page, agent_page, shots, reseed_tau, neo4j_driver):
+    customer, agent = customer_page, agent_page
+    session = sign_in(customer, IVAN)
+
+    # Given Ivan cancels his $544.29 order and says yes
+    proposal = say(customer, f"cancel order {IVAN_ORDER}, I ordered it by mistake")
+    assert status_of(proposal) == "awaiting_confirmation"
+    assert "approve" in proposal.locator(".proposal").inner_text().lower()
+    proposal.get_by_role("button", name="Yes, make the change").click()
+    waiting = customer.locator("li.msg.assistant .badge[data-status=awaiting_approval]")
+    waiting.wait_for()
+    shots(customer, "awaiting-approval")
+    status_query = "MATCH (o:Order {order_id: $o}) RETURN o.status"
+    assert store_value(neo4j_driver, status_query, o=IVAN_ORDER) == "pending"
+
+    # When an agent opens the console and approves that refund
+    agent.goto("/console.html")
+    agent.get_by_label("Agent name").fill("sam")
+    agent.get_by_role("button", name="Sign in").click()
+    agent.get_by_role("tab", name=re.compile("Approvals")).click()
+    item = agent.locator("li[data-approval]", has_text=session)
+    item.wait_for()
+    assert "$544.29" in item.inner_text()
+    assert IVAN_ORDER in item.inner_text()
+    shots(agent, "approvals-queue")
+    item.get_by_role("button", name=re.compile("^Approve")).click()
+    agent.get_by_text("Approved: the customer's conversation went on").wait_for()
+    shots(agent, "approved")
+
+    # Then the order is cancelled, and Ivan's open page shows it without him doing anything
+    assert store_value(neo4j_driver, status_query, o=IVAN_ORDER) == "cancelled"
+    last = customer.locator("li.msg.assistant").last
+    customer.wait_for_function(
+        "() => [...document.querySelectorAll('li.msg.assistant')].at(-1)?.innerText.includes('cancelled')")
+    assert last.locator(".badge").get_attribute("data-status") == "answered"
+    shots(customer, "customer-sees-result")
+
+    # And the session viewer shows the turns with their traces
+    agent.get_by_role("tab", name="Session viewer").click()
+    agent.get_by_label("Session id").fill(session)
+    agent.get_by_role("button", name="Open", exact=True).click()
+    turns = agent.locator("#turns section.turn")
+    turns.first.wait_for()
+    assert turns.count() == 2
+    assert "customer_actions" in turns.last.inner_text()
+    assert "model calls" in turns.last.inner_text()
+    shots(agent, "session-viewer")
+    assert customer.js_errors == [] and agent.js_errors == []
+
+
+def test_a_handoff_is_claimed_and_answered_and_the_customer_reads_the_reply(
+        customer_page, agent_page, shots):
+    customer, agent = customer_page, agent_page
+    session = sign_in(customer, JAMES)
+
+    # Given James asks for a person
+    handed = say(customer, "I want to talk to a human agent please")
+    assert status_of(handed) == "handed_off"
+    shots(customer, "handed-off")
+
+    # When an agent claims his handoff and replies
+    agent.goto("/console.html")
+    agent.get_by_label("Agent name").fill("maria")
+    agent.get_by_role("button", name="Sign in").click()
+    item = agent.locator(f"li[data-session='{session}']")
+    item.get_by_role("button", name=re.compile("^Open handoff")).click()
+    detail = agent.locator("#handoff")
+    detail.locator("h2", has_text=f"Handoff · {JAMES}").wait_for()
+    assert "talk to a human" in detail.inner_text()
+    agent.get_by_role("button", name="Claim").click()
+    answer = "Hi James, this is Maria from the store. How can I help?"
+    agent.get_by_role("textbox", name="Reply to the customer").fill(answer)
+    agent.get_by_role("button", name="Send reply").click()
+    detail.locator("li.msg.agent", has_text="this is Maria").wait_for()
+    shots(agent, "replied")
+
+    # Then James sees the reply in his chat
+    customer.locator("li.msg.agent", has_text=answer).wait_for()
+    shots(customer, "customer-sees-reply")
+
+    # And when the agent closes the handoff, James's page says so
+    agent.get_by_role("button", name="Close handoff").click()
+    agent.locator("#handoff-status", has_text="closed").wait_for()
+    customer.get_by_text("Our team has closed this conversation.").wait_for()
+    shots(customer, "closed")
+    assert customer.js_errors == [] and agent.js_errors == []
+
+
+def test_a_customer_is_told_plainly_when_signed_out_or_a_photo_is_too_large(customer_page, shots):
+    page = customer_page
+    # Given a token the API refuses (dev ids are letters, digits and _.@-): a 401 on its first call
+    page.goto("/")
+    page.evaluate("sessionStorage.setItem('csagent.token', 'dev:not a valid id')")
+    page.reload()
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    # Then the page says so and offers the sign-in again
+    assert "You are signed out. Please sign in again." in alert.inner_text()
+    page.get_by_role("button", name="Sign in").wait_for()
+    shots(page, "401")
+
+    # Given a signed-in customer attaching a 4 MB photo: refused before anything is sent
+    sign_in(page, JAMES)
+    page.get_by_label("Attach a photo of a label or a screenshot").set_input_files(
+        {"name": "label.png", "mimeType": "image/png", "buffer": b"\x89PNG" + b"\0" * (4 * 1024 * 1024)})
+    assert "That photo is too large. Please send one under 3 MB." in page.get_by_role("alert").inner_text()
+    assert page.locator("li.msg").count() == 0
+    shots(page, "photo-too-large")
+    assert page.js_errors == []

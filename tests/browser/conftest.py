@@ -11,15 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,42 +23,15 @@ CHROMIUM = os.environ.get("PLAYWRIGHT_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_MS = 60_000  # a turn of a fresh server process loads the models first
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def web_base(tau_store: Any, moto_endpoint: str) -> Iterator[str]:
-    """The chat, the console and the API on one loopback origin (devstack.web under uvicorn),
-    stopped after the module."""
-    port = _free_port()
-    env = dict(os.environ, AUTH_MODE="dev", STAGE="local", POWERTOOLS_TRACE_DISABLED="1")
-    log = (ROOT / ".local").joinpath("browser-serve.log")
-    log.parent.mkdir(exist_ok=True)
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "devstack.web:app", "--host", "127.0.0.1", "--port", str(port),
-             "--no-access-log"], env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"the web server stopped: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.3)
-        else:
-            pytest.fail("the web server did not answer within 90 s")
+    """The chat, the console and the API on one loopback origin (devstack.web under uvicorn, as the
+    bench serves it: `devstack.bench.concurrency.serve`), stopped after the module."""
+    from devstack.bench.concurrency import serve
+
+    with serve(0, ROOT / ".local" / "browser-serve.log",
+               env={"STAGE": "local", "POWERTOOLS_TRACE_DISABLED": "1"}) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")

@@ -140,6 +140,27 @@ function headers(json = true) {
   return out;
 }
 
+/** Show `error` in `box` in plain words; a 401 signs out and runs `restart` (the sign-in again). */
+export function showErrorIn(box, error, restart) {
+  box.textContent = describe(error);
+  box.dataset.status = error instanceof ApiError ? String(error.status) : "network";
+  box.hidden = false;
+  if (error instanceof ApiError && error.status === 401) {
+    signOut();
+    setTimeout(restart, 0);
+  }
+}
+
+/** The pages' configuration and who is signed in, once a Cognito sign-in the hosted UI redirected
+ * back from is completed (`onError` shows a failed one). */
+export async function signedIn(onError) {
+  const cfg = await loadConfig();
+  if (cfg.auth === "cognito") {
+    try { await completeCognitoSignIn(); } catch (error) { onError(error); }
+  }
+  return { cfg, me: whoAmI() };
+}
+
 export async function call(path, { method = "GET", body } = {}) {
   const { api_base } = await loadConfig();
   let response;

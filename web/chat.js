@@ -1,8 +1,8 @@
 // The customer chat: sign in, talk to the assistant (streamed), confirm changes, resume after a
 // reload, see a person's replies. Reads and writes only through the public API (api.js).
 import {
-  ApiError, STATUS_LABELS, call, completeCognitoSignIn, describe, el, loadConfig, signInCognito,
-  signInDev, signOut, streamTurn, whoAmI,
+  ApiError, STATUS_LABELS, call, el, showErrorIn, signInCognito, signInDev, signOut, signedIn,
+  streamTurn,
 } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
@@ -131,14 +131,7 @@ function render(session) {
 }
 
 function showError(error) {
-  const box = $("error");
-  box.textContent = describe(error);
-  box.dataset.status = error instanceof ApiError ? String(error.status) : "network";
-  box.hidden = false;
-  if (error instanceof ApiError && error.status === 401) {
-    signOut();
-    setTimeout(start, 0);
-  }
+  showErrorIn($("error"), error, start);
 }
 
 function clearError() {
@@ -276,11 +269,9 @@ async function showSignIn(cfg) {
 }
 
 async function start() {
-  const cfg = await loadConfig();
-  if (cfg.auth === "cognito") {
-    try { await completeCognitoSignIn(); } catch (error) { showError(error); }
-  }
-  me = whoAmI();
+  const signed = await signedIn(showError);
+  const cfg = signed.cfg;
+  me = signed.me;
   if (!me || me.role !== "customer") {
     await showSignIn(cfg);
     return;

@@ -2,8 +2,7 @@
 // reject: the customer's paused turn resumes) and the session viewer (messages beside the turn
 // traces). Agent role only: the API refuses a customer's token on every route used here.
 import {
-  ApiError, STATUS_LABELS, call, completeCognitoSignIn, describe, el, loadConfig, signInCognito,
-  signInDev, signOut, whoAmI,
+  STATUS_LABELS, call, el, showErrorIn, signInCognito, signInDev, signOut, signedIn,
 } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
@@ -14,13 +13,7 @@ let timer = null;
 const shown = { handoffs: null, approvals: null };
 
 function showError(error) {
-  $("error").textContent = describe(error);
-  $("error").dataset.status = error instanceof ApiError ? String(error.status) : "network";
-  $("error").hidden = false;
-  if (error instanceof ApiError && error.status === 401) {
-    signOut();
-    setTimeout(start, 0);
-  }
+  showErrorIn($("error"), error, start);
 }
 
 function notice(text) {
@@ -252,11 +245,9 @@ async function refreshAll() {
 }
 
 async function start() {
-  const cfg = await loadConfig();
-  if (cfg.auth === "cognito") {
-    try { await completeCognitoSignIn(); } catch (error) { showError(error); }
-  }
-  me = whoAmI();
+  const signed = await signedIn(showError);
+  const cfg = signed.cfg;
+  me = signed.me;
   if (!me || me.role !== "agent") {
     $("work").hidden = true;
     $("signin").hidden = false;

@@ -33,7 +33,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -193,6 +193,30 @@ def windows(text: str) -> list[str]:
     if len(sentences) <= 1:
         return [masked]
     return [masked, *sentences[: MAX_WINDOWS - 1]]
+
+
+def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResult]) -> str | None:
+    """The message without the sentences that alone look like an attack, when that is what
+    flagged it: "I am so done with this store. Where is my camera?" loses only its opener. Each
+    sentence of 3+ words is screened alone; a flagged one is dropped, and the rest must screen
+    clean as a whole (its own windows included) to be used, so nothing flagged ever passes on.
+    None when the message is one sentence, when no single sentence is flagged (the whole text
+    is), when a sentence hits a pattern (a pattern is refused, never trimmed), or when nothing
+    would remain."""
+    sentences = [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+    if len(sentences) <= 1:
+        return None
+    kept: list[str] = []
+    for sentence in sentences:
+        verdict = screen_text(sentence) if len(sentence.split()) >= _MIN_WINDOW_WORDS else None
+        if verdict is None or not verdict.blocked:
+            kept.append(sentence)
+        elif not verdict.semantic_only:
+            return None
+    if not kept or len(kept) == len(sentences):
+        return None
+    rest = " ".join(kept)
+    return None if screen_text(rest).blocked else rest
 
 
 # -- the screen ------------------------------------------------------------------------------

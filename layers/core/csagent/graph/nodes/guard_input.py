@@ -1,7 +1,9 @@
 """guard_input: what must not reach the planner. Empty or oversized text is refused; prompt
 injection is screened (patterns plus similarity to known attacks): a pattern hit is refused,
-a similarity-only hit (it can be a false alarm) gets the polite out-of-scope answer when the
-scope check also calls the message outside the business, else a clarifying question; the scope
+a similarity-only hit (it can be a false alarm) loses the sentences that alone look like an attack
+when the rest screens clean ("I am so done with this store. Where is my camera?" goes on as its
+question), else gets the polite out-of-scope answer when the scope check also calls the message
+outside the business, else a clarifying question; the scope
 check (anchored on the graph schema and the business-scope text) is recorded for `route`."""
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.guardrails.injection import without_flagged_sentences
 
 
 def clean_text(text: str) -> str:
@@ -39,6 +42,11 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         verdict = deps.screen(text)
         if verdict.blocked:
             guard = {"guard": "prompt_injection", "guard_reasons": list(verdict.reasons)}
+            rest = without_flagged_sentences(text, deps.screen) if verdict.semantic_only else None
+            if rest is not None:
+                # The flagged sentences are dropped, never passed on; the rest screened clean.
+                return {"text": rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
+                                                "guard_reasons": list(verdict.reasons)}}
             if verdict.semantic_only:
                 # Only similar to an attack (can be a false alarm): a message outside the business
                 # gets the polite out-of-scope answer, anything else a clarifying question.

@@ -758,3 +758,61 @@ def test_an_option_of_any_item_of_a_listed_order_picks_it() -> None:
     picked = pick_candidate("the black one", [c for c in candidates if c is not None])
     # Then that order is the one meant
     assert picked is not None and picked.order_id == "#W0000002"
+
+
+def test_a_return_of_an_order_holding_one_item_needs_no_question_about_the_items() -> None:
+    # Given an order with one item only (#W0000003: the kettle)
+    # When the customer asks to return "it"
+    entities = ground("return_request", "I'd like to return it please", {"order_id": "#W0000003"},
+                      _store(), _variants())
+    # Then that item is the one returned, and nothing is asked
+    assert entities["item_ids"] == ["k-1L-white"]
+    assert "question" not in entities
+
+
+def test_return_it_means_the_product_the_conversation_just_named_in_that_order() -> None:
+    # Given a conversation that just talked about the boots of #W0000001 (boots and a kettle)
+    # When the customer says "return it"
+    entities = ground("return_request", "actually I want to return it", {"order_id": "#W0000001"},
+                      _store(), _variants(), recent="#W0000001", recent_products=[BOOTS])
+    # Then the boots are returned, not asked about
+    assert entities["item_ids"] == ["b-12-leather-yes"]
+    # And without that context, the customer is asked which items
+    asked = ground("return_request", "actually I want to return it", {"order_id": "#W0000001"},
+                   _store(), _variants())
+    assert "item_ids" not in asked and "Which items" in asked["question"]
+
+
+def test_return_it_about_a_product_the_order_holds_twice_is_asked_about() -> None:
+    # Given two office chairs in #W0000002, just talked about (a pending order, so only a question)
+    entities = ground("return_request", "return it", {"order_id": "#W0000002"}, _store(), _variants(),
+                      recent="#W0000002", recent_products=[CHAIR])
+    # Then "it" picks neither chair
+    assert "item_ids" not in entities
+
+
+def test_it_is_the_order_just_talked_about_even_when_its_status_does_not_allow_the_change() -> None:
+    # Given a conversation about the delivered #W0000001; the customer's only pending orders are others
+    # When the customer asks where "it" ships to (read as an address change question)
+    entities = ground("change_order_address", "what address does it ship to?", {}, _store(), _variants(),
+                      recent="#W0000001")
+    # Then it is #W0000001, whose status the planner then explains
+    assert entities["order_id"] == "#W0000001"
+    # And the "it" of "is it possible" points at nothing: the order comes from the status, as before
+    general = ground("change_order_address", "is it possible to change the address?", {}, _store(),
+                     _variants(), recent="#W0000001")
+    assert general.get("order_id") != "#W0000001"
+
+
+def test_an_everyday_plural_name_is_not_read_into_its_singular() -> None:
+    # Given the catalogue's Dumbbell Set ("weights" in everyday words) and Office Chair
+    from csagent.grounding.resolve import product_mentions
+
+    catalogue = [{"product_id": "p-dumbbells", "name": "Dumbbell Set", "options": {}},
+                 {"product_id": "p-chair", "name": "Office Chair", "options": {}}]
+    # When a question about the chair's weight limit, and one about weights, are read
+    limit = product_mentions("what's the weight limit on the office chair?", catalogue)
+    weights = product_mentions("do you sell weights?", catalogue)
+    # Then the weight limit is about the chair alone; "weights" are the dumbbells
+    assert [m.name for m in limit] == ["Office Chair"]
+    assert [m.name for m in weights] == ["Dumbbell Set"]

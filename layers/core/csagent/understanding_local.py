@@ -187,6 +187,7 @@ class LocalUnderstanding:
         message_reason = find_cancel_reason(text)
         variants = self._variants() if self._variants and view is not None else None
         recent = (state.get("memory") or {}).get("last_order_id")  # the order just talked about
+        recent_products = list((state.get("memory") or {}).get("last_products") or [])  # named in it
         last_question = (state.get("memory") or {}).get("last_question")
         memory_text = str((state.get("memory") or {}).get("last_question_text") or "")
         clauses: list[Clause] = []
@@ -256,8 +257,9 @@ class LocalUnderstanding:
             grounded_to_store = False
             if view is not None:
                 try:
-                    intent, entities, grounded_to_store = _grounded(intent, runner_up, piece, text, entities,
-                                                                    view, variants, recent)
+                    intent, entities, grounded_to_store = _grounded(
+                        intent, runner_up, piece, text, entities, view, variants, recent,
+                        recent_products if recent == (state.get("memory") or {}).get("last_order_id") else ())
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 grounded = entities.get("grounded_orders") or []
@@ -380,7 +382,8 @@ def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str,
 
 
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
-              view: Any, variants: Any, recent: str | None = None) -> tuple[str, dict[str, Any], bool]:
+              view: Any, variants: Any, recent: str | None = None,
+              recent_products: Sequence[str] = ()) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`)."""
     from csagent.grounding.frame import change_intent, ground, item_change_intent, purchase_intent
@@ -397,7 +400,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     grounded_to_store = grounded_to_store or read_as != intent
     intent = read_as
     whole = intent in {"change_items", "return_request"}
-    entities = ground(intent, text if whole else piece, entities, view, variants, text, recent)
+    entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
+                      recent_products)
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))

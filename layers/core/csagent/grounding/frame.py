@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from csagent.grounding.model import CustomerView, OrderView, Variant
+from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.resolve import (
     negated_option,
     orders_mentioning,
@@ -156,6 +156,13 @@ _ANOTHER_ORDER = re.compile(
     r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
 )
 _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them)\b", re.IGNORECASE)
+# "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
+# of "is it possible to ...", which points at nothing.
+_POINTS_AT_ORDER = re.compile(
+    r"\b(it|that order|this order|that one|this one|the same order)\b|它|这个订单|那个订单", re.IGNORECASE)
+_EMPTY_IT = re.compile(r"\b(?:is it|it is|it's|was it|it was|will it be|would it be)\s+(?:\w+\s+)?"
+                       r"(?:possible|ok|okay|alright|fine|true|late|worth|necessary|normal|free|allowed)\b",
+                       re.IGNORECASE)
 
 
 def _order_by_status(
@@ -175,6 +182,11 @@ def _order_by_status(
     described = statuses_described(text) or statuses_described(message)
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
     applies = [o for o in view.orders if allowed is None or any(o.status.startswith(s) for s in allowed)]
+    if recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
+            and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)):
+        # "tracking # for #W9958106" ... "address it ships to?": the order just talked about, even
+        # when its status does not allow what is asked (the planner then says so).
+        return _one_order(entities, recent, order="the order we talked about", by="conversation")
     if recent and _ANOTHER_ORDER.search(text) and not _PLURAL_ORDERS.search(text):
         # "... and has my other order shipped?": the one order besides the one talked about, whatever
         # the status words ask about it.
@@ -289,10 +301,11 @@ def ground(
     variants: Mapping[str, Sequence[Variant]] | None,
     message: str = "",
     recent: str | None = None,
+    recent_products: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The clause's entities with what the customer's data resolves (see the module docstring);
     `message` is the whole message the clause comes from, `recent` the order the conversation was
-    last about."""
+    last about and `recent_products` the products of it the conversation named."""
     if view is None:
         return entities
     entities = find_order(intent, text, dict(entities), view, message, recent)
@@ -313,7 +326,9 @@ def ground(
         return entities
     if intent == "return_request":
         if order is not None and not entities.get("item_ids"):
-            lines = resolve_return_lines(text, order)
+            lines = resolve_return_lines(text, order) or (
+                implied_lines(text, order, recent_products if order.order_id == recent else ())
+                if not product_mentions(text, view.products()) else None)
             if lines:
                 entities = {**entities, "item_ids": [x.item_id for x in lines]}
             elif order.status == "delivered" and not product_mentions(text, view.products()):
@@ -323,6 +338,25 @@ def ground(
                                                     f"want to return? Its items are: {items}."}
         return fill_payment(text, entities, view, order, required=False)
     return entities
+
+
+_POINTS_BACK = re.compile(r"\b(it|them|this|that|these|those)\b|它|这个|那个|它们", re.IGNORECASE)
+_SEVERAL = re.compile(r"\b(them|these|those|both|all)\b|它们|都", re.IGNORECASE)
+
+
+def implied_lines(text: str, order: OrderView, talked_about: Sequence[str] = ()) -> list[Line] | None:
+    """The items a return that names none means: the order's only item, or, when the words point
+    back ("return it", "send them back"), the items of the products the conversation just named
+    in that order ("did my light bulbs arrive?" ... "I'd like to return it"). None when that is not
+    one clear set ("return it" about an order holding two of them)."""
+    if len(order.lines) == 1:
+        return list(order.lines)
+    if not talked_about or not _POINTS_BACK.search(text):
+        return None
+    lines = [x for x in order.lines if x.product_id in set(talked_about)]
+    if not lines or (len(lines) > 1 and not _SEVERAL.search(text)):
+        return None
+    return lines
 
 
 # A clause about something the customer owns ("my kettle", "the lamp I ordered") is about that

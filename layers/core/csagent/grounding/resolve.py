@@ -42,6 +42,13 @@ def product_synonyms() -> dict[str, list[str]]:
     return names
 
 
+def exact_synonyms() -> frozenset[str]:
+    """Everyday names that name their product only as written (`data/product_synonyms.json`'s
+    `exact`): plurals whose singular is another word ("weights" are the Dumbbell Set, "the weight
+    limit" is no dumbbell; "shades", "trainers")."""
+    return frozenset(str(w) for w in _synonym_file().get("exact", []))
+
+
 def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Products named in Chinese ("意式咖啡机那个订单"): the names of `data/product_synonyms.json`'s
     `zh`, as substrings, longest first, each stretch of text naming one product."""
@@ -73,9 +80,10 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[A
         chinese = _chinese_mentions(text, products)
         if chinese:
             return chinese
-    names = product_synonyms()
+    names, exact = product_synonyms(), exact_synonyms()
     extended = list(products) + [
-        {**p, "name": alias} for p in products for alias in names.get(str(p.get("name")), [])
+        {**p, "name": alias, "exact": alias in exact}
+        for p in products for alias in names.get(str(p.get("name")), [])
     ]
     found = find_products(text, extended)
     by_id = {str(p["product_id"]): str(p["name"]) for p in products}

@@ -258,6 +258,7 @@ class _CatalogueEntry:
     name: str
     tokens: tuple[str, ...]
     options: dict[str, tuple[str, ...]]
+    exact: bool = False  # named only as written, never by a near spelling ("weights", not "weight")
 
 
 def _catalogue(products: Sequence[Mapping[str, Any]]) -> list[_CatalogueEntry]:
@@ -265,7 +266,8 @@ def _catalogue(products: Sequence[Mapping[str, Any]]) -> list[_CatalogueEntry]:
     for p in products:
         opts = {str(k): tuple(str(v) for v in vals) for k, vals in (p.get("options") or {}).items()}
         entries.append(_CatalogueEntry(str(p["product_id"]), str(p["name"]),
-                                       tuple(t for t, _, _ in _tokens(str(p["name"]))), opts))
+                                       tuple(t for t, _, _ in _tokens(str(p["name"]))), opts,
+                                       bool(p.get("exact"))))
     return entries
 
 
@@ -319,6 +321,9 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
                             _ratio_at_least("".join(words), name_joined, min_score))
                 if min(len(name_joined), len("".join(words))) < 4 and score < 1.0:
                     continue  # short names ("pc") must match exactly
+                if entry.exact and " ".join(text[toks[i][1]:toks[i + size - 1][2]].lower().split()) \
+                        != entry.name.lower():
+                    continue  # as written: tokens are singular, and "weight" is not "weights"
                 if score >= min_score:
                     candidates.append((score, i, i + size, entry))
     candidates.sort(key=lambda c: (-c[0], c[1], -(c[2] - c[1])))

@@ -86,6 +86,19 @@ def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str |
     return None
 
 
+def products_named_in(clauses: list[dict[str, Any]], order_id: str) -> list[str]:
+    """The products this turn's clauses about `order_id` named ("did my light bulbs arrive?"), for
+    "return it" in the next turn."""
+    named: list[str] = []
+    for clause in clauses:
+        entities = clause.get("entities") or {}
+        if entities.get("order_id") != order_id:
+            continue
+        named += [str(p["product_id"]) for p in entities.get("products") or []
+                  if isinstance(p, dict) and p.get("product_id") and str(p["product_id"]) not in named]
+    return named
+
+
 def last_product(tasks: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any] | None:
     """The catalogue product this turn answered about, for "that one" in the next turn."""
     for task in reversed(tasks):
@@ -210,7 +223,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     update["frustrated_turns"] = angry + 1 if detect_frustration(state.get("text") or "").frustrated else 0
     order_id = last_order_id(tasks, results)
     if order_id:
-        update["memory"] = {"last_order_id": order_id}
+        update["memory"] = {"last_order_id": order_id,
+                            "last_products": products_named_in(state.get("clauses") or [], order_id)}
     product = last_product(tasks, results)
     if product:
         update["memory"] = {**update.get("memory", {}), "last_product": product}

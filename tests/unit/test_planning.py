@@ -418,3 +418,14 @@ def test_a_product_word_describing_another_is_not_asked_about():
     plan = plan_tasks([clause("product_info", "what's the weight limit on the office chair",
                               products=[DUMBBELLS, CHAIR])])
     assert len(plan.tasks) == 1 and "product" not in plan.tasks[0].args
+
+
+def test_a_warranty_question_asks_the_knowledge_base_about_the_warranty_topic():
+    # Given a warranty question about a named product, and a policy question
+    plan = plan_tasks([clause("warranty", "warranty on an electric kettle?",
+                              products=[{"product_id": "1075968781", "name": "Electric Kettle"}]),
+                       clause("policy_question", "how long do refunds take?")])
+    # Then the warranty search names its topic (its terms answer before the kettle's manual), the
+    # policy search none
+    assert plan.tasks[0].args["topic"] == "warranty"
+    assert "topic" not in plan.tasks[1].args

@@ -534,7 +534,8 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
     """A knowledge question; when it refers to a product of an order ("those headphones"),
     it depends on that order's lookup and takes its product ids from it."""
     task_type = KNOWLEDGE_QUESTIONS[intent]
-    args: dict[str, Any] = {"question": text}
+    # A warranty question is answered from the warranty terms first, not a manual that mentions it.
+    args: dict[str, Any] = {"question": text, **({"topic": "warranty"} if intent == "warranty" else {})}
     products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")]
     if products:
         b.add(task_type, KNOWLEDGE, {**args, "product_ids": products})

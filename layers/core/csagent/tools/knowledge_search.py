@@ -1,6 +1,11 @@
 """Tool: answer a question from the knowledge base (policies, warranty terms, manuals, FAQ).
 
-    task.args = {"question": str, "product_ids"?: [str], "k"?: int, "mode"?: "keyword"}
+    task.args = {"question": str, "product_ids"?: [str], "k"?: int, "mode"?: "keyword",
+                 "topic"?: "warranty"}
+
+`topic` is what the understanding step read the question to be about: the hits whose document or
+section is about it answer first ("warranty on an electric kettle?" is answered from the warranty
+terms, not from the kettle's manual that ranks level with them).
 
 `mode: keyword` searches without embeddings (the FAQ and fulltext keyword match): the healer's
 cheaper path (`csagent.healing.degraded_task`), the same whether it runs here or in the Lambda.
@@ -21,11 +26,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from csagent.domain.errors import StoreRejected
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
-from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch
+from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch, SearchResult
 from csagent.nlp.gloss import english_query
 from csagent.tools.context import ToolContext
 from csagent.tools.failures import failed_result
@@ -63,6 +69,23 @@ def _index_missing(exc: BaseException) -> bool:
         and "index" in exc.detail.lower()
 
 
+#: Topics a planner may name, as the words a document's title or section carries.
+TOPICS = {"warranty": ("warranty", "warranties")}
+
+
+def on_topic_first(result: SearchResult, topic: Any) -> SearchResult:
+    """`result` with the hits whose title or section is about `topic` first (stable otherwise)."""
+    words = TOPICS.get(str(topic)) if topic else None
+    if not words or result.no_results:
+        return result
+
+    def about(hit: Any) -> bool:
+        heading = f"{hit.title} {hit.section}".lower()
+        return any(w in heading for w in words)
+
+    return replace(result, hits=tuple(sorted(result.hits, key=lambda hit: not about(hit))))
+
+
 def run(task: Task, ctx: ToolContext) -> ToolResult:
     """Search the knowledge base for `task.args["question"]`; never raises."""
     started = time.perf_counter()
@@ -85,6 +108,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                 task, ErrorType.NO_RESULTS,
                 "No knowledge-base article answers this question "
                 f"({result.reason}).", latency_ms=elapsed())
+        result = on_topic_first(result, task.args.get("topic"))
         answer = searcher.answer(question, result)
         data = {"answer": answer, "citations": result.citations(), "mode": result.mode}
         outcome = ToolResult.ok(task, data, latency_ms=elapsed())

@@ -5,8 +5,8 @@ Data, not rules: a word is left as it is when it is an English word (symspellpy'
 dictionary of 82,765 words, with its contractions also spelt without the apostrophe), one of the
 store's own words or a word kept as written (`data/spelling.json`: informal spellings, everyday
 words the dictionary lacks). Any other word is replaced by
-the closest of the store's words (SymSpell over the words of the intent examples, the store's
-pages, the everyday product and option names and the catalogue): one edit for a word of up to six
+the closest of the store's words (SymSpell over the English words of the intent examples, the
+store's pages, the everyday product and option names and the catalogue): one edit for a word of up to six
 letters, two for a longer one. Among equally close words the same letters in another order come
 first ("cancle" is "cancel", not "candle"), then a longer word (a dropped letter is the commonest
 slip: "orderd" is "ordered", not "order"), then the word the store uses most. A word ending in
@@ -142,7 +142,8 @@ def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
 
 @lru_cache(maxsize=1)
 def _fixed_vocabulary() -> Counter[str]:
-    """The words of the intent examples, the store's pages and the synonym files, counted."""
+    """The English words of the intent examples and every word of the store's pages and the
+    synonym files, counted."""
     import numpy as np
 
     from csagent.nlp.fixed_vectors import cached_arrays, content_key
@@ -160,13 +161,17 @@ def _fixed_vocabulary() -> Counter[str]:
 
     def compute() -> dict[str, Any]:
         counts: Counter[str] = Counter()
-        examples = [example.text for example in load_examples("intents.jsonl")]
-        for text in [*examples, *pages, *(_values_text(json.loads(raw)) for raw in synonyms)]:
+        # The examples are written as customers write, misspellings included ("cancle my order"):
+        # only their English words are the store's; its own terms come from its pages and names.
+        english = english_words()
+        for example in load_examples("intents.jsonl"):
+            counts.update(w for w in _WORD.findall(example.text.lower()) if w in english)
+        for text in [*pages, *(_values_text(json.loads(raw)) for raw in synonyms)]:
             counts.update(_WORD.findall(text.lower()))
         words = sorted(counts)
         return {"words": _words_array(words), "counts": np.array([counts[w] for w in words], dtype=np.int64)}
 
-    key = content_key("store-words/2", _WORD.pattern, examples_file, pages, synonyms)
+    key = content_key("store-words/3", _WORD.pattern, examples_file, pages, synonyms)
     arrays = cached_arrays("spelling_store_words", key, compute)
     return Counter(dict(zip(_array_words(arrays["words"]), arrays["counts"].tolist(), strict=True)))
 

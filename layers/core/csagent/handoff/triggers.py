@@ -101,6 +101,9 @@ class TurnSignals:
 
     texts: tuple[str, ...]
     intents: tuple[str, ...] = ()
+    #: The clauses as the understanding step read them, misspellings put right ("warrenty claim"):
+    #: what a request for a person or a staff process is looked for in, beside `texts`.
+    clause_texts: tuple[str, ...] = ()
     route: str = ""
     outcomes: tuple[TaskOutcome, ...] = ()
     amount_at_stake: float | None = None
@@ -358,6 +361,7 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
     trace = state.get("trace") or {}
     return TurnSignals(
         texts=tuple(t for t in [state.get("text") or ""] if t),
+        clause_texts=tuple(str(c.get("text")) for c in clauses if c.get("text")),
         intents=tuple(i for i in intents if i),
         route=str(state.get("route") or ""),
         outcomes=tuple(outcomes),
@@ -386,7 +390,8 @@ def repeated_failure(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLIC
 def explicit_request(signals: TurnSignals) -> bool:
     """An intent or the customer's own words ask for a person (the route alone does not: it also
     hands over a frustrated customer, or a claim our team runs, who asked for no one)."""
-    return HANDOFF_INTENT in signals.intents or any(is_explicit_request(t) for t in signals.texts)
+    return HANDOFF_INTENT in signals.intents or any(
+        is_explicit_request(t) for t in (*signals.texts, *signals.clause_texts))
 
 
 def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> HandoffDecision | None:
@@ -400,7 +405,8 @@ def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> Ha
     failed = any(o.status == "failed" and o.error_type != "business_rule_violation" for o in signals.outcomes)
     fired = {
         HandoffReason.EXPLICIT_REQUEST: asked,
-        HandoffReason.STAFF_PROCESS: any(asks_for_staff_process(t) for t in signals.texts),
+        HandoffReason.STAFF_PROCESS: any(asks_for_staff_process(t)
+                                         for t in (*signals.texts, *signals.clause_texts)),
         # A rule that blocks is explained, not escalated: the conflict goes to a person only when
         # the customer asks for one or insists, never on its own.
         HandoffReason.BUSINESS_RULE_CONFLICT: blocked and (asked or insists),

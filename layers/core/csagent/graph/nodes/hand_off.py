@@ -42,7 +42,8 @@ def _routed_reason(state: State) -> HandoffReason:
     assistant could act on (never "you asked to talk to a person" when they did not)."""
     if state.get("intent") == "human_handoff" or asks_for_person_now(state.get("clauses") or []):
         return HandoffReason.EXPLICIT_REQUEST
-    if asks_for_staff_process(str(state.get("text") or "")):
+    texts = [str(state.get("text") or ""), *(str(c.get("text") or "") for c in state.get("clauses") or [])]
+    if any(asks_for_staff_process(t) for t in texts):
         return HandoffReason.STAFF_PROCESS
     return HandoffReason.FRUSTRATION
 

@@ -94,7 +94,7 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     if asks_for_person_now(understanding.clauses_as_dicts()):
         understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)
     elif _frustrated_with_nothing_to_do(state, understanding) or (
-            asks_for_staff_process(state.get("text", "")) and _nothing_to_do(state, understanding)):
+            _asks_for_staff_process(state, understanding) and _nothing_to_do(state, understanding)):
         understanding = replace(understanding, route="handoff", confidence=1.0)
     set_aside = {**set_aside, "awaiting": []}
     if state.get("attachments") and understanding.route != "handoff":
@@ -162,6 +162,13 @@ def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -
     after it, so the person gets the results too.
     """
     return detect_frustration(state.get("text", "")).frustrated and _nothing_to_do(state, understanding)
+
+
+def _asks_for_staff_process(state: State, understanding: Understanding) -> bool:
+    """A warranty claim or a carrier investigation asked for, in the words as written or as the
+    understanding step read them ("warrenty claim" is put right there)."""
+    texts = (state.get("text", ""), *(c.text for c in understanding.clauses))
+    return any(asks_for_staff_process(t) for t in texts)
 
 
 def _nothing_to_do(state: State, understanding: Understanding) -> bool:

@@ -816,3 +816,32 @@ def test_an_everyday_plural_name_is_not_read_into_its_singular() -> None:
     # Then the weight limit is about the chair alone; "weights" are the dumbbells
     assert [m.name for m in limit] == ["Office Chair"]
     assert [m.name for m in weights] == ["Dumbbell Set"]
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("please change the address for my office chair to 12 Main St, Springfield, IL 62704",
+     "change_order_address"),
+    ("new address for #W0000002: 12 Main St, Springfield, IL 62704", "change_order_address"),
+    ("change my default address to 12 Main St, Springfield, IL 62704", "update_default_address"),
+    ("change my address to 12 Main St, Springfield, IL 62704", "update_default_address"),
+])
+def test_an_address_change_naming_a_purchase_is_that_orders_address(text: str, intent: str) -> None:
+    from csagent.grounding.frame import address_intent
+
+    # Given an address change read as the account's default address
+    # When it names something the customer bought, or an order, and not the account
+    # Then it is the order's address; the account's when the words say so or name nothing
+    assert address_intent("update_default_address", text, _store()) == intent
+
+
+def test_a_category_is_named_by_a_distinctive_word_of_its_name() -> None:
+    from csagent.grounding.resolve import category_mentions
+
+    # Given products in Pet Supplies, Toys & Games and Office
+    catalogue = [{"product_id": "1", "name": "Pet Bed", "category": "Pet Supplies"},
+                 {"product_id": "2", "name": "Jigsaw Puzzle", "category": "Toys & Games"},
+                 {"product_id": "3", "name": "Office Chair", "category": "Office"}]
+    # Then "pet stuff" and "toys" name their categories; "send it to my office" names none
+    assert category_mentions("yall got any pet stuff?", catalogue) == ["Pet Supplies"]
+    assert category_mentions("what toys do you have for kids?", catalogue) == ["Toys & Games"]
+    assert category_mentions("send it to my office instead", catalogue) == []

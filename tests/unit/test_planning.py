@@ -429,3 +429,24 @@ def test_a_warranty_question_asks_the_knowledge_base_about_the_warranty_topic():
     # policy search none
     assert plan.tasks[0].args["topic"] == "warranty"
     assert "topic" not in plan.tasks[1].args
+
+
+def test_a_catalogue_question_naming_a_category_lists_what_the_category_holds():
+    # Given "yall got any pet stuff?", its category grounded and no product named
+    plan = plan_tasks([clause("product_availability", "yall got any pet stuff?",
+                              categories=["Pet Supplies"])])
+    # Then the category's products are looked up
+    assert [(t.tool, t.args.get("template_id"), t.args.get("params")) for t in plan.tasks] == [
+        ("predefined_cypher", "products_in_category", {"category": "Pet Supplies"})]
+
+
+def test_a_question_about_a_change_with_no_order_of_the_customers_gets_the_rule():
+    # Given a question about returning something, with no order found
+    general = plan_tasks([clause("return_request", "could I return a perfume once I've opened it?",
+                                 asks_for_change=False)])
+    own = plan_tasks([clause("return_request", "can I return my perfume?", asks_for_change=False)])
+    # Then the store's rule answers it; only a question about the customer's own purchase also asks
+    # which order
+    assert [t.task_type for t in general.tasks] == ["policy"] and general.missing == []
+    assert [t.task_type for t in own.tasks] == ["policy"]
+    assert [m["parameter"] for m in own.missing] == ["order_id"]

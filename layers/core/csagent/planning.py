@@ -426,6 +426,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                                                     "supplementary": True})
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
                   {**_catalogue_question(text, entities, context), "fallback_for": documents})
+        elif intent in CATALOGUE_QUESTIONS and not entities.get("products") and entities.get("categories"):
+            # "yall got any pet stuff?": what the category holds, with prices.
+            for category in list(entities["categories"])[:MAX_PRODUCTS_ASKED]:
+                b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
+                      {"template_id": "products_in_category", "params": {"category": str(category)}})
         elif intent in CATALOGUE_QUESTIONS and _coordinated(text, _named_products(entities)):
             # "do you sell smartphones and tablets?": the question asked of each product it names.
             for each in _named_products(entities)[:MAX_PRODUCTS_ASKED]:
@@ -512,7 +517,13 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         b.add("policy", KNOWLEDGE, {"question": text})
         return
     if not order_id:
-        b.need(intent, "order_id", entities, text)
+        # "could I return a perfume once I've opened it?": no order of the customer's is meant, so
+        # the store's rule answers; "can I return my perfume?" is about one, so it is asked for too.
+        from csagent.grounding.frame import speaks_of_a_purchase
+
+        b.add("policy", KNOWLEDGE, {"question": text})
+        if speaks_of_a_purchase(text):
+            b.need(intent, "order_id", entities, text)
         return
     how_much = bool(_HOW_MUCH.search(text))
     money = MONEY_ABOUT_A_CHANGE.get(intent) if how_much else None

@@ -154,7 +154,7 @@ class LocalUnderstanding:
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
         from csagent.grounding.frame import names_a_purchase
-        from csagent.grounding.resolve import product_mentions
+        from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities import (
             extract_entities,
@@ -220,6 +220,11 @@ class LocalUnderstanding:
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
                                          "surface": p.surface}
                                         for p in products if not p.ambiguous]
+            elif catalogue and lang == "en":
+                # "yall got any pet stuff?": a category of the catalogue, when no product is named.
+                categories = category_mentions(piece, catalogue)
+                if categories:
+                    entities["categories"] = categories
             product_refs = [r for r in find_references(piece, catalogue) if r.kind == "product"]
             if product_refs:
                 entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}
@@ -386,12 +391,19 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
               recent_products: Sequence[str] = ()) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`)."""
-    from csagent.grounding.frame import change_intent, ground, item_change_intent, purchase_intent
+    from csagent.grounding.frame import (
+        address_intent,
+        change_intent,
+        ground,
+        item_change_intent,
+        purchase_intent,
+    )
 
     # A clause that points back at a product ("exchange them for an 11") means one the message names.
     points_back = (entities.get("reference") or {}).get("kind") == "product"
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view,
                             text if points_back else "")
+    read_as = address_intent(read_as, piece, view)
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
@@ -543,9 +555,11 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
             return change
     if intent in ORDER_READ_INTENTS and entities.get("order_id") and address.get("zip"):
         return "change_order_address"
-    if intent == OUT_OF_SCOPE and runner_up in CATALOGUE_INTENTS and entities.get("products"):
-        # Below every intent's threshold, yet it names a catalogue product and reads most like a
-        # catalogue question ("Tell me about the Gaming Mouse - which sensor types ...?").
+    if intent == OUT_OF_SCOPE and runner_up in CATALOGUE_INTENTS \
+            and (entities.get("products") or entities.get("categories")):
+        # Below every intent's threshold, yet it names a catalogue product (or category) and reads
+        # most like a catalogue question ("Tell me about the Gaming Mouse - which sensor types
+        # ...?", "what toys do you have for kids?").
         return runner_up
     if intent not in ORDER_BOUND_INTENTS or names_order or entities.get("invalid_order_id"):
         return intent

@@ -18,7 +18,9 @@ logger = logging.getLogger(__name__)
 
 _CYPHER = (
     "MATCH (p:Product) OPTIONAL MATCH (p)-[:HAS_VARIANT]->(v:Variant) "
-    "RETURN p.product_id AS product_id, p.name AS name, collect(v.options_json) AS options"
+    "WITH p, collect(v.options_json) AS options "
+    "OPTIONAL MATCH (p)-[:IN_CATEGORY]->(c:Category) "
+    "RETURN p.product_id AS product_id, p.name AS name, options, head(collect(c.name)) AS category"
 )
 
 
@@ -31,7 +33,8 @@ class ProductCatalogue:
         self._products: list[dict[str, Any]] = []
 
     def __call__(self) -> list[dict[str, Any]]:
-        """[{product_id, name, options: {key: [values]}}]; empty (never raising) if unreachable."""
+        """[{product_id, name, options: {key: [values]}, category}]; empty (never raising) if
+        unreachable."""
         now = time.monotonic()
         with self._lock:
             if now - self._loaded_at < self._ttl:
@@ -48,7 +51,8 @@ class ProductCatalogue:
                 for key, value in json.loads(raw or "{}").items():
                     options.setdefault(str(key), set()).add(str(value))
             products.append({"product_id": row["product_id"], "name": row["name"],
-                             "options": {k: sorted(v) for k, v in options.items()}})
+                             "options": {k: sorted(v) for k, v in options.items()},
+                             "category": row.get("category")})
         with self._lock:
             self._products, self._loaded_at = products, now
         return products

@@ -366,6 +366,14 @@ _POSSESSIVE = re.compile(
     r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b|我的|我买的|我订的|我那|我们的",
     re.IGNORECASE,
 )
+
+
+def speaks_of_a_purchase(text: str) -> bool:
+    """Do the words speak of something the customer bought ("my kettle", "the lamp I ordered"),
+    rather than of the store's rules in general ("could I return a perfume once it's opened?")?"""
+    return bool(_POSSESSIVE.search(text))
+
+
 NOT_ABOUT_A_PURCHASE = frozenset(
     {"product_info", "product_availability", "account_info", "out_of_scope", "greeting", "smalltalk",
      "thanks"}
@@ -420,6 +428,23 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
         return intent
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
     return request if named else intent
+
+
+_AN_ORDER_ID = re.compile(r"#?\bW\d{7}\b", re.IGNORECASE)
+_THE_ACCOUNT = re.compile(
+    r"(?<!not )(?<!not my )\b(default|profile|account|saved address|address book)\b|默认|账户|账号",
+    re.IGNORECASE)
+
+
+def address_intent(intent: str, text: str, view: CustomerView | None) -> str:
+    """ "change the address for my laptop, new address is ...": an address change that names
+    something the customer bought, or one of their orders, and not the account, is that order's
+    address; the account's default address is changed when the words say so."""
+    if intent != "update_default_address" or view is None or _THE_ACCOUNT.search(text):
+        return intent
+    if _AN_ORDER_ID.search(text) or names_a_purchase(text, view):
+        return "change_order_address"
+    return intent
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:

@@ -42,6 +42,26 @@ def product_synonyms() -> dict[str, list[str]]:
     return names
 
 
+#: Words of category names too common to name the category on their own ("my home address", "send
+#: it to my office", "a smart choice", "personal details").
+_GENERIC_CATEGORY_WORDS = frozenset({"and", "home", "office", "smart", "personal", "care", "supplies"})
+
+
+def category_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The catalogue's categories the words name ("yall got any pet stuff?" is Pet Supplies, "toys
+    for a 5 year old" Toys & Games): a distinctive word of the category's name, singular or plural,
+    as a whole word. English only; in the order of the catalogue's categories."""
+    from csagent.nlp.entities import _singular
+
+    words = {_singular(w) for w in re.findall(r"[a-z]+", text.lower())}
+    found: list[str] = []
+    for category in dict.fromkeys(str(p.get("category")) for p in products if p.get("category")):
+        names = {_singular(w) for w in re.findall(r"[a-z]+", category.lower())} - _GENERIC_CATEGORY_WORDS
+        if names & words:
+            found.append(category)
+    return found
+
+
 def exact_synonyms() -> frozenset[str]:
     """Everyday names that name their product only as written (`data/product_synonyms.json`'s
     `exact`): plurals whose singular is another word ("weights" are the Dumbbell Set, "the weight

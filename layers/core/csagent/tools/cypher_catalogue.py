@@ -335,10 +335,11 @@ def _singular(word: str) -> str:
 
 def _name_key(value: str) -> str:
     """'T-Shirts' -> 'tshirt', 'Home & Kitchen' -> 'homeandkitchen': lower-case alphanumerics,
-    last word made singular (the Cypher compares against the name with spaces/hyphens removed)."""
+    last word made singular (the Cypher compares against the name with spaces/hyphens removed, so
+    a key must be contained in it: 'Pet Supplies' -> 'petsupplie', not 'petsupply')."""
     words = re.findall(r"[a-z0-9]+", value.lower().replace("&", " and "))
     if words:
-        words[-1] = _singular(words[-1])
+        words[-1] = words[-1][:-1] if words[-1].endswith("ies") else _singular(words[-1])
     return "".join(words)
 
 

@@ -142,7 +142,7 @@ def _asked_about(state: State) -> list[dict[str, Any]]:
 
 
 # Entities that tie a clause to the store: a product, an order or parcel, a new address.
-STORE_FACTS = ("products", "order_id", "order_ids", "tracking_number", "address")
+STORE_FACTS = ("products", "categories", "order_id", "order_ids", "tracking_number", "address")
 
 
 def _names_store_facts(understanding: Understanding) -> bool:

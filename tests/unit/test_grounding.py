@@ -845,3 +845,12 @@ def test_a_category_is_named_by_a_distinctive_word_of_its_name() -> None:
     assert category_mentions("yall got any pet stuff?", catalogue) == ["Pet Supplies"]
     assert category_mentions("what toys do you have for kids?", catalogue) == ["Toys & Games"]
     assert category_mentions("send it to my office instead", catalogue) == []
+
+
+def test_a_none_value_is_read_beside_its_dimension_and_not_as_a_bare_word() -> None:
+    # Given a light bulb's connectivity: Bluetooth, Wi-Fi or none
+    dims = {"connectivity": ["Bluetooth", "Wi-Fi", "none"]}
+    # Then "connectivity none" names the value; "none of them" does not
+    assert [h.value for h in find_option_values("change it to connectivity none, not Bluetooth", dims)] == [
+        "none", "Bluetooth"]
+    assert [h.value for h in find_option_values("none of them pair over bluetooth", dims)] == ["Bluetooth"]

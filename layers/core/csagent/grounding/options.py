@@ -112,7 +112,11 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
             for form, synonym in forms:
                 for i in _find(form, toks):
                     if value.lower() == "none":
-                        continue
+                        # "connectivity none", "none for the connectivity": named beside its
+                        # dimension; a bare "none" is only a word ("no <dimension>" is below).
+                        head_near = toks[max(0, i - 2):i] + toks[i + 1:i + 4]
+                        if not head or head not in head_near:
+                            continue
                     if (
                         _needs_key(value)
                         and len(form) == 1

@@ -450,3 +450,12 @@ def test_a_question_about_a_change_with_no_order_of_the_customers_gets_the_rule(
     assert [t.task_type for t in general.tasks] == ["policy"] and general.missing == []
     assert [t.task_type for t in own.tasks] == ["policy"]
     assert [m["parameter"] for m in own.missing] == ["order_id"]
+
+
+def test_a_product_question_naming_no_product_has_the_store_pages_as_its_fallback():
+    # Given "u guys price match?", read as a product question that names no product
+    plan = plan_tasks([clause("product_info", "u guys price match?")])
+    # Then the catalogue is asked, and the store's pages answer if it does not know the question
+    catalogue, pages = plan.tasks
+    assert (catalogue.tool, pages.tool) == ("predefined_cypher", "knowledge_search")
+    assert pages.args["fallback_for"] == catalogue.task_id

@@ -56,3 +56,17 @@ def test_a_fallback_is_unsaid_when_what_it_stands_in_for_answered() -> None:
     assert not unneeded_fallback(fallback, {"t1": NOTHING_FOUND, "t2": {"status": "success"}})
     # and a task that stands in for nothing is always said
     assert not unneeded_fallback(_task("t3", question="price?"), {"t3": {"status": "success"}})
+
+
+def test_a_lookup_that_did_not_know_the_question_is_not_reported_when_its_fallback_answered() -> None:
+    from csagent.graph.nodes.summarise import covered_failure
+
+    # Given a catalogue lookup that matched no question, and the store's pages planned as its fallback
+    tasks = [{"task_id": "t1", "args": {}}, {"task_id": "t2", "args": {"fallback_for": "t1"}}]
+    failed = {"status": "failed", "error": {"type": "low_confidence"}}
+    # Then the failure is moot when the pages answered, and reported when they did not
+    assert covered_failure(tasks[0], {"t1": failed, "t2": {"status": "success"}}, tasks)
+    assert not covered_failure(tasks[0], {"t1": failed, "t2": {"status": "failed"}}, tasks)
+    # And a failure of another kind (a timeout) is never hidden
+    timeout = {"status": "failed", "error": {"type": "timeout"}}
+    assert not covered_failure(tasks[0], {"t1": timeout, "t2": {"status": "success"}}, tasks)

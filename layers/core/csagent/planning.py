@@ -438,11 +438,16 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                       _catalogue_question(text, {**entities, "products": [each]}, context))
         elif intent in CATALOGUE_QUESTIONS:
             args = _catalogue_question(text, entities, context)
-            if intent == "product_availability" and "product" not in args and "context_product" not in args:
+            unnamed = "product" not in args and "context_product" not in args
+            if intent == "product_availability" and unnamed:
                 # "yall sell air fryers?" names nothing the store sells: when no catalogue question
                 # matches either, the answer is that we don't seem to, and what we do sell.
                 args["unmatched"] = "not_sold"
-            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, args)
+            catalogue_task = b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, args)
+            if unnamed and not entities.get("products") and intent == "product_info" and catalogue_task:
+                # "u guys price match?" names no product: if no catalogue question fits, the store's
+                # pages may answer it (`summarise.covered_failure`), rather than "say it another way".
+                b.add("policy", KNOWLEDGE, {"question": text, "fallback_for": catalogue_task})
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
         elif intent == "change_items" and (intent, order_id) in explained:

@@ -121,6 +121,21 @@ def quiet_miss(task: dict[str, Any], results: dict[str, Any]) -> bool:
     return any((r or {}).get("status") == "success" for tid, r in results.items() if tid != task["task_id"])
 
 
+#: Failures a fallback that answered makes moot: the question was not one the first lookup knew.
+COVERED_FAILURES = frozenset({"low_confidence", "no_results"})
+
+
+def covered_failure(task: dict[str, Any], results: dict[str, Any], tasks: list[dict[str, Any]]) -> bool:
+    """A lookup that did not know the question (`COVERED_FAILURES`) while the fallback planned for
+    it (`fallback_for`) answered: "u guys price match?" matched no catalogue question and the
+    store's pages answered it, so no "I couldn't look up that product" beside the answer."""
+    result = results.get(task["task_id"]) or {}
+    if result.get("status") != "failed" or (result.get("error") or {}).get("type") not in COVERED_FAILURES:
+        return False
+    return any((other.get("args") or {}).get("fallback_for") == task["task_id"]
+               and (results.get(other["task_id"]) or {}).get("status") == "success" for other in tasks)
+
+
 def unneeded_fallback(task: dict[str, Any], results: dict[str, Any]) -> bool:
     """A lookup planned to answer only if another one could not (`fallback_for`: the catalogue's
     facts about a product when its documents say nothing), and that other one answered."""
@@ -181,7 +196,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     proposals: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     shown = [task for task in grouped(tasks)
-             if not quiet_miss(task, results) and not unneeded_fallback(task, results)]
+             if not quiet_miss(task, results) and not unneeded_fallback(task, results)
+             and not covered_failure(task, results, tasks)]
     for task in shown:
         result = results.get(task["task_id"])
         if result is None or result.get("status") == "failed":

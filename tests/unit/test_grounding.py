@@ -854,3 +854,17 @@ def test_a_none_value_is_read_beside_its_dimension_and_not_as_a_bare_word() -> N
     assert [h.value for h in find_option_values("change it to connectivity none, not Bluetooth", dims)] == [
         "none", "Bluetooth"]
     assert [h.value for h in find_option_values("none of them pair over bluetooth", dims)] == ["Bluetooth"]
+
+
+@pytest.mark.parametrize(("text", "another"), [
+    ("Could you check the status of my husband's order?", True),
+    ("where is my friends package", True),
+    ("can you cancel her order", True),
+    ("我老公的订单到哪了", True),
+    ("where is my order?", False),
+    ("my husband says the order is late", False),
+])
+def test_someone_elses_order_is_told_apart_from_the_customers(text: str, another: bool) -> None:
+    from csagent.grounding.frame import about_another_persons
+
+    assert about_another_persons(text) is another

@@ -459,3 +459,10 @@ def test_a_product_question_naming_no_product_has_the_store_pages_as_its_fallbac
     catalogue, pages = plan.tasks
     assert (catalogue.tool, pages.tool) == ("predefined_cypher", "knowledge_search")
     assert pages.args["fallback_for"] == catalogue.task_id
+
+
+def test_a_question_about_someone_elses_order_gets_the_one_account_holder_rule():
+    plan = plan_tasks([clause("policy_question", "check the status of my husband's order",
+                              another_persons=True)])
+    assert [t.tool for t in plan.tasks] == ["knowledge_search"]
+    assert "another person's orders" in plan.tasks[0].args["question"]

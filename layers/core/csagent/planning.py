@@ -67,6 +67,7 @@ RULE_QUESTIONS = {
     "removal": "Can I remove one item from my order without cancelling the whole order?",
     "addition": "Can I add an item to an existing order?",
     "other_product": "Can I exchange or change an item for a different product?",
+    "another_person": "Can you discuss or change another person's orders, even a family member's?",
 }
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
@@ -550,6 +551,10 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
     """A knowledge question; when it refers to a product of an order ("those headphones"),
     it depends on that order's lookup and takes its product ids from it."""
     task_type = KNOWLEDGE_QUESTIONS[intent]
+    if entities.get("another_persons"):
+        # "the status of my husband's order": the rule that one account holder is helped at a time.
+        b.add(task_type, KNOWLEDGE, {"question": RULE_QUESTIONS["another_person"]})
+        return
     # A warranty question is answered from the warranty terms first, not a manual that mentions it.
     args: dict[str, Any] = {"question": text, **({"topic": "warranty"} if intent == "warranty" else {})}
     products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")]

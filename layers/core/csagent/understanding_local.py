@@ -153,7 +153,7 @@ class LocalUnderstanding:
         return self._classifier
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
-        from csagent.grounding.frame import names_a_purchase
+        from csagent.grounding.frame import about_another_persons, names_a_purchase
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities import (
@@ -256,6 +256,11 @@ class LocalUnderstanding:
                 # change of the order's address (the default address cannot become itself).
                 intent = "change_order_address"
                 entities["address"] = dict(view.default_address)
+            if about_another_persons(piece) and not found.order_ids \
+                    and intent not in GENERAL_INTENTS | HANDOFF_INTENTS:
+                # "check the status of my husband's order": not the customer's to see; the rule. (An
+                # order id names an order, which is the customer's if it is on their account.)
+                intent, entities = "policy_question", {"another_persons": True}
             reason = find_cancel_reason(piece) or (message_reason if intent == "cancel_order" else None)
             if reason:
                 entities["reason"] = reason

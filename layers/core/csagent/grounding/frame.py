@@ -368,6 +368,22 @@ _POSSESSIVE = re.compile(
 )
 
 
+# "my husband's order", "her package", "my friend's account": someone else's, which the store does
+# not discuss with the customer (one account holder per conversation).
+_ANOTHER_PERSONS = re.compile(
+    r"\b(?:(?:my|our)\s+(?:\w+\s+)?(?:husband|wife|partner|spouse|son|daughter|kid|child|mom|mum|mother|dad|"
+    r"father|parent|brother|sister|friend|boss|neighbou?r|roommate|flatmate|colleague|"
+    r"grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|girlfriend|boyfriend)(?:'s|’s|s'|s)?"
+    r"|his|her|their)\s+(?:\w+\s+)?(?:order|orders|package|parcel|account|purchase|delivery)\b"
+    r"|(?:丈夫|老公|妻子|老婆|儿子|女儿|妈妈|母亲|爸爸|父亲|朋友|同事|邻居)的(?:订单|包裹|账户|账号)",
+    re.IGNORECASE)
+
+
+def about_another_persons(text: str) -> bool:
+    """Do the words ask about someone else's order or account ("my husband's order")?"""
+    return bool(_ANOTHER_PERSONS.search(text))
+
+
 def speaks_of_a_purchase(text: str) -> bool:
     """Do the words speak of something the customer bought ("my kettle", "the lamp I ordered"),
     rather than of the store's rules in general ("could I return a perfume once it's opened?")?"""

@@ -868,3 +868,15 @@ def test_someone_elses_order_is_told_apart_from_the_customers(text: str, another
     from csagent.grounding.frame import about_another_persons
 
     assert about_another_persons(text) is another
+
+
+def test_an_english_word_is_not_read_as_a_misspelt_product_name() -> None:
+    from csagent.grounding.resolve import product_mentions
+
+    # Given the Garden Hose ("hose") and the Hiking Boots
+    catalogue = [{"product_id": "p-hose", "name": "Garden Hose", "options": {}},
+                 {"product_id": "p-boots", "name": "Hiking Boots", "options": {}}]
+    # Then "those" is a word, not a misspelt hose; "hoze" is a misspelt hose
+    assert [m.name for m in product_mentions("Those boots are nothing like the pictures", catalogue)] == [
+        "Hiking Boots"]
+    assert [m.name for m in product_mentions("my garden hoze leaks", catalogue)] == ["Garden Hose"]

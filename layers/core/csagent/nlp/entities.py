@@ -215,6 +215,17 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
     return [(_singular(m.group(0).replace("’", "'")), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
 
 
+def _is_english(word: str) -> bool:
+    """Is `word` an English word (symspellpy's dictionary, `nlp.spelling.english_words`)? False
+    when the dictionary cannot be read: near spellings are then read as typos, as before."""
+    try:
+        from csagent.nlp.spelling import english_words
+
+        return word in english_words()
+    except (ImportError, OSError):
+        return False
+
+
 def _ratio(a: str, b: str) -> float:
     return SequenceMatcher(None, a, b).ratio()
 
@@ -324,6 +335,8 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
                 if entry.exact and " ".join(text[toks[i][1]:toks[i + size - 1][2]].lower().split()) \
                         != entry.name.lower():
                     continue  # as written: tokens are singular, and "weight" is not "weights"
+                if score < 1.0 and size == 1 and _is_english(words[0]):
+                    continue  # a near spelling is a typo only when it is no word: "those" is not "hose"
                 if score >= min_score:
                     candidates.append((score, i, i + size, entry))
     candidates.sort(key=lambda c: (-c[0], c[1], -(c[2] - c[1])))

@@ -835,6 +835,12 @@ class TemplateMatcher:
         """The model's probability of each template for `question` (canonicalised and masked)."""
         return self._probabilities(self._vector(self.prepare(question, entities)))
 
+    def assess(self, question: str) -> tuple[dict[str, float], dict[str, float]]:
+        """(each template's similarity score, the model's probability of each) for `question`."""
+        vec = self._vector(self.prepare(question))
+        ranked = self._rank_vector(vec, len(self.catalogue.templates))
+        return {tid: score for tid, score, _ in ranked}, self._probabilities(vec)
+
     def _probabilities(self, vec: Any) -> dict[str, float]:
         model = self.model()
         probs = model.predict_proba(vec[None, :])[0]
@@ -1135,17 +1141,21 @@ def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
     """The allowed template (`args["templates"]`) the template model finds likeliest for the
     question, when its probability (with the templates that answer the same, `SAME_ANSWER`)
     beats that of the intent's own answer (`args["fallback_template"]`, likewise) by
-    `ORDER_QUESTION_MARGIN`; else the fallback.
-    "where will #W1 ship to?" is the shipping address; "where is #W1?" stays the overview."""
+    `ORDER_QUESTION_MARGIN` and the question is close to its examples (`ORDER_QUESTION_MIN_SCORE`:
+    the examples name the order by its id, so a question that names it otherwise, "is my water
+    bottle order shipped?", is far from them all and keeps the intent's own answer); else the
+    fallback. "where will #W1 ship to?" is the shipping address; "where is #W1?" the overview."""
     allowed = {str(t) for t in args.get("templates") or []}
     fallback = str(args["fallback_template"])
     if not allowed or ctx.embedder is None:
         return fallback
     question = english_query(str(args["question"]))  # the templates' examples are English
-    probabilities = matcher_for(ctx.embedder, load_catalogue()).probabilities(question)
+    scores, probabilities = matcher_for(ctx.embedder, load_catalogue()).assess(question)
     best = max(allowed, key=lambda t: group_probability(probabilities, t))
+    similarity = max(scores.get(t, 0.0) for t in {best, *SAME_ANSWER.get(best, ())})
     own = group_probability(probabilities, fallback)
-    if group_probability(probabilities, best) >= own + ORDER_QUESTION_MARGIN:
+    if similarity >= ORDER_QUESTION_MIN_SCORE \
+            and group_probability(probabilities, best) >= own + ORDER_QUESTION_MARGIN:
         return best
     return fallback
 
@@ -1156,7 +1166,8 @@ def group_probability(probabilities: Mapping[str, float], template: str) -> floa
 
 
 #: How close a question must be to an order template's examples to be a question about one order
-#: (cosine, MiniLM: `understanding_local.asks_about_an_order`).
+#: (cosine, MiniLM: `understanding_local.asks_about_an_order`), and to a specific order template's
+#: to be answered by it instead of the intent's own (`_allowed_match`).
 ORDER_QUESTION_MIN_SCORE = 0.55
 #: By how much the template model's probability for a specific question about an order must beat
 #: the intent's own answer's; chosen by 5-fold cross-validation (`python -m

@@ -8,8 +8,8 @@ the same, `SAME_ANSWER`) beats the intent's own template's (`planning.ORDER_READ
 and its examples' similarity reaches `ORDER_QUESTION_MIN_SCORE`; else by its own. Each example of
 an allowed template, or of the intent's own template, is decided by a model trained without its
 fold (and the similarity to the other folds' texts), at each margin; the right answer is its
-template (its own group's fallback for the latter). For each fold the margin best on the other folds is scored on
-the fold. Needs no stack.
+template (its own group's fallback for the latter). For each fold the margin best on the other
+folds is scored on the fold. Needs no stack.
 """
 
 from __future__ import annotations

@@ -288,7 +288,8 @@ def test_a_no_in_more_words_with_nothing_proposed_changes_nothing(run):
 
 
 @pytest.mark.parametrize(("text", "answer"), [
-    ("I no longer need it", None), ("no, I no longer need it", "no"), ("not sure yet", None)])
+    ("I no longer need it", None), ("no, I no longer need it", "no"), ("not sure yet", None),
+    ("no wait. don't. leave it, I'll deal with it myself", "no"), ("deal, go ahead", "yes")])
 def test_no_longer_is_a_reason_not_an_answer(text: str, answer: str | None) -> None:
     from csagent.nlp.confirmation import lean
 

@@ -466,3 +466,13 @@ def test_a_question_about_someone_elses_order_gets_the_one_account_holder_rule()
                               another_persons=True)])
     assert [t.tool for t in plan.tasks] == ["knowledge_search"]
     assert "another person's orders" in plan.tasks[0].args["question"]
+
+
+def test_a_change_asked_for_twice_in_one_message_is_one_request():
+    # Given "Cancel my helmet order. It's useless and I want it gone." (two clauses, one order)
+    plan = plan_tasks([clause("cancel_order", "Cancel my helmet order", order_id=ORDER, asks_for_change=True,
+                              reason="no longer needed"),
+                       clause("cancel_order", "It's useless and I want it gone", order_id=ORDER,
+                              asks_for_change=True)])
+    # Then one cancellation is proposed, and nothing more is asked
+    assert [t.task_type for t in plan.tasks] == ["cancel_order"] and plan.missing == []

@@ -353,6 +353,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     explained = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("not_an_option_change")}
     context = dict(memory)  # "that one" in a later clause is the product an earlier clause named
+    said: set[tuple[str, Any]] = set()  # the changes asked for so far, by (intent, order)
     for clause in expanded:
         intent = clause.get("intent", "")
         entities: dict[str, Any] = dict(clause.get("entities") or {})
@@ -363,6 +364,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             context["last_product"] = named
         if intent == "order_list" and order_id:
             intent = "order_status"  # "check order #W…" names one order: it is not a list question
+        if intent in ACTION_INTENTS and order_id and entities.get("asks_for_change") is not False \
+                and not any(entities.get(k) for k in ("item_ids", "new_item_ids", "products")):
+            # "Cancel my helmet order. It's useless and I want it gone.": one request, said twice.
+            if (intent, order_id) in said:
+                continue
+            said.add((intent, order_id))
         if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
                 intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])):
             b.need(intent, "order_id", entities, text)  # a mistyped id: ask, never guess another order

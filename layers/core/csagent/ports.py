@@ -41,3 +41,46 @@ class ImageReader(Protocol):
 
     def read_text(self, image: bytes, media_type: str) -> str:
         ...
+
+
+class KnowledgeIndex(Protocol):
+    """Where the knowledge base's documents and chunks live (Neo4j: `adapters.neo4j_knowledge`).
+
+    `replace_document` is the one write of an ingest: the document's metadata, all its chunks and
+    their MENTIONS links, and the removal of its stale chunks, in ONE transaction, so a search sees
+    the old version or the new one, never a mix or nothing."""
+
+    def document(self, doc_id: str) -> dict[str, Any] | None:
+        """The document's metadata (`doc_id, version, content_hash, title, ...`), or None."""
+        ...
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every document's metadata, by doc_id."""
+        ...
+
+    def embeddings(self, chunk_hashes: Sequence[str]) -> dict[str, list[float]]:
+        """Stored vectors of chunks whose text hash is one of `chunk_hashes` (any document)."""
+        ...
+
+    def catalogue(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """`({product_id, name} rows, {name} category rows)` of the store, for MENTIONS."""
+        ...
+
+    def replace_document(self, document: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]], *,
+                         expected_version: int) -> None:
+        """Write `document` (with its new `version`) and exactly `chunks` in one transaction;
+        `Conflict` when the stored version is no longer `expected_version` (0: absent)."""
+        ...
+
+    def delete_document(self, doc_id: str) -> bool:
+        """Remove the document and its chunks in one transaction; False when it did not exist."""
+        ...
+
+    def chunks_for_linking(self, doc_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """`{chunk_id, section, text, doc_products, doc_categories}` for re-linking MENTIONS."""
+        ...
+
+    def set_mentions(self, links: Sequence[Mapping[str, Any]]) -> int:
+        """Replace the MENTIONS of each `{chunk_id, product_ids, categories}` (one transaction);
+        the number of links written."""
+        ...

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from csagent.approvals.service import ApprovalService
     from csagent.graph.context import GraphDeps
     from csagent.handoff.service import HandoffService
+    from csagent.knowledge.service import KnowledgeBase
     from csagent.service import ConversationService
 
 
@@ -244,6 +245,23 @@ def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]
                                timeout_s=cfg.query_timeout_s, max_rows=cfg.max_rows)
 
 
+@lru_cache(maxsize=1)
+def knowledge_base() -> KnowledgeBase:
+    """The knowledge-base service (admin API, ingest function) on Neo4j and the embedder."""
+    from csagent.adapters.neo4j_knowledge import Neo4jKnowledgeIndex
+    from csagent.knowledge.service import KnowledgeBase
+    from csagent.nlp.embeddings import get_embedder
+
+    s = get_settings()
+    return KnowledgeBase(Neo4jKnowledgeIndex(_neo4j_driver(), s.neo4j_database), get_embedder(),
+                         max_bytes=s.kb_max_upload_bytes)
+
+
+@lru_cache(maxsize=1)
+def s3_client() -> Any:
+    return _kept(boto_session().client("s3", **_boto_kwargs(get_settings())))
+
+
 def health() -> dict[str, bool]:
     """Reachability of each dependency the router needs (never raises)."""
     s = get_settings()
@@ -282,6 +300,6 @@ def reset() -> None:
     get_gateway.cache_clear()
     for factory in (configure_text2cypher, graph_store, boto_session, dynamodb_client, sqs_client,
                     handoff_service, approval_service, checkpointer, wave_dispatcher, compiled_graph,
-                    graph_deps, conversation_service, get_settings):
+                    graph_deps, conversation_service, knowledge_base, s3_client, get_settings):
         factory.cache_clear()
     _aws_clients.clear()

@@ -108,7 +108,7 @@ class Settings(BaseSettings):
     # ObjectCreated event runs the ingest function. The API's direct upload takes at most
     # KB_MAX_UPLOAD_BYTES (Lambda's 6 MB payload bounds it); a presigned upload at most
     # KB_MAX_OBJECT_BYTES.
-    kb_bucket: str | None = None
+    kb_bucket: str = "csagent-local-knowledge-123456789012-us-east-1"
     kb_upload_prefix: str = "kb/uploads/"
     kb_presign_ttl_s: int = 900
     kb_max_upload_bytes: int = 5 * 1024 * 1024

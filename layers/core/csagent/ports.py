@@ -4,6 +4,7 @@ them; tests pass fakes. Nothing here does I/O."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -83,4 +84,28 @@ class KnowledgeIndex(Protocol):
     def set_mentions(self, links: Sequence[Mapping[str, Any]]) -> int:
         """Replace the MENTIONS of each `{chunk_id, product_ids, categories}` (one transaction);
         the number of links written."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """An uploaded file as the upload store holds it (`data` empty when `too_large`)."""
+
+    data: bytes
+    size: int
+    content_type: str | None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    too_large: bool = False
+
+
+class UploadStore(Protocol):
+    """The bucket knowledge-base uploads land in (S3: `adapters.s3_kb_uploads`)."""
+
+    def presign_post(self, key: str, *, max_bytes: int, expires_in: int,
+                     metadata: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+        """`(url, form fields)` of a presigned POST for exactly `key`, 1..max_bytes bytes."""
+        ...
+
+    def fetch(self, key: str, *, max_bytes: int) -> StoredObject:
+        """The object at `key`; its body is not read when it is larger than `max_bytes`."""
         ...

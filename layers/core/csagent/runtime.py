@@ -13,6 +13,7 @@ from csagent.config import Settings, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
     from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
     from csagent.graph.context import GraphDeps
@@ -262,6 +263,32 @@ def s3_client() -> Any:
     return _kept(boto_session().client("s3", **_boto_kwargs(get_settings())))
 
 
+@lru_cache(maxsize=1)
+def kb_uploads() -> S3KnowledgeUploads:
+    """The knowledge bucket's uploads (presigned POSTs; the ingest function's reads)."""
+    from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
+
+    return S3KnowledgeUploads(s3_client(), get_settings().kb_bucket)
+
+
+def presign_kb_upload(filename: str, document_id: str | None, title: str | None) -> dict[str, Any]:
+    """A presigned POST for one knowledge document (the admin API's `POST /v1/kb/uploads`)."""
+    from csagent.knowledge.uploads import presign_upload
+
+    s = get_settings()
+    return presign_upload(kb_uploads(), s.kb_upload_prefix, filename, document_id=document_id, title=title,
+                          max_bytes=s.kb_max_object_bytes, expires_in=s.kb_presign_ttl_s).as_dict()
+
+
+def ingest_kb_object(key: str) -> dict[str, Any]:
+    """Ingest one uploaded object of the knowledge bucket (the ingest function's call)."""
+    from csagent.knowledge.uploads import ingest_object
+
+    s = get_settings()
+    return ingest_object(knowledge_base(), kb_uploads(), s.kb_upload_prefix, key,
+                         max_bytes=s.kb_max_object_bytes)
+
+
 def health() -> dict[str, bool]:
     """Reachability of each dependency the router needs (never raises)."""
     s = get_settings()
@@ -300,6 +327,6 @@ def reset() -> None:
     get_gateway.cache_clear()
     for factory in (configure_text2cypher, graph_store, boto_session, dynamodb_client, sqs_client,
                     handoff_service, approval_service, checkpointer, wave_dispatcher, compiled_graph,
-                    graph_deps, conversation_service, knowledge_base, s3_client, get_settings):
+                    graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads, get_settings):
         factory.cache_clear()
     _aws_clients.clear()

@@ -67,6 +67,14 @@ class Text2CypherIn(BaseModel):
     model: str | None = Field(default=None, max_length=200, description="Model spec; default: configured")
 
 
+class KbUploadIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    filename: str = Field(min_length=1, max_length=200, description="returns.pdf (.md, .html, .txt or .pdf)")
+    document_id: str | None = Field(default=None, max_length=64)
+    title: str | None = Field(default=None, max_length=200)
+
+
 class AgentReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -88,7 +96,8 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
                verify_token: Callable[[str | None], dict[str, Any]] | None = None,
                stream_heartbeat_s: float = 10.0,
                get_knowledge: Callable[[], Any] | None = None,
-               get_kb_uploads: Callable[[], Any] | None = None) -> FastAPI:
+               presign_kb_upload: Callable[[str, str | None, str | None], dict[str, Any]] | None = None,
+               ) -> FastAPI:
     """The app. Factories are called per request (they are cached at the composition root),
     so importing and creating the app does no I/O.
 
@@ -97,7 +106,7 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     its claims stand in for the authorizer's. `stream_heartbeat_s`: the longest silence on a
     streamed turn before a keep-alive comment. `get_knowledge`: the knowledge-base service
     (`csagent.knowledge.service.KnowledgeBase`) behind the admin API /v1/kb/...;
-    `get_kb_uploads`: presigned S3 uploads (`csagent.adapters.s3_kb_uploads`)."""
+    `presign_kb_upload`: a presigned S3 POST for one document (`csagent.knowledge.uploads`)."""
     app = FastAPI(title="Customer-service agent API", version="1.0.0",
                   description="Chat with the store's assistant; one message may hold several requests.")
 
@@ -256,6 +265,16 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         """Replace a document with a new file: the new version serves as soon as this returns, and
         the old version's stale chunks are gone; an identical file changes nothing."""
         return upload(who, file, title, document_id, "replace")
+
+    @app.post("/v1/kb/uploads", status_code=201, responses=kb_errors)
+    def presign_upload(body: KbUploadIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """A presigned S3 POST for one document (files larger than the direct upload's limit): the
+        browser posts `upload.fields` and the file to `upload.url`; the bucket's event ingests it
+        (GET /v1/kb/documents/{document_id} shows the new version once it is done)."""
+        knowledge(who)
+        if presign_kb_upload is None:
+            raise DependencyUnavailable("uploads through S3 are not configured")
+        return presign_kb_upload(body.filename, body.document_id, body.title)
 
     @app.get("/v1/kb/documents", responses={401: {}, 403: {}})
     def list_documents(who: Principal = Depends(caller)) -> Any:  # noqa: B008

@@ -109,3 +109,20 @@ class UploadStore(Protocol):
     def fetch(self, key: str, *, max_bytes: int) -> StoredObject:
         """The object at `key`; its body is not read when it is larger than `max_bytes`."""
         ...
+
+
+class CatalogueWriter(Protocol):
+    """Writes to the store's catalogue (Neo4j: `adapters.neo4j_catalogue`), one transaction each."""
+
+    def upsert_product(self, product_id: str, name: str, category: str,
+                       variants: Sequence[Mapping[str, Any]]) -> bool:
+        """Create or update the product, its category link and the given variants; True if new."""
+        ...
+
+    def update_variant(self, item_id: str, changes: Mapping[str, Any]) -> str | None:
+        """Set the variant's price / availability; its product id, or None if there is none."""
+        ...
+
+    def discontinue(self, product_id: str) -> int | None:
+        """Every variant unavailable and the product flagged; the variant count, or None."""
+        ...

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from csagent.approvals.service import ApprovalService
     from csagent.graph.context import GraphDeps
     from csagent.handoff.service import HandoffService
+    from csagent.knowledge.catalogue import CatalogueSync
     from csagent.knowledge.service import KnowledgeBase
     from csagent.service import ConversationService
 
@@ -259,6 +260,17 @@ def knowledge_base() -> KnowledgeBase:
 
 
 @lru_cache(maxsize=1)
+def catalogue_sync() -> CatalogueSync:
+    """Catalogue changes (the admin API), with the knowledge links and this process's catalogue
+    caches following them."""
+    from csagent.adapters.neo4j_catalogue import Neo4jCatalogueWriter
+    from csagent.adapters.product_catalogue import catalogue_changed
+    from csagent.knowledge.catalogue import CatalogueSync
+
+    return CatalogueSync(Neo4jCatalogueWriter(graph_store()), knowledge_base(), on_change=[catalogue_changed])
+
+
+@lru_cache(maxsize=1)
 def s3_client() -> Any:
     return _kept(boto_session().client("s3", **_boto_kwargs(get_settings())))
 
@@ -327,6 +339,7 @@ def reset() -> None:
     get_gateway.cache_clear()
     for factory in (configure_text2cypher, graph_store, boto_session, dynamodb_client, sqs_client,
                     handoff_service, approval_service, checkpointer, wave_dispatcher, compiled_graph,
-                    graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads, get_settings):
+                    graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads, catalogue_sync,
+                    get_settings):
         factory.cache_clear()
     _aws_clients.clear()

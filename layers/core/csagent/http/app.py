@@ -75,6 +75,30 @@ class KbUploadIn(BaseModel):
     title: str | None = Field(default=None, max_length=200)
 
 
+class VariantBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    item_id: str = Field(min_length=1, max_length=64)
+    price: float = Field(gt=0)
+    available: bool = True
+    options: dict[str, str] = Field(default_factory=dict, max_length=10)
+
+
+class ProductBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    name: str = Field(min_length=1, max_length=120)
+    category: str = Field(min_length=1, max_length=80)
+    variants: list[VariantBody] = Field(default_factory=list, max_length=200)
+
+
+class VariantPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    price: float | None = Field(default=None, gt=0)
+    available: bool | None = None
+
+
 class AgentReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -97,7 +121,7 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
                stream_heartbeat_s: float = 10.0,
                get_knowledge: Callable[[], Any] | None = None,
                presign_kb_upload: Callable[[str, str | None, str | None], dict[str, Any]] | None = None,
-               ) -> FastAPI:
+               get_catalogue: Callable[[], Any] | None = None) -> FastAPI:
     """The app. Factories are called per request (they are cached at the composition root),
     so importing and creating the app does no I/O.
 
@@ -106,7 +130,9 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     its claims stand in for the authorizer's. `stream_heartbeat_s`: the longest silence on a
     streamed turn before a keep-alive comment. `get_knowledge`: the knowledge-base service
     (`csagent.knowledge.service.KnowledgeBase`) behind the admin API /v1/kb/...;
-    `presign_kb_upload`: a presigned S3 POST for one document (`csagent.knowledge.uploads`)."""
+    `presign_kb_upload`: a presigned S3 POST for one document (`csagent.knowledge.uploads`);
+    `get_catalogue`: catalogue changes with the knowledge base following
+    (`csagent.knowledge.catalogue.CatalogueSync`)."""
     app = FastAPI(title="Customer-service agent API", version="1.0.0",
                   description="Chat with the store's assistant; one message may hold several requests.")
 
@@ -289,6 +315,33 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         """Remove a document: no answer cites it from the moment this returns."""
         knowledge(who).delete(document_id)
         return Response(status_code=204)
+
+    # -- catalogue (admin role): the knowledge links and answers follow without a rebuild -----
+    def catalogue(who: Principal) -> Any:
+        if not who.is_admin:
+            raise Forbidden("the catalogue API is for admins")
+        if get_catalogue is None:
+            raise DependencyUnavailable("catalogue changes are not configured")
+        return get_catalogue()
+
+    @app.put("/v1/catalogue/products/{product_id}", responses={401: {}, 403: {}, 409: {}, 422: {}})
+    def put_product(product_id: str, body: ProductBody, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Add a product or change one (name, category, variants); chunks that name it are linked."""
+        from csagent.knowledge.catalogue import ProductIn, VariantIn
+
+        sync = catalogue(who)
+        variants = [VariantIn(v.item_id, v.price, v.available, v.options) for v in body.variants]
+        return sync.upsert_product(ProductIn(product_id, body.name, body.category, variants))
+
+    @app.patch("/v1/catalogue/variants/{item_id}", responses={401: {}, 403: {}, 404: {}, 422: {}})
+    def patch_variant(item_id: str, body: VariantPatch, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Change a variant's price or availability; the next answer quotes the new value."""
+        return catalogue(who).update_variant(item_id, price=body.price, available=body.available)
+
+    @app.post("/v1/catalogue/products/{product_id}/discontinue", responses={401: {}, 403: {}, 404: {}})
+    def discontinue_product(product_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Discontinue a product: every variant unavailable; its manuals stay linked."""
+        return catalogue(who).discontinue(product_id)
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

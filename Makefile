@@ -35,7 +35,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian's browser, driven by Playwright in tests/browser (PLAYWRIGHT_CHROMIUM overrides the path).
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors
+.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors kb-rebuild
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -77,6 +77,9 @@ seed: up ## load the store into Neo4j: DATA=dir (tau-retail shape) or the built-
 export: up ## write the store as it is now to OUT=dir: users.json, orders.json, products.json (tau-retail shapes)
 	@test -n "$(OUT)" || { echo "usage: make export OUT=dir"; exit 2; }
 	$(BIN)/python -m devstack.export --out $(OUT)
+
+kb-rebuild: up ## the offline full build of the knowledge base (shipped docs; unchanged ones skipped by content hash)
+	$(BIN)/python -m csagent.knowledge.rebuild
 
 serve: up ## HTTP API + the chat (/) and agent console (/console.html) on 127.0.0.1:$(PORT) (dev auth)
 	$(BIN)/uvicorn devstack.web:app --host 127.0.0.1 --port $(PORT)

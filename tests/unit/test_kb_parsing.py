@@ -65,6 +65,14 @@ def test_a_pdf_outline_names_the_sections_and_a_scanned_page_is_reported() -> No
                                  ("Return policy > Refunds", "Refunds in 5 days.")]
 
 
+def test_several_bookmarks_on_one_page_split_it_at_their_printed_titles() -> None:
+    pdf = text_pdf([["Returns", "Within 30 days.", "Exchanges", "Once per item."], ["More on exchanges."]],
+                   title="Policy", outline=[("Returns", 0), ("Exchanges", 0)])
+    assert _sections(parse_upload(pdf, "p.pdf")) == [
+        ("Policy > Returns", "Within 30 days."),
+        ("Policy > Exchanges", "Once per item.\n\nMore on exchanges.")]
+
+
 def test_a_pdf_without_an_outline_cites_pages() -> None:
     parsed = parse_upload(text_pdf([["one"], ["two"]]), "manual.pdf")
     assert [s.path for s in parsed.sections] == ["Manual > Page 1", "Manual > Page 2"]

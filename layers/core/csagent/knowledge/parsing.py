@@ -14,8 +14,11 @@ an answer came from.
   `noscript` are dropped.
 - **Plain text** (`.txt`): one section under the title; paragraphs are kept.
 - **PDF** (`.pdf`): pypdf's text layer, page by page. The outline (bookmarks), when the file has
-  one, names the sections ("Manual > Cleaning"); without it each page is a section ("Manual >
-  Page 3"). A page with no text layer (a scanned image) is skipped and reported in
+  one, names the sections ("Manual > Cleaning"): a bookmark points at a page, and its section
+  starts at the line that prints its title (so several sections can share a page), else at the
+  top of that page. Without an outline each page is a section ("Manual > Page 3"). Headings that
+  are only big type (no bookmark) are not detected: pypdf's plain text has no font sizes. A page
+  with no text layer (a scanned image) is skipped and reported in
   `pages_without_text`; no OCR runs on uploads. A PDF with no text on any page is rejected.
 
 A table, in any format that marks one (Markdown, HTML), becomes one line per row with each cell
@@ -392,9 +395,14 @@ def parse_text(text: str, *, title: str | None = None, filename: str = "") -> Pa
 # --------------------------------------------------------------------------- PDF
 
 
-def _outline_starts(reader: Any) -> dict[int, str]:
-    """First page (0-based) -> heading path of each outline entry, nested entries joined."""
-    starts: dict[int, str] = {}
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _outline_starts(reader: Any) -> dict[int, list[str]]:
+    """Page (0-based) -> heading paths of the outline entries that start on it, in order (nested
+    entries joined with " > ")."""
+    starts: dict[int, list[str]] = {}
 
     def walk(items: Sequence[Any], parents: tuple[str, ...]) -> None:
         last: tuple[str, ...] = parents
@@ -409,7 +417,7 @@ def _outline_starts(reader: Any) -> dict[int, str]:
                 page = None
             last = (*parents, name) if name else parents
             if page is not None and page >= 0 and name:
-                starts.setdefault(page, SECTION_SEPARATOR.join(last))
+                starts.setdefault(page, []).append(SECTION_SEPARATOR.join(last))
 
     try:
         walk(reader.outline or [], ())
@@ -444,18 +452,35 @@ def parse_pdf(data: bytes, *, title: str | None = None, filename: str = "") -> P
                                "the PDF has no text layer on any page (scanned images?); OCR is not run "
                                "on uploads: upload a PDF with text, or the text itself")
     sections: list[Section] = []
-    current = None
-    for n, text in enumerate(pages):
-        if n in starts:
-            current = starts[n]
-        path = SECTION_SEPARATOR.join(p for p in (doc_title, current or f"Page {n + 1}") if p)
-        body = "\n".join(line.rstrip() for line in text.splitlines()).strip()
+    current: str | None = None
+
+    def add(heading: str | None, page: int, lines: Sequence[str]) -> None:
+        path = SECTION_SEPARATOR.join(p for p in (doc_title, heading or f"Page {page + 1}") if p)
+        body = "\n".join(line.rstrip() for line in lines).strip()
         if not body:
-            continue
+            return
         if sections and sections[-1].path == path:
             sections[-1] = Section(path, sections[-1].text + "\n\n" + body)
         else:
             sections.append(Section(path, body))
+
+    for n, text in enumerate(pages):
+        lines = text.splitlines()
+        start, deferred = 0, None
+        for heading in starts.get(n, []):
+            # A bookmark points at a page; its section starts at its title's line when the page
+            # prints it (several sections on one page), else at the top of the page - or, after a
+            # section found on this page, at the next page.
+            title = _norm(heading.split(SECTION_SEPARATOR)[-1])
+            found = next((i for i in range(start, len(lines)) if _norm(lines[i]) == title), None)
+            if found is None and start > 0:
+                deferred = heading
+                continue
+            cut = start if found is None else found
+            add(current, n, lines[start:cut])
+            current, start = heading, cut if found is None else found + 1
+        add(current, n, lines[start:])
+        current = deferred or current
     return ParsedDocument(title=doc_title, sections=tuple(sections), format="pdf", pages=len(pages),
                           pages_without_text=empty)
 

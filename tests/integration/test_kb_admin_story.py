@@ -83,6 +83,28 @@ def test_upload_ask_replace_ask_delete_ask(kb_client: Any) -> None:
     assert kb_client.get(f"/v1/kb/documents/{DOC_ID}", headers=ADMIN).status_code == 404
 
 
+ENGRAVING = b"# Engraving service\n\n## Price\nEngraving costs $12 per item, up to 20 characters.\n"
+
+
+def test_a_topic_only_an_uploaded_document_covers_is_answered_not_refused(kb_client: Any) -> None:
+    # Given a topic the shipped knowledge base and business scope never mention
+    question = "how much is engraving?"
+    before = _ask_text(kb_client, question)
+    assert before["status"] == "refused", before["reply"]
+    # When an admin uploads a policy about it
+    up = kb_client.post("/v1/kb/documents", headers=ADMIN, data={"document_id": DOC_ID},
+                        files={"file": ("engraving.md", ENGRAVING, "text/markdown")})
+    assert up.status_code == 201, up.text
+    # Then the same question is in scope and answered from it
+    after = _ask_text(kb_client, question)
+    assert after["status"] == "answered" and "$12 per item" in after["reply"]["text"], after["reply"]
+    assert _cited(after), after["reply"]
+
+
+def _ask_text(client: Any, text: str) -> dict[str, Any]:
+    return say(client, CUSTOMER, f"kb-{uuid.uuid4().hex[:8]}", text)
+
+
 def test_uploading_the_same_file_again_embeds_nothing(kb_client: Any) -> None:
     # Given an uploaded document
     assert _upload(kb_client, POLICY_V1).status_code == 201

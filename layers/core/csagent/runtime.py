@@ -167,6 +167,7 @@ def graph_deps() -> GraphDeps:
     from csagent.guardrails.output import guard_output
     from csagent.guardrails.scope import check_scope
     from csagent.handoff.triggers import TriggerPolicy
+    from csagent.knowledge.scope import with_uploaded_knowledge
     from csagent.models.gateway import get_gateway
     from csagent.models.roles import Role
     from csagent.nlp.embeddings import get_embedder
@@ -208,7 +209,7 @@ def graph_deps() -> GraphDeps:
         dispatcher=wave_dispatcher(),
         bounds=get_bounds(),
         screen=screen,
-        scope_check=check_scope,
+        scope_check=with_uploaded_knowledge(check_scope, graph_store(), embedder),
         output_guard=guard_output,
         fault_plan=plan,
         handoffs=handoff_service(),

@@ -90,15 +90,16 @@ demo: seed ## one customer conversation through the HTTP API on the built-in sto
 test: up $(LLM_STAMP) ## unit + integration + e2e tests against the real local stack
 	$(BIN)/pytest -q tests
 
-bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models → reports/bench.*
+bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models, knowledge base → reports/bench.*
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 	$(BIN)/python -m devstack.bench $(BENCH_ARGS)
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 
-eval: up ## the labelled suite through the HTTP API → reports/eval.{json,md} (thresholds fail it), Recall@5, intents
+eval: up ## the labelled suite through the HTTP API → reports/eval.{json,md} (thresholds fail it), Recall@5 (dev + held-out knowledge questions), fact in reply → reports/kb-eval.md, intents
 	@status=0; \
 	$(BIN)/python -m devstack.evaluation --data $(TAU) || status=$$?; \
 	$(BIN)/python -m csagent.knowledge.evaluate || status=$$?; \
+	$(BIN)/python -m devstack.kb_eval || status=$$?; \
 	$(BIN)/python -m csagent.nlp.calibrate --dry-run || status=$$?; \
 	exit $$status
 

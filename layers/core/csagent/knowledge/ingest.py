@@ -1,7 +1,8 @@
 """Ingest the knowledge base into the store graph (GraphRAG's "knowledge part").
 
-    (:Document {doc_id, title, kind, categories, products, source, content_hash})
-        -[:HAS_CHUNK]->(:Chunk {chunk_id, doc_id, seq, section, text, embedding})
+    (:Document {doc_id, version, content_hash, title, kind, format, origin, categories, products, ...})
+        -[:HAS_CHUNK]->(:Chunk {chunk_id, doc_id, seq, section, text, content_hash, doc_version,
+                                embedding})
     (:Chunk)-[:MENTIONS]->(:Product)     product named in the chunk (section or text) or in the
                                           document's front matter
     (:Chunk)-[:MENTIONS]->(:Category)    category in the document's front matter, or a heading of
@@ -11,10 +12,11 @@ Mentions link to store nodes that already exist (products by name, case-insensit
 by name): seed the store first, then ingest. `devstack.seed.loader.seed_store` keeps the
 knowledge base and restores these links by chunk id when it re-creates the store.
 
-Idempotent: re-ingesting a document deletes its chunks and writes them again with the same
-ids, so counts never grow. Writes are batched `UNWIND $rows` statements through the
-`GraphStore` port (each statement is its own transaction; a concurrent search may briefly see
-a document without chunks while it is being replaced).
+`ingest_knowledge` is the offline full build, through the knowledge-base service
+(`csagent.knowledge.service`): incremental by content hash, one transaction per changed document
+(`adapters.neo4j_knowledge`), so a concurrent search sees a document's old version or its new one.
+This module keeps what the service and the search share: the schema, the mention resolver, the
+shipped vectors.
 """
 
 from __future__ import annotations
@@ -31,8 +33,6 @@ from csagent.knowledge.chunking import (
     DEFAULT_MIN_CHARS,
     DEFAULT_OVERLAP,
     SECTION_SEPARATOR,
-    Chunk,
-    KnowledgeDoc,
     chunk_document,
     load_documents,
 )
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 DEFAULT_DOCS_DIR = Path(__file__).resolve().parent / "docs"
 VECTOR_INDEX = "chunk_embedding"
 FULLTEXT_INDEX = "chunk_text"
-WRITE_BATCH = 64
 EMBED_BATCH = 32
 WRITE_TIMEOUT_S = 60.0
 
@@ -144,79 +143,6 @@ class MentionResolver:
         """Categories that are a heading of the section path ("Warranty terms > Outdoor")."""
         return [self.categories[part.strip().lower()] for part in section.split(SECTION_SEPARATOR)
                 if part.strip().lower() in self.categories]
-
-
-def _unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
-
-
-def chunk_rows(doc: KnowledgeDoc, chunks: Sequence[Chunk], resolver: MentionResolver,
-               embeddings: Sequence[Sequence[float]]) -> tuple[list[dict[str, Any]], set[str], set[str]]:
-    """Rows for the chunk write, plus the front-matter names that matched no store node."""
-    doc_products, missing_products = resolver.product_ids(doc.products)
-    doc_categories, missing_categories = resolver.category_names(doc.categories)
-    rows = []
-    for chunk, vector in zip(chunks, embeddings, strict=True):
-        products = _unique([*doc_products, *resolver.products_in(f"{chunk.section}\n{chunk.text}")])
-        categories = _unique([*doc_categories, *resolver.categories_in_section(chunk.section)])
-        rows.append({"doc_id": doc.doc_id, "chunk_id": chunk.chunk_id, "product_ids": products,
-                     "categories": categories,
-                     "props": {"chunk_id": chunk.chunk_id, "doc_id": doc.doc_id, "seq": chunk.seq,
-                               "section": chunk.section, "text": chunk.text,
-                               "embedding": [float(x) for x in vector]}})
-    return rows, set(missing_products), set(missing_categories)
-
-
-# --------------------------------------------------------------------------- Cypher
-
-_READ_PRODUCTS = "MATCH (p:Product) RETURN p.product_id AS product_id, p.name AS name"
-_READ_CATEGORIES = "MATCH (c:Category) RETURN c.name AS name"
-
-_DELETE_CHUNKS = """
-UNWIND $doc_ids AS doc_id
-CALL (doc_id) {
-  MATCH (:Document {doc_id: doc_id})-[:HAS_CHUNK]->(c:Chunk) RETURN c
-  UNION
-  MATCH (c:Chunk {doc_id: doc_id}) RETURN c
-}
-DETACH DELETE c
-RETURN count(*) AS deleted"""
-
-_UPSERT_DOCUMENTS = """
-UNWIND $rows AS row
-MERGE (d:Document {doc_id: row.doc_id})
-SET d.title = row.title, d.kind = row.kind, d.categories = row.categories,
-    d.products = row.products, d.source = row.source, d.content_hash = row.content_hash,
-    d.chunk_count = row.chunk_count"""
-
-_WRITE_CHUNKS = """
-UNWIND $rows AS row
-MATCH (d:Document {doc_id: row.doc_id})
-MERGE (c:Chunk {chunk_id: row.chunk_id})
-SET c = row.props
-MERGE (d)-[:HAS_CHUNK]->(c)
-WITH c, row
-CALL (c, row) {
-  UNWIND row.product_ids AS product_id
-  MATCH (p:Product {product_id: product_id})
-  MERGE (c)-[:MENTIONS]->(p)
-  RETURN count(p) AS products
-}
-CALL (c, row) {
-  UNWIND row.categories AS name
-  MATCH (k:Category {name: name})
-  MERGE (c)-[:MENTIONS]->(k)
-  RETURN count(k) AS categories
-}
-RETURN sum(products) AS products, sum(categories) AS categories, count(c) AS chunks"""
-
-_PRUNE_DOCUMENTS = """
-MATCH (d:Document) WHERE NOT d.doc_id IN $doc_ids
-OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
-WITH d, collect(c) AS chunks
-FOREACH (c IN chunks | DETACH DELETE c)
-DETACH DELETE d
-RETURN count(d) AS removed"""
 
 
 # --------------------------------------------------------------------------- running

@@ -63,6 +63,8 @@ def test_upload_ask_replace_ask_delete_ask(kb_client: Any) -> None:
     first = _ask(kb_client)
     assert "$4 per item" in first["reply"]["text"], first["reply"]["text"]
     assert [c["version"] for c in _cited(first)][:1] == [1], first["reply"]
+    assert {"doc_id": DOC_ID, "version": 1} in [{k: s[k] for k in ("doc_id", "version")}
+                                                for s in first["trace"]["knowledge_sources"]], first["trace"]
     assert "Gift wrapping policy" in first["reply"]["text"], first["reply"]["text"]
 
     # When the admin replaces it with a new price
@@ -73,6 +75,7 @@ def test_upload_ask_replace_ask_delete_ask(kb_client: Any) -> None:
     second = _ask(kb_client)
     assert "$7 per item" in second["reply"]["text"] and "$4" not in second["reply"]["text"], second["reply"]
     assert [c["version"] for c in _cited(second)][:1] == [2], second["reply"]
+    assert DOC_ID not in [s["doc_id"] for s in second["trace"]["knowledge_sources"] if s["version"] == 1]
 
     # When the admin deletes it
     deleted = kb_client.delete(f"/v1/kb/documents/{DOC_ID}", headers=ADMIN)

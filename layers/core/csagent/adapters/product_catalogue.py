@@ -29,6 +29,7 @@ def catalogue_changed() -> None:
 def catalogue_generation() -> int:
     return _generation[0]
 
+
 _CYPHER = (
     "MATCH (p:Product) OPTIONAL MATCH (p)-[:HAS_VARIANT]->(v:Variant) "
     "RETURN p.product_id AS product_id, p.name AS name, collect(v.options_json) AS options"

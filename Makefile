@@ -35,7 +35,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian's browser, driven by Playwright in tests/browser (PLAYWRIGHT_CHROMIUM overrides the path).
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors
+.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors kb-rebuild
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -78,6 +78,9 @@ export: up ## write the store as it is now to OUT=dir: users.json, orders.json, 
 	@test -n "$(OUT)" || { echo "usage: make export OUT=dir"; exit 2; }
 	$(BIN)/python -m devstack.export --out $(OUT)
 
+kb-rebuild: up ## the offline full build of the knowledge base (shipped docs; unchanged ones skipped by content hash)
+	$(BIN)/python -m csagent.knowledge.rebuild
+
 serve: up ## HTTP API + the chat (/) and agent console (/console.html) on 127.0.0.1:$(PORT) (dev auth)
 	$(BIN)/uvicorn devstack.web:app --host 127.0.0.1 --port $(PORT)
 
@@ -87,15 +90,16 @@ demo: seed ## one customer conversation through the HTTP API on the built-in sto
 test: up $(LLM_STAMP) ## unit + integration + e2e tests against the real local stack
 	$(BIN)/pytest -q tests
 
-bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models → reports/bench.*
+bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models, knowledge base → reports/bench.*
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 	$(BIN)/python -m devstack.bench $(BENCH_ARGS)
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 
-eval: up ## the labelled suite through the HTTP API → reports/eval.{json,md} (thresholds fail it), Recall@5, intents
+eval: up ## the labelled suite through the HTTP API → reports/eval.{json,md} (thresholds fail it), Recall@5 (dev + held-out knowledge questions), fact in reply → reports/kb-eval.md, intents
 	@status=0; \
 	$(BIN)/python -m devstack.evaluation --data $(TAU) || status=$$?; \
 	$(BIN)/python -m csagent.knowledge.evaluate || status=$$?; \
+	$(BIN)/python -m devstack.kb_eval || status=$$?; \
 	$(BIN)/python -m csagent.nlp.calibrate --dry-run || status=$$?; \
 	exit $$status
 

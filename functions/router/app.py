@@ -27,7 +27,8 @@ metrics = observability.get_metrics()
 
 app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.get_settings().auth_mode,
                  get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service,
-                 text2cypher_debug=runtime.text2cypher_debug)
+                 text2cypher_debug=runtime.text2cypher_debug, get_knowledge=runtime.knowledge_base,
+                 presign_kb_upload=runtime.presign_kb_upload, get_catalogue=runtime.catalogue_sync)
 asgi = Mangum(app, lifespan="off")
 # SnapStart (template.yaml): warmed once before the snapshot, reconnected after each restore.
 warmup.register_snapstart_hooks(warmup.warm_router)

@@ -47,5 +47,7 @@ class FlushMetrics:
 fastapi_app = create_app(runtime.conversation_service, runtime.health,
                          lambda: runtime.get_settings().auth_mode,
                          get_handoffs=runtime.handoff_service, get_approvals=runtime.approval_service,
-                         text2cypher_debug=runtime.text2cypher_debug, verify_token=verify)
+                         text2cypher_debug=runtime.text2cypher_debug, verify_token=verify,
+                         get_knowledge=runtime.knowledge_base, presign_kb_upload=runtime.presign_kb_upload,
+                         get_catalogue=runtime.catalogue_sync)
 app = FlushMetrics(fastapi_app)

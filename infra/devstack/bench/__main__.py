@@ -33,7 +33,8 @@ from devstack.bench.workload import (
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTS = ROOT / "reports"
-SECTION_NAMES = ("imports", "cold", "concurrency", "turns", "dynamodb", "tools", "fanout", "models", "web")
+SECTION_NAMES = ("imports", "cold", "concurrency", "turns", "dynamodb", "tools", "fanout", "models", "web",
+                 "kb")
 EXPECTED_CUSTOMERS = 500  # tau-retail
 
 
@@ -51,12 +52,13 @@ class Sizes:
     tool_runs: int
     fanout_runs: int
     web_turns: int
+    kb_runs: int
 
 
 FULL = Sizes(scenario_scale=1.0, sessions=50, session_turns=5, baseline_sessions=4, import_repeats=5,
-             cold_processes=5, dynamodb_turns=20, tool_runs=4, fanout_runs=10, web_turns=11)
+             cold_processes=5, dynamodb_turns=20, tool_runs=4, fanout_runs=10, web_turns=11, kb_runs=5)
 QUICK = Sizes(scenario_scale=0.1, sessions=8, session_turns=2, baseline_sessions=1, import_repeats=1,
-              cold_processes=1, dynamodb_turns=4, tool_runs=1, fanout_runs=2, web_turns=3)
+              cold_processes=1, dynamodb_turns=4, tool_runs=1, fanout_runs=2, web_turns=3, kb_runs=2)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -239,9 +241,16 @@ def main(argv: list[str] | None = None) -> int:
         run.samples["web"] = samples
         return section
 
+    def kb() -> dict[str, Any]:
+        from devstack.bench.kb import bench_kb
+
+        section, samples = bench_kb(sizes.kb_runs)
+        run.samples["kb"] = samples
+        return section
+
     for name, fn in (("imports", imports), ("cold", cold), ("concurrency", concurrency), ("turns", turns),
                      ("dynamodb", dynamodb), ("tools", tools), ("fanout", fanout), ("models", models),
-                     ("web", web)):
+                     ("web", web), ("kb", kb)):
         if name in only:
             run.section(name, fn)
     if "turn_types" in run.report:  # measured with `turns`; printed after it for reading order

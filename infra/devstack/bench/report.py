@@ -29,6 +29,8 @@ TARGETS: dict[tuple[str, str], tuple[str, float]] = {
     ("tools", "knowledge_search_p50_ms"): ("<=", 60),
     ("concurrency", "errors"): ("==", 0),
     ("concurrency", "cross_session_leaks"): ("==", 0),
+    ("kb", "reingest_unchanged_embedded"): ("==", 0),
+    ("kb", "upload_to_searchable_max_ms"): ("<=", 60_000),
 }
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq}
@@ -44,6 +46,7 @@ SECTIONS: dict[str, str] = {
     "tools": "Neo4j tool latencies",
     "fanout": "Step Functions fan-out overhead (moto bridge vs in-process)",
     "models": "Model layer",
+    "kb": "Knowledge base: ingest throughput, upload to answerable, re-ingest",
 }
 
 

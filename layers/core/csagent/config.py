@@ -103,6 +103,17 @@ class Settings(BaseSettings):
     # local stack sets it inside the seeded data's date range (2024).
     store_today: str | None = None
 
+    # Knowledge-base admin (csagent.knowledge.service): uploads land in KB_BUCKET under
+    # KB_UPLOAD_PREFIX<document_id>/<file name> (presigned PUT, KB_PRESIGN_TTL_S); the bucket's
+    # ObjectCreated event runs the ingest function. The API's direct upload takes at most
+    # KB_MAX_UPLOAD_BYTES (Lambda's 6 MB payload bounds it); a presigned upload at most
+    # KB_MAX_OBJECT_BYTES.
+    kb_bucket: str = "csagent-local-knowledge-123456789012-us-east-1"
+    kb_upload_prefix: str = "kb/uploads/"
+    kb_presign_ttl_s: int = 900
+    kb_max_upload_bytes: int = 5 * 1024 * 1024
+    kb_max_object_bytes: int = 20 * 1024 * 1024
+
     # Conversation limits
     max_message_chars: int = 4000
     max_tasks_per_turn: int = 5

@@ -13,10 +13,13 @@ from csagent.config import Settings, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
     from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
     from csagent.graph.context import GraphDeps
     from csagent.handoff.service import HandoffService
+    from csagent.knowledge.catalogue import CatalogueSync
+    from csagent.knowledge.service import KnowledgeBase
     from csagent.service import ConversationService
 
 
@@ -164,6 +167,7 @@ def graph_deps() -> GraphDeps:
     from csagent.guardrails.output import guard_output
     from csagent.guardrails.scope import check_scope
     from csagent.handoff.triggers import TriggerPolicy
+    from csagent.knowledge.scope import with_uploaded_knowledge
     from csagent.models.gateway import get_gateway
     from csagent.models.roles import Role
     from csagent.nlp.embeddings import get_embedder
@@ -205,7 +209,7 @@ def graph_deps() -> GraphDeps:
         dispatcher=wave_dispatcher(),
         bounds=get_bounds(),
         screen=screen,
-        scope_check=check_scope,
+        scope_check=with_uploaded_knowledge(check_scope, graph_store(), embedder),
         output_guard=guard_output,
         fault_plan=plan,
         handoffs=handoff_service(),
@@ -242,6 +246,60 @@ def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]
     chat = text2cypher.model_for(model or cfg.model, question)
     return text2cypher.explain(question, graph=graph_store(), model=chat, embedder=get_embedder(),
                                timeout_s=cfg.query_timeout_s, max_rows=cfg.max_rows)
+
+
+@lru_cache(maxsize=1)
+def knowledge_base() -> KnowledgeBase:
+    """The knowledge-base service (admin API, ingest function) on Neo4j and the embedder."""
+    from csagent.adapters.neo4j_knowledge import Neo4jKnowledgeIndex
+    from csagent.knowledge.service import KnowledgeBase
+    from csagent.nlp.embeddings import get_embedder
+
+    s = get_settings()
+    return KnowledgeBase(Neo4jKnowledgeIndex(_neo4j_driver(), s.neo4j_database), get_embedder(),
+                         max_bytes=s.kb_max_upload_bytes)
+
+
+@lru_cache(maxsize=1)
+def catalogue_sync() -> CatalogueSync:
+    """Catalogue changes (the admin API), with the knowledge links and this process's catalogue
+    caches following them."""
+    from csagent.adapters.neo4j_catalogue import Neo4jCatalogueWriter
+    from csagent.adapters.product_catalogue import catalogue_changed
+    from csagent.knowledge.catalogue import CatalogueSync
+
+    return CatalogueSync(Neo4jCatalogueWriter(graph_store()), knowledge_base(), on_change=[catalogue_changed])
+
+
+@lru_cache(maxsize=1)
+def s3_client() -> Any:
+    return _kept(boto_session().client("s3", **_boto_kwargs(get_settings())))
+
+
+@lru_cache(maxsize=1)
+def kb_uploads() -> S3KnowledgeUploads:
+    """The knowledge bucket's uploads (presigned POSTs; the ingest function's reads)."""
+    from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
+
+    return S3KnowledgeUploads(s3_client(), get_settings().kb_bucket)
+
+
+def presign_kb_upload(filename: str, document_id: str | None, title: str | None) -> dict[str, Any]:
+    """A presigned POST for one knowledge document (the admin API's `POST /v1/kb/uploads`)."""
+    from csagent.knowledge.uploads import presign_upload
+
+    s = get_settings()
+    return presign_upload(kb_uploads(), s.kb_upload_prefix, filename, document_id=document_id, title=title,
+                          max_bytes=s.kb_max_object_bytes, expires_in=s.kb_presign_ttl_s).as_dict()
+
+
+def ingest_kb_object(key: str) -> dict[str, Any]:
+    """Ingest one uploaded object of the knowledge bucket (the ingest function's call)."""
+    from csagent.knowledge.uploads import ingest_object
+
+    s = get_settings()
+    return ingest_object(knowledge_base(), kb_uploads(), s.kb_upload_prefix, key,
+                         max_bytes=s.kb_max_object_bytes)
 
 
 def health() -> dict[str, bool]:
@@ -282,6 +340,7 @@ def reset() -> None:
     get_gateway.cache_clear()
     for factory in (configure_text2cypher, graph_store, boto_session, dynamodb_client, sqs_client,
                     handoff_service, approval_service, checkpointer, wave_dispatcher, compiled_graph,
-                    graph_deps, conversation_service, get_settings):
+                    graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads, catalogue_sync,
+                    get_settings):
         factory.cache_clear()
     _aws_clients.clear()

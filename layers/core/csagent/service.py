@@ -417,6 +417,9 @@ class ConversationService:
             **(current_usage() or TurnUsage()).as_trace(),
             "turn_ms": round(elapsed_ms, 2),
         }
+        sources = (state.get("trace") or {}).get("knowledge_sources")
+        if sources:  # the document versions the reply's citations come from
+            trace["knowledge_sources"] = sources
         if state.get("__interrupt__"):
             trace["approval_id"] = ((state.get("trace") or {}).get("approval") or {}).get("approval_id")
         return TurnOut(session_id=session_id, turn=int(state.get("turn") or 0),

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+from csagent.adapters.product_catalogue import catalogue_generation
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.ports import GraphStore
 
@@ -106,12 +107,13 @@ class CatalogueVariants:
         self._ttl = ttl_s
         self._lock = threading.Lock()
         self._loaded_at = float("-inf")
+        self._generation = -1
         self._variants: dict[str, tuple[Variant, ...]] = {}
 
     def __call__(self) -> dict[str, tuple[Variant, ...]]:
-        now = time.monotonic()
+        now, generation = time.monotonic(), catalogue_generation()
         with self._lock:
-            if now - self._loaded_at < self._ttl:
+            if now - self._loaded_at < self._ttl and self._generation == generation:
                 return self._variants
         try:
             rows = self._graph.read(VARIANTS, timeout_s=3.0, max_rows=10_000)
@@ -131,5 +133,5 @@ class CatalogueVariants:
             for row in rows
         }
         with self._lock:
-            self._variants, self._loaded_at = variants, now
+            self._variants, self._loaded_at, self._generation = variants, now, generation
         return variants

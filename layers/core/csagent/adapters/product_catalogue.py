@@ -1,7 +1,9 @@
 """The store's public product catalogue (names and options), for entity extraction.
 
 Read with one query and kept for `ttl_s`: products change rarely, and a stale minute only
-means a new product is recognised a little later.
+means a new product is recognised a little later. A catalogue change made in this process
+(`csagent.knowledge.catalogue`) calls `catalogue_changed()`, which makes every cache of the
+catalogue here and in `customer_view` reload on its next use.
 """
 
 from __future__ import annotations
@@ -16,6 +18,18 @@ from csagent.ports import GraphStore
 
 logger = logging.getLogger(__name__)
 
+_generation = [0]
+
+
+def catalogue_changed() -> None:
+    """Drop this process's catalogue caches (they reload on next use)."""
+    _generation[0] += 1
+
+
+def catalogue_generation() -> int:
+    return _generation[0]
+
+
 _CYPHER = (
     "MATCH (p:Product) OPTIONAL MATCH (p)-[:HAS_VARIANT]->(v:Variant) "
     "WITH p, collect(v.options_json) AS options "
@@ -25,19 +39,20 @@ _CYPHER = (
 
 
 class ProductCatalogue:
-    def __init__(self, graph: GraphStore, ttl_s: float = 600.0) -> None:
+    def __init__(self, graph: GraphStore, ttl_s: float = 120.0) -> None:
         self._graph = graph
         self._ttl = ttl_s
         self._lock = threading.Lock()
         self._loaded_at = float("-inf")
+        self._generation = -1
         self._products: list[dict[str, Any]] = []
 
     def __call__(self) -> list[dict[str, Any]]:
         """[{product_id, name, options: {key: [values]}, category}]; empty (never raising) if
         unreachable."""
-        now = time.monotonic()
+        now, generation = time.monotonic(), catalogue_generation()
         with self._lock:
-            if now - self._loaded_at < self._ttl:
+            if now - self._loaded_at < self._ttl and self._generation == generation:
                 return self._products
         try:
             rows = self._graph.read(_CYPHER, timeout_s=2.0, max_rows=10_000)
@@ -54,5 +69,5 @@ class ProductCatalogue:
                              "options": {k: sorted(v) for k, v in options.items()},
                              "category": row.get("category")})
         with self._lock:
-            self._products, self._loaded_at = products, now
+            self._products, self._loaded_at, self._generation = products, now, generation
         return products

@@ -86,6 +86,11 @@ class Principal(BaseModel):
     def is_agent(self) -> bool:
         return bool(self.roles & {"agent", "admin"})
 
+    @property
+    def is_admin(self) -> bool:
+        """The store's staff who manage the knowledge base (not every agent)."""
+        return "admin" in self.roles
+
 
 class TurnStatus(StrEnum):
     ANSWERED = "answered"

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, File, Form, Query, Request, Response, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,6 +67,38 @@ class Text2CypherIn(BaseModel):
     model: str | None = Field(default=None, max_length=200, description="Model spec; default: configured")
 
 
+class KbUploadIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    filename: str = Field(min_length=1, max_length=200, description="returns.pdf (.md, .html, .txt or .pdf)")
+    document_id: str | None = Field(default=None, max_length=64)
+    title: str | None = Field(default=None, max_length=200)
+
+
+class VariantBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    item_id: str = Field(min_length=1, max_length=64)
+    price: float = Field(gt=0)
+    available: bool = True
+    options: dict[str, str] = Field(default_factory=dict, max_length=10)
+
+
+class ProductBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    name: str = Field(min_length=1, max_length=120)
+    category: str = Field(min_length=1, max_length=80)
+    variants: list[VariantBody] = Field(default_factory=list, max_length=200)
+
+
+class VariantPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    price: float | None = Field(default=None, gt=0)
+    available: bool | None = None
+
+
 class AgentReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -86,14 +118,21 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
                get_approvals: Callable[[], Any] | None = None,
                text2cypher_debug: Callable[[str, str | None], dict[str, Any]] | None = None,
                verify_token: Callable[[str | None], dict[str, Any]] | None = None,
-               stream_heartbeat_s: float = 10.0) -> FastAPI:
+               stream_heartbeat_s: float = 10.0,
+               get_knowledge: Callable[[], Any] | None = None,
+               presign_kb_upload: Callable[[str, str | None, str | None], dict[str, Any]] | None = None,
+               get_catalogue: Callable[[], Any] | None = None) -> FastAPI:
     """The app. Factories are called per request (they are cached at the composition root),
     so importing and creating the app does no I/O.
 
     `verify_token` (bearer header → verified claims) is for a deployment with no API Gateway
     authorizer in front (the streaming Function URL, `csagent.http.tokens`); with AUTH_MODE=jwt
     its claims stand in for the authorizer's. `stream_heartbeat_s`: the longest silence on a
-    streamed turn before a keep-alive comment."""
+    streamed turn before a keep-alive comment. `get_knowledge`: the knowledge-base service
+    (`csagent.knowledge.service.KnowledgeBase`) behind the admin API /v1/kb/...;
+    `presign_kb_upload`: a presigned S3 POST for one document (`csagent.knowledge.uploads`);
+    `get_catalogue`: catalogue changes with the knowledge base following
+    (`csagent.knowledge.catalogue.CatalogueSync`)."""
     app = FastAPI(title="Customer-service agent API", version="1.0.0",
                   description="Chat with the store's assistant; one message may hold several requests.")
 
@@ -217,6 +256,92 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
             return text2cypher_debug(body.question, body.model)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
+
+    # -- knowledge base (admin role) ----------------------------------------------------------
+    def knowledge(who: Principal) -> Any:
+        if not who.is_admin:
+            raise Forbidden("the knowledge-base API is for admins")
+        if get_knowledge is None:
+            raise DependencyUnavailable("the knowledge base is not configured")
+        return get_knowledge()
+
+    def upload(who: Principal, file: UploadFile, title: str | None, document_id: str | None,
+               mode: str) -> dict[str, Any]:
+        kb = knowledge(who)
+        data = file.file.read(kb.max_bytes + 1)  # one byte over the limit is enough to refuse it
+        result = kb.upload(data, file.filename or "", file.content_type, title=title,
+                           document_id=document_id, mode=mode, actor=who.subject)
+        return result.as_dict()
+
+    kb_errors: dict[int | str, dict[str, Any]] = {s: {} for s in (401, 403, 404, 409, 413, 415, 422)}
+
+    @app.post("/v1/kb/documents", status_code=201, responses=kb_errors)
+    def upload_document(file: UploadFile = File(..., description="Markdown, HTML, plain text or PDF"),  # noqa: B008
+                        title: str | None = Form(None, max_length=200),  # noqa: B008
+                        document_id: str | None = Form(None, max_length=64),  # noqa: B008
+                        who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Upload a new document: parsed, chunked, embedded and searchable when this returns
+        (`{document_id, version, chunks, ...}`); 409 if the id exists (replace it with PUT)."""
+        return upload(who, file, title, document_id, "create")
+
+    @app.put("/v1/kb/documents/{document_id}", responses=kb_errors)
+    def replace_document(document_id: str, file: UploadFile = File(...),  # noqa: B008
+                         title: str | None = Form(None, max_length=200),  # noqa: B008
+                         who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Replace a document with a new file: the new version serves as soon as this returns, and
+        the old version's stale chunks are gone; an identical file changes nothing."""
+        return upload(who, file, title, document_id, "replace")
+
+    @app.post("/v1/kb/uploads", status_code=201, responses=kb_errors)
+    def presign_upload(body: KbUploadIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """A presigned S3 POST for one document (files larger than the direct upload's limit): the
+        browser posts `upload.fields` and the file to `upload.url`; the bucket's event ingests it
+        (GET /v1/kb/documents/{document_id} shows the new version once it is done)."""
+        knowledge(who)
+        if presign_kb_upload is None:
+            raise DependencyUnavailable("uploads through S3 are not configured")
+        return presign_kb_upload(body.filename, body.document_id, body.title)
+
+    @app.get("/v1/kb/documents", responses={401: {}, 403: {}})
+    def list_documents(who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return {"documents": knowledge(who).documents()}
+
+    @app.get("/v1/kb/documents/{document_id}", responses={401: {}, 403: {}, 404: {}})
+    def get_document(document_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        return knowledge(who).document(document_id)
+
+    @app.delete("/v1/kb/documents/{document_id}", status_code=204, responses={401: {}, 403: {}, 404: {}})
+    def delete_document(document_id: str, who: Principal = Depends(caller)) -> Response:  # noqa: B008
+        """Remove a document: no answer cites it from the moment this returns."""
+        knowledge(who).delete(document_id)
+        return Response(status_code=204)
+
+    # -- catalogue (admin role): the knowledge links and answers follow without a rebuild -----
+    def catalogue(who: Principal) -> Any:
+        if not who.is_admin:
+            raise Forbidden("the catalogue API is for admins")
+        if get_catalogue is None:
+            raise DependencyUnavailable("catalogue changes are not configured")
+        return get_catalogue()
+
+    @app.put("/v1/catalogue/products/{product_id}", responses={401: {}, 403: {}, 409: {}, 422: {}})
+    def put_product(product_id: str, body: ProductBody, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Add a product or change one (name, category, variants); chunks that name it are linked."""
+        from csagent.knowledge.catalogue import ProductIn, VariantIn
+
+        sync = catalogue(who)
+        variants = [VariantIn(v.item_id, v.price, v.available, v.options) for v in body.variants]
+        return sync.upsert_product(ProductIn(product_id, body.name, body.category, variants))
+
+    @app.patch("/v1/catalogue/variants/{item_id}", responses={401: {}, 403: {}, 404: {}, 422: {}})
+    def patch_variant(item_id: str, body: VariantPatch, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Change a variant's price or availability; the next answer quotes the new value."""
+        return catalogue(who).update_variant(item_id, price=body.price, available=body.available)
+
+    @app.post("/v1/catalogue/products/{product_id}/discontinue", responses={401: {}, 403: {}, 404: {}})
+    def discontinue_product(product_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+        """Discontinue a product: every variant unavailable; its manuals stay linked."""
+        return catalogue(who).discontinue(product_id)
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:

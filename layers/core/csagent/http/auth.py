@@ -1,6 +1,7 @@
 """Who is calling. In AWS: the API Gateway JWT authorizer's claims (Mangum puts the Lambda
 event in the ASGI scope). Locally, only when AUTH_MODE=dev (which `Settings` refuses outside
-STAGE=local): `Authorization: Bearer dev:<customer_id>` or `Bearer dev-agent:<name>`.
+STAGE=local): `Authorization: Bearer dev:<customer_id>`, `Bearer dev-agent:<name>` (agent role) or
+`Bearer dev-admin:<name>` (admin role: the knowledge-base admin API).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 from csagent.domain.errors import Unauthenticated
 from csagent.domain.models import Principal
 
-DEV_TOKEN = re.compile(r"^Bearer dev(?P<agent>-agent)?:(?P<id>[A-Za-z0-9_.@-]{1,128})$")
+DEV_TOKEN = re.compile(r"^Bearer dev(?:-(?P<role>agent|admin))?:(?P<id>[A-Za-z0-9_.@-]{1,128})$")
 ROLE_CLAIMS = ("cognito:groups", "custom:roles", "roles")
 
 
@@ -37,8 +38,8 @@ def principal_from(scope: dict[str, Any], authorization: str | None, auth_mode: 
         match = DEV_TOKEN.match(authorization or "")
         if match is None:
             raise Unauthenticated("send 'Authorization: Bearer dev:<customer_id>' (local dev auth)")
-        if match["agent"]:
-            return Principal(subject=match["id"], roles=frozenset({"agent"}))
+        if match["role"]:
+            return Principal(subject=match["id"], roles=frozenset({match["role"]}))
         return Principal(subject=match["id"], customer_id=match["id"])
     claims = _jwt_claims(scope)
     if claims is None:

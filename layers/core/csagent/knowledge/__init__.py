@@ -1,7 +1,11 @@
 """The knowledge base (policies, warranty terms, manuals, FAQ) and hybrid search over it.
 
+- `parsing`: uploads (Markdown, HTML, text, PDF) into titled sections, refusals as 4xx (pure);
+- `service`: `KnowledgeBase(index, embedder)`: upload / ingest (incremental by content hash,
+  versioned, one transaction), delete, the offline rebuild, re-linking to the catalogue;
+- `uploads`, `catalogue`, `scope`: S3 uploads, catalogue changes, uploaded topics in scope;
 - `chunking`: front matter and heading-aware chunking (pure functions);
-- `ingest`: `ingest_knowledge(graph_or_driver, embedder)` writes Document/Chunk/MENTIONS;
+- `ingest`: the schema, mention resolver, and `ingest_knowledge` (the offline full build);
 - `search`: `KnowledgeSearch(graph, embedder).search(question)` (vector + fulltext + graph);
 - `evaluate`: `python -m csagent.knowledge.evaluate` (Recall@5, MRR, latency).
 

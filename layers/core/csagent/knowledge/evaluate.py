@@ -3,7 +3,13 @@
 Needs a running Neo4j with the store seeded (products and categories, for MENTIONS); connection
 settings come from `csagent.config` (NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE).
 The run ensures the knowledge indexes exist, ingests the shipped knowledge base (pruning stale
-documents), then asks every question in `eval/questions.jsonl` and prints:
+documents), then asks every question of two sets and prints, for each:
+
+- **development** (`eval/questions.jsonl`): written with the documents, used to tune the search;
+- **held-out** (`eval/independent.jsonl`): written by someone who did not write the documents,
+  each question with the short fact a correct reply must contain; never tuned on.
+
+For each set:
 
 - Recall@5: share of answerable questions with a relevant document in the top 5 hits;
 - MRR: mean of 1 / rank of the first relevant hit (0 when none in the top 5);
@@ -11,7 +17,10 @@ documents), then asks every question in `eval/questions.jsonl` and prints:
 - the no-results check: out-of-scope questions (`"relevant": []`) must come back `no_results`,
   answerable ones must not;
 - p50 / p95 latency of `KnowledgeSearch.search` (question embedding + one Neo4j round trip),
-  measured after one warm-up query.
+  measured after one warm-up query;
+- fact-in-answer: for questions with a `"fact"`, the share whose answer (`KnowledgeSearch.answer`,
+  the sentences the knowledge tool quotes) contains it (case and spacing ignored). The same rate
+  on the assistant's whole reply through the chat API is `python -m devstack.kb_eval`.
 
 Labels: `"doc_id"` (any chunk of the document) or `"doc_id#text"` (a chunk of that document whose
 section path contains `text`, case-insensitive). `"product_names"` are resolved to product ids
@@ -36,6 +45,8 @@ if TYPE_CHECKING:
     from csagent.ports import Embedder, GraphStore
 
 QUESTIONS_PATH = Path(__file__).resolve().parent / "eval" / "questions.jsonl"
+HELDOUT_PATH = Path(__file__).resolve().parent / "eval" / "independent.jsonl"
+SETS = {"development": QUESTIONS_PATH, "held-out": HELDOUT_PATH}
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,7 @@ class Question:
     question: str
     relevant: tuple[str, ...]
     product_names: tuple[str, ...] = ()
+    fact: str | None = None
 
     @property
     def answerable(self) -> bool:
@@ -56,8 +68,13 @@ def load_questions(path: Path = QUESTIONS_PATH) -> list[Question]:
         if line.strip():
             row = json.loads(line)
             out.append(Question(row["question"], tuple(row.get("relevant", [])),
-                                tuple(row.get("product_names", []))))
+                                tuple(row.get("product_names", [])), row.get("fact") or None))
     return out
+
+
+def contains_fact(text: str, fact: str) -> bool:
+    """`fact` in `text`, case and spacing ignored."""
+    return " ".join(fact.lower().split()) in " ".join(text.lower().split())
 
 
 def _matches(hit: Hit, label: str, *, by_section: bool) -> bool:
@@ -88,6 +105,13 @@ class Report:
     false_answers: list[str] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
     latencies_ms: list[float] = field(default_factory=list)
+    facts: int = 0
+    facts_in_answer: int = 0
+    fact_misses: list[str] = field(default_factory=list)
+
+    @property
+    def fact_in_answer_rate(self) -> float:
+        return self.facts_in_answer / self.facts if self.facts else 0.0
 
     @property
     def recall_at_5(self) -> float:
@@ -120,7 +144,9 @@ class Report:
                 "true_no_results": self.true_no_results, "false_no_results": self.false_no_results,
                 "false_answers": self.false_answers, "misses": self.misses,
                 "latency_p50_ms": round(self.percentile(50), 1),
-                "latency_p95_ms": round(self.percentile(95), 1)}
+                "latency_p95_ms": round(self.percentile(95), 1),
+                "facts": self.facts, "fact_in_answer_rate": round(self.fact_in_answer_rate, 4),
+                "fact_misses": self.fact_misses}
 
 
 def evaluate(search: KnowledgeSearch, questions: Sequence[Question],
@@ -153,6 +179,13 @@ def evaluate(search: KnowledgeSearch, questions: Sequence[Question],
         if doc_rank is None:
             got = ", ".join(h.chunk_id for h in result.hits) or "nothing"
             report.misses.append(f"{q.question} -> {got}")
+        if q.fact:
+            report.facts += 1
+            answer = search.answer(q.question, result)
+            if contains_fact(answer, q.fact):
+                report.facts_in_answer += 1
+            else:
+                report.fact_misses.append(f"{q.question} [{q.fact}] -> {answer[:160]!r}")
     return report
 
 
@@ -166,13 +199,36 @@ def _connect() -> tuple[GraphStore, Embedder]:
     return Neo4jGraph(driver, database=settings.neo4j_database), get_embedder()
 
 
+def _print_report(name: str, path: Path, report: Report, k: int, *, verbose: bool) -> None:
+    print(f"== {name} set ({path.name}): {report.answerable} answerable, {report.negatives} out-of-scope")
+    print(f"Recall@{k} (document): {report.recall_at_5:.3f}   MRR: {report.mrr:.3f}")
+    print(f"Recall@{k} (section):  {report.section_recall_at_5:.3f}   MRR: {report.section_mrr:.3f}")
+    print(f"no_results on out-of-scope: {report.true_no_results}/{report.negatives}; "
+          f"no_results on answerable: {len(report.false_no_results)}/{report.answerable}")
+    if report.facts:
+        print(f"fact in the quoted answer: {report.facts_in_answer}/{report.facts} "
+              f"({report.fact_in_answer_rate:.3f})")
+    print(f"search latency p50 {report.percentile(50):.1f} ms, p95 {report.percentile(95):.1f} ms "
+          f"({len(report.latencies_ms)} searches)")
+    lists: tuple[tuple[str, list[str]], ...] = (
+        ("misses", report.misses), ("false no_results", report.false_no_results),
+        ("answered out-of-scope", report.false_answers))
+    if verbose:
+        lists = (*lists, ("fact not in answer", report.fact_misses))
+    for title, items in lists:
+        for item in items:
+            print(f"  {title}: {item}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m csagent.knowledge.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=Path, default=QUESTIONS_PATH)
+    parser.add_argument("--questions", type=Path, default=None, help="one question file instead of the sets")
+    parser.add_argument("--set", choices=[*SETS, "both"], default="both", help="which set (default: both)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--no-ingest", action="store_true", help="search what the graph holds now")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--verbose", action="store_true", help="also list the facts missing from answers")
     args = parser.parse_args(argv)
 
     from csagent.knowledge.ingest import ensure_knowledge_schema, ingest_knowledge
@@ -187,23 +243,19 @@ def main(argv: list[str] | None = None) -> int:
         ingest = ingest_knowledge(graph, embedder, prune=True)
         print(f"ingested {ingest.documents} documents, {ingest.chunks} chunks, "
               f"{ingest.product_mentions} product and {ingest.category_mentions} category mentions "
-              f"in {ingest.elapsed_ms:.0f} ms")
-    report = evaluate(KnowledgeSearch(graph, embedder), load_questions(args.questions),
-                      {str(p["name"]).lower(): str(p["product_id"]) for p in products}, k=args.k)
+              f"in {ingest.elapsed_ms:.0f} ms ({ingest.embedded} chunks embedded)")
+    if args.questions is not None:
+        sets = {args.questions.stem: args.questions}
+    else:
+        sets = SETS if args.set == "both" else {args.set: SETS[args.set]}
+    ids = {str(p["name"]).lower(): str(p["product_id"]) for p in products}
+    search = KnowledgeSearch(graph, embedder)
+    reports = {name: evaluate(search, load_questions(path), ids, k=args.k) for name, path in sets.items()}
     if args.json:
-        print(json.dumps(report.as_dict(), indent=2))
+        print(json.dumps({name: r.as_dict() for name, r in reports.items()}, indent=2))
         return 0
-    print(f"answerable questions: {report.answerable}, out-of-scope questions: {report.negatives}")
-    print(f"Recall@{args.k} (document): {report.recall_at_5:.3f}   MRR: {report.mrr:.3f}")
-    print(f"Recall@{args.k} (section):  {report.section_recall_at_5:.3f}   MRR: {report.section_mrr:.3f}")
-    print(f"no_results on out-of-scope: {report.true_no_results}/{report.negatives}; "
-          f"no_results on answerable: {len(report.false_no_results)}/{report.answerable}")
-    print(f"search latency p50 {report.percentile(50):.1f} ms, p95 {report.percentile(95):.1f} ms "
-          f"({len(report.latencies_ms)} searches)")
-    for title, items in (("misses", report.misses), ("false no_results", report.false_no_results),
-                         ("answered out-of-scope", report.false_answers)):
-        for item in items:
-            print(f"  {title}: {item}")
+    for name, report in reports.items():
+        _print_report(name, sets[name], report, args.k, verbose=args.verbose)
     return 0
 
 

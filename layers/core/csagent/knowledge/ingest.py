@@ -1,7 +1,8 @@
 """Ingest the knowledge base into the store graph (GraphRAG's "knowledge part").
 
-    (:Document {doc_id, title, kind, categories, products, source, content_hash})
-        -[:HAS_CHUNK]->(:Chunk {chunk_id, doc_id, seq, section, text, embedding})
+    (:Document {doc_id, version, content_hash, title, kind, format, origin, categories, products, ...})
+        -[:HAS_CHUNK]->(:Chunk {chunk_id, doc_id, seq, section, text, content_hash, doc_version,
+                                embedding})
     (:Chunk)-[:MENTIONS]->(:Product)     product named in the chunk (section or text) or in the
                                           document's front matter
     (:Chunk)-[:MENTIONS]->(:Category)    category in the document's front matter, or a heading of
@@ -11,10 +12,11 @@ Mentions link to store nodes that already exist (products by name, case-insensit
 by name): seed the store first, then ingest. `devstack.seed.loader.seed_store` keeps the
 knowledge base and restores these links by chunk id when it re-creates the store.
 
-Idempotent: re-ingesting a document deletes its chunks and writes them again with the same
-ids, so counts never grow. Writes are batched `UNWIND $rows` statements through the
-`GraphStore` port (each statement is its own transaction; a concurrent search may briefly see
-a document without chunks while it is being replaced).
+`ingest_knowledge` is the offline full build, through the knowledge-base service
+(`csagent.knowledge.service`): incremental by content hash, one transaction per changed document
+(`adapters.neo4j_knowledge`), so a concurrent search sees a document's old version or its new one.
+This module keeps what the service and the search share: the schema, the mention resolver, the
+shipped vectors.
 """
 
 from __future__ import annotations
@@ -31,19 +33,16 @@ from csagent.knowledge.chunking import (
     DEFAULT_MIN_CHARS,
     DEFAULT_OVERLAP,
     SECTION_SEPARATOR,
-    Chunk,
-    KnowledgeDoc,
     chunk_document,
     load_documents,
 )
 
 if TYPE_CHECKING:
-    from csagent.ports import Embedder, GraphStore
+    from csagent.ports import Embedder, GraphStore, KnowledgeIndex
 
 DEFAULT_DOCS_DIR = Path(__file__).resolve().parent / "docs"
 VECTOR_INDEX = "chunk_embedding"
 FULLTEXT_INDEX = "chunk_text"
-WRITE_BATCH = 64
 EMBED_BATCH = 32
 WRITE_TIMEOUT_S = 60.0
 
@@ -85,6 +84,8 @@ class IngestReport:
     unresolved_categories: tuple[str, ...] = ()
     doc_ids: tuple[str, ...] = field(default=(), repr=False)
     elapsed_ms: float = 0.0
+    embedded: int = 0
+    unchanged_documents: int = 0
 
 
 # --------------------------------------------------------------------------- mentions
@@ -144,79 +145,6 @@ class MentionResolver:
                 if part.strip().lower() in self.categories]
 
 
-def _unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
-
-
-def chunk_rows(doc: KnowledgeDoc, chunks: Sequence[Chunk], resolver: MentionResolver,
-               embeddings: Sequence[Sequence[float]]) -> tuple[list[dict[str, Any]], set[str], set[str]]:
-    """Rows for the chunk write, plus the front-matter names that matched no store node."""
-    doc_products, missing_products = resolver.product_ids(doc.products)
-    doc_categories, missing_categories = resolver.category_names(doc.categories)
-    rows = []
-    for chunk, vector in zip(chunks, embeddings, strict=True):
-        products = _unique([*doc_products, *resolver.products_in(f"{chunk.section}\n{chunk.text}")])
-        categories = _unique([*doc_categories, *resolver.categories_in_section(chunk.section)])
-        rows.append({"doc_id": doc.doc_id, "chunk_id": chunk.chunk_id, "product_ids": products,
-                     "categories": categories,
-                     "props": {"chunk_id": chunk.chunk_id, "doc_id": doc.doc_id, "seq": chunk.seq,
-                               "section": chunk.section, "text": chunk.text,
-                               "embedding": [float(x) for x in vector]}})
-    return rows, set(missing_products), set(missing_categories)
-
-
-# --------------------------------------------------------------------------- Cypher
-
-_READ_PRODUCTS = "MATCH (p:Product) RETURN p.product_id AS product_id, p.name AS name"
-_READ_CATEGORIES = "MATCH (c:Category) RETURN c.name AS name"
-
-_DELETE_CHUNKS = """
-UNWIND $doc_ids AS doc_id
-CALL (doc_id) {
-  MATCH (:Document {doc_id: doc_id})-[:HAS_CHUNK]->(c:Chunk) RETURN c
-  UNION
-  MATCH (c:Chunk {doc_id: doc_id}) RETURN c
-}
-DETACH DELETE c
-RETURN count(*) AS deleted"""
-
-_UPSERT_DOCUMENTS = """
-UNWIND $rows AS row
-MERGE (d:Document {doc_id: row.doc_id})
-SET d.title = row.title, d.kind = row.kind, d.categories = row.categories,
-    d.products = row.products, d.source = row.source, d.content_hash = row.content_hash,
-    d.chunk_count = row.chunk_count"""
-
-_WRITE_CHUNKS = """
-UNWIND $rows AS row
-MATCH (d:Document {doc_id: row.doc_id})
-MERGE (c:Chunk {chunk_id: row.chunk_id})
-SET c = row.props
-MERGE (d)-[:HAS_CHUNK]->(c)
-WITH c, row
-CALL (c, row) {
-  UNWIND row.product_ids AS product_id
-  MATCH (p:Product {product_id: product_id})
-  MERGE (c)-[:MENTIONS]->(p)
-  RETURN count(p) AS products
-}
-CALL (c, row) {
-  UNWIND row.categories AS name
-  MATCH (k:Category {name: name})
-  MERGE (c)-[:MENTIONS]->(k)
-  RETURN count(k) AS categories
-}
-RETURN sum(products) AS products, sum(categories) AS categories, count(c) AS chunks"""
-
-_PRUNE_DOCUMENTS = """
-MATCH (d:Document) WHERE NOT d.doc_id IN $doc_ids
-OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
-WITH d, collect(c) AS chunks
-FOREACH (c IN chunks | DETACH DELETE c)
-DETACH DELETE d
-RETURN count(d) AS removed"""
-
-
 # --------------------------------------------------------------------------- running
 
 
@@ -257,59 +185,78 @@ def _embed(embedder: Embedder, texts: Sequence[str], *,
     return vectors
 
 
+def knowledge_index(graph_or_driver: Any, database: str = "neo4j") -> KnowledgeIndex:
+    """The Neo4j `KnowledgeIndex` over a neo4j `Driver` or a `Neo4jGraph` (its driver)."""
+    from csagent.adapters.neo4j_knowledge import Neo4jKnowledgeIndex
+
+    driver = graph_or_driver
+    if not hasattr(driver, "session"):
+        driver = getattr(graph_or_driver, "driver", None)
+    if driver is None or not hasattr(driver, "session"):
+        raise TypeError(f"expected a neo4j Driver or a Neo4jGraph, got {type(graph_or_driver).__name__}")
+    return Neo4jKnowledgeIndex(driver, database=getattr(graph_or_driver, "_database", database))
+
+
+def shipped_vectors(embedder: Embedder) -> dict[str, list[float]]:
+    """The layer's precomputed vectors of the shipped documents' chunks, by chunk hash (empty
+    when the embedder is not the one they were made with)."""
+    from csagent.knowledge.service import PlannedChunk
+
+    docs = load_documents(DEFAULT_DOCS_DIR)
+    chunks = [c for doc in docs for c in chunk_document(doc)]
+    texts = [c.embedding_text for c in chunks]
+    from csagent.nlp.fixed_vectors import fingerprint_of
+
+    if fingerprint_of(embedder) is None:
+        return {}
+    vectors = _embed(embedder, texts, shipped_name="knowledge_chunks")
+    return {PlannedChunk(c.chunk_id, c.seq, c.section, c.text).content_hash: v
+            for c, v in zip(chunks, vectors, strict=True)}
+
+
+_LINK_COUNTS = """
+MATCH (d:Document)-[:HAS_CHUNK]->(c:Chunk) WHERE d.doc_id IN $doc_ids
+RETURN count(c) AS chunks, sum(COUNT { (c)-[:MENTIONS]->(:Product) }) AS products,
+       sum(COUNT { (c)-[:MENTIONS]->(:Category) }) AS categories"""
+
+
 def ingest_knowledge(graph_or_driver: Any, embedder: Embedder, docs_dir: Path | str | None = None, *,
                      prune: bool = False, database: str = "neo4j",
                      max_chars: int = DEFAULT_MAX_CHARS, min_chars: int = DEFAULT_MIN_CHARS,
                      overlap: int = DEFAULT_OVERLAP) -> IngestReport:
-    """Chunk, embed and write every document in `docs_dir` (the shipped knowledge base when None).
+    """The offline full build of `docs_dir` (the shipped knowledge base when None), through the
+    knowledge-base service (`csagent.knowledge.service.KnowledgeBase.rebuild`): unchanged
+    documents are skipped by content hash, changed ones swapped in one transaction each, and every
+    chunk re-linked to the catalogue as it is now.
 
-    `graph_or_driver` is a `GraphStore` or a neo4j `Driver`. With `prune=True` documents in the
-    graph that are not in `docs_dir` are deleted with their chunks (use it when `docs_dir` is the
-    whole knowledge base). Store nodes are only linked to, never created.
+    `graph_or_driver` is a `Neo4jGraph` or a neo4j `Driver`. With `prune=True` shipped documents
+    that are not in `docs_dir` are deleted with their chunks (uploaded documents are kept). Store
+    nodes are only linked to, never created. The report counts what the documents hold after the
+    build (so a second run reports the same numbers), plus what this run embedded.
     """
-    started = time.perf_counter()
-    graph = as_graph_store(graph_or_driver, database)
-    docs = load_documents(Path(docs_dir) if docs_dir is not None else DEFAULT_DOCS_DIR)
-    resolver = MentionResolver.from_rows(graph.read(_READ_PRODUCTS), graph.read(_READ_CATEGORIES))
+    from csagent.knowledge.service import KnowledgeBase
 
-    chunks_by_doc = {doc.doc_id: chunk_document(doc, max_chars=max_chars, min_chars=min_chars,
-                                                overlap=overlap) for doc in docs}
-    all_chunks = [chunk for doc in docs for chunk in chunks_by_doc[doc.doc_id]]
-    texts = [chunk.embedding_text for chunk in all_chunks]
+    started = time.perf_counter()
+    folder = Path(docs_dir) if docs_dir is not None else DEFAULT_DOCS_DIR
+    index = knowledge_index(graph_or_driver, database)
     shipped = docs_dir is None and (max_chars, min_chars, overlap) == (
         DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, DEFAULT_OVERLAP)
-    vectors = iter(_embed(embedder, texts, shipped_name="knowledge_chunks" if shipped else None))
-
-    rows: list[dict[str, Any]] = []
-    missing_products: set[str] = set()
-    missing_categories: set[str] = set()
-    for doc in docs:
-        doc_chunks = chunks_by_doc[doc.doc_id]
-        doc_rows, lost_products, lost_categories = chunk_rows(
-            doc, doc_chunks, resolver, [next(vectors) for _ in doc_chunks])
-        rows.extend(doc_rows)
-        missing_products |= lost_products
-        missing_categories |= lost_categories
-
-    doc_ids = [doc.doc_id for doc in docs]
-    graph.write(_DELETE_CHUNKS, {"doc_ids": doc_ids}, timeout_s=WRITE_TIMEOUT_S)
-    graph.write(_UPSERT_DOCUMENTS, {"rows": [
-        {"doc_id": doc.doc_id, "title": doc.title, "kind": doc.kind, "categories": list(doc.categories),
-         "products": list(doc.products), "source": doc.source, "content_hash": doc.content_hash,
-         "chunk_count": len(chunks_by_doc[doc.doc_id])} for doc in docs]}, timeout_s=WRITE_TIMEOUT_S)
-    product_links = category_links = chunk_count = 0
-    for start in range(0, len(rows), WRITE_BATCH):
-        for out in graph.write(_WRITE_CHUNKS, {"rows": rows[start:start + WRITE_BATCH]},
-                               timeout_s=WRITE_TIMEOUT_S):
-            product_links += int(out.get("products") or 0)
-            category_links += int(out.get("categories") or 0)
-            chunk_count += int(out.get("chunks") or 0)
-    removed = 0
-    if prune:
-        out_rows = graph.write(_PRUNE_DOCUMENTS, {"doc_ids": doc_ids}, timeout_s=WRITE_TIMEOUT_S)
-        removed = int(out_rows[0]["removed"]) if out_rows else 0
-    return IngestReport(documents=len(docs), chunks=chunk_count, product_mentions=product_links,
-                        category_mentions=category_links, removed_documents=removed,
+    base = KnowledgeBase(index, embedder, max_chars=max_chars, min_chars=min_chars, overlap=overlap,
+                         known_vectors=shipped_vectors(embedder) if shipped else {})
+    report = base.rebuild(folder, prune=prune)
+    docs = load_documents(folder)
+    resolver = MentionResolver.from_rows(*index.catalogue())
+    missing_products = {name for doc in docs for name in resolver.product_ids(doc.products)[1]}
+    missing_categories = {name for doc in docs for name in resolver.category_names(doc.categories)[1]}
+    doc_ids = [r.document_id for r in report.results]
+    graph = as_graph_store(graph_or_driver, database)
+    counts = graph.read(_LINK_COUNTS, {"doc_ids": doc_ids})[0]
+    return IngestReport(documents=len(doc_ids), chunks=int(counts["chunks"] or 0),
+                        product_mentions=int(counts["products"] or 0),
+                        category_mentions=int(counts["categories"] or 0),
+                        removed_documents=len(report.removed_documents),
                         unresolved_products=tuple(sorted(missing_products)),
                         unresolved_categories=tuple(sorted(missing_categories)),
-                        doc_ids=tuple(doc_ids), elapsed_ms=(time.perf_counter() - started) * 1000)
+                        doc_ids=tuple(doc_ids), elapsed_ms=(time.perf_counter() - started) * 1000,
+                        embedded=report.embedded,
+                        unchanged_documents=sum(r.unchanged for r in report.results))

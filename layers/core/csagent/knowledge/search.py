@@ -180,12 +180,16 @@ class Hit:
     fulltext_rank: int | None = None
     products: tuple[dict[str, str], ...] = ()
     categories: tuple[str, ...] = ()
+    version: int | None = None
+    content_hash: str = ""
 
     def citation(self) -> dict[str, Any]:
-        """The citation a reply (and an auditor) can point to."""
+        """The citation a reply (and an auditor) can point to; `version` and `content_hash` name
+        the document version that answered (`csagent.knowledge.service`)."""
         return {"doc_id": self.doc_id, "title": self.title, "section": self.section,
                 "chunk_id": self.chunk_id, "score": round(self.score, 6), "text": self.text,
-                "products": [dict(p) for p in self.products], "categories": list(self.categories)}
+                "products": [dict(p) for p in self.products], "categories": list(self.categories),
+                "version": self.version, "content_hash": self.content_hash}
 
 
 @dataclass(frozen=True)
@@ -219,7 +223,7 @@ CALL (vec, ft, gx) {
   MATCH (d:Document)-[:HAS_CHUNK]->(c)
   RETURN collect({
     chunk_id: c.chunk_id, doc_id: d.doc_id, title: d.title, kind: d.kind,
-    section: c.section, text: c.text, %(similarity)s
+    version: d.version, content_hash: d.content_hash, section: c.section, text: c.text, %(similarity)s
     products: [(c)-[:MENTIONS]->(p:Product) | {product_id: p.product_id, name: p.name}],
     categories: [(c)-[:MENTIONS]->(k:Category) | k.name]
   }) AS details
@@ -380,7 +384,8 @@ class KnowledgeSearch:
                 vector_rank=vec_rank.get(cid), fulltext_rank=ft_rank.get(cid),
                 products=tuple({"product_id": p["product_id"], "name": p["name"]}
                                for p in details[cid].get("products") or [] if p.get("product_id")),
-                categories=tuple(details[cid].get("categories") or []))
+                categories=tuple(details[cid].get("categories") or []),
+                version=details[cid].get("version"), content_hash=details[cid].get("content_hash") or "")
             for cid in ordered[:max(0, k)])
         return SearchResult(question, hits, mode, False, "", best_similarity)
 

@@ -184,6 +184,17 @@ def _model_reply(state: State, lines: list[str], ordered: list[dict[str, Any]], 
     return text, "model"
 
 
+def knowledge_sources(citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each cited document once, with the version and content hash that answered."""
+    seen: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for c in citations:
+        if c.get("doc_id"):
+            seen.setdefault((c["doc_id"], c.get("version")), {
+                "doc_id": c["doc_id"], "version": c.get("version"), "content_hash": c.get("content_hash"),
+                "section": c.get("section"), "chunk_id": c.get("chunk_id")})
+    return list(seen.values())
+
+
 @timed("summarise")
 def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # Fault injection: a crash between dispatch and summarise (the retry resumes from the checkpoint).
@@ -232,6 +243,9 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     streak = int(state.get("consecutive_failed_turns") or 0)
     update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0
     update["trace"] = {"summariser": how}
+    sources = knowledge_sources(citations)
+    if sources:  # which version of which document answered (csagent.knowledge.service)
+        update["trace"]["knowledge_sources"] = sources
     if wants_handoff({**state, **update}, runtime):  # type: ignore[typeddict-item]
         update["trace"] = {**update["trace"], "handoff_wanted": True}
     # Counted after the triggers read it: they compare this turn with the ones before.

@@ -11,17 +11,23 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from csagent.approvals.service import ApprovalPage
 from csagent.domain.errors import DependencyUnavailable, DomainError, Forbidden, InvalidInput
 from csagent.domain.models import Principal
+from csagent.handoff.package import HandoffPackage
+from csagent.handoff.service import HandoffPage
+from csagent.http import contract
 from csagent.http.auth import principal_from
+from csagent.http.contract import HealthOut, errors
 from csagent.http.sse import STREAM_HEADERS, EventPump, turn_stream
 from csagent.service import (
+    NOT_BLANK_PATTERN,
     AgentSessionOut,
     ApprovalOut,
     ConversationService,
@@ -29,6 +35,7 @@ from csagent.service import (
     MessageIn,
     SessionOut,
     TurnOut,
+    on_string,
 )
 
 logger = logging.getLogger("csagent.http")
@@ -63,14 +70,19 @@ def _validation_response(exc: RequestValidationError) -> JSONResponse:
 class Text2CypherIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    question: str = Field(min_length=1, max_length=1000)
-    model: str | None = Field(default=None, max_length=200, description="Model spec; default: configured")
+    question: str = Field(min_length=1, max_length=1000,
+                          json_schema_extra=on_string(pattern=NOT_BLANK_PATTERN))
+    model: str | None = Field(
+        default=None, max_length=200, json_schema_extra=on_string(format="model-spec"),
+        description="A model chain as TEXT2CYPHER_MODEL takes it ('local', 'bedrock/<model-id>', "
+                    "'openai/<model>@<base_url>', joined by '|'); default: the configured one. A malformed "
+                    "one is a 422.")
 
 
 class AgentReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    text: str = Field(min_length=1, max_length=4000)
+    text: str = Field(min_length=1, max_length=4000, json_schema_extra=on_string(pattern=NOT_BLANK_PATTERN))
 
 
 STREAM_DOC = """The same turn as POST /v1/sessions/{session_id}/messages, as server-sent events
@@ -119,7 +131,9 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     @app.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed"}
-        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+        # Starlette's 405 carries `Allow` (the route's methods), which RFC 9110 requires.
+        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail),
+                      headers=dict(exc.headers) if exc.headers else None)
 
     @app.exception_handler(Exception)
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
@@ -135,17 +149,26 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
             scope["aws.event"] = {"requestContext": {"authorizer": {"jwt": {"claims": claims}}}}
         return principal_from(scope, authorization, mode)
 
+    # What every signed-in route may answer before it runs: 401, and 503 when this app checks
+    # tokens itself and cannot (`verify_token`, the stream function).
+    signed_in = (401, 503) if verify_token is not None else (401,)
+    # The ids' patterns are documented here and checked by the services (their messages).
+    session_path = Path(json_schema_extra=contract.SESSION_ID)
+    handoff_path = Path(json_schema_extra=contract.HANDOFF_ID)
+    approval_path = Path(json_schema_extra=contract.APPROVAL_ID)
+
     @app.post("/v1/sessions/{session_id}/messages", response_model=TurnOut,
-              responses={400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}})
-    def post_message(session_id: str, message: MessageIn, who: Principal = Depends(caller)) -> TurnOut:  # noqa: B008
+              responses=errors(400, *signed_in, 403, 409, 422, 429, 503))
+    def post_message(message: MessageIn, session_id: str = session_path,
+                     who: Principal = Depends(caller)) -> TurnOut:  # noqa: B008
         return get_service().handle_message(who, session_id, message)
 
     @app.post("/v1/sessions/{session_id}/messages:stream", response_class=StreamingResponse,
               description=STREAM_DOC,
-              responses={200: {"description": "The turn as server-sent events.",
-                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                         400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}, 429: {}})
-    async def stream_message(session_id: str, message: MessageIn,
+              responses={200: {"description": "The turn as server-sent events (each event below).",
+                               "content": {"text/event-stream": {"schema": contract.stream_event_schema()}}},
+                         **errors(400, *signed_in, 403, 409, 422, 429, 503)})
+    async def stream_message(message: MessageIn, session_id: str = session_path,
                              who: Principal = Depends(caller)) -> StreamingResponse:  # noqa: B008
         pump = EventPump(lambda: get_service().stream_message(who, session_id, message)).start()
         try:
@@ -156,14 +179,15 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return StreamingResponse(turn_stream(pump, first, heartbeat_s=stream_heartbeat_s),
                                  media_type="text/event-stream", headers=STREAM_HEADERS)
 
-    @app.get("/v1/sessions/{session_id}", response_model=SessionOut, responses={401: {}, 403: {}, 404: {}})
-    def get_session(session_id: str, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008
+    @app.get("/v1/sessions/{session_id}", response_model=SessionOut,
+             responses=errors(*signed_in, 403, 404, 422))
+    def get_session(session_id: str = session_path, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008
         return get_service().get_session(who, session_id)
 
     # -- human in the loop (agent role) -----------------------------------------------------
     @app.get("/v1/agent/sessions/{session_id}", response_model=AgentSessionOut,
-             responses={401: {}, 403: {}, 404: {}, 422: {}})
-    def agent_session(session_id: str, turns: int = Query(20, ge=1, le=50),
+             responses=errors(*signed_in, 403, 404, 422))
+    def agent_session(session_id: str = session_path, turns: int = Query(20, ge=1, le=50),
                       who: Principal = Depends(caller)) -> AgentSessionOut:  # noqa: B008
         """The session viewer (agent role): public messages beside each turn's trace."""
         return get_service().agent_session(who, session_id, turns=turns)
@@ -174,39 +198,53 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return get_handoffs()
 
     @app.post("/v1/approvals/{approval_id}", response_model=ApprovalOut,
-              responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
-    def decide_approval(approval_id: str, body: DecisionIn, who: Principal = Depends(caller)) -> ApprovalOut:  # noqa: B008
+              responses=errors(400, *signed_in, 403, 404, 409, 422))
+    def decide_approval(body: DecisionIn, approval_id: str = approval_path,
+                        who: Principal = Depends(caller)) -> ApprovalOut:  # noqa: B008
         return get_service().decide_approval(who, approval_id, body)
 
-    @app.get("/v1/agent/approvals", responses={401: {}, 403: {}})
-    def pending_approvals(limit: int = Query(25, ge=1, le=100), cursor: str | None = None,
+    @app.get("/v1/agent/approvals",
+             responses={200: {"model": ApprovalPage}, **errors(*signed_in, 403, 422, 503)})
+    def pending_approvals(limit: int = Query(25, ge=1, le=100),
+                          cursor: str | None = Query(None,
+                                                     json_schema_extra=contract.cursor("pending-approvals")),
                           who: Principal = Depends(caller)) -> Any:  # noqa: B008
         if get_approvals is None:
             raise DependencyUnavailable("approvals are not configured")
         return get_approvals().list_pending(who, limit=limit, cursor=cursor).model_dump(mode="json")
 
-    @app.get("/v1/agent/handoffs", responses={401: {}, 403: {}})
-    def open_handoffs(limit: int = Query(25, ge=1, le=100), cursor: str | None = None,
+    @app.get("/v1/agent/handoffs",
+             responses={200: {"model": HandoffPage}, **errors(*signed_in, 403, 422, 503)})
+    def open_handoffs(limit: int = Query(25, ge=1, le=100),
+                      cursor: str | None = Query(None, json_schema_extra=contract.cursor("open-handoffs")),
                       who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().list_open(who, limit=limit, cursor=cursor).model_dump(mode="json")
 
-    @app.get("/v1/agent/handoffs/{handoff_id}", responses={401: {}, 403: {}, 404: {}})
-    def get_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    handoff_answers: dict[int | str, dict[str, Any]] = {200: {"model": HandoffPackage}}
+
+    @app.get("/v1/agent/handoffs/{handoff_id}", responses={**handoff_answers,
+                                                           **errors(*signed_in, 403, 404, 422, 503)})
+    def get_handoff(handoff_id: str = handoff_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().get(who, handoff_id).model_dump(mode="json")
 
-    @app.post("/v1/agent/handoffs/{handoff_id}/claim", responses={401: {}, 403: {}, 404: {}, 409: {}})
-    def claim_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/agent/handoffs/{handoff_id}/claim",
+              responses={**handoff_answers, **errors(*signed_in, 403, 404, 409, 422, 503)})
+    def claim_handoff(handoff_id: str = handoff_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().claim(who, handoff_id).model_dump(mode="json")
 
-    @app.post("/v1/agent/handoffs/{handoff_id}/replies", responses={401: {}, 403: {}, 404: {}, 409: {}})
-    def reply_handoff(handoff_id: str, body: AgentReplyIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/agent/handoffs/{handoff_id}/replies",
+              responses={**handoff_answers, **errors(400, *signed_in, 403, 404, 409, 422, 503)})
+    def reply_handoff(body: AgentReplyIn, handoff_id: str = handoff_path,
+                      who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().reply(who, handoff_id, body.text).model_dump(mode="json")
 
-    @app.post("/v1/agent/handoffs/{handoff_id}/close", responses={401: {}, 403: {}, 404: {}, 409: {}})
-    def close_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/agent/handoffs/{handoff_id}/close",
+              responses={**handoff_answers, **errors(*signed_in, 403, 404, 409, 422, 503)})
+    def close_handoff(handoff_id: str = handoff_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().close(who, handoff_id).model_dump(mode="json")
 
-    @app.post("/v1/debug/text2cypher", responses={401: {}, 403: {}, 422: {}})
+    @app.post("/v1/debug/text2cypher", response_model=dict[str, Any],
+              responses=errors(400, *signed_in, 403, 422, 503))
     def debug_text2cypher(body: Text2CypherIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         """The generated query, each validation step and its verdict (agent/admin only)."""
         if not who.is_agent:
@@ -218,7 +256,8 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
 
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=HealthOut,
+             responses={503: {"model": HealthOut, "description": "A dependency is unreachable."}, **errors()})
     def healthz() -> JSONResponse:
         checks = get_health()
         healthy = all(checks.values())

@@ -246,12 +246,14 @@ def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]
 
 def health() -> dict[str, bool]:
     """Reachability of each dependency the router needs (never raises)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     s = get_settings()
     checks = {"neo4j": graph_store().ping()}
     try:
         dynamodb_client().describe_table(TableName=s.checkpoints_table)
         checks["dynamodb"] = True
-    except Exception:  # noqa: BLE001 - a health check reports, it does not raise
+    except (ClientError, BotoCoreError):  # refused, missing or unreachable: reported, never raised
         checks["dynamodb"] = False
     return checks
 

@@ -5,7 +5,8 @@ Thin by design: the shape every tool Lambda shares is `csagent.tools.lambda_entr
 
 from __future__ import annotations
 
+from csagent.env_vars import KnowledgeSearchEnv
 from csagent.tools.knowledge_search import run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("knowledge_search", run)
+handler = make_tool_handler("knowledge_search", run, env=KnowledgeSearchEnv)

@@ -15,10 +15,13 @@ This is a tool Lambda's composition root: fault injection (`FAULTS`, refused in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import Task, ToolResult
 from csagent.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from pydantic_settings import BaseSettings
 
 ToolRun = Callable[[Task, ToolContext], ToolResult]
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -43,14 +46,17 @@ def _with_faults(tool: str, run: ToolRun) -> ToolRun:
     return call
 
 
-def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | None = None) -> LambdaHandler:
-    """The Lambda handler of `tool`. `prepare` runs before each tool context is built (cached
-    configuration, e.g. Text2Cypher's model spec)."""
+def make_tool_handler(tool: str, run: ToolRun, *, env: type[BaseSettings],
+                      prepare: Callable[[], None] | None = None) -> LambdaHandler:
+    """The Lambda handler of `tool`. `env`: the function's configuration model
+    (`csagent.env_vars`), validated at the cold start by `init_environment`. `prepare` runs
+    before each tool context is built (cached configuration, e.g. Text2Cypher's model spec)."""
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
 
     from csagent import warmup
+    from csagent.env_vars import init_environment
     from csagent.tools.events import ToolEvent, malformed_event_result, run_tool_event
 
     # SnapStart (template.yaml): the tool is warmed before the snapshot, reconnected after restore.
@@ -70,6 +76,7 @@ def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | 
     def handle(event: ToolEvent, context: Any) -> ToolResult:
         return run_tool_event(event, faulty_run, tool_context)
 
+    @init_environment(env)  # a missing or invalid variable fails here, naming it
     @logger.inject_lambda_context(correlation_id_path="session_id", clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)  # results hold customer data
     @metrics.log_metrics

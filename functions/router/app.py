@@ -31,7 +31,7 @@ app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.g
                  text2cypher_debug=runtime.text2cypher_debug)
 asgi = Mangum(app, lifespan="off")
 # SnapStart (template.yaml): warmed once before the snapshot, reconnected after each restore.
-warmup.register_snapstart_hooks(warmup.warm_router)
+warmup.register_snapstart_hooks(warmup.warm_router, env=RouterEnv)
 
 
 @init_environment(RouterEnv)  # a missing or invalid variable fails the cold start, naming it

@@ -60,7 +60,7 @@ def make_tool_handler(tool: str, run: ToolRun, *, env: type[BaseSettings],
     from csagent.tools.events import ToolEvent, malformed_event_result, run_tool_event
 
     # SnapStart (template.yaml): the tool is warmed before the snapshot, reconnected after restore.
-    warmup.register_snapstart_hooks(lambda: warmup.warm_tool(prepare))
+    warmup.register_snapstart_hooks(lambda: warmup.warm_tool(prepare), env=env)
     logger = Logger()
     tracer = Tracer()
     metrics = Metrics()  # dimension "service": POWERTOOLS_SERVICE_NAME, one per tool function (template.yaml)

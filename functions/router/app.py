@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
 from csagent import observability, runtime, warmup
-from csagent.env_vars import RouterEnv, init_environment
+from csagent.env_init import init_environment
 from csagent.guardrails.pii import install_pii_filter
 from csagent.http.app import create_app
 
@@ -31,10 +31,10 @@ app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.g
                  text2cypher_debug=runtime.text2cypher_debug)
 asgi = Mangum(app, lifespan="off")
 # SnapStart (template.yaml): warmed once before the snapshot, reconnected after each restore.
-warmup.register_snapstart_hooks(warmup.warm_router, env=RouterEnv)
+warmup.register_snapstart_hooks(warmup.warm_router, env="RouterEnv")
 
 
-@init_environment(RouterEnv)  # a missing or invalid variable fails the cold start, naming it
+@init_environment("RouterEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)  # responses hold customer data
 @metrics.log_metrics

@@ -5,8 +5,7 @@ Thin by design: the shape every tool Lambda shares is `csagent.tools.lambda_entr
 
 from __future__ import annotations
 
-from csagent.env_vars import CustomerActionsEnv
 from csagent.tools.customer_actions import run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("customer_actions", run, env=CustomerActionsEnv)
+handler = make_tool_handler("customer_actions", run, env="CustomerActionsEnv")

@@ -5,8 +5,7 @@ Thin by design: the shape every tool Lambda shares is `csagent.tools.lambda_entr
 
 from __future__ import annotations
 
-from csagent.env_vars import PredefinedCypherEnv
 from csagent.tools.cypher_catalogue import run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("predefined_cypher", run, env=PredefinedCypherEnv)
+handler = make_tool_handler("predefined_cypher", run, env="PredefinedCypherEnv")

@@ -9,8 +9,7 @@ from __future__ import annotations
 # so it is loaded at init (under SnapStart: in the snapshot).
 import csagent.tools.text2cypher.pipeline  # noqa: F401
 from csagent import runtime
-from csagent.env_vars import Text2CypherEnv
 from csagent.tools.lambda_entry import make_tool_handler
 from csagent.tools.text2cypher import run
 
-handler = make_tool_handler("text2cypher", run, env=Text2CypherEnv, prepare=runtime.configure_text2cypher)
+handler = make_tool_handler("text2cypher", run, env="Text2CypherEnv", prepare=runtime.configure_text2cypher)

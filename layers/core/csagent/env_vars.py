@@ -1,6 +1,8 @@
 """Each Lambda function's configuration: a model composed of the parts it needs
 (`csagent.config`, and the parts other packages own: observability, rate limit, messaging,
-tokens), validated once, at the function's cold start, by `init_environment` on its handler.
+tokens), validated once, at the function's cold start, by `init_environment` on its handler
+(`csagent.env_init`: the handler names its model, which is imported at the first invocation, so
+the function's cold import does not grow).
 
 A missing or invalid variable fails the first invocation with `ConfigurationError`, whose
 message names each variable and what is wrong with it. Outside STAGE=local every function also
@@ -15,26 +17,17 @@ The pattern is aws-lambda-handler-cookbook's `service/handlers/models/env_vars.p
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
-from pydantic import ValidationError, model_validator
+from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from csagent.config import ActionConfig, Deployment, ModelConfig, Neo4jConfig, Settings, get_settings
-from csagent.guardrails.ratelimit import RateLimitSettings
-from csagent.http.tokens import TokenSettings
-from csagent.messaging.config import MessagingSettings
-from csagent.observability import ObservabilitySettings
+from csagent.config import Deployment, Neo4jConfig
+from csagent.env_init import ConfigurationError, init_environment, load_environment
 
-Handler = TypeVar("Handler", bound=Callable[..., Any])
-Env = TypeVar("Env", bound=BaseSettings)
-
-
-class ConfigurationError(RuntimeError):
-    """The function's environment is missing or has invalid variables (raised at cold start)."""
+__all__ = ["ConfigurationError", "FunctionEnv", "init_environment", "load_environment"]
 
 
 class FunctionEnv(BaseSettings):
@@ -62,77 +55,111 @@ _CONVERSATION = (*_NEO4J, "CHECKPOINTS_TABLE", "SESSIONS_TABLE", "RATELIMIT_TABL
                  "HANDOFF_QUEUE_URL", "CHECKPOINT_BUCKET", "STATE_MACHINE_ARN")
 
 
-class PredefinedCypherEnv(FunctionEnv, Deployment, Neo4jConfig, ObservabilitySettings):
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J)
+# Each function's model is composed when it is first asked for (`from csagent.env_vars import
+# RouterEnv`): a function imports the packages of its own parts only, not of every function's
+# (the cold import is a product metric).
+def _predefined_cypher_env() -> type[FunctionEnv]:
+    from csagent.observability import ObservabilitySettings
+
+    class PredefinedCypherEnv(FunctionEnv, Deployment, Neo4jConfig, ObservabilitySettings):
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J)
+
+    return PredefinedCypherEnv
 
 
-class KnowledgeSearchEnv(FunctionEnv, Deployment, Neo4jConfig, ObservabilitySettings):
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J)
+def _knowledge_search_env() -> type[FunctionEnv]:
+    from csagent.observability import ObservabilitySettings
+
+    class KnowledgeSearchEnv(FunctionEnv, Deployment, Neo4jConfig, ObservabilitySettings):
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J)
+
+    return KnowledgeSearchEnv
 
 
-class Text2CypherEnv(FunctionEnv, Neo4jConfig, ModelConfig, ObservabilitySettings):
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J)
+def _text2cypher_env() -> type[FunctionEnv]:
+    from csagent.config import ModelConfig
+    from csagent.observability import ObservabilitySettings
+
+    class Text2CypherEnv(FunctionEnv, Neo4jConfig, ModelConfig, ObservabilitySettings):
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J)
+
+    return Text2CypherEnv
 
 
-class CustomerActionsEnv(FunctionEnv, Neo4jConfig, ActionConfig, ObservabilitySettings):
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J, "IDEMPOTENCY_TABLE")
+def _customer_actions_env() -> type[FunctionEnv]:
+    from csagent.config import ActionConfig
+    from csagent.observability import ObservabilitySettings
+
+    class CustomerActionsEnv(FunctionEnv, Neo4jConfig, ActionConfig, ObservabilitySettings):
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_NEO4J, "IDEMPOTENCY_TABLE")
+
+    return CustomerActionsEnv
 
 
-class RouterEnv(FunctionEnv, Settings, RateLimitSettings, ObservabilitySettings):
-    """The whole conversation, behind API Gateway."""
+def _router_env() -> type[FunctionEnv]:
+    from csagent.config import Settings
+    from csagent.guardrails.ratelimit import RateLimitSettings
+    from csagent.observability import ObservabilitySettings
 
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_CONVERSATION)
+    class RouterEnv(FunctionEnv, Settings, RateLimitSettings, ObservabilitySettings):
+        """The whole conversation, behind API Gateway."""
 
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_CONVERSATION)
 
-class StreamEnv(FunctionEnv, Settings, RateLimitSettings, TokenSettings, ObservabilitySettings):
-    """The whole conversation on a streaming Function URL: it checks tokens itself."""
-
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_CONVERSATION, "JWT_ISSUER", "JWT_AUDIENCE")
-
-
-class WorkerEnv(FunctionEnv, Settings, RateLimitSettings, MessagingSettings, ObservabilitySettings):
-    """The whole conversation for the messaging platforms' users, and the replies to them."""
-
-    needs_in_aws = (*FunctionEnv.needs_in_aws, *_CONVERSATION, "IDEMPOTENCY_TABLE", "OUTBOUND_SECRETS_ARN")
+    return RouterEnv
 
 
-class WebhookEnv(FunctionEnv, MessagingSettings, ObservabilitySettings):
-    """Verify and queue: the webhook queue and the platforms' verification secrets."""
+def _stream_env() -> type[FunctionEnv]:
+    from csagent.config import Settings
+    from csagent.guardrails.ratelimit import RateLimitSettings
+    from csagent.http.tokens import TokenSettings
+    from csagent.observability import ObservabilitySettings
 
-    needs_in_aws = (*FunctionEnv.needs_in_aws, "WEBHOOK_QUEUE_URL", "WEBHOOK_SECRETS_ARN")
+    class StreamEnv(FunctionEnv, Settings, RateLimitSettings, TokenSettings, ObservabilitySettings):
+        """The whole conversation on a streaming Function URL: it checks tokens itself."""
 
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_CONVERSATION, "JWT_ISSUER", "JWT_AUDIENCE")
 
-def _variable(model: type[BaseSettings], field: str) -> str:
-    info = model.model_fields.get(field)
-    alias = (info.validation_alias or info.alias) if info is not None else None
-    return (alias if isinstance(alias, str) else field).upper()
-
-
-def load_environment(model: type[Env]) -> Env:
-    """`model` read from the environment once per process (`get_settings.cache_clear()` forgets
-    it), or `ConfigurationError` naming each variable that is missing or invalid."""
-    try:
-        return get_settings.of(model)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            where = ".".join(str(part) for part in error.get("loc", ()))
-            name = _variable(model, where) if where else ""
-            message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-            problems.append(f"{name}: {message}" if name else message)
-        raise ConfigurationError(f"{model.__name__}: invalid configuration: {'; '.join(problems)}") from None
+    return StreamEnv
 
 
-def init_environment(model: type[BaseSettings]) -> Callable[[Handler], Handler]:
-    """Validate `model` before the handler's first invocation runs (the cold start) and keep it
-    for the others; a bad environment raises `ConfigurationError` on every invocation."""
+def _worker_env() -> type[FunctionEnv]:
+    from csagent.config import Settings
+    from csagent.guardrails.ratelimit import RateLimitSettings
+    from csagent.messaging.config import MessagingSettings
+    from csagent.observability import ObservabilitySettings
 
-    def decorate(handler: Handler) -> Handler:
-        @functools.wraps(handler)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            load_environment(model)
-            return handler(*args, **kwargs)
+    class WorkerEnv(FunctionEnv, Settings, RateLimitSettings, MessagingSettings, ObservabilitySettings):
+        """The whole conversation for the messaging platforms' users, and the replies to them."""
 
-        return wrapper  # type: ignore[return-value]
+        needs_in_aws = (*FunctionEnv.needs_in_aws, *_CONVERSATION, "IDEMPOTENCY_TABLE",
+                        "OUTBOUND_SECRETS_ARN")
 
-    return decorate
+    return WorkerEnv
+
+
+def _webhook_env() -> type[FunctionEnv]:
+    from csagent.messaging.config import MessagingSettings
+    from csagent.observability import ObservabilitySettings
+
+    class WebhookEnv(FunctionEnv, MessagingSettings, ObservabilitySettings):
+        """Verify and queue: the webhook queue and the platforms' verification secrets."""
+
+        needs_in_aws = (*FunctionEnv.needs_in_aws, "WEBHOOK_QUEUE_URL", "WEBHOOK_SECRETS_ARN")
+
+    return WebhookEnv
+
+
+_MODELS: dict[str, Callable[[], type[FunctionEnv]]] = {
+    "PredefinedCypherEnv": _predefined_cypher_env, "KnowledgeSearchEnv": _knowledge_search_env,
+    "Text2CypherEnv": _text2cypher_env, "CustomerActionsEnv": _customer_actions_env,
+    "RouterEnv": _router_env, "StreamEnv": _stream_env, "WorkerEnv": _worker_env, "WebhookEnv": _webhook_env,
+}
+
+
+def __getattr__(name: str) -> type[FunctionEnv]:
+    """A function's model, composed on first access and kept (one class per name)."""
+    if name not in _MODELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    model = globals()[name] = _MODELS[name]()
+    return model

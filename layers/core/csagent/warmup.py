@@ -82,10 +82,10 @@ def after_restore() -> None:
     runtime.reconnect()
 
 
-def register_snapstart_hooks(warm: Callable[[], None], env: type[Any] | None = None) -> bool:
+def register_snapstart_hooks(warm: Callable[[], None], env: str | type[Any] | None = None) -> bool:
     """`warm` before the snapshot, `after_restore` after each restore; False (and nothing
     registered) when the runtime has no SnapStart hooks. `env`: the function's configuration
-    model (`csagent.env_vars`), validated before warming, so that a bad environment fails the
+    model (or its name in `csagent.env_vars`), validated before warming, so that a bad environment fails the
     snapshot with the same message as a cold start."""
     try:
         from snapshot_restore_py import register_after_restore, register_before_snapshot
@@ -94,7 +94,7 @@ def register_snapstart_hooks(warm: Callable[[], None], env: type[Any] | None = N
 
     def before_snapshot() -> None:
         if env is not None:
-            from csagent.env_vars import load_environment
+            from csagent.env_init import load_environment
 
             load_environment(env)
         logger.info("SnapStart: warming before the snapshot")

@@ -17,14 +17,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from csagent.approvals.service import ApprovalPage
 from csagent.domain.errors import DependencyUnavailable, DomainError, Forbidden, InvalidInput
 from csagent.domain.models import Principal
-from csagent.handoff.package import HandoffPackage
-from csagent.handoff.service import HandoffPage
 from csagent.http import contract
 from csagent.http.auth import principal_from
-from csagent.http.contract import HealthOut, errors
+from csagent.http.contract import HealthOut, errors, json_answer, lazily_documented
 from csagent.http.sse import STREAM_HEADERS, EventPump, turn_stream
 from csagent.service import (
     NOT_BLANK_PATTERN,
@@ -204,7 +201,7 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return get_service().decide_approval(who, approval_id, body)
 
     @app.get("/v1/agent/approvals",
-             responses={200: {"model": ApprovalPage}, **errors(*signed_in, 403, 422, 503)})
+             responses={200: json_answer("ApprovalPage"), **errors(*signed_in, 403, 422, 503)})
     def pending_approvals(limit: int = Query(25, ge=1, le=100),
                           cursor: str | None = Query(None,
                                                      json_schema_extra=contract.cursor("pending-approvals")),
@@ -214,13 +211,13 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return get_approvals().list_pending(who, limit=limit, cursor=cursor).model_dump(mode="json")
 
     @app.get("/v1/agent/handoffs",
-             responses={200: {"model": HandoffPage}, **errors(*signed_in, 403, 422, 503)})
+             responses={200: json_answer("HandoffPage"), **errors(*signed_in, 403, 422, 503)})
     def open_handoffs(limit: int = Query(25, ge=1, le=100),
                       cursor: str | None = Query(None, json_schema_extra=contract.cursor("open-handoffs")),
                       who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().list_open(who, limit=limit, cursor=cursor).model_dump(mode="json")
 
-    handoff_answers: dict[int | str, dict[str, Any]] = {200: {"model": HandoffPackage}}
+    handoff_answers: dict[int | str, dict[str, Any]] = {200: json_answer("HandoffPackage")}
 
     @app.get("/v1/agent/handoffs/{handoff_id}", responses={**handoff_answers,
                                                            **errors(*signed_in, 403, 404, 422, 503)})
@@ -264,4 +261,5 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return JSONResponse(status_code=200 if healthy else 503,
                             content={"status": "ok" if healthy else "degraded", "checks": checks})
 
+    lazily_documented(app)
     return app

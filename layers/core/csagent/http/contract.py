@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from csagent.approvals.models import APPROVAL_ID_PATTERN
-from csagent.handoff.package import HANDOFF_ID_PATTERN
+from csagent.domain.ids import APPROVAL_ID_PATTERN, HANDOFF_ID_PATTERN
 from csagent.service import SESSION_ID_PATTERN
 
 # -- the ids in the paths: the same patterns the services check -----------------------------------
@@ -126,3 +125,42 @@ def stream_event_schema() -> dict[str, Any]:
         _json_event("error", {"$ref": "#/components/schemas/ErrorBody"},
                     "The turn failed after the stream started; the last event."),
     ]}
+
+
+# -- answers documented without importing their models at start-up ---------------------------------
+#: Models of 200 answers whose packages a cold start should not import to build the app (the
+#: agents' queues); their schemas join the document when it is first built.
+LAZY_MODELS = {"ApprovalPage": ("csagent.approvals.service", "ApprovalPage"),
+               "HandoffPage": ("csagent.handoff.service", "HandoffPage"),
+               "HandoffPackage": ("csagent.handoff.package", "HandoffPackage")}
+
+
+def json_answer(model: str) -> dict[str, Any]:
+    """A 200 answer whose body is the lazily documented `model`."""
+    return {"description": "Successful Response",
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}}}}
+
+
+def lazily_documented(app: Any) -> None:
+    """`app.openapi()` as FastAPI builds it, plus the schemas of LAZY_MODELS (and of the models
+    they refer to), imported only when the document is first asked for."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema  # type: ignore[no-any-return]
+        import importlib
+
+        from pydantic.json_schema import models_json_schema
+
+        document: dict[str, Any] = build()
+        models = [getattr(importlib.import_module(module), name) for module, name in LAZY_MODELS.values()]
+        _, defs = models_json_schema([(m, "serialization") for m in models],
+                                     ref_template="#/components/schemas/{model}")
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for name, schema in defs.get("$defs", {}).items():
+            schemas.setdefault(name, schema)
+        app.openapi_schema = document
+        return document
+
+    app.openapi = openapi

@@ -15,13 +15,10 @@ This is a tool Lambda's composition root: fault injection (`FAULTS`, refused in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from csagent.domain.models import Task, ToolResult
 from csagent.tools.context import ToolContext
-
-if TYPE_CHECKING:
-    from pydantic_settings import BaseSettings
 
 ToolRun = Callable[[Task, ToolContext], ToolResult]
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -46,17 +43,17 @@ def _with_faults(tool: str, run: ToolRun) -> ToolRun:
     return call
 
 
-def make_tool_handler(tool: str, run: ToolRun, *, env: type[BaseSettings],
+def make_tool_handler(tool: str, run: ToolRun, *, env: str,
                       prepare: Callable[[], None] | None = None) -> LambdaHandler:
-    """The Lambda handler of `tool`. `env`: the function's configuration model
-    (`csagent.env_vars`), validated at the cold start by `init_environment`. `prepare` runs
+    """The Lambda handler of `tool`. `env`: the name of the function's configuration model in
+    `csagent.env_vars`, validated at the cold start by `init_environment`. `prepare` runs
     before each tool context is built (cached configuration, e.g. Text2Cypher's model spec)."""
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
 
     from csagent import warmup
-    from csagent.env_vars import init_environment
+    from csagent.env_init import init_environment
     from csagent.tools.events import ToolEvent, malformed_event_result, run_tool_event
 
     # SnapStart (template.yaml): the tool is warmed before the snapshot, reconnected after restore.

@@ -1,0 +1,8 @@
+"""The formats of the ids the services mint and check, which the OpenAPI document also publishes
+(`csagent.http.contract`); here, apart from their models, so that building the HTTP app does not
+import the handoff and approval packages (a cold start pays for them at their first use)."""
+
+from __future__ import annotations
+
+HANDOFF_ID_PATTERN = r"^[0-9a-f]{32}$"
+APPROVAL_ID_PATTERN = r"^[0-9a-f]{32}$"

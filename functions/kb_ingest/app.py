@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.data_classes import S3Event, S3EventBridgeN
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from csagent import observability, runtime
+from csagent.env_init import init_environment
 from csagent.guardrails.pii import install_pii_filter
 
 install_pii_filter()
@@ -32,6 +33,7 @@ def object_keys(event: dict[str, Any]) -> list[str]:
     return [S3EventBridgeNotificationEvent(event).detail.object.key]
 
 
+@init_environment("KnowledgeIngestEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics

@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
 from csagent import observability, runtime, warmup
+from csagent.env_init import init_environment
 from csagent.guardrails.pii import install_pii_filter
 from csagent.http.app import create_app
 
@@ -31,9 +32,10 @@ app = create_app(runtime.conversation_service, runtime.health, lambda: runtime.g
                  presign_kb_upload=runtime.presign_kb_upload, get_catalogue=runtime.catalogue_sync)
 asgi = Mangum(app, lifespan="off")
 # SnapStart (template.yaml): warmed once before the snapshot, reconnected after each restore.
-warmup.register_snapstart_hooks(warmup.warm_router)
+warmup.register_snapstart_hooks(warmup.warm_router, env="RouterEnv")
 
 
+@init_environment("RouterEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)  # responses hold customer data
 @metrics.log_metrics

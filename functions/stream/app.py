@@ -14,11 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from csagent import observability, runtime
+from csagent.env_init import load_environment
 from csagent.guardrails.pii import install_pii_filter
 from csagent.http.app import create_app
 from csagent.http.tokens import token_verifier
 from csagent.http.web_adapter import WebAdapterSettings, streaming_problems
 
+# No Lambda handler to decorate: uvicorn imports this module once per container (the cold start),
+# so the environment is checked here; a missing or invalid variable stops the start, naming it.
+load_environment("StreamEnv")
 install_pii_filter()  # emails, phones, card numbers and street addresses masked in every log line
 logger = observability.get_logger()
 metrics = observability.get_metrics()

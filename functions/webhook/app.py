@@ -11,6 +11,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from csagent.env_init import init_environment
 from csagent.messaging import runtime
 from csagent.messaging.errors import WebhookRejected
 from csagent.messaging.models import WebhookRequest, WebhookResponse
@@ -18,6 +19,7 @@ from csagent.messaging.models import WebhookRequest, WebhookResponse
 logger = Logger(service="webhook")
 
 
+@init_environment("WebhookEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:

@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from csagent import observability
+from csagent.env_init import init_environment
 from csagent.messaging import runtime
 from csagent.messaging.models import InboundMessage
 
@@ -33,6 +34,7 @@ def record_handler(record: SQSRecord) -> str:
     return outcome.value
 
 
+@init_environment("WorkerEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics  # the turns' metrics flush per invocation, not once 100 values pile up
 def handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:

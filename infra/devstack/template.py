@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from botocore.exceptions import ClientError
 
 DEFAULT_STACK_NAME = "csagent-local"
 LOCAL_ACCOUNT_ID = "123456789012"
@@ -686,7 +687,7 @@ def _create_bucket(s3: Any, bucket: BucketSpec, region: str) -> None:
         kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
     try:
         s3.create_bucket(**kwargs)
-    except Exception as exc:  # botocore ClientError; the code tells "mine already" from failure
+    except ClientError as exc:  # the code tells "mine already" from failure
         if _error_code(exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
             raise
     name = bucket.bucket_name
@@ -714,7 +715,7 @@ def _create_bucket(s3: Any, bucket: BucketSpec, region: str) -> None:
 def _create_queue(sqs: Any, queue: QueueSpec) -> None:
     try:
         sqs.create_queue(QueueName=queue.queue_name, Attributes=dict(queue.attributes))
-    except Exception as exc:  # QueueAlreadyExists: same name, different attributes -> update them
+    except ClientError as exc:  # QueueAlreadyExists: same name, different attributes -> update them
         if "QueueAlreadyExists" not in _error_code(exc):
             raise
         url = sqs.get_queue_url(QueueName=queue.queue_name)["QueueUrl"]

@@ -301,7 +301,10 @@ class CodeIndex:
                 if isinstance(stmt, ast.ClassDef):
                     for part in [*stmt.bases, *stmt.decorator_list, *stmt.body]:
                         collector.visit(part)
-                    if any(ast.unparse(b).split(".")[-1] == "BaseSettings" for b in stmt.bases):
+                    # BaseSettings itself, or a settings part defined above in the same module
+                    # (`csagent.config` composes its models from parts: `class Auth(Deployment)`)
+                    if any(ast.unparse(b).split(".")[-1] == "BaseSettings" or (module, ast.unparse(b))
+                           in self.settings_models for b in stmt.bases):
                         self.settings_models.add((module, stmt.name))
                 else:
                     collector.visit(stmt)

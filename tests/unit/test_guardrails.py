@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import EndpointConnectionError
 
 from csagent.domain.errors import DependencyUnavailable, DomainError
 from csagent.guardrails.calibrate import scores
@@ -298,7 +299,8 @@ class UnreachableDynamoDB:
             pass
 
     def update_item(self, **kwargs: Any) -> dict[str, Any]:
-        raise ConnectionError("endpoint unreachable")
+        # what botocore raises when the endpoint cannot be reached
+        raise EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
 
 
 def test_an_unreachable_table_lets_messages_through_when_failing_open() -> None:

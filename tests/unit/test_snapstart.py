@@ -83,3 +83,32 @@ def test_the_store_moves_to_a_new_driver_and_closes_the_old_one() -> None:
     store.reconnect(new)  # type: ignore[arg-type]
     # Then it queries through the new driver and the old one is closed
     assert store.driver is new and old.closed and not new.closed
+
+
+def test_a_bad_environment_fails_the_snapshot_naming_the_variable_before_warming(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from csagent.config import get_settings
+    from csagent.env_vars import ConfigurationError, PredefinedCypherEnv
+
+    # Given Lambda's hooks package and a deployed tool function given no Neo4j URI
+    before: list[Callable[[], None]] = []
+    hooks = types.ModuleType("snapshot_restore_py")
+    hooks.register_before_snapshot = before.append  # type: ignore[attr-defined]
+    hooks.register_after_restore = lambda _hook: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "snapshot_restore_py", hooks)
+    monkeypatch.setenv("STAGE", "dev")
+    monkeypatch.setenv("AUTH_MODE", "jwt")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "tool-predefined-cypher")
+    monkeypatch.setenv("NEO4J_SECRET_ARN", "arn:aws:secretsmanager:us-east-1:1:secret:neo4j")
+    monkeypatch.delenv("NEO4J_URI", raising=False)
+    get_settings.cache_clear()
+    warmed: list[str] = []
+    warmup.register_snapstart_hooks(lambda: warmed.append("warm"), env=PredefinedCypherEnv)
+    # When the snapshot is taken
+    # Then it fails with the variable's name, and nothing was warmed
+    try:
+        with pytest.raises(ConfigurationError, match="NEO4J_URI"):
+            before[0]()
+        assert warmed == []
+    finally:
+        get_settings.cache_clear()

@@ -191,9 +191,13 @@ def test_auth_mode_is_jwt_everywhere_and_never_dev(template: dict[str, Any]) -> 
     # Given the environment of the globals and of every function
     auth_modes = {owner: env["AUTH_MODE"] for owner, env in _environments(template) if "AUTH_MODE" in env}
 
-    # Then the globals set JWT auth and nothing overrides it with anything else
-    assert auth_modes.get("Globals") == "jwt"
+    # Then the two functions that serve the HTTP API set JWT auth (each function is given only
+    # what its model reads: csagent.env_vars), the default elsewhere is JWT, and nothing sets dev
+    assert auth_modes.get("RouterFunction") == auth_modes.get("StreamFunction") == "jwt"
     assert set(auth_modes.values()) == {"jwt"}
+    from csagent.config import Auth
+
+    assert Auth.model_fields["auth_mode"].default == "jwt"
 
 
 def test_only_the_health_check_is_reachable_without_a_jwt(template: dict[str, Any]) -> None:

@@ -8,4 +8,4 @@ from __future__ import annotations
 from csagent.tools.customer_actions import run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("customer_actions", run)
+handler = make_tool_handler("customer_actions", run, env="CustomerActionsEnv")

@@ -8,4 +8,4 @@ from __future__ import annotations
 from csagent.tools.knowledge_search import run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("knowledge_search", run)
+handler = make_tool_handler("knowledge_search", run, env="KnowledgeSearchEnv")

@@ -8,4 +8,4 @@ from __future__ import annotations
 from csagent.tools.cypher_catalogue import run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("predefined_cypher", run)
+handler = make_tool_handler("predefined_cypher", run, env="PredefinedCypherEnv")

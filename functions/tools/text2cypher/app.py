@@ -12,4 +12,4 @@ from csagent import runtime
 from csagent.tools.lambda_entry import make_tool_handler
 from csagent.tools.text2cypher import run
 
-handler = make_tool_handler("text2cypher", run, prepare=runtime.configure_text2cypher)
+handler = make_tool_handler("text2cypher", run, env="Text2CypherEnv", prepare=runtime.configure_text2cypher)

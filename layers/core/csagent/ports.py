@@ -9,7 +9,8 @@ from typing import Any, Protocol
 
 
 class GraphStore(Protocol):
-    """Parameterised Cypher against the store graph."""
+    """Parameterised Cypher against the store graph. `read` and `write` raise only
+    `csagent.domain.errors.StoreError` (classified by the adapter), so callers catch that."""
 
     def read(self, cypher: str, params: Mapping[str, Any] | None = None, *,
              timeout_s: float | None = None, max_rows: int | None = None) -> list[dict[str, Any]]:

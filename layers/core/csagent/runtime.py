@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from csagent.config import Settings, get_settings
+from csagent.config import Deployment, ModelConfig, Neo4jConfig, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
@@ -32,7 +32,7 @@ def _kept(client: Any) -> Any:
     return client
 
 
-def _boto_kwargs(settings: Settings) -> dict[str, Any]:
+def _boto_kwargs(settings: Deployment) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"region_name": settings.aws_region}
     if settings.aws_endpoint_url:
         kwargs["endpoint_url"] = settings.aws_endpoint_url
@@ -47,13 +47,13 @@ def boto_session() -> Any:
     a fresh process's first reply)."""
     import boto3
 
-    return boto3.Session(region_name=get_settings().aws_region)
+    return boto3.Session(region_name=get_settings.of(Deployment).aws_region)
 
 
 def _neo4j_driver() -> Any:
     from csagent.adapters.neo4j_graph import neo4j_driver
 
-    s = get_settings()
+    s = get_settings.of(Neo4jConfig)  # a tool function reads only the parts it needs
     user, password = s.neo4j_user, s.neo4j_password
     if s.neo4j_secret_arn:
         from aws_lambda_powertools.utilities import parameters
@@ -67,18 +67,18 @@ def _neo4j_driver() -> Any:
 def graph_store() -> Neo4jGraph:
     from csagent.adapters.neo4j_graph import Neo4jGraph
 
-    s = get_settings()
+    s = get_settings.of(Neo4jConfig)
     return Neo4jGraph(_neo4j_driver(), s.neo4j_database, s.neo4j_query_timeout_s)
 
 
 @lru_cache(maxsize=1)
 def dynamodb_client() -> Any:
-    return _kept(boto_session().client("dynamodb", **_boto_kwargs(get_settings())))
+    return _kept(boto_session().client("dynamodb", **_boto_kwargs(get_settings.of(Deployment))))
 
 
 @lru_cache(maxsize=1)
 def sqs_client() -> Any:
-    return _kept(boto_session().client("sqs", **_boto_kwargs(get_settings())))
+    return _kept(boto_session().client("sqs", **_boto_kwargs(get_settings.of(Deployment))))
 
 
 @lru_cache(maxsize=1)
@@ -151,7 +151,7 @@ def configure_text2cypher() -> None:
     the router and the Text2Cypher Lambda both call this."""
     from csagent.tools import text2cypher
 
-    s = get_settings()
+    s = get_settings.of(ModelConfig)
     from csagent.models.gateway import role_chain
     from csagent.models.roles import Role
 
@@ -304,12 +304,14 @@ def ingest_kb_object(key: str) -> dict[str, Any]:
 
 def health() -> dict[str, bool]:
     """Reachability of each dependency the router needs (never raises)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     s = get_settings()
     checks = {"neo4j": graph_store().ping()}
     try:
         dynamodb_client().describe_table(TableName=s.checkpoints_table)
         checks["dynamodb"] = True
-    except Exception:  # noqa: BLE001 - a health check reports, it does not raise
+    except (ClientError, BotoCoreError):  # refused, missing or unreachable: reported, never raised
         checks["dynamodb"] = False
     return checks
 

@@ -11,7 +11,7 @@ import base64
 import binascii
 import re
 import time
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -21,11 +21,49 @@ from csagent.domain.errors import Forbidden, InvalidInput, NotFound
 from csagent.domain.models import Principal
 from csagent.streaming.progress import Progress, progress_of, received
 
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-ORDER_ID = re.compile(r"^#?W\d{7}$")
+#: The session id rule, also the pattern of `session_id` in the OpenAPI document (`csagent.http.contract`).
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+SESSION_ID = re.compile(SESSION_ID_PATTERN)
+SESSION_ID_RULE = "session_id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'"
+ORDER_ID_PATTERN = r"^#?W[0-9]{7}$"  # [0-9], not \d: Python's \d takes any Unicode digit
+ORDER_ID = re.compile(ORDER_ID_PATTERN)
 
 
 MAX_IMAGE_BYTES = 3 * 1024 * 1024
+#: Standard base64 with its padding, and nothing else (no whitespace, no stray '='): the check of
+#: `Attachment.data` and its pattern in the OpenAPI document.
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+
+
+#: "Not blank": a character pydantic's `str_strip_whitespace` keeps. It strips Unicode White_Space
+#: (not the same set as Python's `str.isspace` nor as a JSON Schema regex's `\s`), so the set is
+#: spelled out. The pattern of every text field whose model strips and then needs one character.
+NOT_BLANK_PATTERN = r"[^\t\n\x0b\x0c\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+def on_string(**keywords: Any) -> Callable[[dict[str, Any]], None]:
+    """`json_schema_extra` that adds JSON Schema keywords (a pattern, a format) to the string
+    branch of an optional field's schema (`anyOf: [string, null]`), or to a string's own."""
+
+    def add(schema: dict[str, Any]) -> None:
+        for branch in schema.get("anyOf", [schema]):
+            if branch.get("type") == "string":
+                branch.update(keywords)
+
+    return add
+
+
+def is_base64(value: str) -> bool:
+    """Whether `value` matches BASE64_PATTERN (ten times quicker than the regex on 4 MB):
+    whole quanta, at most two '=' and only at the end, the standard alphabet."""
+    body = value.rstrip("=")
+    if len(value) % 4 or len(value) - len(body) > 2 or "=" in body:
+        return False
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 class Attachment(BaseModel):
@@ -36,15 +74,14 @@ class Attachment(BaseModel):
     type: Literal["image"] = "image"
     media_type: Literal["image/png", "image/jpeg", "image/webp", "image/gif"]
     data: str = Field(min_length=8, max_length=MAX_IMAGE_BYTES * 4 // 3 + 4,
-                      description="The image bytes, base64-encoded (at most 3 MiB decoded).")
+                      description="The image bytes, base64-encoded (at most 3 MiB decoded).",
+                      json_schema_extra=on_string(pattern=BASE64_PATTERN))
 
     @field_validator("data")
     @classmethod
     def _base64(cls, value: str) -> str:
-        try:
-            base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise ValueError("data must be base64-encoded image bytes") from None
+        if not is_base64(value):
+            raise ValueError("data must be base64-encoded image bytes")
         return value
 
     def image_bytes(self) -> bytes:
@@ -56,10 +93,12 @@ class MessageIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    text: str = Field(min_length=1, max_length=4000, description="What the customer wrote.")
+    text: str = Field(min_length=1, max_length=4000, description="What the customer wrote.",
+                      json_schema_extra=on_string(pattern=NOT_BLANK_PATTERN))
     order_id: str | None = Field(
         default=None,
         description="The order the customer is looking at in the app (e.g. '#W2611340'), if any.",
+        json_schema_extra=on_string(pattern=ORDER_ID_PATTERN),
     )
     attachments: list[Attachment] = Field(default_factory=list, max_length=3)
 
@@ -68,7 +107,7 @@ class MessageIn(BaseModel):
     def _order_id(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if not ORDER_ID.match(value):
+        if not ORDER_ID.fullmatch(value):
             raise ValueError("order_id must look like '#W' followed by 7 digits, e.g. '#W2611340'")
         return value if value.startswith("#") else "#" + value
 
@@ -170,8 +209,8 @@ class Sessions(Protocol):
 
 
 def check_session_id(session_id: str) -> str:
-    if not SESSION_ID.match(session_id):
-        raise InvalidInput("session_id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
+    if not SESSION_ID.fullmatch(session_id):  # fullmatch: `$` alone would let a trailing newline in
+        raise InvalidInput(SESSION_ID_RULE)
     return session_id
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -81,15 +82,21 @@ def after_restore() -> None:
     runtime.reconnect()
 
 
-def register_snapstart_hooks(warm: Callable[[], None]) -> bool:
+def register_snapstart_hooks(warm: Callable[[], None], env: str | type[Any] | None = None) -> bool:
     """`warm` before the snapshot, `after_restore` after each restore; False (and nothing
-    registered) when the runtime has no SnapStart hooks."""
+    registered) when the runtime has no SnapStart hooks. `env`: the function's configuration
+    model (or its name in `csagent.env_vars`), validated before warming, so that a bad environment fails the
+    snapshot with the same message as a cold start."""
     try:
         from snapshot_restore_py import register_after_restore, register_before_snapshot
     except ImportError:
         return False
 
     def before_snapshot() -> None:
+        if env is not None:
+            from csagent.env_init import load_environment
+
+            load_environment(env)
         logger.info("SnapStart: warming before the snapshot")
         warm()
 

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from csagent.adapters.product_catalogue import catalogue_generation
+from csagent.domain.errors import StoreError
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.ports import GraphStore
 
@@ -94,7 +95,7 @@ class CustomerViews:
             return None
         try:
             return read_customer_view(self._graph, customer_id)
-        except Exception as exc:  # noqa: BLE001 - grounding degrades to the words alone
+        except StoreError as exc:  # grounding degrades to the words alone
             logger.warning("customer view unavailable (%s)", type(exc).__name__)
             return None
 
@@ -117,7 +118,7 @@ class CatalogueVariants:
                 return self._variants
         try:
             rows = self._graph.read(VARIANTS, timeout_s=3.0, max_rows=10_000)
-        except Exception as exc:  # noqa: BLE001 - grounding degrades to no variant choice
+        except StoreError as exc:  # grounding degrades to no variant choice
             logger.warning("catalogue variants unavailable (%s)", type(exc).__name__)
             return self._variants
         variants = {

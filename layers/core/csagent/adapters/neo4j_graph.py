@@ -134,7 +134,7 @@ class Neo4jGraph:
     def ping(self) -> bool:
         try:
             return self.read("RETURN 1 AS ok", timeout_s=2.0) == [{"ok": 1}]
-        except Exception:  # noqa: BLE001 - health checks report, never raise
+        except StoreError:  # `read` raises nothing else (`_classified`): reported, never raised
             return False
 
 

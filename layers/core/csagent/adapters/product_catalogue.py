@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any
 
+from csagent.domain.errors import StoreError
 from csagent.ports import GraphStore
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class ProductCatalogue:
                 return self._products
         try:
             rows = self._graph.read(_CYPHER, timeout_s=2.0, max_rows=10_000)
-        except Exception as exc:  # noqa: BLE001 - extraction degrades to no product matching
+        except StoreError as exc:  # extraction degrades to no product matching
             logger.warning("product catalogue unavailable (%s)", type(exc).__name__)
             return self._products
         products = []

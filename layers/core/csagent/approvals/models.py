@@ -17,9 +17,9 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from csagent.domain.errors import Conflict
+from csagent.domain.ids import APPROVAL_ID_PATTERN  # re-exported: the approval id format
 from csagent.handoff.codec import Timestamp
 
-APPROVAL_ID_PATTERN = r"^[0-9a-f]{32}$"
 MAX_NOTE_CHARS = 1000
 
 

@@ -56,7 +56,7 @@ class ApprovalPage(BaseModel):
 
 
 def check_approval_id(approval_id: str) -> str:
-    if not _APPROVAL_ID.match(approval_id):
+    if not _APPROVAL_ID.fullmatch(approval_id):
         raise InvalidInput("approval_id must be 32 lowercase hexadecimal characters")
     return approval_id
 

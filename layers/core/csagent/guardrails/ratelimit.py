@@ -92,6 +92,8 @@ class DynamoDBRateLimiter:
 
     def consume(self, customer_id: str) -> RateLimitStatus:
         """Count one message for `customer_id`; raise `RateLimited` if the window is full."""
+        from botocore.exceptions import BotoCoreError, ClientError  # botocore is loaded with the client
+
         now = self._clock()
         window_start = int(now // self.window_s) * self.window_s
         window_end = window_start + self.window_s
@@ -108,7 +110,7 @@ class DynamoDBRateLimiter:
             )
         except self._ddb.exceptions.ConditionalCheckFailedException:
             raise RateLimited(max(1, math.ceil(window_end - now))) from None
-        except Exception as exc:  # noqa: BLE001 - botocore ClientError / BotoCoreError: the store failed
+        except (ClientError, BotoCoreError) as exc:  # the table refused or could not be reached
             return self._store_failed(exc, window_end - now)
         count = int(response["Attributes"]["count"]["N"])
         return RateLimitStatus(self.limit, self.limit - count, round(window_end - now, 3))

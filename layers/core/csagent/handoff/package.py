@@ -23,11 +23,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from csagent.domain.errors import InvalidInput
+from csagent.domain.ids import HANDOFF_ID_PATTERN  # re-exported: the handoff id format
 from csagent.domain.models import ErrorType
 from csagent.handoff.codec import Timestamp
 from csagent.handoff.triggers import HandoffDecision, HandoffReason, Urgency
 
-HANDOFF_ID_PATTERN = r"^[0-9a-f]{32}$"
 MAX_TEXT_CHARS = 4000
 MAX_ERROR_CHARS = 500
 MAX_REQUESTS = 10

@@ -130,7 +130,7 @@ def require_agent(principal: Principal) -> str:
 
 
 def check_handoff_id(handoff_id: str) -> str:
-    if not _HANDOFF_ID.match(handoff_id):
+    if not _HANDOFF_ID.fullmatch(handoff_id):
         raise InvalidInput("handoff_id must be 32 lowercase hexadecimal characters")
     return handoff_id
 

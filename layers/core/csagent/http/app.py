@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import Depends, FastAPI, File, Form, Query, Request, Response, UploadFile
+from fastapi import Depends, FastAPI, File, Form, Path, Query, Request, Response, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,9 +19,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from csagent.domain.errors import DependencyUnavailable, DomainError, Forbidden, InvalidInput
 from csagent.domain.models import Principal
+from csagent.http import contract
 from csagent.http.auth import principal_from
+from csagent.http.contract import HealthOut, errors, json_answer, lazily_documented
 from csagent.http.sse import STREAM_HEADERS, EventPump, turn_stream
 from csagent.service import (
+    NOT_BLANK_PATTERN,
     AgentSessionOut,
     ApprovalOut,
     ConversationService,
@@ -29,6 +32,7 @@ from csagent.service import (
     MessageIn,
     SessionOut,
     TurnOut,
+    on_string,
 )
 
 logger = logging.getLogger("csagent.http")
@@ -63,8 +67,13 @@ def _validation_response(exc: RequestValidationError) -> JSONResponse:
 class Text2CypherIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    question: str = Field(min_length=1, max_length=1000)
-    model: str | None = Field(default=None, max_length=200, description="Model spec; default: configured")
+    question: str = Field(min_length=1, max_length=1000,
+                          json_schema_extra=on_string(pattern=NOT_BLANK_PATTERN))
+    model: str | None = Field(
+        default=None, max_length=200, json_schema_extra=on_string(format="model-spec"),
+        description="A model chain as TEXT2CYPHER_MODEL takes it ('local', 'bedrock/<model-id>', "
+                    "'openai/<model>@<base_url>', joined by '|'); default: the configured one. A malformed "
+                    "one is a 422.")
 
 
 class KbUploadIn(BaseModel):
@@ -102,7 +111,7 @@ class VariantPatch(BaseModel):
 class AgentReplyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    text: str = Field(min_length=1, max_length=4000)
+    text: str = Field(min_length=1, max_length=4000, json_schema_extra=on_string(pattern=NOT_BLANK_PATTERN))
 
 
 STREAM_DOC = """The same turn as POST /v1/sessions/{session_id}/messages, as server-sent events
@@ -158,7 +167,9 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
     @app.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed"}
-        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+        # Starlette's 405 carries `Allow` (the route's methods), which RFC 9110 requires.
+        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail),
+                      headers=dict(exc.headers) if exc.headers else None)
 
     @app.exception_handler(Exception)
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:
@@ -174,17 +185,29 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
             scope["aws.event"] = {"requestContext": {"authorizer": {"jwt": {"claims": claims}}}}
         return principal_from(scope, authorization, mode)
 
+    # What every signed-in route may answer before it runs: 401, and 503 when this app checks
+    # tokens itself and cannot (`verify_token`, the stream function).
+    signed_in = (401, 503) if verify_token is not None else (401,)
+    # The ids' patterns are documented here and checked by the services (their messages).
+    session_path = Path(json_schema_extra=contract.SESSION_ID)
+    handoff_path = Path(json_schema_extra=contract.HANDOFF_ID)
+    approval_path = Path(json_schema_extra=contract.APPROVAL_ID)
+    document_path = Path(json_schema_extra=contract.DOCUMENT_ID)
+    product_path = Path(json_schema_extra=contract.CATALOGUE_ID)
+    item_path = Path(json_schema_extra=contract.CATALOGUE_ID)
+
     @app.post("/v1/sessions/{session_id}/messages", response_model=TurnOut,
-              responses={400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}})
-    def post_message(session_id: str, message: MessageIn, who: Principal = Depends(caller)) -> TurnOut:  # noqa: B008
+              responses=errors(400, *signed_in, 403, 409, 422, 429, 503))
+    def post_message(message: MessageIn, session_id: str = session_path,
+                     who: Principal = Depends(caller)) -> TurnOut:  # noqa: B008
         return get_service().handle_message(who, session_id, message)
 
     @app.post("/v1/sessions/{session_id}/messages:stream", response_class=StreamingResponse,
               description=STREAM_DOC,
-              responses={200: {"description": "The turn as server-sent events.",
-                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                         400: {}, 401: {}, 403: {}, 409: {}, 413: {}, 422: {}, 429: {}})
-    async def stream_message(session_id: str, message: MessageIn,
+              responses={200: {"description": "The turn as server-sent events (each event below).",
+                               "content": {"text/event-stream": {"schema": contract.stream_event_schema()}}},
+                         **errors(400, *signed_in, 403, 409, 422, 429, 503)})
+    async def stream_message(message: MessageIn, session_id: str = session_path,
                              who: Principal = Depends(caller)) -> StreamingResponse:  # noqa: B008
         pump = EventPump(lambda: get_service().stream_message(who, session_id, message)).start()
         try:
@@ -195,14 +218,15 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return StreamingResponse(turn_stream(pump, first, heartbeat_s=stream_heartbeat_s),
                                  media_type="text/event-stream", headers=STREAM_HEADERS)
 
-    @app.get("/v1/sessions/{session_id}", response_model=SessionOut, responses={401: {}, 403: {}, 404: {}})
-    def get_session(session_id: str, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008
+    @app.get("/v1/sessions/{session_id}", response_model=SessionOut,
+             responses=errors(*signed_in, 403, 404, 422))
+    def get_session(session_id: str = session_path, who: Principal = Depends(caller)) -> SessionOut:  # noqa: B008
         return get_service().get_session(who, session_id)
 
     # -- human in the loop (agent role) -----------------------------------------------------
     @app.get("/v1/agent/sessions/{session_id}", response_model=AgentSessionOut,
-             responses={401: {}, 403: {}, 404: {}, 422: {}})
-    def agent_session(session_id: str, turns: int = Query(20, ge=1, le=50),
+             responses=errors(*signed_in, 403, 404, 422))
+    def agent_session(session_id: str = session_path, turns: int = Query(20, ge=1, le=50),
                       who: Principal = Depends(caller)) -> AgentSessionOut:  # noqa: B008
         """The session viewer (agent role): public messages beside each turn's trace."""
         return get_service().agent_session(who, session_id, turns=turns)
@@ -213,39 +237,53 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return get_handoffs()
 
     @app.post("/v1/approvals/{approval_id}", response_model=ApprovalOut,
-              responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
-    def decide_approval(approval_id: str, body: DecisionIn, who: Principal = Depends(caller)) -> ApprovalOut:  # noqa: B008
+              responses=errors(400, *signed_in, 403, 404, 409, 422))
+    def decide_approval(body: DecisionIn, approval_id: str = approval_path,
+                        who: Principal = Depends(caller)) -> ApprovalOut:  # noqa: B008
         return get_service().decide_approval(who, approval_id, body)
 
-    @app.get("/v1/agent/approvals", responses={401: {}, 403: {}})
-    def pending_approvals(limit: int = Query(25, ge=1, le=100), cursor: str | None = None,
+    @app.get("/v1/agent/approvals",
+             responses={200: json_answer("ApprovalPage"), **errors(*signed_in, 403, 422, 503)})
+    def pending_approvals(limit: int = Query(25, ge=1, le=100),
+                          cursor: str | None = Query(None,
+                                                     json_schema_extra=contract.cursor("pending-approvals")),
                           who: Principal = Depends(caller)) -> Any:  # noqa: B008
         if get_approvals is None:
             raise DependencyUnavailable("approvals are not configured")
         return get_approvals().list_pending(who, limit=limit, cursor=cursor).model_dump(mode="json")
 
-    @app.get("/v1/agent/handoffs", responses={401: {}, 403: {}})
-    def open_handoffs(limit: int = Query(25, ge=1, le=100), cursor: str | None = None,
+    @app.get("/v1/agent/handoffs",
+             responses={200: json_answer("HandoffPage"), **errors(*signed_in, 403, 422, 503)})
+    def open_handoffs(limit: int = Query(25, ge=1, le=100),
+                      cursor: str | None = Query(None, json_schema_extra=contract.cursor("open-handoffs")),
                       who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().list_open(who, limit=limit, cursor=cursor).model_dump(mode="json")
 
-    @app.get("/v1/agent/handoffs/{handoff_id}", responses={401: {}, 403: {}, 404: {}})
-    def get_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    handoff_answers: dict[int | str, dict[str, Any]] = {200: json_answer("HandoffPackage")}
+
+    @app.get("/v1/agent/handoffs/{handoff_id}", responses={**handoff_answers,
+                                                           **errors(*signed_in, 403, 404, 422, 503)})
+    def get_handoff(handoff_id: str = handoff_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().get(who, handoff_id).model_dump(mode="json")
 
-    @app.post("/v1/agent/handoffs/{handoff_id}/claim", responses={401: {}, 403: {}, 404: {}, 409: {}})
-    def claim_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/agent/handoffs/{handoff_id}/claim",
+              responses={**handoff_answers, **errors(*signed_in, 403, 404, 409, 422, 503)})
+    def claim_handoff(handoff_id: str = handoff_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().claim(who, handoff_id).model_dump(mode="json")
 
-    @app.post("/v1/agent/handoffs/{handoff_id}/replies", responses={401: {}, 403: {}, 404: {}, 409: {}})
-    def reply_handoff(handoff_id: str, body: AgentReplyIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/agent/handoffs/{handoff_id}/replies",
+              responses={**handoff_answers, **errors(400, *signed_in, 403, 404, 409, 422, 503)})
+    def reply_handoff(body: AgentReplyIn, handoff_id: str = handoff_path,
+                      who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().reply(who, handoff_id, body.text).model_dump(mode="json")
 
-    @app.post("/v1/agent/handoffs/{handoff_id}/close", responses={401: {}, 403: {}, 404: {}, 409: {}})
-    def close_handoff(handoff_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/agent/handoffs/{handoff_id}/close",
+              responses={**handoff_answers, **errors(*signed_in, 403, 404, 409, 422, 503)})
+    def close_handoff(handoff_id: str = handoff_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return handoffs().close(who, handoff_id).model_dump(mode="json")
 
-    @app.post("/v1/debug/text2cypher", responses={401: {}, 403: {}, 422: {}})
+    @app.post("/v1/debug/text2cypher", response_model=dict[str, Any],
+              responses=errors(400, *signed_in, 403, 422, 503))
     def debug_text2cypher(body: Text2CypherIn, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         """The generated query, each validation step and its verdict (agent/admin only)."""
         if not who.is_agent:
@@ -273,7 +311,7 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
                            document_id=document_id, mode=mode, actor=who.subject)
         return result.as_dict()
 
-    kb_errors: dict[int | str, dict[str, Any]] = {s: {} for s in (401, 403, 404, 409, 413, 415, 422)}
+    kb_errors = errors(400, *signed_in, 403, 404, 409, 413, 415, 422, 503)
 
     @app.post("/v1/kb/documents", status_code=201, responses=kb_errors)
     def upload_document(file: UploadFile = File(..., description="Markdown, HTML, plain text or PDF"),  # noqa: B008
@@ -285,7 +323,7 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return upload(who, file, title, document_id, "create")
 
     @app.put("/v1/kb/documents/{document_id}", responses=kb_errors)
-    def replace_document(document_id: str, file: UploadFile = File(...),  # noqa: B008
+    def replace_document(document_id: str = document_path, file: UploadFile = File(...),  # noqa: B008
                          title: str | None = Form(None, max_length=200),  # noqa: B008
                          who: Principal = Depends(caller)) -> Any:  # noqa: B008
         """Replace a document with a new file: the new version serves as soon as this returns, and
@@ -302,16 +340,17 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
             raise DependencyUnavailable("uploads through S3 are not configured")
         return presign_kb_upload(body.filename, body.document_id, body.title)
 
-    @app.get("/v1/kb/documents", responses={401: {}, 403: {}})
+    @app.get("/v1/kb/documents", responses=errors(400, *signed_in, 403, 422, 503))
     def list_documents(who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return {"documents": knowledge(who).documents()}
 
-    @app.get("/v1/kb/documents/{document_id}", responses={401: {}, 403: {}, 404: {}})
-    def get_document(document_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.get("/v1/kb/documents/{document_id}", responses=errors(400, *signed_in, 403, 404, 422, 503))
+    def get_document(document_id: str = document_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         return knowledge(who).document(document_id)
 
-    @app.delete("/v1/kb/documents/{document_id}", status_code=204, responses={401: {}, 403: {}, 404: {}})
-    def delete_document(document_id: str, who: Principal = Depends(caller)) -> Response:  # noqa: B008
+    @app.delete("/v1/kb/documents/{document_id}", status_code=204,
+                responses=errors(400, *signed_in, 403, 404, 422, 503))
+    def delete_document(document_id: str = document_path, who: Principal = Depends(caller)) -> Response:  # noqa: B008
         """Remove a document: no answer cites it from the moment this returns."""
         knowledge(who).delete(document_id)
         return Response(status_code=204)
@@ -324,8 +363,10 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
             raise DependencyUnavailable("catalogue changes are not configured")
         return get_catalogue()
 
-    @app.put("/v1/catalogue/products/{product_id}", responses={401: {}, 403: {}, 409: {}, 422: {}})
-    def put_product(product_id: str, body: ProductBody, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.put("/v1/catalogue/products/{product_id}",
+             responses=errors(400, *signed_in, 403, 409, 422, 503))
+    def put_product(body: ProductBody, product_id: str = product_path,
+                    who: Principal = Depends(caller)) -> Any:  # noqa: B008
         """Add a product or change one (name, category, variants); chunks that name it are linked."""
         from csagent.knowledge.catalogue import ProductIn, VariantIn
 
@@ -333,21 +374,25 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         variants = [VariantIn(v.item_id, v.price, v.available, v.options) for v in body.variants]
         return sync.upsert_product(ProductIn(product_id, body.name, body.category, variants))
 
-    @app.patch("/v1/catalogue/variants/{item_id}", responses={401: {}, 403: {}, 404: {}, 422: {}})
-    def patch_variant(item_id: str, body: VariantPatch, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.patch("/v1/catalogue/variants/{item_id}", responses=errors(400, *signed_in, 403, 404, 422, 503))
+    def patch_variant(body: VariantPatch, item_id: str = item_path,
+                      who: Principal = Depends(caller)) -> Any:  # noqa: B008
         """Change a variant's price or availability; the next answer quotes the new value."""
         return catalogue(who).update_variant(item_id, price=body.price, available=body.available)
 
-    @app.post("/v1/catalogue/products/{product_id}/discontinue", responses={401: {}, 403: {}, 404: {}})
-    def discontinue_product(product_id: str, who: Principal = Depends(caller)) -> Any:  # noqa: B008
+    @app.post("/v1/catalogue/products/{product_id}/discontinue",
+              responses=errors(400, *signed_in, 403, 404, 422, 503))
+    def discontinue_product(product_id: str = product_path, who: Principal = Depends(caller)) -> Any:  # noqa: B008
         """Discontinue a product: every variant unavailable; its manuals stay linked."""
         return catalogue(who).discontinue(product_id)
 
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=HealthOut,
+             responses={503: {"model": HealthOut, "description": "A dependency is unreachable."}, **errors()})
     def healthz() -> JSONResponse:
         checks = get_health()
         healthy = all(checks.values())
         return JSONResponse(status_code=200 if healthy else 503,
                             content={"status": "ok" if healthy else "degraded", "checks": checks})
 
+    lazily_documented(app)
     return app

@@ -25,11 +25,13 @@ What follows a change, and how:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.errors import InvalidInput, NotFound
+from csagent.domain.ids import CATALOGUE_ID_PATTERN
 
 if TYPE_CHECKING:
     from csagent.knowledge.service import KnowledgeBase
@@ -57,6 +59,14 @@ class ProductIn:
     variants: Sequence[VariantIn] = ()
 
 
+def _checked_id(kind: str, value: str) -> str:
+    """`value` when it is a catalogue id (`domain.ids.CATALOGUE_ID_PATTERN`), else InvalidInput."""
+    if not re.fullmatch(CATALOGUE_ID_PATTERN, value):
+        raise InvalidInput(f"{kind} must be 1-64 letters, digits, '_' or '-', starting with a letter or "
+                           "digit")
+    return value
+
+
 @dataclass
 class CatalogueSync:
     writer: CatalogueWriter
@@ -70,7 +80,8 @@ class CatalogueSync:
     def upsert_product(self, product: ProductIn) -> dict[str, Any]:
         if not product.name.strip() or not product.category.strip():
             raise InvalidInput("a product needs a name and a category")
-        ids = [v.item_id for v in product.variants]
+        _checked_id("product_id", product.product_id)
+        ids = [_checked_id("item_id", v.item_id) for v in product.variants]
         if len(set(ids)) != len(ids):
             raise InvalidInput("variant item_ids must be unique")
         if any(v.price <= 0 for v in product.variants):
@@ -84,6 +95,7 @@ class CatalogueSync:
 
     def update_variant(self, item_id: str, *, price: float | None = None,
                        available: bool | None = None) -> dict[str, Any]:
+        _checked_id("item_id", item_id)
         if price is None and available is None:
             raise InvalidInput("send price, available or both")
         if price is not None and price <= 0:
@@ -96,6 +108,7 @@ class CatalogueSync:
         return {"item_id": item_id, "product_id": product_id, **changes}
 
     def discontinue(self, product_id: str) -> dict[str, Any]:
+        _checked_id("product_id", product_id)
         variants = self.writer.discontinue(product_id)
         if variants is None:
             raise NotFound(f"no product '{product_id}'")

@@ -39,6 +39,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
 from csagent.domain.errors import Conflict, InvalidInput, NotFound
+from csagent.domain.ids import DOCUMENT_ID_PATTERN
 from csagent.knowledge.chunking import DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, DEFAULT_OVERLAP, split_text
 from csagent.knowledge.ingest import MentionResolver
 from csagent.knowledge.parsing import DEFAULT_MAX_BYTES, ParsedDocument, parse_markdown, parse_upload
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 PIPELINE = "kb-1"
 """Bumped when parsing or chunking changes what a document's chunks are: every hash changes."""
 EMBED_BATCH = 32
-DOC_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+DOC_ID = re.compile(DOCUMENT_ID_PATTERN)
 
 Mode = Literal["create", "replace", "upsert"]
 

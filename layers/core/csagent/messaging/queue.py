@@ -33,6 +33,8 @@ class SqsMessageQueue:
         self._url = queue_url
 
     def enqueue(self, messages: Sequence[InboundMessage]) -> None:
+        from botocore.exceptions import BotoCoreError, ClientError  # botocore is loaded with the client
+
         for start in range(0, len(messages), SQS_BATCH_LIMIT):
             chunk = messages[start:start + SQS_BATCH_LIMIT]
             entries = [{"Id": str(index), "MessageBody": message.model_dump_json(),
@@ -41,7 +43,7 @@ class SqsMessageQueue:
                        for index, message in enumerate(chunk)]
             try:
                 response = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
-            except Exception as exc:  # botocore ClientError / connection errors: the platform retries
+            except (ClientError, BotoCoreError) as exc:  # refused or unreachable: the platform retries
                 logger.error("webhook queue unavailable: %s", type(exc).__name__)
                 raise DependencyUnavailable("the webhook queue is unavailable") from exc
             if response.get("Failed"):

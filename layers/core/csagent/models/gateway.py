@@ -56,7 +56,7 @@ from csagent.resilience.breaker import breakers, model_breaker_name
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from langchain_core.messages import BaseMessage
 
-    from csagent.config import Settings
+    from csagent.config import ModelConfig
 
 logger = logging.getLogger(__name__)
 
@@ -398,7 +398,7 @@ class RoleChat:
 
 
 # -- from the settings ----------------------------------------------------------------------------
-def role_chain(settings: Settings, role: Role) -> str:
+def role_chain(settings: ModelConfig, role: Role) -> str:
     """The role's chain: its own setting, else CHAT_MODEL; SECONDARY_CHAT_MODEL is appended
     unless the setting already is a ladder ("a|b"). The image role has no default model (a chat
     model need not read pictures): unset, label photos are read by Tesseract."""
@@ -413,7 +413,7 @@ def role_chain(settings: Settings, role: Role) -> str:
     return chain
 
 
-def role_timeout_s(settings: Settings, role: Role) -> float:
+def role_timeout_s(settings: ModelConfig, role: Role) -> float:
     """The role's model timeout: its own setting, else MODEL_TIMEOUT_S (Text2Cypher has none of
     its own: TEXT2CYPHER_TIMEOUT_S bounds its queries)."""
     own = {Role.ROUTER: settings.router_timeout_s, Role.PLANNER: settings.planner_timeout_s,
@@ -425,11 +425,11 @@ def role_timeout_s(settings: Settings, role: Role) -> float:
 @lru_cache(maxsize=1)
 def get_gateway() -> ModelGateway:
     """The process-wide gateway from the settings (cached; `csagent.runtime.reset()` clears it)."""
-    from csagent.config import get_settings
+    from csagent.config import ModelConfig, get_settings
     from csagent.models.ladder import parse_chain
     from csagent.models.providers import build_chat_model
 
-    s = get_settings()
+    s = get_settings.of(ModelConfig)
     api_key = s.model_api_key.get_secret_value() if s.model_api_key else None
     guardrail = (s.bedrock_guardrail_id, s.bedrock_guardrail_version or "DRAFT") \
         if s.bedrock_guardrail_id else None

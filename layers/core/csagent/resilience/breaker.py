@@ -245,7 +245,7 @@ def guard(name: str, fn: Callable[[], T], fallback: Callable[[], T], *,
         return fallback()
     try:
         result = fn()
-    except Exception:
+    except Exception:  # any failure counts against the dependency, then goes on up
         breaker.record_failure()
         raise
     if is_failure(result):

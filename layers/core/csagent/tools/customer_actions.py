@@ -70,8 +70,7 @@ class ActionSettings:
 
     @classmethod
     def from_settings(cls, settings: Any) -> ActionSettings:
-        """From `csagent.config.Settings`. The three action fields fall back to their defaults
-        while `Settings` does not declare them yet."""
+        """From `csagent.config.ActionConfig` (the customer-actions function's part)."""
         today = getattr(settings, "store_today", None)
         return cls(
             idempotency_table=getattr(settings, "idempotency_table", None) or DEFAULT_IDEMPOTENCY_TABLE,
@@ -109,9 +108,9 @@ def _idempotency_failure(task: Task, exc: BaseException) -> ToolResult | None:
 
 
 def _settings() -> ActionSettings:
-    from csagent.config import get_settings
+    from csagent.config import ActionConfig, get_settings
 
-    return ActionSettings.from_settings(get_settings())
+    return ActionSettings.from_settings(get_settings.of(ActionConfig))
 
 
 def _runner(settings: ActionSettings) -> IdempotentRunner:

@@ -43,18 +43,21 @@ def _with_faults(tool: str, run: ToolRun) -> ToolRun:
     return call
 
 
-def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | None = None) -> LambdaHandler:
-    """The Lambda handler of `tool`. `prepare` runs before each tool context is built (cached
-    configuration, e.g. Text2Cypher's model spec)."""
+def make_tool_handler(tool: str, run: ToolRun, *, env: str,
+                      prepare: Callable[[], None] | None = None) -> LambdaHandler:
+    """The Lambda handler of `tool`. `env`: the name of the function's configuration model in
+    `csagent.env_vars`, validated at the cold start by `init_environment`. `prepare` runs
+    before each tool context is built (cached configuration, e.g. Text2Cypher's model spec)."""
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
 
     from csagent import warmup
+    from csagent.env_init import init_environment
     from csagent.tools.events import ToolEvent, malformed_event_result, run_tool_event
 
     # SnapStart (template.yaml): the tool is warmed before the snapshot, reconnected after restore.
-    warmup.register_snapstart_hooks(lambda: warmup.warm_tool(prepare))
+    warmup.register_snapstart_hooks(lambda: warmup.warm_tool(prepare), env=env)
     logger = Logger()
     tracer = Tracer()
     metrics = Metrics()  # dimension "service": POWERTOOLS_SERVICE_NAME, one per tool function (template.yaml)
@@ -70,6 +73,7 @@ def make_tool_handler(tool: str, run: ToolRun, *, prepare: Callable[[], None] | 
     def handle(event: ToolEvent, context: Any) -> ToolResult:
         return run_tool_event(event, faulty_run, tool_context)
 
+    @init_environment(env)  # a missing or invalid variable fails here, naming it
     @logger.inject_lambda_context(correlation_id_path="session_id", clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)  # results hold customer data
     @metrics.log_metrics

@@ -39,6 +39,18 @@ logger = logging.getLogger("csagent.http")
 MAX_BODY_BYTES = 6 * 1024 * 1024  # Lambda's synchronous payload limit; text alone is capped at 4,000
 
 
+def _allowed_methods(app: FastAPI, scope: Any) -> list[str]:
+    """Every method the routes matching the request's path serve, sorted."""
+    from starlette.routing import Match, Route
+
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(
+                {**scope, "method": next(iter(route.methods))})[0] == Match.FULL:
+            methods |= set(route.methods)
+    return sorted(methods)
+
+
 def _error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None,
            headers: dict[str, str] | None = None) -> JSONResponse:
     body: dict[str, Any] = {"error": {"code": code, "message": message}}
@@ -165,11 +177,15 @@ def create_app(get_service: Callable[[], ConversationService], get_health: Calla
         return _error(exc.status_code, exc.code, exc.message, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)
-    async def on_http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed"}
-        # Starlette's 405 carries `Allow` (the route's methods), which RFC 9110 requires.
+        headers = dict(exc.headers) if exc.headers else None
+        if exc.status_code == 405:
+            # RFC 9110 wants every method of the resource in `Allow`; Starlette names only those of
+            # the first route whose path matched (GET and POST on one path are two routes here).
+            headers = {**(headers or {}), "Allow": ", ".join(_allowed_methods(app, request.scope))}
         return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail),
-                      headers=dict(exc.headers) if exc.headers else None)
+                      headers=headers)
 
     @app.exception_handler(Exception)
     async def on_unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -74,7 +74,8 @@ _KEPT_THRESHOLD = pytest.mark.xfail(strict=True, reason=(
 @pytest.mark.parametrize("text", ["what's the capital of France", "write me a poem",
                                   "explain how black holes form", "who is the best football player ever",
                                   "translate good night into portuguese",
-                                  pytest.param("is my Disney+ subscription still active", marks=_KEPT_THRESHOLD)])
+                                  pytest.param("is my Disney+ subscription still active",
+                                               marks=_KEPT_THRESHOLD)])
 def test_questions_outside_the_store_are_out_of_scope(classifier: IntentClassifier, text: str) -> None:
     # Given a question that has nothing to do with the store
     # When it is classified

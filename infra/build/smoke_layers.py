@@ -28,6 +28,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -106,6 +107,56 @@ def render(reports: dict[str, dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def template_variables() -> dict[str, dict[str, str]]:
+    """Each function's environment as template.yaml sets it (Globals included): a parameter's
+    default where the template refers to one (`!Ref`, `!FindInMap` on it), else a placeholder of
+    the form the stack would resolve it to (a resource's name, queue URL, ARN)."""
+    sys.path.insert(0, str(ROOT / "infra"))
+    from devstack.template import load_template
+
+    template = load_template(ROOT / "template.yaml")
+    common = template["Globals"]["Function"].get("Environment", {}).get("Variables", {})
+    out: dict[str, dict[str, str]] = {}
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        variables = {**common, **resource["Properties"].get("Environment", {}).get("Variables", {})}
+        out[name] = {key: _resolved(key, value, template) for key, value in variables.items()}
+    return out
+
+
+def _resolved(key: str, value: object, template: dict[str, Any]) -> str:
+    if isinstance(value, str | int | float | bool):
+        return str(value)
+    parameters = template.get("Parameters", {})
+
+    def default(ref: object) -> str | None:
+        if isinstance(ref, dict) and "Ref" in ref:
+            found = parameters.get(ref["Ref"], {}).get("Default")
+            return None if found in (None, "") else str(found)
+        return ref if isinstance(ref, str) else None
+
+    if isinstance(value, dict) and "Ref" in value and default(value) is not None:
+        return str(default(value))
+    if isinstance(value, dict) and "Fn::FindInMap" in value:
+        table, first, second = value["Fn::FindInMap"]
+        key_one, key_two = default(first), default(second)
+        if key_one is not None and key_two is not None:
+            return str(template["Mappings"][table][key_one][key_two])
+    return _placeholder(key)
+
+
+def _placeholder(key: str) -> str:
+    """A value of the form the variable holds once the stack resolves it."""
+    if key.endswith("_URL"):
+        return f"https://sqs.us-east-1.amazonaws.com/123456789012/smoke-{key.lower()}"
+    if key.endswith("_ARN"):
+        return f"arn:aws:secretsmanager:us-east-1:123456789012:secret:smoke-{key.lower()}"
+    if key == "NEO4J_URI":
+        return "neo4j+s://smoke.databases.neo4j.io"
+    return f"smoke-{key.lower().replace('_', '-')}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", help="a CPython 3.12 (default: python3.12 on PATH, pyenv's 3.12.x)")
@@ -133,13 +184,18 @@ def main(argv: list[str] | None = None) -> int:
         blocked = _left_out_modules(OUTPUT)
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "STAGE": "dev", "AUTH_MODE": "jwt",
                "AWS_REGION": "us-east-1"}
+        stack_env = template_variables()
         services = kept_services()
         for _ in range(args.repeat):  # round-robin, one fresh interpreter each: a cold start
             for name, folder in functions.items():
                 payload = json.dumps([[str(core), str(twin)], folder, blocked])
                 flags = ["Embed", json.dumps(services)] if name == "KnowledgeSearchFunction" else []
+                # What Lambda gives the function: the template's variables (the stack's names as
+                # placeholders), since a handler validates its configuration when it is loaded.
+                function_env = {**stack_env.get(name, {}), **env}
                 result = subprocess.run([python, "-S", "-B", "-c", PROBE, payload, *flags],
-                                        capture_output=True, text=True, cwd=tmp, env=env, check=False)
+                                        capture_output=True, text=True, cwd=tmp, env=function_env,
+                                        check=False)
                 if result.returncode != 0:
                     print(f"{name}:\n{result.stderr[-4000:]}", file=sys.stderr)
                     return 1

@@ -1,15 +1,18 @@
-"""The predefined Cypher tool: a catalogue of parameterised READ queries, matched by embedding
-similarity and run with validated parameters - the no-model path for frequent questions.
+"""The predefined Cypher tool: a catalogue of parameterised READ queries, chosen by a model trained
+on their example questions and run with validated parameters - the no-model path for frequent
+questions.
 
 Pieces:
 - **Catalogue** (`load_catalogue`): templates read from `catalogue/templates.yaml` (data, not code)
   and checked on load: read-only Cypher, every declared parameter used, every `$name` declared,
   customer-scoped templates anchored on `(:Customer {customer_id: $customer_id})`, catalogue-scoped
   ones never touching customer data, and no template ever declaring `customer_id`.
-- **Matcher** (`TemplateMatcher`): embeds each template's examples and description once (lazily)
-  and picks the template whose best example is closest to the question, if that score clears a
-  threshold AND beats the runner-up template by a margin. Defaults measured on the catalogue with
-  leave-one-out over all example questions (`evaluate_leave_one_out`).
+- **Matcher** (`TemplateMatcher`): embeds each template's examples and description once (lazily);
+  a question whose closest template (by similarity) does not clear a threshold is no catalogue
+  question; otherwise a logistic regression trained on the examples picks the template, if its
+  probability leads the runner-up's by a margin. Defaults measured on the catalogue by 5-fold
+  cross-validation (`python -m devstack.template_model_cv`); `evaluate_leave_one_out` reports the
+  similarity rule alone.
 - **Runner** (`run_template`, `run`): normalises and validates parameters, injects `customer_id`
   from the authenticated session (`ToolContext.customer_id`, never from the message), runs the
   query in a READ transaction with a timeout and a row cap, shapes the rows and returns a

@@ -446,7 +446,6 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     return request if named else intent
 
 
-_AN_ORDER_ID = re.compile(r"#?\bW\d{7}\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(
     r"(?<!not )(?<!not my )\b(default|profile|account|saved address|address book)\b|默认|账户|账号",
     re.IGNORECASE)
@@ -458,7 +457,9 @@ def address_intent(intent: str, text: str, view: CustomerView | None) -> str:
     address; the account's default address is changed when the words say so."""
     if intent != "update_default_address" or view is None or _THE_ACCOUNT.search(text):
         return intent
-    if _AN_ORDER_ID.search(text) or names_a_purchase(text, view):
+    from csagent.nlp.entities import ORDER_ID_RE
+
+    if ORDER_ID_RE.search(text) or names_a_purchase(text, view):
         return "change_order_address"
     return intent
 

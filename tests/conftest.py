@@ -78,6 +78,16 @@ def tau_api(tau_store: Any, moto_endpoint: str, tau_data: Path) -> Iterator[Any]
         yield session
 
 
+@pytest.fixture(scope="module")
+def module_api(tau_store: Any, moto_endpoint: str, tau_data: Path) -> Iterator[Any]:
+    """`tau_api` for a whole module: the store reset and the API started once (its tests clean up
+    what they change themselves)."""
+    from devstack.evaluation.runner import api_session
+
+    with api_session(tau_data) as session:
+        yield session
+
+
 @pytest.fixture
 def reseed_tau(neo4j_driver: Any, tau_data: Path) -> Iterator[None]:
     """Use in a test that writes to the store: the store is restored afterwards (and the

@@ -32,15 +32,6 @@ Gift wrapping is offered on every order of up to 10 items.
 POLICY_V2 = POLICY_V1.replace(b"costs $4 per item", b"costs $7 per item")
 
 
-@pytest.fixture(scope="module")
-def module_api(tau_store: Any, moto_endpoint: str, tau_data: Any) -> Iterator[Any]:
-    """`tau_api` for the whole module: the store reset and the API started once."""
-    from devstack.evaluation.runner import api_session
-
-    with api_session(tau_data) as session:
-        yield session
-
-
 @pytest.fixture
 def kb_client(module_api: Any) -> Iterator[Any]:
     _, _, client = module_api

@@ -29,15 +29,6 @@ def _ask(client: Any, text: str) -> str:
     return str(say(client, CUSTOMER, f"cat-{uuid.uuid4().hex[:8]}", text)["reply"]["text"])
 
 
-@pytest.fixture(scope="module")
-def module_api(tau_store: Any, moto_endpoint: str, tau_data: Any) -> Iterator[Any]:
-    """`tau_api` for the whole module: the store reset and the API started once."""
-    from devstack.evaluation.runner import api_session
-
-    with api_session(tau_data) as session:
-        yield session
-
-
 @pytest.fixture
 def client(module_api: Any) -> Iterator[Any]:
     driver, _, http = module_api

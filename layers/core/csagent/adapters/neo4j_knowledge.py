@@ -41,13 +41,8 @@ MATCH (d:Document {doc_id: $doc_id})
 SET d += $props
 REMOVE d.locked"""
 
-_WRITE_CHUNKS = """
-UNWIND $rows AS row
-MATCH (d:Document {doc_id: $doc_id})
-MERGE (c:Chunk {chunk_id: row.chunk_id})
-SET c = row.props
-MERGE (d)-[:HAS_CHUNK]->(c)
-WITH c, row
+# A chunk's MENTIONS replaced by the products and categories of `row` (with `c` and `row` in scope).
+_RELINK = """
 CALL (c) { MATCH (c)-[m:MENTIONS]->() DELETE m }
 CALL (c, row) {
   UNWIND row.product_ids AS product_id
@@ -60,7 +55,15 @@ CALL (c, row) {
   MATCH (k:Category {name: name})
   MERGE (c)-[:MENTIONS]->(k)
   RETURN count(*) AS categories
-}
+}"""
+
+_WRITE_CHUNKS = """
+UNWIND $rows AS row
+MATCH (d:Document {doc_id: $doc_id})
+MERGE (c:Chunk {chunk_id: row.chunk_id})
+SET c = row.props
+MERGE (d)-[:HAS_CHUNK]->(c)
+WITH c, row""" + _RELINK + """
 RETURN count(c) AS chunks"""
 
 _DELETE = """
@@ -81,20 +84,7 @@ RETURN c.chunk_id AS chunk_id, c.section AS section, c.text AS text,
 
 _SET_MENTIONS = """
 UNWIND $rows AS row
-MATCH (c:Chunk {chunk_id: row.chunk_id})
-CALL (c) { MATCH (c)-[m:MENTIONS]->() DELETE m }
-CALL (c, row) {
-  UNWIND row.product_ids AS product_id
-  MATCH (p:Product {product_id: product_id})
-  MERGE (c)-[:MENTIONS]->(p)
-  RETURN count(*) AS products
-}
-CALL (c, row) {
-  UNWIND row.categories AS name
-  MATCH (k:Category {name: name})
-  MERGE (c)-[:MENTIONS]->(k)
-  RETURN count(*) AS categories
-}
+MATCH (c:Chunk {chunk_id: row.chunk_id})""" + _RELINK + """
 RETURN sum(products) + sum(categories) AS links"""
 
 

@@ -85,6 +85,11 @@ class Chunk:
         """What is embedded: the heading path gives the body its context ("Warranty > Sports")."""
         return f"{self.section}\n{self.text}" if self.section else self.text
 
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of what is embedded: an unchanged chunk keeps its vector (`knowledge.service`)."""
+        return hashlib.sha256(self.embedding_text.encode("utf-8")).hexdigest()
+
 
 # --------------------------------------------------------------------------- front matter
 

@@ -200,8 +200,6 @@ def knowledge_index(graph_or_driver: Any, database: str = "neo4j") -> KnowledgeI
 def shipped_vectors(embedder: Embedder) -> dict[str, list[float]]:
     """The layer's precomputed vectors of the shipped documents' chunks, by chunk hash (empty
     when the embedder is not the one they were made with)."""
-    from csagent.knowledge.service import PlannedChunk
-
     docs = load_documents(DEFAULT_DOCS_DIR)
     chunks = [c for doc in docs for c in chunk_document(doc)]
     texts = [c.embedding_text for c in chunks]
@@ -210,8 +208,7 @@ def shipped_vectors(embedder: Embedder) -> dict[str, list[float]]:
     if fingerprint_of(embedder) is None:
         return {}
     vectors = _embed(embedder, texts, shipped_name="knowledge_chunks")
-    return {PlannedChunk(c.chunk_id, c.seq, c.section, c.text).content_hash: v
-            for c, v in zip(chunks, vectors, strict=True)}
+    return {c.content_hash: v for c, v in zip(chunks, vectors, strict=True)}
 
 
 _LINK_COUNTS = """

@@ -40,7 +40,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from csagent.domain.errors import Conflict, InvalidInput, NotFound
 from csagent.domain.ids import DOCUMENT_ID_PATTERN
-from csagent.knowledge.chunking import DEFAULT_MAX_CHARS, DEFAULT_MIN_CHARS, DEFAULT_OVERLAP, split_text
+from csagent.knowledge.chunking import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MIN_CHARS,
+    DEFAULT_OVERLAP,
+    Chunk,
+    split_text,
+)
 from csagent.knowledge.ingest import MentionResolver
 from csagent.knowledge.parsing import DEFAULT_MAX_BYTES, ParsedDocument, parse_markdown, parse_upload
 
@@ -67,22 +73,6 @@ def doc_id_from(filename: str) -> str:
     if not slug:
         raise InvalidInput("cannot derive a document id from the file name; pass document_id")
     return slug
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedChunk:
-    chunk_id: str
-    seq: int
-    section: str
-    text: str
-
-    @property
-    def embedding_text(self) -> str:
-        return f"{self.section}\n{self.text}" if self.section else self.text
-
-    @property
-    def content_hash(self) -> str:
-        return _sha256(self.embedding_text)
 
 
 @dataclass(frozen=True)
@@ -274,13 +264,13 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------- helpers
 
-    def plan_chunks(self, doc_id: str, parsed: ParsedDocument) -> list[PlannedChunk]:
-        chunks: list[PlannedChunk] = []
+    def plan_chunks(self, doc_id: str, parsed: ParsedDocument) -> list[Chunk]:
+        chunks: list[Chunk] = []
         for section in parsed.sections:
             for piece in split_text(section.text, max_chars=self.max_chars, min_chars=self.min_chars,
                                     overlap=self.overlap):
                 seq = len(chunks)
-                chunks.append(PlannedChunk(f"{doc_id}#{seq}", seq, section.path, piece))
+                chunks.append(Chunk(f"{doc_id}#{seq}", doc_id, seq, section.path, piece))
         return chunks
 
     def content_hash(self, parsed: ParsedDocument) -> str:
@@ -290,7 +280,7 @@ class KnowledgeBase:
             parts.extend((section.path, section.text))
         return _sha256(*parts)
 
-    def _vectors(self, chunks: Iterable[PlannedChunk]) -> tuple[dict[str, list[float]], int]:
+    def _vectors(self, chunks: Iterable[Chunk]) -> tuple[dict[str, list[float]], int]:
         """Vectors by chunk hash: shipped, stored, or embedded now (the count embedded)."""
         texts: dict[str, str] = {c.content_hash: c.embedding_text for c in chunks}
         known = self.known_vectors

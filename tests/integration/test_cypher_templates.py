@@ -424,3 +424,29 @@ def test_an_unreachable_database_is_a_retryable_transient_failure() -> None:
     # Then the tool reports TRANSIENT, retryable
     assert result.error is not None and result.error.type is ErrorType.TRANSIENT, result.error
     assert result.error.retryable
+
+
+KETTLE = {"product_id": "1075968781", "name": "Electric Kettle", "options": {}}
+
+
+@pytest.mark.parametrize(("question", "product", "answer"), [
+    # a superlative along an option: the versions in stock at that end, whatever template it resembles
+    ("What's the largest electric kettle you sell and how much is it?", KETTLE,
+     "The Electric Kettle with the highest capacity in stock is the 2L: 2L / stainless steel / white at "
+     "$153.81 and 2L / glass / white at $159.78."),
+    # "most cheap" is the cheapest, not the most expensive its words resemble
+    ("Which is the most cheap electric kettle you are selling?", KETTLE,
+     "The cheapest Electric Kettle in stock is the 1L / glass / silver version at $137.17 "
+     "(item 1240311797)."),
+    # a bound: the versions beyond it (the 5mm the grounding read is the bound, not a filter)
+    ("got any yoga mats thicker than 5mm?",
+     {"product_id": "4635925001", "name": "Yoga Mat", "options": {"thickness": "5mm"}},
+     "Yoga Mat versions in stock with a thickness above 5mm: 6mm / PVC / green at $105.68."),
+])
+def test_a_ranking_question_is_answered_from_the_products_versions(
+        graph: Neo4jGraph, question: str, product: dict[str, Any], answer: str) -> None:
+    # When a question ranking a grounded product's versions is asked
+    result, text = _ask(graph, {"question": question, "product": product})
+    # Then the versions it ranks answer it, from the store's data
+    assert result.data is not None and result.data["template_id"] == cc.RANKED_VERSIONS
+    assert text == answer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.grounding.comparatives import Move, apply_moves, moves, ordered_values
+from csagent.grounding.comparatives import Move, apply_moves, moves, ordered_values, rank_versions
 
 
 @pytest.mark.parametrize(("values", "ordered"), [
@@ -47,6 +47,13 @@ BOOTS = ("size", "material", "waterproof")
     ("I don't want a bigger one, just waterproof", BOOTS, []),
     ("can you pick it up from my porch", BOOTS, []),  # "up" names no dimension
     ("a lighter colour", ("color", "weight range"), [Move("color", -1)]),  # the colour, not the weight
+    # a plain adjective after more/most/less/least is the comparative it stands for, or its opposite
+    ("which is the most cheap one", ("color", "price"), [Move("price", -1, to_end=True)]),
+    ("the least expensive", ("color", "price"), [Move("price", -1, to_end=True)]),
+    ("something less pricey", ("color", "price"), [Move("price", -1)]),
+    ("the most affordable kettle", ("capacity", "price"), [Move("price", -1, to_end=True)]),
+    # a comparative with "than" and a value carries the bound
+    ("mats thicker than 5mm", ("thickness", "color"), [Move("thickness", 1, beyond="5mm")]),
 ])
 def test_comparative_words_name_a_move(text: str, keys: tuple[str, ...], expected: list[Move]) -> None:
     assert moves(text, keys) == expected
@@ -61,3 +68,46 @@ def test_a_move_steps_along_the_products_own_values() -> None:
     assert apply_moves("more storage", current, dims) == {}  # card types have no order
     colours = {"color": ["black", "white"], "weight range": ["5-25 lbs", "30-50 lbs"]}
     assert apply_moves("a lighter colour", {"color": "black", "weight range": "30-50 lbs"}, colours) == {}
+
+
+KETTLES = [
+    {"options": {"capacity": "1L", "color": "white"}, "price": 164.46, "available": True},
+    {"options": {"capacity": "1L", "color": "black"}, "price": 137.17, "available": True},
+    {"options": {"capacity": "2L", "color": "white"}, "price": 159.78, "available": True},
+    {"options": {"capacity": "2L", "color": "black"}, "price": 153.81, "available": True},
+    {"options": {"capacity": "1.5L", "color": "white"}, "price": 120.00, "available": False},
+]
+
+
+@pytest.mark.parametrize(("text", "named", "value", "prices"), [
+    # a superlative along an option: every version in stock at that end, cheapest first
+    ("what's the largest kettle you sell?", None, "2L", [153.81, 159.78]),
+    ("the smallest one", None, "1L", [137.17, 164.46]),
+    # along the price: the one version (out of stock ones never count)
+    ("which is the most cheap kettle", None, None, [137.17]),
+    ("your priciest kettle", None, None, [164.46]),
+    # the options named narrow first: "the cheapest white one"
+    ("the cheapest white one", {"color": "white"}, None, [159.78]),
+    # a bound: those beyond it
+    ("kettles bigger than 1.5L", None, None, [153.81, 159.78]),
+    ("anything cheaper than $150", None, None, [137.17]),
+])
+def test_a_question_ranks_a_products_versions_in_stock(text: str, named: dict[str, str] | None,
+                                                       value: str | None, prices: list[float]) -> None:
+    ranked = rank_versions(text, KETTLES, named)
+    assert ranked is not None
+    assert ranked.value == value
+    assert [v["price"] for v in ranked.versions] == prices
+
+
+@pytest.mark.parametrize("text", ["do you have the kettle in black?", "the most colourful kettle"])
+def test_words_that_rank_nothing_give_no_ranking(text: str) -> None:
+    assert rank_versions(text, KETTLES) is None
+
+
+def test_a_bound_of_the_dimension_named_does_not_narrow_to_itself() -> None:
+    # "thicker than 5mm" grounds the option 5mm too: it is the bound, not a filter
+    mats = [{"options": {"thickness": t}, "price": p, "available": True}
+            for t, p in (("4mm", 92.53), ("5mm", 103.84), ("6mm", 105.68))]
+    ranked = rank_versions("got any yoga mats thicker than 5mm?", mats, {"thickness": "5mm"})
+    assert ranked is not None and [v["options"]["thickness"] for v in ranked.versions] == ["6mm"]

@@ -516,6 +516,8 @@ def test_a_fallback_keeping_every_other_option_comes_before_the_wish_changing_th
     ("the one with the hiking boots", "#W0000001"),
     ("not the one with the hiking boots", "#W0000003"),
     ("the other one", None),  # nothing says which the other is
+    ("The one with number #W0000003, please.", "#W0000003"),  # an id of one of those listed
+    ("#W0000002 I think", None),  # an id not among those listed picks none of them
 ])
 def test_an_answer_ruling_out_a_listed_order_picks_the_other(answer: str, expected: str | None) -> None:
     # Given the two orders with a kettle listed back
@@ -880,3 +882,64 @@ def test_an_english_word_is_not_read_as_a_misspelt_product_name() -> None:
     assert [m.name for m in product_mentions("Those boots are nothing like the pictures", catalogue)] == [
         "Hiking Boots"]
     assert [m.name for m in product_mentions("my garden hoze leaks", catalogue)] == ["Garden Hose"]
+
+
+@pytest.mark.parametrize(("text", "returned"), [
+    ("return the kettle but keep the hiking boots", ["Electric Kettle"]),
+    ("keep the hiking boots but return the kettle", ["Electric Kettle"]),
+    ("the boots I'm keeping, return the kettle", ["Electric Kettle"]),
+    ("return everything except the hiking boots", ["Electric Kettle"]),
+    ("don't send back the boots, only the kettle", ["Electric Kettle"]),
+    # a negation that describes the item keeps nothing
+    ("the kettle does not suit me, I want to return it", ["Electric Kettle"]),
+    # "keeping everything else" says which item alone goes back
+    ("I'm keeping everything else, but I might send the kettle back", ["Electric Kettle"]),
+])
+def test_a_return_leaves_out_what_the_customer_keeps(text: str, returned: list[str]) -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    # Given the delivered order with the hiking boots and a kettle
+    order = _store().order("#W0000001")
+    assert order is not None
+    # Then only the items the words return are returned
+    assert [x.name for x in resolve_return_lines(text, order) or []] == returned
+
+
+def test_it_in_a_return_points_back_to_a_product_named_in_another_clause() -> None:
+    # Given the delivered order with the boots and the kettle
+    store = _store()
+    message = "I've had the kettle for a bit and it does not suit me. I would like to return it"
+    # When the return clause says only "it"
+    found = ground("return_request", "I would like to return it", {"order_id": "#W0000001"}, store,
+                   _variants(), message)
+    # Then "it" is the kettle the message named
+    assert found.get("item_ids") == ["k-1L-white"]
+
+
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("I opened the makeup kit and tried it, but I don't like it. I'd like to return it", ["Makeup Kit"]),
+    ("The perfume I open already and use, but not like. I can return it?", ["Makeup Kit"]),
+    ("I'd like to return the makeup kit, it's unopened", []),
+    ("return the makeup kit please, I haven't opened it", []),
+    ("return the makeup kit please", []),  # nothing says it was opened
+])
+def test_an_item_taken_back_only_unopened_is_flagged_when_the_words_say_it_was_opened(
+        text: str, flagged: list[str]) -> None:
+    from csagent.grounding.frame import opened_but_returnable_only_unopened
+
+    kit = Line("m-1", "p-kit", "Makeup Kit", 261.4, {})
+    kettle = Line("k-1", "p-kettle", "Electric Kettle", 94.0, {})
+    assert opened_but_returnable_only_unopened(text, [kit, kettle]) == flagged
+
+
+def test_the_returns_page_names_the_products_taken_back_only_unopened() -> None:
+    import json
+    from importlib import resources
+
+    # The rule's products are data beside the grounding; the store's page is where customers read it
+    rules = json.loads(resources.files("csagent.grounding").joinpath("data/return_conditions.json")
+                       .read_text("utf-8"))
+    page = resources.files("csagent.knowledge").joinpath("docs/returns-refunds.md").read_text("utf-8")
+    rule = next(p for p in page.split("\n\n") if "hygiene" in p.lower())
+    for name in rules["unopened_only"] + rules["unused_only"]:
+        assert name in rule

@@ -68,6 +68,8 @@ RULE_QUESTIONS = {
     "addition": "Can I add an item to an existing order?",
     "other_product": "Can I exchange or change an item for a different product?",
     "another_person": "Can you discuss or change another person's orders, even a family member's?",
+    "refund_timing": "How long do refunds take to a credit card, PayPal or gift card?",
+    "opened": "Can I return {items} once it has been opened or used?",
 }
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
@@ -464,6 +466,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 items = {"template_id": "order_items", "params": {"order_id": order_id}}
                 b.add("order_items", PREDEFINED, items)
                 b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[entities["not_an_option_change"]]})
+        elif intent == "return_request" and entities.get("not_returnable"):
+            # "I opened the perfume, I'd like to return it": the store takes it back only unopened.
+            # That rule, no proposal.
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["opened"].format(
+                items=" and ".join(entities["not_returnable"]))})
         elif intent == "cancel_order" and entities.get("partial_items"):
             # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
             # and the store's rule, no proposal and no reason asked for.
@@ -548,9 +555,13 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             # reply adds up the items named (`replies.named_items_total`).
             args["named_items"] = named
         b.add(template, PREDEFINED, args)
+    if how_much and _WHEN.search(text):
+        # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
+        b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
 
 
 _HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)
+_WHEN = re.compile(r"\b(when|how (?:long|quickly|soon|fast|many days))\b", re.IGNORECASE)
 
 
 def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],

@@ -412,6 +412,35 @@ def _price_extreme(name: str) -> Callable[[Mapping[str, Any], str], str]:
     return describe
 
 
+def _ranked_versions(data: Mapping[str, Any], lang: str) -> str:
+    """"The cheapest X in stock is ...", "The X with the largest capacity in stock is 2L: ...",
+    "X versions in stock with a thickness above 5mm: ..." (`cypher_catalogue._ranked_versions`)."""
+    ranking = data.get("ranking") or {}
+    product = str((data.get("product") or {}).get("name") or "")
+    rows = _rows(data)
+    key, up = str(ranking.get("key") or ""), int(ranking.get("direction") or 1) > 0
+    if ranking.get("beyond") is not None:
+        bound = str(ranking["beyond"])
+        if not rows:
+            return render("ranked_none_beyond", lang, product=product, key=key, bound=bound,
+                          side=render("side_above" if up else "side_below", lang))
+        items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
+                        price=_money(r.get("price"))) for r in rows]
+        return render("ranked_beyond", lang, product=product, key=key, bound=bound,
+                      side=render("side_above" if up else "side_below", lang), items=_listed(items, lang))
+    if not rows:
+        return render("ranked_none_in_stock", lang, product=product)
+    if key == "price":
+        row = rows[0]
+        return render("most_expensive_variant" if up else "cheapest_variant", lang, product=product,
+                      options=_options_text(row.get("option_text")), price=_money(row.get("price")),
+                      item_id=row.get("item_id") or "")
+    items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
+                    price=_money(r.get("price"))) for r in rows]
+    return render("ranked_end", lang, product=product, key=key, value=str(ranking.get("value") or ""),
+                  end=render("end_highest" if up else "end_lowest", lang), items=_listed(items, lang))
+
+
 def _category_products(data: Mapping[str, Any], lang: str) -> str:
     sentences = []
     for category, rows in _by_product(_rows(data), "category").items():
@@ -495,6 +524,7 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
     "variant_availability": _item,
     "cheapest_variant": _price_extreme("cheapest_variant"),
     "most_expensive_variant": _price_extreme("most_expensive_variant"),
+    "ranked_versions": _ranked_versions,
     "products_in_category": _category_products,
     "products_named": _products_named,
     "categories": _categories,

@@ -180,9 +180,12 @@ class LocalUnderstanding:
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
         picked, waiting = None, None
-        if not fallback_order and view is not None:
+        if view is not None and (not fallback_order or len(message_orders) == 1):
+            # "the delivered one", or "the one with number #W1, please" naming one of those listed
             picked, waiting = _answered_candidate(text, state, view)
-            fallback_order = picked
+            if message_orders and picked != fallback_order:
+                picked, waiting = None, None
+            fallback_order = fallback_order or picked
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
         variants = self._variants() if self._variants and view is not None else None
@@ -319,7 +322,7 @@ class LocalUnderstanding:
             # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
             clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
                        for i, c in enumerate(clauses)]
-        clauses = _without_ruled_out_changes(clauses)
+        clauses = _without_ruled_out_changes(_reasons_folded(clauses))
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None and state.get("pending_actions"):
@@ -332,6 +335,12 @@ class LocalUnderstanding:
                 if c.confidence >= MIN_CLAUSE_CONFIDENCE or c.intent not in PASSIVE_INTENTS]
         intents = [c.intent for c in clauses]
         route = route_for(sure or intents)
+        if route == "general" and any(c.intent == OUT_OF_SCOPE and c.confidence >= MIN_CLAUSE_CONFIDENCE
+                                      and opens_question(c.text) for c in clauses):
+            # "Dear team, do you know what the weather will be on Saturday? Many thanks": the courtesy
+            # wraps a question the store does not answer, which decides the reply ("lovely weather
+            # today, isn't it?" asks nothing: small talk).
+            route = OUT_OF_SCOPE
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]
         primary = next((c.intent for c in clauses if route_for([c.intent]) == route), intents[0])
         merged: dict[str, Any] = {}
@@ -357,6 +366,25 @@ def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[l
         texts.append(piece)
         kept.append(prediction)
     return texts, kept
+
+
+def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
+    """ "Please cancel my thermostat, I don't need it anymore": a clause that gives only the reason
+    of a cancellation asked beside it (a cancellation reason, no change verb of its own) is part of
+    that request, not a request of its own (a return, say)."""
+    if not any(c.intent == "cancel_order" for c in clauses):
+        return clauses
+    from csagent.grounding.frame import named_change
+    from csagent.requests import REQUEST_BY_VERB
+
+    def reason_only(c: Clause) -> bool:
+        words = set(re.findall(r"[a-z]+", c.text.lower()))
+        return (c.intent in WRITE_INTENTS - {"cancel_order"} and bool(c.entities.get("reason"))
+                and named_change(c.text) is None and not words & set(REQUEST_BY_VERB))
+
+    kept = ("order_id", "order_status", "reason", "grounded_orders", "grounded")
+    return [replace(c, intent="cancel_order", entities={k: v for k, v in c.entities.items() if k in kept})
+            if reason_only(c) else c for c in clauses]
 
 
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:

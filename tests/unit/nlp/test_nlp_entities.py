@@ -180,6 +180,21 @@ def test_product_is_matched_with_its_option(catalogue: list[dict]) -> None:
     assert mention.options == {"color": "blue"}
 
 
+def test_options_spread_after_the_product_and_written_as_one_word_are_read(catalogue: list[dict]) -> None:
+    # Given options listed well after the product, and "wifi" for the catalogue's "Wi-Fi"
+    helmets = {"product_id": "7765186836", "name": "Cycling Helmet",
+               "options": {"size": ["S", "M", "L"], "color": ["blue", "red", "white"],
+                           "ventilation": ["low", "medium", "high"]}}
+    bulbs = {"product_id": "2696197613", "name": "LED Light Bulb",
+             "options": {"connectivity": ["Wi-Fi", "Bluetooth", "none"]}}
+    [helmet] = find_products("I've been eyeing the cycling helmet, specifically the one with size S, "
+                             "color blue, ventilation high", [*catalogue, helmets])
+    [bulb] = find_products("the cheapest wifi light bulb", [*catalogue, bulbs])
+    # Then every option is read, as the catalogue spells it
+    assert helmet.options == {"size": "S", "color": "blue", "ventilation": "high"}
+    assert bulb.options == {"connectivity": "Wi-Fi"}
+
+
 def test_plural_and_typo_product_names_still_match(catalogue: list[dict]) -> None:
     # Given "those headphones" and a misspelling / When matched / Then both are Headphones
     assert [m.name for m in find_products("those headphones", catalogue)] == ["Headphones"]

@@ -106,6 +106,22 @@ def test_a_swap_asked_in_general_terms_is_answered_as_a_policy_question(classifi
     assert understanding.intent == "policy_question"
 
 
+@pytest.mark.parametrize(("text", "route"), [
+    # courtesy around a question the store does not answer: the question decides
+    ("Dear support team, I am planning a picnic this weekend. Do you know what the weather will be "
+     "like in Chicago on Saturday? Many thanks in advance!", "out_of_scope"),
+    ("Hello, can you help me write a cover letter for a marketing job? Thank you kindly.", "out_of_scope"),
+    # a remark asks nothing: small talk stays small talk
+    ("Good morning! Lovely weather today, isn't it? Thanks for all your help last week", "general"),
+    ("Hi! Hope you're having a good day!", "general"),
+])
+def test_courtesy_does_not_hide_a_question_out_of_scope(classifier: IntentClassifier, text: str,
+                                                        route: str) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    assert LocalUnderstanding(classifier=classifier).understand(text, {}).route == route
+
+
 def test_prediction_names_a_runner_up_with_a_lower_score(classifier: IntentClassifier) -> None:
     # Given an order question / When classified
     prediction = classifier.classify("where is my package")

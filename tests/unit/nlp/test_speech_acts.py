@@ -16,6 +16,9 @@ from csagent.nlp.speech_acts import asks_something, declines_change, is_elliptic
     ("I don't want to return the whole order, only the scarf", False),  # a contrast: still a request
     ("I never wanted blue, make them black", False),                      # the negation is not the verb's
     ("not the first order, cancel the other one", False),
+    ("keep the thermostat order, no cancelling", True),                    # a gerund after "no"
+    ("not cancelling anything, just want to know where it is", True),
+    ("No, cancel it", False),                                              # "no" answers; it asks to cancel
 ])
 def test_a_change_named_only_to_rule_it_out(text: str, declined: bool) -> None:
     assert declines_change(text) is declined

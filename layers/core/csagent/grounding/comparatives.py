@@ -5,9 +5,15 @@ An option's values are ordered when every one reads as a number with its unit ("
 ("small" < "medium" < "large", "S" < "M" < "XL"). A comparative word moves one step (two with
 "two sizes up") along the dimension it names ("a bigger zoom", "more storage", "a size up"), or,
 when it names none ("a bigger one"), along the first of its usual dimensions the product has; a
-superlative ("the largest") goes to the end. Nothing is moved when the words rule it out ("no
-longer", "not bigger"), when the dimension's values have no order (colours), or when there is no
-step left ("a size up" from the largest): the caller then asks, as for any wish it cannot place.
+superlative ("the largest", "the most affordable") goes to the end. Nothing is moved when the
+words rule it out ("no longer", "not bigger"), when the dimension's values have no order (colours),
+or when there is no step left ("a size up" from the largest): the caller then asks, as for any wish
+it cannot place.
+
+The same words rank a catalogue product's versions for a question about what the store sells
+(`rank_versions`): "the largest kettle" is the versions in stock with the largest capacity, "the
+most cheap bulb" the cheapest one, "yoga mats thicker than 5mm" those above 5mm. Price is one more
+dimension there.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ class Move:
     direction: int
     steps: int = 1
     to_end: bool = False
+    #: "thicker than 5mm": the value (as written) the wish goes beyond.
+    beyond: str | None = None
 
 
 def ordered_values(values: Sequence[str]) -> list[str] | None:
@@ -91,7 +99,7 @@ def moves(text: str, keys: Sequence[str]) -> list[Move]:
     data = _data()
     words: dict[str, Any] = data["words"]
     superlatives: dict[str, str] = data["superlatives"]
-    toks = tokens(text.replace("n't", " not"))
+    toks = _adjectives_read(tokens(text.replace("n't", " not")))
     out: list[Move] = []
     for i, tok in enumerate(toks):
         word = superlatives.get(tok, tok)
@@ -115,7 +123,32 @@ def moves(text: str, keys: Sequence[str]) -> list[Move]:
         steps = _COUNTS.get(toks[count_at], 1) if count_at >= 0 else 1
         if after and not before and i + 1 < len(toks) and toks[i + 1] in _COUNTS:
             steps = _COUNTS[toks[i + 1]]  # "up two sizes"
-        out.append(Move(key, int(words[word]["direction"]), steps, to_end=tok in superlatives))
+        beyond = toks[i + 2] if (tok not in superlatives and toks[i + 1 : i + 2] == ["than"]
+                                 and i + 2 < len(toks) and _magnitude(toks[i + 2]) is not None) else None
+        out.append(Move(key, int(words[word]["direction"]), steps, to_end=tok in superlatives, beyond=beyond))
+    return out
+
+
+def _adjectives_read(toks: Sequence[str]) -> list[str]:
+    """"most affordable" read as "cheapest", "less pricey" as "cheaper", "least expensive" as
+    "cheapest": a plain adjective after more/most/less/least becomes the comparative (or
+    superlative) it stands for, its opposite after less/least."""
+    data = _data()
+    adjectives: dict[str, list[str]] = data["adjectives"]
+    superlative_of = {comparative: sup for sup, comparative in data["superlatives"].items()
+                      if sup not in ("most", "least", "maximum", "max", "minimum")}
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok, following = toks[i], toks[i + 1] if i + 1 < len(toks) else ""
+        if tok in ("more", "most", "less", "least") and following in adjectives:
+            comparative = adjectives[following][0 if tok in ("more", "most") else 1]
+            to_end = tok in ("most", "least")
+            out.append(superlative_of.get(comparative, comparative) if to_end else comparative)
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
     return out
 
 
@@ -138,3 +171,58 @@ def apply_moves(
         if 0 <= index < len(ordered):
             wanted[move.key] = ordered[index]
     return wanted
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A catalogue product's versions ranked by what a question asks: those in stock at the end
+    of `key` ("price" or an option) in `direction`, or beyond `move.beyond`; cheapest first."""
+
+    move: Move
+    #: The option value they share at that end ("2L"); None for price and for a bound.
+    value: str | None
+    versions: list[Mapping[str, Any]]
+
+
+def rank_versions(text: str, versions: Sequence[Mapping[str, Any]],
+                  named: Mapping[str, str] | None = None) -> Ranked | None:
+    """The versions (`{"options": {...}, "price": .., "available": ..}`, every version of one
+    product) the superlative or the "than" in `text` picks among those in stock having the options
+    `named` ("the cheapest wifi one"; an option of the ranked dimension itself, the "5mm" of
+    "thicker than 5mm", does not narrow), or None when the words rank nothing or along a dimension
+    whose values have no order."""
+    dimensions: dict[str, list[str]] = {}
+    for version in versions:
+        for key, value in (version.get("options") or {}).items():
+            if value not in dimensions.setdefault(str(key), []):
+                dimensions[str(key)].append(str(value))
+    move = next((m for m in moves(text, [*dimensions, "price"]) if m.to_end or m.beyond), None)
+    if move is None:
+        return None
+    wanted = {k.lower(): v.lower() for k, v in (named or {}).items() if k.lower() != move.key.lower()}
+    in_stock = sorted((v for v in versions if v.get("available") and all(
+        str(value).lower() == wanted[str(key).lower()]
+        for key, value in (v.get("options") or {}).items() if str(key).lower() in wanted)),
+        key=lambda v: float(v.get("price") or 0))
+    if move.key == "price":
+        if move.beyond is not None:
+            limit = _magnitude(move.beyond.lstrip("$")) or 0.0
+            return Ranked(move, None, [v for v in in_stock
+                                       if (float(v.get("price") or 0) - limit) * move.direction > 0])
+        return Ranked(move, None, in_stock[:1] if move.direction < 0 else in_stock[-1:])
+    ordered = ordered_values(dimensions.get(move.key, []))
+    if ordered is None:
+        return None
+    rank = {value: i for i, value in enumerate(ordered)}
+    placed = [(rank[value], v) for v in in_stock
+              if (value := str((v.get("options") or {}).get(move.key))) in rank]
+    if move.beyond is not None:
+        bound = _magnitude(move.beyond)
+        if bound is None:
+            return None
+        return Ranked(move, None, [v for i, v in placed
+                                   if ((_magnitude(ordered[i]) or 0.0) - bound) * move.direction > 0])
+    if not placed:
+        return Ranked(move, None, [])
+    end = max(i for i, _ in placed) if move.direction > 0 else min(i for i, _ in placed)
+    return Ranked(move, ordered[end], [v for i, v in placed if i == end])

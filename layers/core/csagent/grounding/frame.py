@@ -9,8 +9,11 @@ identify it. The same frame serves the model path: its prompts get the resolved 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
@@ -23,6 +26,7 @@ from csagent.grounding.resolve import (
     resolve_return_lines,
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
+from csagent.nlp.entities import find_order_ids
 from csagent.nlp.script import has_ideographs
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
 
@@ -326,11 +330,20 @@ def ground(
         return entities
     if intent == "return_request":
         if order is not None and not entities.get("item_ids"):
+            # "I've had the air purifier a while, it doesn't suit me. I'd like to return it": what
+            # "it" points back to may be named in another clause of the message, or earlier on.
+            beside = [m.product_id for m in product_mentions(message, order.products())] \
+                if message and message != text else []
             lines = resolve_return_lines(text, order) or (
-                implied_lines(text, order, recent_products if order.order_id == recent else ())
+                implied_lines(text, order, [*beside, *(recent_products if order.order_id == recent else ())])
                 if not product_mentions(text, view.products()) else None)
             if lines:
                 entities = {**entities, "item_ids": [x.item_id for x in lines]}
+                opened = opened_but_returnable_only_unopened(text, lines)
+                if opened:
+                    # "I opened the makeup kit and don't like it, I'd like to return it": the store
+                    # takes it back only unopened; the rule answers, nothing is proposed.
+                    entities = {**entities, "not_returnable": opened}
             elif order.status == "delivered" and not product_mentions(text, view.products()):
                 # "I want to send something back": the order is found, the items are not named.
                 items = ", ".join(x.label() for x in order.lines)
@@ -340,14 +353,40 @@ def ground(
     return entities
 
 
+@lru_cache(maxsize=1)
+def _return_conditions() -> dict[str, Any]:
+    text = resources.files("csagent.grounding").joinpath("data/return_conditions.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def opened_but_returnable_only_unopened(text: str, lines: Sequence[Line]) -> list[str]:
+    """The names of the items to return that the store takes back only unopened or unused
+    (`data/return_conditions.json`) when the words say they were opened or used; else []."""
+    rules = _return_conditions()
+    only = set(rules["unopened_only"]) | set(rules["unused_only"])
+    named = [x.name for x in lines if x.name in only]
+    if not named:
+        return []
+    words = _phrase_form(text)
+    if any(_phrase_form(w) in words for w in rules["not_opened"]):
+        return []
+    return named if any(_phrase_form(w) in words for w in rules["opened"]) else []
+
+
+def _phrase_form(text: str) -> str:
+    """Lower-case words between single spaces, apostrophes dropped ("haven't" -> " havent ")."""
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower().replace("'", "").replace("’", ""))) + " "
+
+
 _POINTS_BACK = re.compile(r"\b(it|them|this|that|these|those)\b|它|这个|那个|它们", re.IGNORECASE)
 _SEVERAL = re.compile(r"\b(them|these|those|both|all)\b|它们|都", re.IGNORECASE)
 
 
 def implied_lines(text: str, order: OrderView, talked_about: Sequence[str] = ()) -> list[Line] | None:
     """The items a return that names none means: the order's only item, or, when the words point
-    back ("return it", "send them back"), the items of the products the conversation just named
-    in that order ("did my light bulbs arrive?" ... "I'd like to return it"). None when that is not
+    back ("return it", "send them back"), the items of the products the message or the conversation
+    just named in that order ("did my light bulbs arrive?" ... "I'd like to return it"). None when that is not
     one clear set ("return it" about an order holding two of them)."""
     if len(order.lines) == 1:
         return list(order.lines)
@@ -501,7 +540,9 @@ def item_change_intent(
         return intent
     # The order the words describe, when the clause names none ("I need 9 not 8. Please change, and
     # pay the difference with my visa": the boots' order).
-    finding = "change_items" if intent in CATALOGUE_WISHES else intent  # a wish is about an order
+    # A wish, or words read as no order request at all ("... and use my PayPal account for any
+    # difference"), is about the order an item change would be of.
+    finding = "change_items" if intent in CATALOGUE_WISHES | {"account_info", "out_of_scope"} else intent
     order = view.order(entities.get("order_id")
                        or find_order(finding, text, dict(entities), view, text).get("order_id"))
     if order is None or order.status not in ("pending", "delivered"):
@@ -515,14 +556,17 @@ _ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, 
 
 
 def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | None:
-    """The one order of those listed back that the customer's answer describes ("the gold one",
-    "the delivered one", "the second one", "the plastic one, not the glass one", "the one going
-    to Denver"); None when the words fit several or none. A product, option value or address
+    """The one order of those listed back that the customer's answer names or describes ("#W1",
+    "the gold one", "the delivered one", "the second one", "the plastic one, not the glass one",
+    "the one going to Denver"); None when the words fit several or none. A product, option value or address
     named after a negation rules its order out; when that leaves one, it is the one meant."""
     from csagent.grounding.options import find_option_values, tokens
 
     if not candidates:
         return None
+    named = [o for o in candidates if o.order_id in find_order_ids(text)]
+    if len(named) == 1:
+        return named[0]  # "the one with number #W2022128, please"
     words = tokens(text)
     for word, index in _ORDINALS.items():
         if word in words and len(candidates) > max(index, -index - 1):

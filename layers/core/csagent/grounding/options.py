@@ -3,7 +3,8 @@
 Everything is derived from the catalogue's own values, so a new product or option works without
 code: values and text are compared as normalised token sequences ("15 inch" = "15-inch",
 "5 x" = "5x", "2 liters" = "2 liter"); yes/no dimensions are named by the dimension itself
-("waterproof", "non-waterproof"); a `none` value by "no <dimension>" / "without <dimension>";
+("waterproof", "non-waterproof"); a hyphenated value also written as one word ("wifi" for Wi-Fi);
+a `none` value by "no <dimension>" / "without <dimension>";
 bare numbers and one-letter sizes ("10", "M") only next to their dimension ("size 10", "in M").
 A small synonym table (`data/option_synonyms.json`, data, not code) adds everyday words for
 values ("large" for L, "grey" for gray); a Chinese gloss (`nlp.gloss`) turns Chinese
@@ -109,6 +110,8 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
             forms = [(tokens(value), False)] + [(tokens(s), True) for s in synonyms().get(value.lower(), [])]
             if value.isdigit() and head:  # "1000-piece" for pieces: 1000
                 forms.append(([value + head], False))
+            if "-" in value and len(forms[0][0]) > 1:  # "wifi" for Wi-Fi, "usbc" for USB-C
+                forms.append((["".join(forms[0][0])], False))
             for form, synonym in forms:
                 for i in _find(form, toks):
                     if value.lower() == "none":

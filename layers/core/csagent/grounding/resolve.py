@@ -297,6 +297,16 @@ class _Segment:
     extra: list[tuple[int, int]] = field(default_factory=list)
 
 
+_CONNECTOR = re.compile(r"\b(?:but|and|or|except|while|whereas|though|then)\b", re.IGNORECASE)
+
+
+def _cut_before(text: str, after: int, start: int) -> int:
+    """Where the words of a mention starting at `start` begin, after one ending at `after`: at the
+    last connector between them ("but keep the", "and not the"), else at the mention."""
+    found = list(_CONNECTOR.finditer(text, after, start))
+    return found[-1].start() if found else start
+
+
 def _segments(text: str, mentions: Sequence[Any]) -> list[tuple[Any, str]]:
     """The text that belongs to each product mention: its own clause piece, plus the following
     pieces that name no product ("the camera, I want 5x zoom instead")."""
@@ -316,11 +326,13 @@ def _segments(text: str, mentions: Sequence[Any]) -> list[tuple[Any, str]]:
             continue
         if len(inside) == 1:
             owned[inside[0]].extend(pending + [piece])
-        else:  # several products in one piece: cut it at each mention
+        else:  # several products in one piece: cut it before each mention, at the connector
+            # that opens the mention's words ("return the clock but keep the bottle": "but keep"
+            # is the bottle's)
+            cuts = [lo] + [_cut_before(text, mentions[inside[j]].span[1], mentions[i].span[0])
+                           for j, i in enumerate(inside[1:])] + [hi]
             for j, i in enumerate(inside):
-                a = mentions[i].span[0] if j else lo
-                b = mentions[inside[j + 1]].span[0] if j + 1 < len(inside) else hi
-                owned[i].append(text[a:b])
+                owned[i].append(text[cuts[j]:cuts[j + 1]])
             owned[inside[0]][0:0] = pending
         pending = []
         last = inside[-1]
@@ -580,6 +592,34 @@ def _merge_repeats(segments: list[tuple[Any, str]], order: OrderView) -> list[tu
 _KEPT_ITEM = re.compile(
     r"\b(keep|keeping|kept|not|except|but not|don'?t|stays?|staying|leave)\b", re.IGNORECASE
 )
+# A negation keeps an item when it governs the item ("not the mug", "but not my lamp") or the return
+# itself ("don't send back the mug"); one that describes the item ("it does not suit me", "doesn't
+# work") keeps nothing.
+_NEGATED_MENTION = re.compile(r"\b(?:not|n't|never|no)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+_NEGATED_RETURN = re.compile(
+    r"\b(?:don'?t|do not|won'?t|will not|not)\s+(?:\w+\s+){0,2}?(?:return|send|ship|refund)\w*\b",
+    re.IGNORECASE)
+# "I'm keeping everything else", "keep the rest": what is kept is the rest, not this item.
+_KEEPING_THE_REST = re.compile(
+    r"\b(?:keep|keeping|kept)\s+(?:\w+\s+)?(?:everything(?: else)?|the rest|all (?:the )?rest|"
+    r"all else|the others?|the other (?:items?|things?|stuff))\b", re.IGNORECASE)
+_KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leaving)\b", re.IGNORECASE)
+
+
+def _kept(segment: str, surface: str) -> bool:
+    """Do the words of one product's segment keep it out of the return? Only the words from the
+    last connector before the mention count ("I'm keeping everything else, but I might send the
+    fleece back" returns the fleece)."""
+    at = segment.lower().find(surface.lower()) if surface else -1
+    if at >= 0:
+        opening = [m.start() for m in _CONNECTOR.finditer(segment, 0, at)][-1:] or [0]
+        segment, at = segment[opening[0]:], at - opening[0]
+    cleaned = _KEEPING_THE_REST.sub(" ", _NOT_KEEPING.sub(" ", _NOT_EVERYTHING.sub(" ", segment)))
+    if _KEEP_VERB.search(cleaned) or _NEGATED_RETURN.search(cleaned):
+        return True
+    return at >= 0 and bool(_NEGATED_MENTION.search(segment[:at]))
+
+
 _EVERYTHING = re.compile(
     r"\b(everything|all (?:the |of the )?(?:items|things|of it|of them)|whole order|"
     r"entire order|all of my order|the lot)\b",
@@ -641,7 +681,8 @@ def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
 
 def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     """The lines of `order` the customer returns ("the kettle and the hose, I'm keeping the camera"),
-    None when the words name none of them. "Everything" is every line; a product of which the order
+    None when the words name none of them. "Everything" is every line (but those kept: "everything
+    except the bottle"); a product of which the order
     holds several is every one of them with "both"/"all", else the one its option words describe."""
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines)
@@ -652,14 +693,25 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
         return list(order.lines)  # "return both items" of an order of two
     if not mentions:
         return None
+    segments = _merge_repeats(_segments(text, mentions), order)
+    cleaned = _NOT_EVERYTHING.sub(lambda m: " " * len(m.group(0)), text)
+    everything = [m for m in _EVERYTHING.finditer(cleaned)
+                  if not _KEEP_VERB.search(cleaned[max(0, m.start() - 20):m.start()])]
+    if everything:
+        # "everything except the water bottle": every line but those of the products kept (not
+        # "I'm keeping everything else but the fleece")
+        kept = {m.product_id for m, segment in segments if _kept(segment, text[m.span[0]:m.span[1]])}
+        rest = [x for x in order.lines if x.product_id not in kept]
+        if kept and rest:
+            return rest
     chosen: list[Line] = []
-    for mention, segment in _merge_repeats(_segments(text, mentions), order):
+    for mention, segment in segments:
         lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
         described = _described_lines(segment, lines) if len(lines) > 1 else []
         if described:  # "only the green one, not the black", "the 3 ft one": the options decide
             chosen.extend(described)
             continue
-        if _KEPT_ITEM.search(_NOT_KEEPING.sub(" ", _NOT_EVERYTHING.sub(" ", segment))):
+        if _kept(segment, text[mention.span[0]:mention.span[1]]):
             continue  # "the security camera I'm keeping", "not the blue one"
         if not lines:
             continue

@@ -282,29 +282,6 @@ def _catalogue(products: Sequence[Mapping[str, Any]]) -> list[_CatalogueEntry]:
     return entries
 
 
-def _match_value(value: str, key: str, toks: Sequence[tuple[str, int, int]], lo: int, hi: int,
-                 text: str) -> int | None:
-    """Index of the token where option `value` appears in toks[lo:hi], or None."""
-    vtoks = [t for t, _, _ in _tokens(value)]
-    if not vtoks:
-        return None
-    ktoks = [t for t, _, _ in _tokens(key)]
-    # "10", "M", "XL": only as "size 10", "size M"; a short value mixing digits and letters
-    # ("5K", "4K") reads as that option on its own.
-    needs_key = value.isdigit() or (len(value) <= 2 and value.isalpha())
-    for i in range(max(lo, 0), min(hi, len(toks)) - len(vtoks) + 1):
-        if [t for t, _, _ in toks[i:i + len(vtoks)]] != vtoks:
-            continue
-        if needs_key:
-            before = [t for t, _, _ in toks[max(0, i - len(ktoks)):i]]
-            if before != ktoks[-len(before):] or not before:
-                continue
-            if len(value) <= 2 and not value.isdigit() and text[toks[i][1]:toks[i][2]] != value:
-                continue  # short sizes are matched case-sensitively ("M", not "m")
-        return i
-    return None
-
-
 def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_score: float = 0.85,
                   window: int = 6) -> list[ProductMention]:
     """Catalogue products mentioned in the text, best first by position, with nearby options.
@@ -313,7 +290,8 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
     ("water bottle", "headphnoes" with a typo) scores by string similarity; a bare head noun of
     a multi-word name ("bottle", "camera") scores 0.7 and is flagged `ambiguous` when several
     products share it. Options are values of the matched product found within `window` words
-    of the mention ("the blue water bottle" → color=blue).
+    before the mention or twice that after it ("the blue water bottle", "the helmet, the one with size
+    S, color blue, ventilation high"), read by `grounding.options.find_option_values`.
     """
     entries = _catalogue(catalogue)
     toks = _tokens(text)
@@ -365,13 +343,15 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
         # The option window stops at the neighbouring mentions so options attach to the right product.
         prev_end = max([tb for ta, tb in taken if tb <= a], default=0)
         next_start = min([s for s in starts if s >= b], default=len(toks))
-        lo, hi = max(prev_end, a - window), min(next_start, b + window)
+        lo, hi = max(prev_end, a - window), min(next_start, b + 2 * window)
+        # The grounding's own reading of option words (synonyms, "waterproof", "wifi" for Wi-Fi, a
+        # bare size only beside its dimension), over the words around this mention.
+        from csagent.grounding.options import find_option_values
+
         options: dict[str, str] = {}
-        for key, values in entry.options.items():
-            for value in sorted(values, key=len, reverse=True):
-                if _match_value(value, key, toks, lo, hi, text) is not None:
-                    options.setdefault(key, value)
-                    break
+        window_text = text[toks[lo][1]:toks[hi - 1][2]] if hi > lo else ""
+        for hit in find_option_values(window_text, entry.options):
+            options.setdefault(hit.key, hit.value)
         options = _disambiguate_options(options, entry, toks, lo, hi)
         span = (toks[a][1], toks[b - 1][2])
         out.append(ProductMention(entry.product_id, entry.name, round(score, 4), text[span[0]:span[1]],

@@ -92,10 +92,10 @@ def is_hypothetical(text: str) -> bool:
 
 
 def declines_change(text: str) -> bool:
-    """ "don't cancel it, just tell me where it is", "I'm not looking to cancel anything": the
-    clause names a change only to rule it out (a negation before the change verb, with at most
-    four gap words such as "looking to" between them), and no contrast word turns it into a
-    narrower request ("not the whole order, only the scarf")."""
+    """ "don't cancel it, just tell me where it is", "I'm not looking to cancel anything", "no
+    cancelling": the clause names a change only to rule it out (a negation before the change verb
+    or its gerund, with at most four gap words such as "looking to" between them), and no
+    contrast word turns it into a narrower request ("not the whole order, only the scarf")."""
     words = _words(text)
     lexicon = _lexicon()
     if not words or _has(words, lexicon["contrast"]):
@@ -103,14 +103,28 @@ def declines_change(text: str) -> bool:
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     gap = {p[0] for p in lexicon["negation_gap"] if p}
     for i, word in enumerate(words):
-        if word not in verbs:
+        gerund = _gerund_of(word, verbs)
+        if word not in verbs and gerund is None:
             continue
         j = i
         while j > 0 and words[j - 1] in gap and i - j < 4:
             j -= 1
         if any(words[max(0, j - len(n)):j] == n for n in lexicon["negation"] if n):
             return True
+        if gerund is not None and j > 0 and words[j - 1] == "no":
+            return True  # "no cancelling" (but "no, cancel it" asks for it)
     return False
+
+
+def _gerund_of(word: str, verbs: set[str]) -> str | None:
+    """The change verb a gerund is of ("cancelling", "canceling", "returning", "changing")."""
+    if not word.endswith("ing") or len(word) < 6:
+        return None
+    stem = word[:-3]
+    for verb in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem):
+        if verb in verbs:
+            return verb
+    return None
 
 
 _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.grounding.comparatives import rank_versions
 from csagent.nlp.gloss import english_query
 from csagent.tools.failures import failed_result
 
@@ -1186,6 +1187,9 @@ CATALOGUE_QUESTION_MIN_SCORE = 0.42
 #: Product templates whose answer the options a customer named narrow to the versions having them.
 OPTION_AWARE = OPTION_NARROWED | {"product_price", "variants_by_option", "cheapest_variant",
                                   "most_expensive_variant"}
+#: The answer naming the versions of one product a superlative or a "than" ranks ("the largest
+#: kettle", "mats thicker than 5mm"): built from `product_variants`, not a template of its own.
+RANKED_VERSIONS = "ranked_versions"
 #: The answer to a question about one grounded product that no template matches closely enough:
 #: the product's versions, price range and the options it comes in.
 GROUNDED_FALLBACK = "products_named"
@@ -1264,6 +1268,30 @@ SAME_ANSWER: dict[str, tuple[str, ...]] = {
 }
 
 
+def _ranked_versions(question: str, name: Any, subject: GroundedProduct | None, ctx: ToolContext,
+                     task: Task, catalogue: Catalogue) -> ToolResult | None:
+    """The versions of one product a superlative or a "than" ranks (`comparatives.rank_versions`),
+    among those with the options the customer named; None when the words rank nothing or the name
+    holds several products."""
+    result = run_template("product_variants", {"product_name": str(name)}, ctx, task, catalogue=catalogue)
+    rows = [r for r in ((result.data or {}).get("rows") or []) if isinstance(r, Mapping)]
+    if subject is not None:
+        rows = [r for r in rows if r.get("product_id") == subject.product_id]
+    if not rows or len({r.get("product_id") for r in rows}) != 1:
+        return None
+    ranked = rank_versions(question, rows, subject.options if subject is not None else None)
+    if ranked is None:
+        return None
+    move = ranked.move
+    return ToolResult.ok(task, {
+        "template_id": RANKED_VERSIONS, "scope": "catalogue", "params": {"product_name": str(name)},
+        "rows": ranked.versions, "row_count": len(ranked.versions), "truncated": False,
+        "product": {"name": str(rows[0].get("product_name") or name),
+                    "options": dict(subject.options) if subject is not None else {}},
+        "ranking": {"key": move.key, "direction": move.direction, "to_end": move.to_end,
+                    "value": ranked.value, "beyond": move.beyond}})
+
+
 def run(task: Task, ctx: ToolContext) -> ToolResult:
     """The tool entry point.
 
@@ -1330,6 +1358,15 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         unnamed = _takes_product(matched.template) and not extracted.get("product_name") \
             and not params.get("product_name")
         subject = product or (context if unnamed else None)
+        if _takes_product(matched.template):
+            # "the largest kettle", "the most cheap bulb", "mats thicker than 5mm": the versions the
+            # words rank, whichever product template the question resembles.
+            named = subject.name if subject is not None else (params.get("product_name")
+                                                              or extracted.get("product_name"))
+            ranked = _ranked_versions(question, named, subject, ctx, task, catalogue) if named else None
+            if ranked is not None:
+                ranked.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
+                return ranked
         if subject is not None and subject.options and matched.template.id in OPTION_AWARE:
             # "the price of the 20000mAh charger": the versions with every option named, not the
             # price range of every charger (nor one option of several).

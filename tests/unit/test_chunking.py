@@ -577,3 +577,19 @@ def test_a_paragraph_opener_about_something_else_is_left_out() -> None:
     answer = search.answer("do you deliver to PO boxes?", result)
     # Then the unrelated opener is not in it
     assert answer == "We deliver to addresses in the United States, including PO boxes."
+
+
+def test_a_question_whether_something_is_covered_gets_the_sentence_that_says_so() -> None:
+    # Given the warranty terms for a category: the period, then what is not covered
+    terms = _detail("warranty#4", 0.7, "Coffee Maker, Vacuum Cleaner and Air Purifier: 1 year. Espresso "
+                                       "Machine: 2 years. Filters, vacuum bags and brushes are consumables "
+                                       "and are not covered.")
+    from csagent.nlp.embeddings import get_embedder
+
+    # (MiniLM scores the sentences, as in the product)
+    search = KnowledgeSearch(FakeGraph(_row([terms], [terms])), get_embedder())
+    question = "air purifier filter worn out, will the warranty replace it?"
+    # When the customer asks whether their case is covered
+    answer = search.answer(question, search.search(question))
+    # Then the answer says what is not covered, not only the period
+    assert "Filters, vacuum bags and brushes are consumables and are not covered." in answer

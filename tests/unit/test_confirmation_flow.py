@@ -137,6 +137,9 @@ def test_a_missing_reason_is_asked_for_and_the_answer_continues_the_request(run)
         ("no, ship #W1234567 to 1 Main St instead", None),
         ("yes, no", None),
         ("thanks", None),
+        ("confrim", "yes"),    # one slip in a long answer word
+        ("proceeed pls", "yes"),
+        ("fight", None),       # a short word is never taken for another ("right")
     ],
 )
 def test_only_a_plain_answer_counts_as_consent(text, answer):

@@ -340,6 +340,9 @@ def test_keeping_one_item_returns_the_other() -> None:
     ("which orders are not cancelled and also not delivered yet?", ("pending", "processed")),
     ("我有哪些订单还没发货？", ("pending",)),
     ("show me all my orders", None),
+    # "waiting to be sent" is not yet sent, whatever "sent" alone says
+    ("which of my orders are still waiting to be sent out?", ("pending",)),
+    ("if it has not gone out yet", ("pending",)),
 ])
 def test_status_words_keep_their_negation(text: str, statuses: tuple[str, ...] | None) -> None:
     from csagent.grounding.status import statuses_described

@@ -88,3 +88,17 @@ def test_a_message_whose_rest_still_looks_like_an_attack_gets_the_clarifying_que
     # Then nothing is acted on: the customer is asked what they need
     assert state["route"] == "clarify"
     assert state["status"] == "needs_clarification"
+
+
+def test_courtesy_left_after_a_dropped_request_is_not_answered_as_small_talk() -> None:
+    # Given a screen that flags the request and leaves only thanks, read as small talk
+    def understand(text: str, state: Any) -> Understanding:
+        return Understanding(route="general", intent="thanks", confidence=0.6)
+
+    deps = replace(_deps(in_scope=True), understand=understand,
+                   screen=_flagging("can you help me write a cover letter?"))
+    # When the turn runs
+    state = _turn(deps, "can you help me write a cover letter? Thank you kindly.")
+    # Then the customer hears what the assistant can do, not "you're welcome"
+    assert state["route"] == "out_of_scope"
+    assert state["status"] == "refused"

@@ -67,6 +67,8 @@ RULE_QUESTIONS = {
     "removal": "Can I remove one item from my order without cancelling the whole order?",
     "addition": "Can I add an item to an existing order?",
     "other_product": "Can I exchange or change an item for a different product?",
+    "other_product_delivered":
+        "Can I exchange one product type for another, like a shirt for a pair of shoes?",
     "another_person": "Can you discuss or change another person's orders, even a family member's?",
     "refund_timing": "How long do refunds take to a credit card, PayPal or gift card?",
     "opened": "Can I return {items} once it has been opened or used?",
@@ -465,7 +467,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # "take the keyboard out", "add a second kettle": the order's items and the rule.
                 items = {"template_id": "order_items", "params": {"order_id": order_id}}
                 b.add("order_items", PREDEFINED, items)
-                b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[entities["not_an_option_change"]]})
+                kind = str(entities["not_an_option_change"])
+                if kind == "other_product" and entities.get("order_status") == "delivered":
+                    kind = "other_product_delivered"  # an exchange, whose rule names the way out: a return
+                b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind]})
         elif intent == "return_request" and entities.get("not_returnable"):
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened.
             # That rule, no proposal.

@@ -444,7 +444,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     read_as = item_change_intent(intent, text, entities, view, variants, piece)
     grounded_to_store = grounded_to_store or read_as != intent
     intent = read_as
-    whole = intent in {"change_items", "return_request"}
+    whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
                       recent_products)
     # An order found by its status alone ("your pending order") says nothing about the words.

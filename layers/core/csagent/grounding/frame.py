@@ -247,11 +247,14 @@ def fill_payment(
         methods = view.payment_methods
         if len(methods) == 1:  # nothing else it could be
             return {**entities, "payment_method_id": methods[0].payment_method_id}
+        if replacing:  # a payment change: the order's own method is not a choice
+            methods = tuple(m for m in methods if order is None or m.payment_method_id != order.paid_with) \
+                or methods
         shown = ", ".join(m.label() for m in methods)
-        return {
-            **entities,
-            "question": f"Which payment method should pay or receive the price difference: {shown}?",
-        }
+        asked = (f"Which payment method should order {order.order_id} be paid with instead: {shown}?"
+                 if replacing and order is not None
+                 else f"Which payment method should pay or receive the price difference: {shown}?")
+        return {**entities, "question": asked}
     return entities
 
 

@@ -79,6 +79,13 @@ _ASKS_DURATION = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years|hour
 _GIVES_DURATION = re.compile(r"\b\d+(?:\s*(?:to|-|–)\s*\d+)?\s*(?:business\s+)?"
                              r"(?:years?|months?|weeks?|days?|hours?)\b|\bone (?:year|month|week|day)\b",
                              re.IGNORECASE)
+# "is water damage covered?", "will the warranty replace it?": a question whether something is
+# covered, answered by the sentences that say what is (not) covered and share its words.
+_ASKS_COVERAGE = re.compile(r"\bcover(?:ed|s)?\b|\bwarranty (?:replace|fix|repair)|\bunder warranty\b"
+                            r"|保修吗|在保修", re.IGNORECASE)
+_STATES_COVERAGE = re.compile(r"\b(?:not )?cover(?:ed|s)?\b|\bconsumables?\b|\bnormal wear\b", re.IGNORECASE)
+#: What a sentence stating coverage adds to its score for such a question, when it shares a word.
+COVERAGE_BONUS = 0.3
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -416,8 +423,13 @@ class KnowledgeSearch:
                      openers=openers)
 
     def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str]) -> list[float]:
-        """Word overlap and (with an embedder) cosine similarity to the question, per sentence."""
+        """Word overlap and (with an embedder) cosine similarity to the question, per sentence; for a
+        question whether something is covered, the sentences saying what is (not) covered and
+        sharing its words score `COVERAGE_BONUS` more."""
         scores = [term_coverage(question, s) * 0.5 for s in sentences]
+        if _ASKS_COVERAGE.search(question):
+            scores = [score + COVERAGE_BONUS if _STATES_COVERAGE.search(s) and term_coverage(question, s) > 0
+                      else score for score, s in zip(scores, sentences, strict=True)]
         if self._embedder is not None and result.query_embedding is not None:
             try:
                 vectors = self._embedder.embed(list(sentences))

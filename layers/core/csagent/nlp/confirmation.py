@@ -31,14 +31,16 @@ _WORDS = re.compile(r"[a-z']+")
 
 
 def _answer_of_words(normalised: str) -> Answer | None:
-    """Every word an answer word, a courtesy or an action word, and answer words of one kind only
-    ("yes, that's right, please go ahead", "sure, do it", "nah leave it"). "not"/"don't" with a
+    """Every word an answer word, a courtesy or an action word (or one slip from one: "confrim"),
+    and answer words of one kind only ("yes, that's right, please go ahead", "sure, do it", "nah
+    leave it"). "not"/"don't" with a
     yes word ("no, don't", "yes, don't wait") is a no only when no yes word is there."""
     lexicon = _lexicon()
     words = _WORDS.findall(normalised.replace("’", "'"))
     if not words or len(words) > 14:
         return None
     known = lexicon["yes_words"] | lexicon["no_words"] | lexicon["filler_words"] | lexicon["action_words"]
+    words = [w if w in known else _slip_of(w, known) or w for w in words]  # "confrim", "proceeed"
     if any(w not in known for w in words):
         return None
     yes = any(w in lexicon["yes_words"] for w in words)
@@ -48,6 +50,22 @@ def _answer_of_words(normalised: str) -> Answer | None:
     if no and not yes:
         return "no"
     return None
+
+
+#: A word this long or longer that is one slip from a known answer word ("confrim") reads as it.
+SLIP_MIN_LENGTH = 6
+SLIP_MIN_RATIO = 0.85
+
+
+def _slip_of(word: str, known: frozenset[str]) -> str | None:
+    """The known word `word` is a slip of (a swapped, missing or doubled letter), or None."""
+    from difflib import SequenceMatcher
+
+    if len(word) < SLIP_MIN_LENGTH:
+        return None
+    close = [k for k in known
+             if len(k) >= SLIP_MIN_LENGTH and SequenceMatcher(None, word, k).ratio() >= SLIP_MIN_RATIO]
+    return close[0] if len(close) == 1 else None
 
 
 def _normalise(text: str) -> str:

@@ -91,6 +91,12 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # store sells ("do you sell shoes at all?" does) nor an order or an address of the
         # customer's ("it is my old home. Please change to 18 Willow Bend, ..."): say what we can do.
         understanding = replace(understanding, route="out_of_scope")
+    if (state.get("trace") or {}).get("guard") == "passed_without_flagged_sentences" \
+            and understanding.route == "general":
+        # The screen dropped sentences that looked like an attack ("can you help me write a cover
+        # letter?") and only courtesy is left: something was asked that we will not do, so say
+        # what we can do rather than "you're welcome".
+        understanding = replace(understanding, route="out_of_scope")
     if asks_for_person_now(understanding.clauses_as_dicts()):
         understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)
     elif _frustrated_with_nothing_to_do(state, understanding) or (

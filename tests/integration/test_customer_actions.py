@@ -242,8 +242,8 @@ def test_a_pending_orders_shipping_address_changes_and_the_default_address_stays
 
     # Then
     assert result.data is not None
-    assert result.data["message"] == (f"Order {RETURNER_PENDING} will now ship to 77 Harbor View, Unit 5, "
-                                      "Portland, OR 97201, USA.")
+    assert result.data["message"] == (f"Done: order {RETURNER_PENDING} will now ship to 77 Harbor View, "
+                                      "Unit 5, Portland, OR 97201, USA.")
     shipping = one(neo4j_driver, "MATCH (:Order {order_id: $id})-[:SHIPS_TO]->(a) RETURN a{.*} AS a",
                    id=RETURNER_PENDING)["a"]
     assert shipping == {**NEW_ADDRESS, "address_id": f"order:{RETURNER_PENDING}"}
@@ -266,7 +266,7 @@ def test_the_default_address_changes_and_placed_orders_keep_theirs(
 
     # Then the profile has the new address (and its zip, used to verify identity); orders do not
     assert result.data is not None
-    assert result.data["message"].startswith("Your default address is now 77 Harbor")
+    assert result.data["message"].startswith("Done: your default address is now 77 Harbor")
     row = one(neo4j_driver, """
         MATCH (c:Customer {customer_id: $id})-[:HAS_DEFAULT_ADDRESS]->(a) RETURN a{.*} AS a, c.zip AS zip""",
               id=RETURNER)

@@ -356,7 +356,7 @@ def test_a_payment_change_pays_with_the_new_method_and_refunds_the_old_one() -> 
         "Pay order #W1000001 ($536.65) with your gift card (gift_card_2) instead of your Visa ending 4242.",
         "Refund: $536.65 to your Visa ending 4242, within 5 to 7 business days. The order stays pending."]
     assert done_lines(result) == [
-        "Order #W1000001 is now paid with your gift card (gift_card_2).",
+        "Done: order #W1000001 is now paid with your gift card (gift_card_2).",
         "$536.65 will be refunded to your Visa ending 4242 within 5 to 7 business days."]
 
 

@@ -140,6 +140,8 @@ def test_a_missing_reason_is_asked_for_and_the_answer_continues_the_request(run)
         ("confrim", "yes"),    # one slip in a long answer word
         ("proceeed pls", "yes"),
         ("fight", None),       # a short word is never taken for another ("right")
+        ("go", "yes"),
+        ("yup send it", "yes"),
     ],
 )
 def test_only_a_plain_answer_counts_as_consent(text, answer):

@@ -79,6 +79,20 @@ def test_missing_order_id_asks_for_exactly_that(graph):
     assert "order number" in state["reply"]["text"].lower()
 
 
+def test_a_statement_that_settles_the_request_is_an_answer_not_a_question(graph):
+    # Given "can I swap my sneakers for the size 11?", grounded: no size 11 is available, nothing else
+    said = f"Order {ORDER}: The Sneakers in 11 is not available right now."
+    swap = Clause(text="can i exchange my sneakers for the size 11 one", intent="change_items",
+                  confidence=0.9, entities={"order_id": ORDER, "order_status": "delivered",
+                                            "asks_for_change": False, "settled": True, "question": said})
+    deps = make_deps(understand_as("knowledge_and_actions", "change_items", clauses=(swap,)))
+    # When the turn runs
+    state = turn(graph, deps, swap.text)
+    # Then the reply says so and is an answer: nothing is awaited
+    assert state["reply"]["text"] == said
+    assert state["status"] == "answered" and state["awaiting"] == []
+
+
 def test_a_tool_that_raises_becomes_a_failed_result_not_an_exception(graph):
     # Given a tool that raises
     def broken(task: Task, ctx: ToolContext) -> ToolResult:

@@ -897,6 +897,8 @@ def test_an_english_word_is_not_read_as_a_misspelt_product_name() -> None:
     ("the kettle does not suit me, I want to return it", ["Electric Kettle"]),
     # "keeping everything else" says which item alone goes back
     ("I'm keeping everything else, but I might send the kettle back", ["Electric Kettle"]),
+    # "that's all of it" says the list is complete, not "everything"
+    ("the kettle, that's all of it", ["Electric Kettle"]),
 ])
 def test_a_return_leaves_out_what_the_customer_keeps(text: str, returned: list[str]) -> None:
     from csagent.grounding.resolve import resolve_return_lines
@@ -946,3 +948,13 @@ def test_the_returns_page_names_the_products_taken_back_only_unopened() -> None:
     rule = next(p for p in page.split("\n\n") if "hygiene" in p.lower())
     for name in rules["unopened_only"] + rules["unused_only"]:
         assert name in rule
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("I need to cancel one of my orders", "cancel_order"),     # a change of one of them
+    ("which of my orders can I still cancel?", "order_list"),  # a question for the list
+])
+def test_a_change_said_of_one_of_my_orders_is_that_change(text: str, intent: str) -> None:
+    from csagent.grounding.frame import change_intent
+
+    assert change_intent("order_list", text, _store()) == intent

@@ -378,6 +378,12 @@ def test_frustration_in_words_that_say_it_was_asked_before_insists() -> None:
     ("我的耳机坏了，想申请保修", True),
     ("how long is the warranty on the blender?", False),
     ("I don't want to make a claim, just tell me the warranty period", False),
+    # the warranty's remedy asked for, in the customer's own words
+    ("The laptop died already, not dropped, not wet. I want it fixed or replaced under warranty.", True),
+    ("My camera have a defect, it not turn on. I want to use the warranty for repair it.", True),
+    # a question whether the warranty would do it is not a claim
+    ("will the warranty replace it?", False),
+    ("does the warranty cover repairs?", False),
 ])
 def test_a_warranty_claim_or_a_carrier_investigation_is_run_by_our_team(text: str, process: bool) -> None:
     # Given a message that asks to start a claim or an investigation (or only asks about one)

@@ -476,3 +476,15 @@ def test_a_change_asked_for_twice_in_one_message_is_one_request():
                               asks_for_change=True)])
     # Then one cancellation is proposed, and nothing more is asked
     assert [t.task_type for t in plan.tasks] == ["cancel_order"] and plan.missing == []
+
+
+def test_a_change_asked_about_that_the_catalogue_settles_is_said_not_asked():
+    # Given "can I swap my sneakers for the size 11?" when no size 11 is available (grounding says so
+    # and offers nothing instead)
+    entities = {"order_id": ORDER, "order_status": "delivered", "item_action": "exchange_items",
+                "asks_for_change": False, "settled": True,
+                "question": f"Order {ORDER}: The Sneakers in 11 is not available right now."}
+    plan = plan_tasks([clause("change_items", "can i exchange my sneakers for the size 11 one", **entities)])
+    # Then that statement is the answer: no task, and it settles the request (nothing is awaited)
+    assert plan.tasks == []
+    assert [(m["question"], m.get("settles")) for m in plan.missing] == [(entities["question"], True)]

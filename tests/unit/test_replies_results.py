@@ -89,6 +89,19 @@ def test_a_refund_says_where_it_went_and_when_it_shows_there_by_the_policy() -> 
     assert "$791.89" in text and "PayPal" in text and "within 5 to 7 business days" in text
 
 
+def test_no_refund_yet_on_a_requested_return_says_when_it_comes() -> None:
+    # Given an order whose return was just requested: no refund issued yet
+    row = {"order_id": "#W3929227", "order_status": "return requested", "refund_count": 0,
+           "refunded_total": 0.0, "refunds": []}
+    task = {"task_id": "t1", "task_type": "refund_status", "tool": "predefined_cypher", "args": {}}
+    # When it is described ("when will I see the money?")
+    text = describe_success(task, {"status": "success", "data": {"template_id": "refund_status", "row": row}},
+                            "en")
+    # Then the customer hears that it is to come, and the policy's timings
+    assert text.startswith("I don't see a refund on order #W3929227 yet.")
+    assert "immediately" in text and "within 5 to 7 business days" in text
+
+
 def _catalogue_result(template_id: str, rows: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
     return {"status": "success", "data": {"template_id": template_id, "rows": rows, "params": params}}
 

@@ -134,6 +134,7 @@ class _Builder:
         self.plan.missing.append({"intent": intent, "parameter": parameter, "text": text,
                                   "invalid": entities.get(f"invalid_{parameter}"), "entities": kept,
                                   **({"question": entities["question"]} if entities.get("question") else {}),
+                                  **({"settles": True} if entities.get("settled") else {}),
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
@@ -481,6 +482,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # and the store's rule, no proposal and no reason asked for.
             _plan_question_about_a_change(b, intent, text, entities, memory)
             b.add("policy", KNOWLEDGE, {"question": text})
+        elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
+                and entities.get("settled"):
+            # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the answer
+            b.need(intent, "details", entities, text)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
                 _plan_question_about_a_change(b, intent, text, entities, memory)

@@ -193,10 +193,24 @@ def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
     return render("refund_timing", lang, method=method, timing=timing)
 
 
+#: Order statuses whose refund is still to come: a return or an exchange has been requested.
+REFUND_TO_COME = frozenset({"return requested", "exchange requested"})
+
+
 def _refund_status(data: Mapping[str, Any], lang: str) -> str:
     row = data.get("row") or {}
     if not row.get("refund_count"):
-        return render("refund_none", lang, order_id=row.get("order_id", ""))
+        none = render("refund_none", lang, order_id=row.get("order_id", ""))
+        if row.get("order_status") in REFUND_TO_COME:
+            # "when will I see the money?" after a return: not issued yet, and how long it takes
+            # once it is, by the store's policy.
+            from csagent.actions.policy import load_rules
+
+            rules = load_rules()
+            return f"{none} " + render("refund_to_come", lang, status=row["order_status"],
+                                       gift_card=rules.refund_timing_for("gift_card"),
+                                       default=rules.refund_timing_for("credit_card"))
+        return none
     timings = [_refund_timing(r, lang) for r in row.get("refunds") or [] if r]
     return render("refund_status", lang, order_id=row.get("order_id", ""),
                   amount=f"${float(row.get('refunded_total') or 0):.2f}", refund_status="issued",

@@ -152,9 +152,11 @@ def consent_to_pending(text: str, understanding: Understanding,
             return None
         if entities.get("order_id") and str(entities["order_id"]) not in proposed_orders:
             return None
-        if clause.intent in restated and entities.get("item_ids") \
+        if clause.intent in restated and entities.get("item_ids") and entities.get("products") \
                 and sorted(entities["item_ids"]) not in proposed_items:
-            return None  # "yes, but only the boots": the same write with other items is a new proposal
+            # "yes, but only the boots": the same write with other items named is a new proposal
+            # ("yes, please do it" names none: what "it" points back to is the proposal)
+            return None
         if clause.intent in restated and entities.get("new_item_ids"):
             # "no wait, the 1000ml one", or the wish said again ("换成白色的，其他不变"): the variants
             # it names make it a request to propose (again), never a yes or a no.

@@ -80,7 +80,7 @@ def asks_about_an_order(text: str) -> bool:
 
 
 # Questions about one product that its documents may answer rather than the catalogue's lists.
-PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "policy_question", "warranty"})
+PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "product_availability", "policy_question", "warranty"})
 
 
 def asks_the_documents(text: str, names: Sequence[str]) -> bool:
@@ -238,6 +238,12 @@ class LocalUnderstanding:
                 and bool(_DEFINITE.search(piece))
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order)
+            asked_of = None if products or names_order or not catalogue else \
+                _product_asked_about_again(piece, clauses, catalogue)
+            if asked_of is not None and intent not in WRITE_INTENTS:
+                # "I'm shopping for a coffee maker. What colours can I get?": the question names one
+                # of the options of the product the clause before named; it is about that product.
+                intent, entities["products"] = "product_info", [asked_of]
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
                 piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
             if follows_up:
@@ -275,6 +281,8 @@ class LocalUnderstanding:
                         recent_products if recent == (state.get("memory") or {}).get("last_order_id") else ())
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
+                if intent == "cancel_order" and message_reason and not entities.get("reason"):
+                    entities["reason"] = message_reason  # read as a cancellation once grounded
                 grounded = entities.get("grounded_orders") or []
                 named = found.order_ids[:1] or (grounded if len(grounded) == 1 else [])
                 if named:
@@ -322,7 +330,7 @@ class LocalUnderstanding:
             # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
             clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
                        for i, c in enumerate(clauses)]
-        clauses = _without_ruled_out_changes(_reasons_folded(clauses))
+        clauses = _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses)))
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None and state.get("pending_actions"):
@@ -366,6 +374,40 @@ def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[l
         texts.append(piece)
         kept.append(prediction)
     return texts, kept
+
+
+_PRICE_WORDS = frozenset({"price", "prices", "cost", "costs", "much", "cheap", "cheapest", "expensive"})
+
+
+def _product_asked_about_again(piece: str, before: Sequence[Clause],
+                               catalogue: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The catalogue product the clause just before named, when this clause names none but asks
+    about one of its option dimensions ("what colours ...?", "which sizes?") or its price."""
+    from csagent.grounding.comparatives import dimension_named
+    from csagent.grounding.options import tokens
+    from csagent.nlp.entities import opens_question
+
+    named = (before[-1].entities.get("products") or []) if before else []
+    if len(named) != 1 or not ("?" in piece or opens_question(piece)):
+        return None
+    product = named[0]
+    entry = next((p for p in catalogue if p.get("product_id") == product.get("product_id")), None)
+    toks = tokens(piece)
+    keys = list((entry or {}).get("options") or {})
+    if dimension_named(toks, keys) is None and not _PRICE_WORDS & set(toks):
+        return None
+    return {**product, "options": {}}
+
+
+def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
+    """ "I cancelled an order ages ago and I want to know if you've refunded me": a cancellation
+    told as done asks for none; beside a request of its own, it only sets the scene."""
+    def told(c: Clause) -> bool:
+        return c.intent == "cancel_order" and bool(CANCELLATION_DONE.search(c.text)) \
+            and not CANCEL_ASKED.search(c.text)
+
+    rest = [c for c in clauses if not told(c)]
+    return rest if any(c.intent not in PASSIVE_INTENTS for c in rest) else clauses
 
 
 def _reasons_folded(clauses: list[Clause]) -> list[Clause]:

@@ -255,3 +255,27 @@ def test_a_chinese_sentence_quoting_an_english_address_is_chinese() -> None:
     text = "平板那个订单的收货地址改成 1200 Market Street, Apt 4C, San Francisco, CA 94102。"
     # Then it is Chinese (so it is classified and answered in Chinese)
     assert detect_language(text) == "zh"
+
+
+def test_a_question_naming_only_an_option_is_about_the_product_named_just_before(
+        classifier: IntentClassifier, catalogue: list[dict]) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given a product named in one sentence and its colours asked about in the next
+    understanding = LocalUnderstanding(classifier=classifier, catalogue=lambda: catalogue).understand(
+        "I'm shopping for a smart watch as a gift. What colours can I actually get right now?", {})
+    # Then the question is a catalogue question about that product
+    last = understanding.clauses[-1]
+    assert last.intent == "product_info"
+    assert [p["name"] for p in last.entities["products"]] == ["Smart Watch"]
+
+
+def test_a_cancellation_told_as_done_beside_a_question_only_sets_the_scene(
+        classifier: IntentClassifier) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given "I cancelled an order ages ago" beside a question about its refund
+    understanding = LocalUnderstanding(classifier=classifier).understand(
+        "I cancelled an order ages ago and I want to know if you've actually refunded me.", {})
+    # Then nothing is to be cancelled: the refund question is what was asked
+    assert "cancel_order" not in [c.intent for c in understanding.clauses]

@@ -94,6 +94,11 @@ def _key_named(toks: Sequence[str], keys: Sequence[str]) -> str | None:
     return None
 
 
+def dimension_named(toks: Sequence[str], keys: Sequence[str]) -> str | None:
+    """The option dimension of `keys` one of the words names ("colours" -> "color"), or None."""
+    return _key_named(toks, keys)
+
+
 def moves(text: str, keys: Sequence[str]) -> list[Move]:
     """The moves the words ask for, over a product with these option dimensions."""
     data = _data()

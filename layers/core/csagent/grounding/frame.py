@@ -285,6 +285,10 @@ def fill_item_changes(
         )
         said = " ".join(problems) + (f" Available: {listed}." if listed else "")
         question: dict[str, Any] = {"question": f"Order {order.order_id}: {said}"}  # which order was found
+        if not listed and all(c.new is None and not c.options for c in changes.changes if c.problem):
+            # "not available right now", with nothing to offer instead: a statement that settles the
+            # request, not a question ("can I swap my sneakers for the size 11?")
+            question["settled"] = True
         if all(c.unstated for c in changes.changes):
             question["unstated"] = True  # items named, no change for them: maybe only context
         return {**out, **question}
@@ -479,11 +483,17 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     for an 11."). The product is named in the clause, or in `pointed_at`: the message, when the
     clause points back at a product ("them"). Whether it asks for the change or about it is the
     speech act's to say."""
-    if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question"}:
+    if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question", "order_list"}:
         return intent
     request = named_change(text)  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
     if request is None:
         return intent
+    if intent == "order_list":
+        # "I need to cancel one of my orders": a change of one of them, which one to be asked
+        # ("which of my orders can I still cancel?" asks for the list)
+        from csagent.nlp.entities import opens_question
+
+        return intent if opens_question(text) or "?" in text else request
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
     return request if named else intent
 

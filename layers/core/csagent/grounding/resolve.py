@@ -625,6 +625,7 @@ _EVERYTHING = re.compile(
     r"entire order|all of my order|the lot)\b",
     re.IGNORECASE,
 )
+_THATS_ALL = re.compile(r"\bthat(?:'s|’s| is)\s+(?:all|everything|it)(?: of (?:it|them))?\b", re.IGNORECASE)
 # "the backpack, not the whole order": ruling out the rest says the item alone, it keeps nothing.
 _NOT_EVERYTHING = re.compile(
     r"\b(?:not|n't|rather than|instead of)\s+(?:\w+\s+){0,2}?"
@@ -684,6 +685,7 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     None when the words name none of them. "Everything" is every line (but those kept: "everything
     except the bottle"); a product of which the order
     holds several is every one of them with "both"/"all", else the one its option words describe."""
+    text = _THATS_ALL.sub(" ", text)  # "perfect, that's all of it": the list is complete, not "everything"
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines)
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])

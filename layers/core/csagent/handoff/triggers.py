@@ -263,8 +263,19 @@ def lexicon(name: str) -> Lexicon:
 
 
 def asks_for_staff_process(text: str) -> bool:
-    """True when the text asks to start a warranty claim or a carrier investigation."""
-    return bool(lexicon("staff_processes.json").matches(text))
+    """True when the text asks to start a warranty claim or a carrier investigation: in the words
+    of the lexicon, or as a request (not a question) for the warranty's remedy ("I want it fixed or
+    replaced under warranty", "I want to use the warranty to repair it"; not "will the warranty
+    replace it?")."""
+    if lexicon("staff_processes.json").matches(text):
+        return True
+    from csagent.nlp.speech_acts import asks_for_change
+
+    return bool(_WARRANTY.search(text) and _REMEDY.search(text)) and asks_for_change(text)
+
+
+_WARRANTY = re.compile(r"\bwarrant(?:y|ee|ies)\b|保修", re.IGNORECASE)
+_REMEDY = re.compile(r"\b(?:fix(?:ed)?|repair(?:ed)?|replac(?:e|ed|ement)|claim)\b|修|换", re.IGNORECASE)
 
 
 def says_asked_before(text: str) -> bool:

@@ -57,6 +57,6 @@ KIND = ActionKind(
         "Change the shipping address of order {order_id} from {old_address} to {new_address}.",
     ),
     done=(
-        "Order {order_id} will now ship to {new_address}.",
+        "Done: order {order_id} will now ship to {new_address}.",
     ),
 )

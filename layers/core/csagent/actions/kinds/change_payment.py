@@ -97,7 +97,7 @@ KIND = ActionKind(
         "Refund: {amount} to {old_method}, {timing}. The order stays pending.",
     ),
     done=(
-        "Order {order_id} is now paid with {method}.",
+        "Done: order {order_id} is now paid with {method}.",
     ),
     done_refunds=True,
 )

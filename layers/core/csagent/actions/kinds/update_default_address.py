@@ -48,6 +48,6 @@ KIND = ActionKind(
         "Orders you have already placed keep their current address.",
     ),
     done=(
-        "Your default address is now {new_address}.",
+        "Done: your default address is now {new_address}.",
     ),
 )

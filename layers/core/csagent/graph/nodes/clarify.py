@@ -16,8 +16,9 @@ def clarify(state: State) -> dict[str, Any]:
     missing = (state.get("trace") or {}).get("missing") or []
     if missing:
         text = "\n".join(dict.fromkeys(ask_for(m, lang) for m in missing))
-        return {"reply": {"text": text, "citations": []}, "status": "needs_clarification",
-                "awaiting": missing}
+        asked = [m for m in missing if not m.get("settles")]  # a statement that settles asks nothing
+        return {"reply": {"text": text, "citations": []},
+                "status": "needs_clarification" if asked else "answered", "awaiting": asked}
     if state.get("route") == "out_of_scope":
         text, status = render("out_of_scope", lang), "refused"
     else:

@@ -232,12 +232,13 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     lines = [written] if written is not None else list(dict.fromkeys(lines))
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
+    asked = [m for m in missing if not m.get("settles")]  # "not available right now" asks nothing
     if proposals:
         status = "awaiting_confirmation"  # the customer has to act first, whatever else happened
     else:
-        status = "partial" if failures else ("needs_clarification" if missing else "answered")
+        status = "partial" if failures else ("needs_clarification" if asked else "answered")
     update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
-                              "pending_actions": proposals, "awaiting": missing}
+                              "pending_actions": proposals, "awaiting": asked}
     failed_types = {((results.get(t["task_id"]) or {}).get("error") or {}).get("type") for t in tasks
                     if (results.get(t["task_id"]) or {}).get("status") == "failed"}
     streak = int(state.get("consecutive_failed_turns") or 0)

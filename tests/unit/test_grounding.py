@@ -958,3 +958,37 @@ def test_a_change_said_of_one_of_my_orders_is_that_change(text: str, intent: str
     from csagent.grounding.frame import change_intent
 
     assert change_intent("order_list", text, _store()) == intent
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("just wanna send it back n get a refund", "return_request"),  # a phrasal verb, its object between
+    ("if I give back only the hiking boots, how much do I get?", "return_request"),
+    ("exchange for 7", "change_items"),
+    ("I sent it back last week", None),
+])
+def test_the_change_a_customer_names_in_everyday_verbs(text: str, named: str | None) -> None:
+    from csagent.grounding.frame import named_change
+
+    assert named_change(text) == named
+
+
+def test_a_refund_question_naming_a_return_to_make_is_that_return_but_not_one_already_made() -> None:
+    from csagent.grounding.frame import change_intent
+
+    store = _store()
+    # "the kettle came busted. just wanna send it back n get a refund": the clause, and the message
+    assert change_intent("refund_status", "just wanna send it back n get a refund", store,
+                         "the kettle came busted. just wanna send it back n get a refund") == "return_request"
+    assert change_intent("refund_status", "I returned the kettle last week, where's my refund?",
+                         store) == "refund_status"
+
+
+def test_a_terse_exchange_beside_the_product_it_is_about_is_that_exchange() -> None:
+    # Given "wrong size on the hiking boots. exchange for 7." about the delivered boots (size 12)
+    from csagent.grounding.resolve import resolve_item_changes
+
+    order = _store().order("#W0000001")
+    assert order is not None
+    changes = resolve_item_changes("wrong size on the hiking boots. exchange for 8", order, _variants())
+    # Then the boots go to size 8, the rest of their options kept
+    assert [c.new.options.get("size") for c in changes.changes if c.new] == ["8"]

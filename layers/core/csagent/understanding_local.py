@@ -474,8 +474,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         purchase_intent,
     )
 
-    # A clause that points back at a product ("exchange them for an 11") means one the message names.
-    points_back = (entities.get("reference") or {}).get("kind") == "product"
+    # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
+    # on the hiking boots. exchange for 7."), means one the message names.
+    points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view,
                             text if points_back else "")
     read_as = address_intent(read_as, piece, view)

@@ -285,7 +285,8 @@ def fill_item_changes(
         )
         said = " ".join(problems) + (f" Available: {listed}." if listed else "")
         question: dict[str, Any] = {"question": f"Order {order.order_id}: {said}"}  # which order was found
-        if not listed and all(c.new is None and not c.options for c in changes.changes if c.problem):
+        if not listed and all(c.new is None and not c.options and not c.unstated
+                              for c in changes.changes if c.problem):
             # "not available right now", with nothing to offer instead: a statement that settles the
             # request, not a question ("can I swap my sneakers for the size 11?")
             question["settled"] = True
@@ -456,10 +457,18 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 # "if I return the backpack", "can we exchange the lamp", "I'd like to cancel the kettle": the
 # customer as the one who would make the change, a few words before its verb.
 # The verbs in any form: "cancel", "cancelled", "returning", "exchanged".
-_VERBS = "|".join(re.escape(v.rstrip("e")) + r"\w*" for v in REQUEST_BY_VERB)
+def _verb_pattern(verb: str) -> str:
+    """A request verb in any form; a phrasal one with its object between ("send it back")."""
+    first, _, particle = verb.partition(" ")
+    head = re.escape(first.rstrip("e")) + r"\w*"
+    return head + (r"(?:\s+\w+){0,3}?\s+" + re.escape(particle) if particle else "")
+
+
+_VERBS = "|".join(_verb_pattern(v) for v in REQUEST_BY_VERB)
 _PERSONAL_CHANGE = re.compile(
     r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
-    r"|^\W*(?:please\s+|pls\s+|just\s+)?(" + _VERBS + r")\b",  # or told to: "Exchange them for an 11"
+    # or told to: "Exchange them for an 11", "just wanna send it back"
+    r"|^\W*(?:please\s+|pls\s+|just\s+)?(?:(?:wanna|want to|need to|gotta)\s+)?(" + _VERBS + r")\b",
     re.IGNORECASE,
 )
 
@@ -473,7 +482,7 @@ def named_change(text: str) -> str | None:
     said = (verb.group(1) or verb.group(2)).lower() if verb else ""
     if not said:
         return None
-    return next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.rstrip("e"))), None)
+    return next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.split()[0].rstrip("e"))), None)
 
 
 def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at: str = "") -> str:
@@ -483,11 +492,14 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     for an 11."). The product is named in the clause, or in `pointed_at`: the message, when the
     clause points back at a product ("them"). Whether it asks for the change or about it is the
     speech act's to say."""
-    if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question", "order_list"}:
+    if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question", "order_list",
+                                                             "refund_status"}:
         return intent
     request = named_change(text)  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
     if request is None:
         return intent
+    if intent == "refund_status" and _TOLD_AS_DONE.search(text):
+        return intent  # "I returned it last week, where's my refund?": the change is done, the refund asked
     if intent == "order_list":
         # "I need to cancel one of my orders": a change of one of them, which one to be asked
         # ("which of my orders can I still cancel?" asks for the list)
@@ -498,6 +510,8 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     return request if named else intent
 
 
+_TOLD_AS_DONE = re.compile(
+    r"\b(?:returned|sent (?:it |them )?back|cancell?ed|exchanged|gave (?:it |them )?back)\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(
     r"(?<!not )(?<!not my )\b(default|profile|account|saved address|address book)\b|默认|账户|账号",
     re.IGNORECASE)

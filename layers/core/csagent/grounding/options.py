@@ -42,7 +42,8 @@ _UNITS_PLURAL = {  # and one spelling per unit: "1 litre" = "1 liter" = "1L"
 }
 _KEEP = frozenset({"same", "keep", "keeping", "still", "unchanged"})
 # Words around a bare number or one-letter size that make it an option value, not a count.
-_VALUE_BEFORE = frozenset({"in", "a", "an", "need", "want", "not", "then", "or"})  # "if not, then 11"
+# "if not, then 11", "exchange for 7"
+_VALUE_BEFORE = frozenset({"in", "a", "an", "need", "want", "not", "then", "or", "for"})
 _VALUE_AFTER = frozenset({"not", "instead"})
 
 

@@ -488,3 +488,15 @@ def test_a_change_asked_about_that_the_catalogue_settles_is_said_not_asked():
     # Then that statement is the answer: no task, and it settles the request (nothing is awaited)
     assert plan.tasks == []
     assert [(m["question"], m.get("settles")) for m in plan.missing] == [(entities["question"], True)]
+
+
+def test_a_reason_told_beside_a_request_keeps_the_requests_question_about_its_order():
+    # Given "cancel the bag order, I don't need it anymore" with two orders holding a bag
+    asked = "You have 2 orders with the Backpack: #W1111111, #W2222222. Which one do you mean?"
+    plan = plan_tasks([clause("cancel_order", "I want to cancel the bag order", question=asked,
+                              order_candidates=["#W1111111", "#W2222222"], asks_for_change=True),
+                       clause("cancel_order", "I changed my mind and don't need it anymore",
+                              reason="no longer needed")])
+    # Then the candidates are asked about (a reason names no order), and the reason is kept
+    assert [m.get("question") for m in plan.missing] == [asked]
+    assert plan.missing[0]["entities"].get("reason") == "no longer needed"

@@ -200,8 +200,10 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             # "Could you redirect the order with the grill? It's 1550 N Central Ave, ...": one
             # request told in two clauses; the second gives what the first lacks.
             previous = folded[-1]
-            if previous["entities"].get("question") and not entities.get("question"):
-                previous["entities"].pop("question")  # what the first left open, the second names
+            adds = {k for k, v in entities.items() if v and not previous["entities"].get(k)} - {"reason"}
+            if previous["entities"].get("question") and not entities.get("question") and adds:
+                # what the first left open, the second names (a reason alone names no order)
+                previous["entities"].pop("question")
             for key, value in entities.items():
                 previous["entities"].setdefault(key, value)
             if entities.get("asks_for_change"):

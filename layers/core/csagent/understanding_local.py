@@ -402,9 +402,11 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
 def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
     """ "I cancelled an order ages ago and I want to know if you've refunded me": a cancellation
     told as done asks for none; beside a request of its own, it only sets the scene."""
-    def told(c: Clause) -> bool:
+    from csagent.nlp.speech_acts import is_hypothetical
+
+    def told(c: Clause) -> bool:  # "if I cancelled it, how much ...?" is not told as done
         return c.intent == "cancel_order" and bool(CANCELLATION_DONE.search(c.text)) \
-            and not CANCEL_ASKED.search(c.text)
+            and not CANCEL_ASKED.search(c.text) and not is_hypothetical(c.text)
 
     rest = [c for c in clauses if not told(c)]
     return rest if any(c.intent not in PASSIVE_INTENTS for c in rest) else clauses
@@ -424,7 +426,7 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
         return (c.intent in WRITE_INTENTS - {"cancel_order"} and bool(c.entities.get("reason"))
                 and named_change(c.text) is None and not words & set(REQUEST_BY_VERB))
 
-    kept = ("order_id", "order_status", "reason", "grounded_orders", "grounded")
+    kept = ("order_id", "order_status", "reason")  # the reason joins the request, which does the grounding
     return [replace(c, intent="cancel_order", entities={k: v for k, v in c.entities.items() if k in kept})
             if reason_only(c) else c for c in clauses]
 

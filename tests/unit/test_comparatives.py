@@ -111,3 +111,16 @@ def test_a_bound_of_the_dimension_named_does_not_narrow_to_itself() -> None:
             for t, p in (("4mm", 92.53), ("5mm", 103.84), ("6mm", 105.68))]
     ranked = rank_versions("got any yoga mats thicker than 5mm?", mats, {"thickness": "5mm"})
     assert ranked is not None and [v["options"]["thickness"] for v in ranked.versions] == ["6mm"]
+
+
+@pytest.mark.parametrize(("text", "ranks"), [
+    ("what's the largest kettle you sell?", True),
+    ("which is the most cheap kettle", True),
+    ("kettles bigger than 1.5L", True),
+    ("do you have the kettle in black?", False),
+    ("a bigger one please", False),  # a comparative with no "than" ranks no catalogue versions
+])
+def test_the_versions_are_fetched_only_when_the_words_could_rank_them(text: str, ranks: bool) -> None:
+    from csagent.grounding.comparatives import may_rank
+
+    assert may_rank(text) is ranks

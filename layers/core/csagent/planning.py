@@ -138,6 +138,12 @@ class _Builder:
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
 
 
+def still_asked(missing: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The missing entries that ask the customer something: a statement that `settles` its request
+    ("not available right now", nothing offered) is said, and awaits nothing."""
+    return [m for m in missing if not m.get("settles")]
+
+
 def _status_filter(text: str) -> dict[str, str]:
     """`customer_orders`' status parameters for the statuses the words describe ("which haven't
     shipped": pending; "which were not cancelled": all but cancelled); none when they describe

@@ -99,6 +99,15 @@ def dimension_named(toks: Sequence[str], keys: Sequence[str]) -> str | None:
     return _key_named(toks, keys)
 
 
+def may_rank(text: str) -> bool:
+    """Could `rank_versions` rank anything by these words: a superlative, or a comparative with
+    "than"? (What it needs of them, read before the product's versions are fetched.)"""
+    data = _data()
+    toks = _adjectives_read(tokens(text.replace("n't", " not")))
+    return any(tok in data["superlatives"] or (tok in data["words"] and toks[i + 1 : i + 2] == ["than"])
+               for i, tok in enumerate(toks))
+
+
 def moves(text: str, keys: Sequence[str]) -> list[Move]:
     """The moves the words ask for, over a product with these option dimensions."""
     data = _data()

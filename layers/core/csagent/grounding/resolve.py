@@ -300,11 +300,17 @@ class _Segment:
 _CONNECTOR = re.compile(r"\b(?:but|and|or|except|while|whereas|though|then)\b", re.IGNORECASE)
 
 
+def _last_connector(text: str, lo: int, hi: int) -> int | None:
+    """Where the last connector in text[lo:hi] starts, None when there is none."""
+    found = list(_CONNECTOR.finditer(text, lo, hi))
+    return found[-1].start() if found else None
+
+
 def _cut_before(text: str, after: int, start: int) -> int:
     """Where the words of a mention starting at `start` begin, after one ending at `after`: at the
     last connector between them ("but keep the", "and not the"), else at the mention."""
-    found = list(_CONNECTOR.finditer(text, after, start))
-    return found[-1].start() if found else start
+    cut = _last_connector(text, after, start)
+    return start if cut is None else cut
 
 
 def _segments(text: str, mentions: Sequence[Any]) -> list[tuple[Any, str]]:
@@ -612,8 +618,8 @@ def _kept(segment: str, surface: str) -> bool:
     fleece back" returns the fleece)."""
     at = segment.lower().find(surface.lower()) if surface else -1
     if at >= 0:
-        opening = [m.start() for m in _CONNECTOR.finditer(segment, 0, at)][-1:] or [0]
-        segment, at = segment[opening[0]:], at - opening[0]
+        opening = _last_connector(segment, 0, at) or 0
+        segment, at = segment[opening:], at - opening
     cleaned = _KEEPING_THE_REST.sub(" ", _NOT_KEEPING.sub(" ", _NOT_EVERYTHING.sub(" ", segment)))
     if _KEEP_VERB.search(cleaned) or _NEGATED_RETURN.search(cleaned):
         return True

@@ -293,6 +293,8 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
     before the mention or twice that after it ("the blue water bottle", "the helmet, the one with size
     S, color blue, ventilation high"), read by `grounding.options.find_option_values`.
     """
+    from csagent.grounding.options import find_option_values  # grounding reads nlp: imported here
+
     entries = _catalogue(catalogue)
     toks = _tokens(text)
     if not toks or not entries:
@@ -346,8 +348,6 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
         lo, hi = max(prev_end, a - window), min(next_start, b + 2 * window)
         # The grounding's own reading of option words (synonyms, "waterproof", "wifi" for Wi-Fi, a
         # bare size only beside its dimension), over the words around this mention.
-        from csagent.grounding.options import find_option_values
-
         options: dict[str, str] = {}
         window_text = text[toks[lo][1]:toks[hi - 1][2]] if hi > lo else ""
         for hit in find_option_values(window_text, entry.options):

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from csagent.domain.models import ErrorType, Task, ToolResult
-from csagent.grounding.comparatives import rank_versions
+from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
 from csagent.tools.failures import failed_result
 
@@ -1273,6 +1273,8 @@ def _ranked_versions(question: str, name: Any, subject: GroundedProduct | None, 
     """The versions of one product a superlative or a "than" ranks (`comparatives.rank_versions`),
     among those with the options the customer named; None when the words rank nothing or the name
     holds several products."""
+    if not may_rank(question):
+        return None  # no superlative, no "than": nothing to fetch the versions for
     result = run_template("product_variants", {"product_name": str(name)}, ctx, task, catalogue=catalogue)
     rows = [r for r in ((result.data or {}).get("rows") or []) if isinstance(r, Mapping)]
     if subject is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from csagent.graph.state import State
 from csagent.graph.timing import timed
+from csagent.planning import still_asked
 from csagent.replies import ask_for, render
 
 
@@ -16,7 +17,7 @@ def clarify(state: State) -> dict[str, Any]:
     missing = (state.get("trace") or {}).get("missing") or []
     if missing:
         text = "\n".join(dict.fromkeys(ask_for(m, lang) for m in missing))
-        asked = [m for m in missing if not m.get("settles")]  # a statement that settles asks nothing
+        asked = still_asked(missing)
         return {"reply": {"text": text, "citations": []},
                 "status": "needs_clarification" if asked else "answered", "awaiting": asked}
     if state.get("route") == "out_of_scope":

@@ -22,6 +22,7 @@ from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES, detect_frustration
 from csagent.models.errors import ModelUnavailable
 from csagent.models.roles import Role
+from csagent.planning import still_asked
 from csagent.replies import (
     ask_for,
     describe_failure,
@@ -232,7 +233,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     lines = [written] if written is not None else list(dict.fromkeys(lines))
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
-    asked = [m for m in missing if not m.get("settles")]  # "not available right now" asks nothing
+    asked = still_asked(missing)
     if proposals:
         status = "awaiting_confirmation"  # the customer has to act first, whatever else happened
     else:

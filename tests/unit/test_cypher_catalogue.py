@@ -656,7 +656,6 @@ def _option_responder(cypher: str, params: Mapping[str, Any]) -> list[dict[str, 
 
 def test_run_answers_a_product_question_below_the_threshold_when_it_names_an_option(embedder: Any) -> None:
     # Given a product question worded unlike any example, naming the product and one of its options
-    cc._VOCABULARY.clear()
     graph = FakeGraph(respond=_option_responder)
     task = _task({"question": "Tell me about the Gaming Mouse - which sensor types can I choose from?"})
     # When the tool runs

@@ -64,7 +64,7 @@ def template_latencies(ctx: Any, data: StoreData, runs: int) -> tuple[dict[str, 
     order_ids = [o["order_id"] for o in orders]
     tracking = next((str(t) for o in orders for f in o.get("fulfillments") or [] for t in f["tracking_id"]),
                     None)
-    vocabulary = cypher_catalogue.store_vocabulary(ctx.graph)
+    vocabulary = cypher_catalogue.store_vocabulary(ctx.graph, ctx.caches.vocabulary)
     samples: dict[str, list[float]] = {}
     counts: dict[str, int] = {}
     for template in catalogue.templates:
@@ -134,7 +134,8 @@ def bench_tools(data: StoreData, runs: int, turn_tasks: Sequence[Mapping[str, An
     from csagent.tools.context import ToolContext
 
     runtime.configure_text2cypher()
-    ctx = ToolContext(graph=runtime.graph_store(), customer_id=CUSTOMER, embedder=get_embedder())
+    ctx = ToolContext(graph=runtime.graph_store(), customer_id=CUSTOMER, embedder=get_embedder(),
+                      caches=runtime.tool_caches())
     # The first call of a process embeds the catalogue and reads the vocabulary: not a figure.
     cypher_catalogue.run(_task("predefined_cypher", {"question": "hi", "params": {}}), ctx)
     knowledge_search.run(_task("knowledge_search", {"question": "warm up"}), ctx)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from csagent.knowledge.catalogue import CatalogueSync
     from csagent.knowledge.service import KnowledgeBase
     from csagent.service import ConversationService
+    from csagent.tools.caches import ToolCaches
 
 
 #: Every AWS client this process built, for `reconnect` (a SnapStart restore closes their pools).
@@ -69,6 +70,16 @@ def graph_store() -> Neo4jGraph:
 
     s = get_settings.of(Neo4jConfig)
     return Neo4jGraph(_neo4j_driver(), s.neo4j_database, s.neo4j_query_timeout_s)
+
+
+@lru_cache(maxsize=1)
+def tool_caches() -> ToolCaches:
+    """What the tools keep between calls about `graph_store()` (its vocabulary, value hints) read
+    through `get_embedder()`: every tool context of the process carries this one. `reset()` drops
+    it with the store."""
+    from csagent.tools.caches import ToolCaches
+
+    return ToolCaches()
 
 
 @lru_cache(maxsize=1)
@@ -181,6 +192,7 @@ def graph_deps() -> GraphDeps:
     plan = get_fault_plan()
     store = wrap_graph_store(graph_store(), plan)
     embedder = get_embedder()
+    caches = tool_caches()
     configure_text2cypher()
     from csagent.adapters.ocr_tesseract import TesseractReader
 
@@ -204,7 +216,7 @@ def graph_deps() -> GraphDeps:
         models=models,
         tools={name: faulty_tool(fn, plan, name) for name, fn in default_tools().items()},
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
-                                                          embedder=embedder),
+                                                          embedder=embedder, caches=caches),
         image_reader=image_reader,
         dispatcher=wave_dispatcher(),
         bounds=get_bounds(),
@@ -245,7 +257,7 @@ def text2cypher_debug(question: str, model: str | None = None) -> dict[str, Any]
     cfg = text2cypher.current_config()
     chat = text2cypher.model_for(model or cfg.model, question)
     return text2cypher.explain(question, graph=graph_store(), model=chat, embedder=get_embedder(),
-                               timeout_s=cfg.query_timeout_s, max_rows=cfg.max_rows)
+                               timeout_s=cfg.query_timeout_s, max_rows=cfg.max_rows, caches=tool_caches())
 
 
 @lru_cache(maxsize=1)
@@ -340,9 +352,9 @@ def reset() -> None:
 
     get_rate_limit_settings.cache_clear()
     get_gateway.cache_clear()
-    for factory in (configure_text2cypher, graph_store, boto_session, dynamodb_client, sqs_client,
-                    handoff_service, approval_service, checkpointer, wave_dispatcher, compiled_graph,
-                    graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads, catalogue_sync,
-                    get_settings):
+    for factory in (configure_text2cypher, graph_store, tool_caches, boto_session, dynamodb_client,
+                    sqs_client, handoff_service, approval_service, checkpointer, wave_dispatcher,
+                    compiled_graph, graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads,
+                    catalogue_sync, get_settings):
         factory.cache_clear()
     _aws_clients.clear()

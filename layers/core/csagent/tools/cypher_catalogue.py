@@ -45,6 +45,7 @@ from csagent.nlp.gloss import english_query
 from csagent.tools.failures import failed_result
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.caching import TTLCache
     from csagent.ports import Embedder
     from csagent.tools.context import ToolContext
 
@@ -463,7 +464,6 @@ _VOCABULARY_CYPHER = (
     "WITH p, collect(DISTINCT v.option_text) AS texts "
     "RETURN p.name AS name, p.category AS category, texts"
 )
-VOCABULARY_TTL_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -513,52 +513,45 @@ class StoreVocabulary:
         return tuple(sorted(pairs))
 
 
-_VOCABULARY: dict[int, tuple[float, Any, StoreVocabulary]] = {}
-_VOCABULARY_LOCK = threading.Lock()
-_VOCABULARY_MAX_STORES = 8
-
-
-def store_vocabulary(graph: Any, *, ttl_s: float = VOCABULARY_TTL_S) -> StoreVocabulary:
-    """The store's vocabulary, read once per `ttl_s` per graph store (one catalogue query).
+def store_vocabulary(graph: Any, cache: TTLCache[str, StoreVocabulary] | None = None) -> StoreVocabulary:
+    """The store's vocabulary (one catalogue query), kept in `cache` for its TTL when given: the
+    `ToolCaches.vocabulary` of the tool context, which belongs to `graph`.
 
     Used to mask product mentions before matching and to read product, category and option
     parameters from the question. Public catalogue data only; on any failure the vocabulary is
-    empty (matching still works, with a little less precision; parameters must then be given).
+    empty and nothing is kept (matching still works, with a little less precision; parameters
+    must then be given), so the next call reads again.
     """
-    now = time.monotonic()
-    with _VOCABULARY_LOCK:
-        cached = _VOCABULARY.get(id(graph))
-        if cached is not None and cached[1] is graph and now - cached[0] < ttl_s:
-            return cached[2]
     try:
-        rows = graph.read(_VOCABULARY_CYPHER, {}, timeout_s=2.0, max_rows=5000)
-        options: dict[str, tuple[tuple[str, str], ...]] = {}
-        for row in rows:
-            pairs = set()
-            for text in row.get("texts") or []:
-                for pair in str(text).split(", "):
-                    k, sep, v = pair.partition(": ")
-                    if sep:
-                        pairs.add((k.strip().lower(), v.strip().lower()))
-            options[str(row["name"])] = tuple(sorted(pairs))
-        from csagent.grounding.resolve import product_synonyms
-
-        aliases: dict[str, tuple[str, ...]] = {}
-        for name, words in product_synonyms().items():
-            for word in words if name in options else ():
-                aliases[word] = (*aliases.get(word, ()), name)
-        vocabulary = StoreVocabulary(
-            products=tuple(sorted(options)),
-            categories=tuple(sorted({str(r["category"]) for r in rows if r.get("category")})),
-            options=options, aliases=aliases)
+        if cache is None:
+            return _read_vocabulary(graph)
+        return cache.get_or_load("store", lambda: _read_vocabulary(graph))
     except Exception as exc:  # noqa: BLE001 - degrade to no vocabulary
         logger.warning("store vocabulary unavailable (%s)", type(exc).__name__)
         return StoreVocabulary()
-    with _VOCABULARY_LOCK:
-        _VOCABULARY[id(graph)] = (now, graph, vocabulary)
-        while len(_VOCABULARY) > _VOCABULARY_MAX_STORES:  # graph stores are few and long-lived
-            _VOCABULARY.pop(next(iter(_VOCABULARY)))
-    return vocabulary
+
+
+def _read_vocabulary(graph: Any) -> StoreVocabulary:
+    rows = graph.read(_VOCABULARY_CYPHER, {}, timeout_s=2.0, max_rows=5000)
+    options: dict[str, tuple[tuple[str, str], ...]] = {}
+    for row in rows:
+        pairs = set()
+        for text in row.get("texts") or []:
+            for pair in str(text).split(", "):
+                k, sep, v = pair.partition(": ")
+                if sep:
+                    pairs.add((k.strip().lower(), v.strip().lower()))
+        options[str(row["name"])] = tuple(sorted(pairs))
+    from csagent.grounding.resolve import product_synonyms
+
+    aliases: dict[str, tuple[str, ...]] = {}
+    for name, words in product_synonyms().items():
+        for word in words if name in options else ():
+            aliases[word] = (*aliases.get(word, ()), name)
+    return StoreVocabulary(
+        products=tuple(sorted(options)),
+        categories=tuple(sorted({str(r["category"]) for r in rows if r.get("category")})),
+        options=options, aliases=aliases)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1321,7 +1314,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             return ToolResult.failed(task, ErrorType.UNKNOWN,
                                      "Template matching needs an embedder and none is configured.")
         catalogue = load_catalogue()
-        vocabulary = store_vocabulary(ctx.graph)
+        vocabulary = store_vocabulary(ctx.graph, ctx.caches.vocabulary)
         product = GroundedProduct.read(args.get("product"))
         if product is not None and product.surface and vocabulary.names_several(product.surface):
             product = None  # "what cameras do you carry": a word of several products means them all

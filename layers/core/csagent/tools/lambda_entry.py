@@ -30,7 +30,7 @@ def _default_context(event: Any) -> ToolContext:
     from csagent.resilience.faults import get_fault_plan, wrap_graph_store
 
     return ToolContext(graph=wrap_graph_store(runtime.graph_store(), get_fault_plan()),
-                       customer_id=event.customer_id, embedder=get_embedder())
+                       customer_id=event.customer_id, embedder=get_embedder(), caches=runtime.tool_caches())
 
 
 def _with_faults(tool: str, run: ToolRun) -> ToolRun:

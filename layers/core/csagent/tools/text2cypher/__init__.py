@@ -133,7 +133,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         model = None
     try:
         pipeline = Text2Cypher(ctx.graph, model, ctx.embedder, max_corrections=config.max_corrections,
-                               timeout_s=config.query_timeout_s, max_rows=config.max_rows)
+                               timeout_s=config.query_timeout_s, max_rows=config.max_rows, caches=ctx.caches)
         outcome = pipeline.run(question)
     except Exception as exc:  # noqa: BLE001 - the tool contract: never raise
         logger.exception("text2cypher crashed")

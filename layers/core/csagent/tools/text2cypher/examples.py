@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from csagent.caching import TTLCache
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -176,18 +178,20 @@ _RETRIEVE = f"""
 CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $k, $embedding) YIELD node, score
 RETURN node.example_id AS example_id, node.question AS question, node.cypher AS cypher, score"""
 
-_MEMORY: dict[tuple[int, int], tuple[Any, Any]] = {}
-_MEMORY_LOCK = threading.Lock()
-
-
 class ExampleBank:
-    """Few-shot retrieval by vector similarity (Neo4j index, in-memory when it is missing)."""
+    """Few-shot retrieval by vector similarity (Neo4j index, in-memory when it is missing).
+
+    `vectors` keeps the in-memory ranking's normalised question vectors between banks; it must
+    belong to `embedder` (`ToolCaches.example_vectors` of the tool context). Without it the bank
+    keeps them for its own life only."""
 
     def __init__(self, graph: GraphStore, embedder: Embedder, *,
-                 examples: Sequence[CypherExample] | None = None) -> None:
+                 examples: Sequence[CypherExample] | None = None,
+                 vectors: TTLCache[tuple[CypherExample, ...] | None, np.ndarray] | None = None) -> None:
         self.graph = graph
         self.embedder = embedder
         self._examples = tuple(examples) if examples is not None else None
+        self._vectors = vectors if vectors is not None else TTLCache(math.inf, max_entries=1)
 
     @property
     def examples(self) -> tuple[CypherExample, ...]:
@@ -213,22 +217,22 @@ class ExampleBank:
         import numpy as np
 
         examples = self.examples
-        key = (id(self.embedder), id(examples))
-        with _MEMORY_LOCK:
-            cached = _MEMORY.get(key)
-        if cached is None or cached[0] is not self.embedder:
-            if self._examples is None:
-                matrix = np.array(default_bank_vectors(self.embedder), dtype=np.float32)
-            else:
-                matrix = np.asarray(self.embedder.embed([e.question for e in examples]), dtype=np.float32)
-            matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
-            cached = (self.embedder, matrix)
-            with _MEMORY_LOCK:
-                _MEMORY[key] = cached
+        matrix = self._vectors.get_or_load(self._examples, self._question_vectors)
         query = np.asarray(vector, dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
-        scores = cached[1] @ query
+        scores = matrix @ query
         order = np.argsort(-scores)[:k]
         # Same scale as Neo4j's cosine score: (1 + cosine) / 2.
         return [RetrievedExample(examples[i].id, examples[i].question, examples[i].cypher.strip(),
                                  float((1.0 + scores[i]) / 2.0), "memory") for i in order]
+
+    def _question_vectors(self) -> np.ndarray:
+        """The examples' question vectors, one unit row each (the shipped file's from the layer)."""
+        import numpy as np
+
+        if self._examples is None:
+            matrix = np.array(default_bank_vectors(self.embedder), dtype=np.float32)
+        else:
+            matrix = np.asarray(self.embedder.embed([e.question for e in self._examples]), dtype=np.float32)
+        matrix /= np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
+        return matrix

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from csagent.tools.caches import ToolCaches
 from csagent.tools.text2cypher.examples import ExampleBank, RetrievedExample
 from csagent.tools.text2cypher.schema import CATALOGUE_SCHEMA, AllowedSchema
 from csagent.tools.text2cypher.validation import (
@@ -232,13 +233,16 @@ class Text2Cypher:
 
     `timeout_s` and `max_rows` bound every execution of a generated query (server-side
     transaction timeout, READ transaction); `check_timeout_s` bounds EXPLAIN and value lookups.
+    `caches`: what is kept between runs for this graph and embedder (the tool context's); a
+    pipeline without them keeps the vocabulary, value hints and example vectors for its own life.
     """
 
     def __init__(self, graph: GraphStore, model: BaseChatModel | None, embedder: Embedder | None, *,
                  max_corrections: int = DEFAULT_MAX_CORRECTIONS, timeout_s: float = DEFAULT_TIMEOUT_S,
                  max_rows: int = DEFAULT_MAX_ROWS, k_examples: int = DEFAULT_EXAMPLES,
                  check_timeout_s: float = 2.0, explainer: CypherExplainer | None = None,
-                 example_bank: ExampleBank | None = None, schema: AllowedSchema = CATALOGUE_SCHEMA) -> None:
+                 example_bank: ExampleBank | None = None, schema: AllowedSchema = CATALOGUE_SCHEMA,
+                 caches: ToolCaches | None = None) -> None:
         if max_corrections < 0:
             raise ValueError("max_corrections must be >= 0")
         if timeout_s <= 0 or check_timeout_s <= 0:
@@ -256,8 +260,12 @@ class Text2Cypher:
         self.max_rows = max_rows
         self.k_examples = k_examples
         self.schema = schema
-        self.validator = QueryValidator(graph, explainer, schema=schema, timeout_s=check_timeout_s)
-        self.example_bank = example_bank or (ExampleBank(graph, embedder) if embedder is not None else None)
+        self.caches = caches if caches is not None else ToolCaches()
+        self.validator = QueryValidator(graph, explainer, schema=schema, timeout_s=check_timeout_s,
+                                        hint_values=self.caches.hint_values)
+        if example_bank is None and embedder is not None:
+            example_bank = ExampleBank(graph, embedder, vectors=self.caches.example_vectors)
+        self.example_bank = example_bank
 
     # -- the run ---------------------------------------------------------------------------
     def run(self, question: str) -> Text2CypherOutcome:
@@ -313,7 +321,7 @@ class Text2Cypher:
         from csagent.tools.cypher_catalogue import store_vocabulary
 
         started = time.perf_counter()
-        vocabulary = store_vocabulary(self.graph)
+        vocabulary = store_vocabulary(self.graph, self.caches.vocabulary)
         text = self.schema.prompt_text(categories=vocabulary.categories, products=vocabulary.products)
         detail = (f"{len(self.schema.nodes)} labels, {len(self.schema.relationships)} relationships, "
                   f"{len(vocabulary.categories)} category and {len(vocabulary.products)} product names "
@@ -403,7 +411,7 @@ class Text2Cypher:
             outcome.stages.append(StepRecord("fallback", "skip", fallback.reason))
             return
         catalogue = cc.load_catalogue()
-        vocabulary = cc.store_vocabulary(self.graph)
+        vocabulary = cc.store_vocabulary(self.graph, self.caches.vocabulary)
         matcher = cc.matcher_for(self.embedder, catalogue)
         ranked = matcher.rank(outcome.question, top_n=len(catalogue.templates), entities=vocabulary.products)
         closest = next(((tid, score) for tid, score, _ in ranked
@@ -418,7 +426,7 @@ class Text2Cypher:
         assert template is not None
         params = cc.extract_params(template, outcome.question, vocabulary=vocabulary)
         task = Task(task_id="text2cypher-fallback", task_type="lookup", tool=cc.TOOL_NAME)
-        context = ToolContext(graph=self.graph, customer_id=None, embedder=self.embedder)
+        context = ToolContext(graph=self.graph, customer_id=None, embedder=self.embedder, caches=self.caches)
         result = cc.run_template(template.id, params, context, task, catalogue=catalogue)
         fallback.template_id, fallback.score, fallback.cypher, fallback.result = (
             template.id, closest[1], template.cypher.strip(), result)

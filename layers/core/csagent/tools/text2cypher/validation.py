@@ -33,14 +33,15 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from csagent.caching import TTLCache
 from csagent.domain.errors import StoreError
 from csagent.domain.models import ErrorType
+from csagent.tools.caches import HINT_VALUES_TTL_S
 from csagent.tools.text2cypher.schema import CATALOGUE_SCHEMA, AllowedSchema, PropertySpec
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -1026,20 +1027,21 @@ def close_values(value: str, candidates: Iterable[str], n: int = 5) -> list[str]
     return [options[k] for k in ordered]
 
 
-_HINT_VALUES: dict[tuple[int, str, str], tuple[float, Any, tuple[str, ...]]] = {}
-_HINT_LOCK = threading.Lock()
-HINT_VALUES_TTL_S = 600.0
-
-
 class ValueChecker:
     """Looks up compared string literals in the graph (parameterised queries built only from the
-    schema's own label and property names) and suggests close stored values."""
+    schema's own label and property names) and suggests close stored values.
+
+    `hint_values` keeps the stored values offered as hints, by (label, property), for its TTL; it
+    must belong to `graph` (`ToolCaches.hint_values` of the tool context). Without it the checker
+    keeps them for its own life, at most `HINT_VALUES_TTL_S`."""
 
     def __init__(self, graph: GraphStore, schema: AllowedSchema = CATALOGUE_SCHEMA, *,
-                 timeout_s: float = 2.0) -> None:
+                 timeout_s: float = 2.0,
+                 hint_values: TTLCache[tuple[str, str], tuple[str, ...]] | None = None) -> None:
         self.graph = graph
         self.schema = schema
         self.timeout_s = timeout_s
+        self._hints = hint_values if hint_values is not None else TTLCache(HINT_VALUES_TTL_S)
 
     def check(self, comparisons: Sequence[Comparison], bindings: Bindings) -> list[Text2CypherError]:
         errors: list[Text2CypherError] = []
@@ -1089,12 +1091,13 @@ class ValueChecker:
     def _hint_values(self, label: str, spec: PropertySpec) -> tuple[str, ...]:
         if spec.hints == "none":
             return ()
-        key = (id(self.graph), label, spec.name)
-        now = time.monotonic()
-        with _HINT_LOCK:
-            cached = _HINT_VALUES.get(key)
-            if cached is not None and cached[1] is self.graph and now - cached[0] < HINT_VALUES_TTL_S:
-                return cached[2]
+        try:
+            return self._hints.get_or_load((label, spec.name), lambda: self._read_hint_values(label, spec))
+        except Exception as exc:  # noqa: BLE001 - hints are best effort
+            logger.warning("value hints for %s.%s unavailable (%s)", label, spec.name, type(exc).__name__)
+            return ()
+
+    def _read_hint_values(self, label: str, spec: PropertySpec) -> tuple[str, ...]:
         if spec.hints == "option_pairs":
             query = (f"MATCH (n:`{label}`) UNWIND split(n.`{spec.name}`, ', ') AS value "
                      "RETURN DISTINCT value LIMIT 2000")
@@ -1102,15 +1105,8 @@ class ValueChecker:
             query = f"MATCH (n:`{label}`) UNWIND n.`{spec.name}` AS value RETURN DISTINCT value LIMIT 1000"
         else:
             query = f"MATCH (n:`{label}`) RETURN DISTINCT n.`{spec.name}` AS value LIMIT 1000"
-        try:
-            rows = self.graph.read(query, {}, timeout_s=self.timeout_s, max_rows=2000)
-        except Exception as exc:  # noqa: BLE001 - hints are best effort
-            logger.warning("value hints for %s.%s unavailable (%s)", label, spec.name, type(exc).__name__)
-            return ()
-        values = tuple(str(r["value"]) for r in rows if r.get("value") is not None)
-        with _HINT_LOCK:
-            _HINT_VALUES[key] = (now, self.graph, values)
-        return values
+        rows = self.graph.read(query, {}, timeout_s=self.timeout_s, max_rows=2000)
+        return tuple(str(r["value"]) for r in rows if r.get("value") is not None)
 
 
 def _lookup_query(label: str, spec: PropertySpec, op: str) -> str:
@@ -1183,10 +1179,11 @@ class QueryValidator:
     """Runs every check on a generated query (see the module docstring for the order)."""
 
     def __init__(self, graph: GraphStore, explainer: CypherExplainer, *,
-                 schema: AllowedSchema = CATALOGUE_SCHEMA, timeout_s: float = 2.0) -> None:
+                 schema: AllowedSchema = CATALOGUE_SCHEMA, timeout_s: float = 2.0,
+                 hint_values: TTLCache[tuple[str, str], tuple[str, ...]] | None = None) -> None:
         self.explainer = explainer
         self.schema_checker = SchemaChecker(schema)
-        self.value_checker = ValueChecker(graph, schema, timeout_s=timeout_s)
+        self.value_checker = ValueChecker(graph, schema, timeout_s=timeout_s, hint_values=hint_values)
         self.timeout_s = timeout_s
 
     def validate(self, cypher: str) -> ValidationReport:

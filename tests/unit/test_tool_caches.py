@@ -255,3 +255,18 @@ def test_the_tool_lambdas_contexts_share_the_process_caches(store: StoreGraph) -
     # Then the store was read once: the contexts carry the composition root's caches
     assert first.caches is second.caches is runtime.tool_caches()
     assert store.vocabulary_reads == 1
+
+
+def test_a_catalogue_change_in_this_process_drops_the_tools_caches_at_once(store: StoreGraph) -> None:
+    # Given the tools' vocabulary and value hints read and kept
+    ctx = _lambda_context()
+    _vocabulary(ctx)
+    _hint(store, ctx.caches)
+    # When the catalogue changes through this process's catalogue service
+    store.products["Mountain Bike"] = "Sports"
+    runtime.catalogue_sync().update_variant("1234567890", price=19.0)
+    # Then the next question reads the new catalogue, well within the TTL
+    assert _vocabulary(ctx).products == ("Electric Kettle", "Mountain Bike")
+    _hint(store, ctx.caches)
+    assert (store.vocabulary_reads, store.hint_reads) == (2, 2)
+    assert store.written  # the change itself was written

@@ -76,7 +76,7 @@ def graph_store() -> Neo4jGraph:
 def tool_caches() -> ToolCaches:
     """What the tools keep between calls about `graph_store()` (its vocabulary, value hints) read
     through `get_embedder()`: every tool context of the process carries this one. `reset()` drops
-    it with the store."""
+    it with the store; a catalogue change clears it (`catalogue_sync`)."""
     from csagent.tools.caches import ToolCaches
 
     return ToolCaches()
@@ -275,12 +275,14 @@ def knowledge_base() -> KnowledgeBase:
 @lru_cache(maxsize=1)
 def catalogue_sync() -> CatalogueSync:
     """Catalogue changes (the admin API), with the knowledge links and this process's catalogue
-    caches following them."""
+    caches following them (the understanding's names and variants, the tools' vocabulary and
+    value hints)."""
     from csagent.adapters.neo4j_catalogue import Neo4jCatalogueWriter
     from csagent.adapters.product_catalogue import catalogue_changed
     from csagent.knowledge.catalogue import CatalogueSync
 
-    return CatalogueSync(Neo4jCatalogueWriter(graph_store()), knowledge_base(), on_change=[catalogue_changed])
+    return CatalogueSync(Neo4jCatalogueWriter(graph_store()), knowledge_base(),
+                         on_change=[catalogue_changed, tool_caches().catalogue_changed])
 
 
 @lru_cache(maxsize=1)

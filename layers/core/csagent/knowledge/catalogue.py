@@ -17,9 +17,10 @@ What follows a change, and how:
 - **Answers.** Prices, options and availability are never copied into the knowledge base: the
   catalogue templates read them from the graph on every question, so the next answer has the
   new value. The in-process caches of product names and variants (`adapters.product_catalogue`,
-  `adapters.customer_view.CatalogueVariants`) are dropped through `on_change`, so this process
-  answers with the new catalogue at once; other processes (other Lambda instances) reload within
-  their TTLs (60 s for variants, 120 s for names).
+  `adapters.customer_view.CatalogueVariants`) and the tools' vocabulary and value hints
+  (`tools.caches.ToolCaches`) are dropped through `on_change`, so this process answers with the
+  new catalogue at once; other processes (other Lambda instances) reload within their TTLs (60 s
+  for variants, 120 s for names, 10 minutes for the tools' vocabulary and value hints).
 """
 
 from __future__ import annotations

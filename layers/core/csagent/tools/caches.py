@@ -3,7 +3,8 @@
 One `ToolCaches` belongs to one store and one embedder: the composition root builds it beside
 them (`csagent.runtime.tool_caches`, which the router's tool contexts and the tool Lambdas'
 share) and every `ToolContext` carries it; a context built without one gets an empty one of
-its own, so a cache is never shared by two stores.
+its own, so a cache is never shared by two stores. A catalogue change made in this process
+clears it (`runtime.catalogue_sync`); other processes' entries go stale within their TTL.
 """
 
 from __future__ import annotations
@@ -49,3 +50,8 @@ class ToolCaches:
     example_vectors: TTLCache[tuple[CypherExample, ...] | None, np.ndarray] = field(
         default_factory=_example_vectors)
 
+    def catalogue_changed(self) -> None:
+        """Drop what the catalogue decides (the vocabulary, the value hints); the example
+        vectors depend only on the embedder and stay."""
+        self.vocabulary.clear()
+        self.hint_values.clear()

@@ -6,12 +6,16 @@ Bedrock or vLLM model can fill the same shape later.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from csagent.nlp.confirmation import Answer, classify_confirmation, lean
+from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
 from csagent.nlp.speech_acts import asks_something
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -127,19 +131,29 @@ NEW_FACTS = ("address", "email", "tracking_number", "zip")
 NEW_REQUEST_CONFIDENCE = 0.5
 
 
-def consent_to_pending(text: str, understanding: Understanding,
-                       pending: list[dict[str, Any]]) -> Answer | None:
+def consent_to_pending(text: str, understanding: Understanding, pending: list[dict[str, Any]],
+                       reader: Callable[[str], tuple[str, float] | None] | None = None) -> Answer | None:
     """The customer's answer to "shall I go ahead?" when it is more than a bare yes or no.
 
     "yes, that's what I said", "Yes, this is all items. Please proceed.", "no. forget it, I'll
-    figure it out myself": the message leans one way (`nlp.confirmation.lean`) and asks for
-    nothing new. A clause makes a new request when it names a fact of its own (another order, an
-    address, an email) or its intent is a confident request other than the proposed write
+    figure it out myself", "yessir do it": the consent model (`nlp.consent`; `reader` in tests)
+    reads the whole reply as a yes or a no with at least `CONSENT_MIN_PROBABILITY` (below it, the
+    message leans one way: `nlp.confirmation.lean`), and it asks for nothing new. A clause makes a
+    new request when it names a fact of its own (another order, an address, an email), or, unless
+    the model read the reply, its intent is a confident request other than the proposed write
     restated ("yes, and where is my other order?" is not consent). None: not an answer."""
+    from csagent.nlp.consent import CONSENT_MIN_PROBABILITY
+
     strict = classify_confirmation(text)
     if strict is not None:
         return strict
-    answer = lean(text)
+    if contradicts(text):
+        return None
+    reading = (reader or _read_consent)(text)
+    trusted = reading is not None and reading[1] >= CONSENT_MIN_PROBABILITY
+    if trusted and reading is not None and reading[0] == "other":
+        return None  # "yes but only the lamp", "how long will the refund take?"
+    answer: Answer | None = reading[0] if trusted and reading is not None else lean(text)  # type: ignore[assignment]
     if answer is None:
         return None
     proposed_orders = {str((p.get("proposal") or {}).get("order_id") or "") for p in pending}
@@ -161,11 +175,22 @@ def consent_to_pending(text: str, understanding: Understanding,
             # "no wait, the 1000ml one", or the wish said again ("换成白色的，其他不变"): the variants
             # it names make it a request to propose (again), never a yes or a no.
             return None
-        if clause.intent in PASSIVE_INTENTS or clause.intent in restated:
-            continue
+        if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated:
+            continue  # (the model read the whole reply as an answer: "yes, just do it already")
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
+
+
+def _read_consent(text: str) -> tuple[str, float] | None:
+    """The consent model's reading of a reply (`nlp.consent`); None when it cannot be read."""
+    from csagent.nlp.consent import get_consent_reader
+
+    try:
+        return get_consent_reader().read(text)
+    except Exception as exc:  # noqa: BLE001 - the word lists still answer without the model
+        logger.warning("consent model unavailable (%s)", type(exc).__name__)
+        return None
 
 
 # What a question about a change keeps for a later "ok, do it" (`memory["last_change"]`).

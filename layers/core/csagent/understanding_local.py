@@ -163,7 +163,7 @@ class LocalUnderstanding:
             opens_question,
         )
         from csagent.nlp.intents import detect_language
-        from csagent.nlp.reasons import find_cancel_reason
+        from csagent.nlp.reasons import find_cancel_reason, read_cancel_reason
         from csagent.nlp.script import spaced
         from csagent.nlp.speech_acts import asks_for_change, is_elliptical, opens_follow_up
 
@@ -188,6 +188,7 @@ class LocalUnderstanding:
             fallback_order = fallback_order or picked
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
+        awaited = {str(w.get("parameter")) for w in state.get("awaiting") or []}
         variants = self._variants() if self._variants and view is not None else None
         recent = (state.get("memory") or {}).get("last_order_id")  # the order just talked about
         recent_products = list((state.get("memory") or {}).get("last_products") or [])  # named in it
@@ -271,6 +272,9 @@ class LocalUnderstanding:
                 # order id names an order, which is the customer's if it is on their account.)
                 intent, entities = "policy_question", {"another_persons": True}
             reason = find_cancel_reason(piece) or (message_reason if intent == "cancel_order" else None)
+            if reason is None and (intent == "cancel_order" or "reason" in awaited):
+                # "Then please cancel, I not need it more", or the answer to "why?": the customer's words
+                reason = read_cancel_reason(piece if "reason" in awaited else text)
             if reason:
                 entities["reason"] = reason
             grounded_to_store = False

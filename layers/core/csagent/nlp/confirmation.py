@@ -83,6 +83,16 @@ def _answer_of_parts(normalised: str) -> Answer | None:
     return None
 
 
+def contradicts(text: str) -> bool:
+    """Every part of the message a bare answer, and answers of both kinds ("yes, no", "ok. no.
+    wait"): it says nothing a reader, or a model, could take as either."""
+    lexicon = _lexicon()
+    parts = [p for p in (" ".join(x.split()) for x in _PARTS.split(_normalise(text))) if p]
+    meaningful = [p for p in parts if p not in lexicon["courtesy"]]
+    kinds = {a for p in meaningful for a in ("yes", "no") if p in lexicon[a]}
+    return len(kinds) == 2 and all(p in lexicon["yes"] | lexicon["no"] for p in meaningful)
+
+
 def lean(text: str) -> Answer | None:
     """Which way a longer message leans when a proposal is waiting: "yes, that's what I said",
     "ugh. ok yes", "no. forget it, I'll sort it out myself". Any yes word and no no word (or the

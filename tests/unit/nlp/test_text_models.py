@@ -1,0 +1,137 @@
+"""The consent and reason models (`nlp.consent`, `nlp.reasons`) and how they are used.
+
+The model tests run the shipped models (MiniLM all-MiniLM-L6-v2 embeddings and n-grams, trained on
+`nlp/data/consent.jsonl` and `cancel_reasons.jsonl`) on messages written for these tests, none of them
+in their training data.
+The `consent_to_pending` tests give a fake reading, so they test only the decision around it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from csagent.nlp.confirmation import contradicts
+from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
+from csagent.nlp.text_models import training_examples
+from csagent.understanding import Clause, Understanding, consent_to_pending
+
+ORDER = "#W1234567"
+PROPOSED_CANCEL = [{"action": "cancel_order", "proposal": {"order_id": ORDER}}]
+
+UNSEEN = [
+    ("yup, go on then", "yes"),
+    ("ok ok, do it already, I'm waiting", "yes"),
+    ("sure thing boss, send it", "yes"),
+    ("affirmative, proceed", "yes"),
+    ("是的，就这么办", "yes"),
+    ("hang on, don't, I'll ask my partner first", "no"),
+    ("nope, keep everything as is", "no"),
+    ("先别动，我再考虑一下", "no"),
+    ("yes but only the blue one", "other"),
+    ("how long does that take?", "other"),
+]
+
+
+def test_the_test_replies_are_not_in_the_training_data() -> None:
+    seen = {e.text.lower().strip(" .!?") for e in training_examples("consent.jsonl")}
+    assert not [t for t, _ in UNSEEN if t.lower().strip(" .!?") in seen]
+
+
+@pytest.mark.parametrize(("text", "reading"), UNSEEN)
+def test_the_shipped_model_reads_replies_it_never_saw(text: str, reading: str) -> None:
+    # Given a reply to "shall I go ahead?" / When the model reads it / Then it reads it right, surely
+    label, probability = get_consent_reader().read(text)
+    assert (label, probability >= CONSENT_MIN_PROBABILITY) == (reading, True)
+
+
+def _understood(intent: str, confidence: float, entities: dict[str, Any] | None = None) -> Understanding:
+    clause = Clause(text="…", intent=intent, confidence=confidence, entities=entities or {})
+    return Understanding("knowledge_and_actions", intent, confidence, clauses=(clause,))
+
+
+def _reading(label: str, probability: float):
+    return lambda _text: (label, probability)
+
+
+def test_a_sure_yes_counts_though_its_words_read_like_another_request() -> None:
+    # "do it already" reads as a change request to the intent model; the whole reply is a yes
+    understood = _understood("change_items", 0.75)
+    assert consent_to_pending("yes, just get on with it", understood, PROPOSED_CANCEL,
+                              reader=_reading("yes", 0.99)) == "yes"
+    # below the threshold the intent still counts as a request of its own
+    assert consent_to_pending("yes, just get on with it", understood, PROPOSED_CANCEL,
+                              reader=_reading("yes", CONSENT_MIN_PROBABILITY - 0.01)) is None
+
+
+def test_a_sure_yes_that_names_a_new_fact_or_another_order_is_not_consent() -> None:
+    with_address = _understood("change_order_address", 0.4, {"address": {"address1": "1 Main St"}})
+    assert consent_to_pending("ok but ship it to 1 Main St", with_address, PROPOSED_CANCEL,
+                              reader=_reading("yes", 0.99)) is None
+    other_order = _understood("cancel_order", 0.8, {"order_id": "#W7654321"})
+    assert consent_to_pending("yes, that one too", other_order, PROPOSED_CANCEL,
+                              reader=_reading("yes", 0.99)) is None
+
+
+def test_a_sure_other_is_no_answer_whatever_its_words_lean() -> None:
+    # "yes" leans yes by its words; the model read a new request in the whole reply
+    assert consent_to_pending("yes, but the green one", _understood("smalltalk", 0.3), PROPOSED_CANCEL,
+                              reader=_reading("other", 0.9)) is None
+
+
+def test_an_unsure_reading_leaves_the_word_lists_to_decide() -> None:
+    assert consent_to_pending("ugh. ok yes", _understood("smalltalk", 0.36), PROPOSED_CANCEL,
+                              reader=_reading("other", 0.4)) == "yes"
+    assert consent_to_pending("ugh. ok yes", _understood("smalltalk", 0.36), PROPOSED_CANCEL,
+                              reader=lambda _text: None) == "yes"
+
+
+@pytest.mark.parametrize(("text", "contradictory"), [
+    ("yes, no", True), ("ok. no.", True), ("yes, thanks", False), ("no, that's all correct, go ahead", False),
+])
+def test_bare_answers_of_both_kinds_are_no_answer(text: str, contradictory: bool) -> None:
+    assert contradicts(text) is contradictory
+    if contradictory:
+        assert consent_to_pending(text, _understood("smalltalk", 0.3), PROPOSED_CANCEL,
+                                  reader=_reading("yes", 0.99)) is None
+
+
+def test_a_reason_in_the_customers_words_is_read_when_the_phrases_miss_it() -> None:
+    from csagent.nlp.reasons import REASON_MIN_PROBABILITY, read_cancel_reason
+
+    # the phrases know "by mistake": the model is not asked
+    def never(_text: str) -> tuple[str, float]:
+        raise AssertionError("the model was asked")
+
+    assert read_cancel_reason("cancel it, I ordered it by mistake", reader=never) == "ordered by mistake"
+    # the phrases miss it: a sure reading counts, an unsure one or "none" does not
+    assert read_cancel_reason("my kid hit the button", reader=lambda _t: ("ordered_by_mistake", 0.9)) \
+        == "ordered by mistake"
+    assert read_cancel_reason("my kid hit the button",
+                              reader=lambda _t: ("ordered_by_mistake", REASON_MIN_PROBABILITY - 0.01)) is None
+    assert read_cancel_reason("cancel it please", reader=lambda _t: ("none", 0.99)) is None
+
+
+REASONS_UNSEEN = [
+    ("my toddler got hold of my phone and bought this", "ordered by mistake"),
+    ("ugh I hit the order button two times", "ordered by mistake"),
+    ("we moved the party, so it's pointless now", "no longer needed"),
+    ("got the same thing as a present last week", "no longer needed"),
+    ("用不着了", "no longer needed"),
+    ("cancel the order with the kettle please", None),
+]
+
+
+def test_the_reason_test_messages_are_not_in_the_training_data() -> None:
+    seen = {e.text.lower().strip(" .!?") for e in training_examples("cancel_reasons.jsonl")}
+    assert not [t for t, _ in REASONS_UNSEEN if t.lower().strip(" .!?") in seen]
+
+
+@pytest.mark.parametrize(("text", "reason"), REASONS_UNSEEN)
+def test_the_shipped_reason_model_reads_reasons_the_phrases_miss(text: str, reason: str | None) -> None:
+    from csagent.nlp.reasons import find_cancel_reason, read_cancel_reason
+
+    # Given words the phrase list does not know / When read / Then the model gives the store's reason
+    assert find_cancel_reason(text) is None
+    assert read_cancel_reason(text) == reason

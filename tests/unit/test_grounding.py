@@ -296,6 +296,27 @@ def test_the_local_understanding_grounds_each_clause_in_the_customers_view() -> 
     assert entities["asks_for_change"] is True
 
 
+class _CancelIntents(_Intents):
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("cancel_order" if p.lower().startswith("cancel") else "policy_question",
+                                 0.8, None, 0.0) for p in pieces]
+
+
+def test_a_change_pointing_back_at_another_persons_order_gets_the_rule_not_the_customers_order() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_CancelIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    # Given a message about a kettle on someone else's account, then "cancel it"
+    result = understanding.understand("My wife ordered a kettle on her account. Cancel it.",
+                                      {"customer_id": "ann"})
+    # Then "cancel it" is about her order: the rule, not a cancellation of the customer's own kettle
+    last = result.clauses[-1]
+    assert (last.intent, last.entities) == ("policy_question", {"another_persons": True})
+
+
 def _proposed(action: str, item_ids: list[str], **args: object) -> list[dict[str, object]]:
     return [{"action": action, "proposal": {"order_id": "#W0000001",
                                             "args": {"order_id": "#W0000001", "item_ids": item_ids, **args}}}]
@@ -363,6 +384,9 @@ def test_several_orders_in_that_status_are_listed_back_or_all_answered_for_order
     assert question["order_candidates"] == ["#W0000002", "#W0000003"] and "question" in question
     both = ground("order_status", "where are my orders that haven't shipped?", {}, _store(), _variants(), "")
     assert both["order_ids"] == ["#W0000002", "#W0000003"] and "question" not in both
+    # a quantifier asks about several as a plural does
+    anything = ground("order_status", "is anything of mine still not shipped?", {}, _store(), _variants(), "")
+    assert anything["order_ids"] == ["#W0000002", "#W0000003"] and "question" not in anything
 
 
 def test_a_statement_that_asks_nothing_is_not_grounded_by_status() -> None:

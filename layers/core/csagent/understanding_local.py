@@ -266,8 +266,12 @@ class LocalUnderstanding:
                 # change of the order's address (the default address cannot become itself).
                 intent = "change_order_address"
                 entities["address"] = dict(view.default_address)
-            if about_another_persons(piece) and not found.order_ids \
-                    and intent not in GENERAL_INTENTS | HANDOFF_INTENTS:
+            others = about_another_persons(piece) or (
+                # "My son ordered a tablet on his account. Cancel it.": what points back at another
+                # person's order is about that order too, unless it names a product or an order.
+                intent in WRITE_INTENTS and not products
+                and any(c.entities.get("another_persons") for c in clauses))
+            if others and not found.order_ids and intent not in GENERAL_INTENTS | HANDOFF_INTENTS:
                 # "check the status of my husband's order": not the customer's to see; the rule. (An
                 # order id names an order, which is the customer's if it is on their account.)
                 intent, entities = "policy_question", {"another_persons": True}
@@ -278,7 +282,7 @@ class LocalUnderstanding:
             if reason:
                 entities["reason"] = reason
             grounded_to_store = False
-            if view is not None:
+            if view is not None and not entities.get("another_persons"):  # (not this customer's order)
                 try:
                     intent, entities, grounded_to_store = _grounded(
                         intent, runner_up, piece, text, entities, view, variants, recent,

@@ -159,7 +159,10 @@ READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
 _ANOTHER_ORDER = re.compile(
     r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
 )
-_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them)\b", re.IGNORECASE)
+# Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
+# ("anything of mine not delivered yet?", "which of my stuff hasn't shipped").
+_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|anything|everything|any of my"
+                            r"|which ones|my stuff|my things)\b", re.IGNORECASE)
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(

@@ -11,9 +11,9 @@ A clause that names a change but asks about it (`asks_for_change` False: "how mu
 back if I returned it?", "the lamp arrived broken") gets the order's facts (eligibility, items with
 prices) and, when it asks something other than how much, the store's rule it asks about ("I opened
 the perfume, can I still send it back?"); never a proposal. A read that names no order beside a
-list of the customer's orders is answered by the list, not asked about. Details of an item change or a return in other clauses of the message
-("it's the 28 inch one", "PayPal for the difference") fold into it. Grounding's own question
-(several candidates listed) is asked as it is.
+list of the customer's orders is answered by the list, not asked about. Details of an item change
+or a return in other clauses of the message ("it's the 28 inch one", "PayPal for the difference")
+fold into it. Grounding's own question (several candidates listed) is asked as it is.
 
 Several orders in one clause ("status of #W1, #W2 and #W3", "cancel #W1 and #W2") give one task
 per order (`order_ids`). A clause that repeats an earlier clause's request without naming an

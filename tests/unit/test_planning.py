@@ -294,20 +294,6 @@ def test_how_much_a_change_would_move_is_answered_beside_its_facts():
     assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "order_total"]
 
 
-def test_a_question_about_a_change_gets_the_orders_facts_and_the_rule_it_asks_about():
-    # Given "I opened the perfume, can I still send it back?" about a delivered order, not asked for
-    text = "I opened the perfume, can I still send it back?"
-    plan = plan_tasks([clause("return_request", text, order_id=ORDER, order_status="delivered",
-                              asks_for_change=False)])
-    # Then the order's return facts and the store's rule for that question answer it
-    assert [t.task_type for t in plan.tasks] == ["return_eligibility", "order_items", "policy"]
-    assert plan.tasks[-1].args["question"] == text
-    # But a statement about the order ("the lamp arrived broken") gets its facts only
-    told = plan_tasks([clause("return_request", "the lamp arrived broken", order_id=ORDER,
-                              order_status="delivered", asks_for_change=False)])
-    assert [t.task_type for t in told.tasks] == ["return_eligibility", "order_items"]
-
-
 def test_an_order_list_beside_a_read_asks_for_no_order_number():
     # Given "Which of my orders haven't arrived? Just the ones on their way." (the second clause
     # reads as an order's status, naming no order)

@@ -9,11 +9,10 @@ headphones" depends on the order lookup that tells which products those are.
 
 A clause that names a change but asks about it (`asks_for_change` False: "how much would I get
 back if I returned it?", "the lamp arrived broken") gets the order's facts (eligibility, items with
-prices) and, when it asks something other than how much, the store's rule it asks about ("I opened
-the perfume, can I still send it back?"); never a proposal. A read that names no order beside a
-list of the customer's orders is answered by the list, not asked about. Details of an item change
-or a return in other clauses of the message ("it's the 28 inch one", "PayPal for the difference")
-fold into it. Grounding's own question (several candidates listed) is asked as it is.
+prices), never a proposal. A read that names no order beside a list of the customer's orders is
+answered by the list, not asked about. Details of an item change or a return in other clauses of
+the message ("it's the 28 inch one", "PayPal for the difference") fold into it. Grounding's own
+question (several candidates listed) is asked as it is.
 
 Several orders in one clause ("status of #W1, #W2 and #W3", "cancel #W1 and #W2") give one task
 per order (`order_ids`). A clause that repeats an earlier clause's request without naming an
@@ -31,7 +30,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
-from csagent.nlp.speech_acts import asks_something
 from csagent.requests import (
     ACTION_INTENTS,
     BY_INTENT,
@@ -499,8 +497,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.need(intent, "details", entities, text)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
-                _plan_question_about_a_change(b, intent, text, entities, memory,
-                                              with_rule=asks_something(text))
+                _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent in ACTION_INTENTS and _status_rules_out(intent, entities) \
                 and any(not entities.get(name) for name in ACTION_INTENTS[intent][1]):
             # Check before asking: a delivered order cannot be cancelled, so the facts and the rule
@@ -556,9 +553,8 @@ def _status_rules_out(intent: str, entities: Mapping[str, Any]) -> bool:
 
 
 def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],
-                                  memory: Mapping[str, Any], *, with_rule: bool = False) -> None:
-    """The facts of the order, no proposal: nobody asked for the change yet; with `with_rule`
-    (the clause asks about the change) and unless it asks how much, the store's rule it asks about."""
+                                  memory: Mapping[str, Any]) -> None:
+    """The facts of the order, no proposal: nobody asked for the change yet."""
     templates = QUESTION_ABOUT_A_CHANGE.get(intent)
     order_id = entities.get("order_id") or memory.get("last_order_id")
     if templates is None:  # the default address: a question about it is answered by policy
@@ -586,10 +582,6 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if how_much and _WHEN.search(text):
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
-    elif with_rule and not how_much:
-        # "I opened the perfume, can I still send it back?", "do you charge a fee if I return my
-        # lamp?": the order's facts say what its status allows; the store's rule answers the rest.
-        b.add("policy", KNOWLEDGE, {"question": text})
 
 
 _HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)

@@ -2,7 +2,8 @@
 
 Every set of texts the code embeds that changes only with a release (intent examples, injection
 and scope anchors, the Cypher catalogue's examples and descriptions, the Text2Cypher few-shot
-bank's questions, the knowledge base's chunks) and what is trained on them (the intent model)
+bank's questions, the knowledge base's chunks, the consent replies and cancellation reasons) and
+what is trained on them (the intent, consent and reason models)
 is computed once by `python -m csagent.nlp.fixed_vectors` (`make vectors`, which `make setup` and
 `make build` run) into `csagent/nlp/data/vectors/`, shipped in the core layer, and loaded at run
 time instead of running the model over a thousand texts on the first request.

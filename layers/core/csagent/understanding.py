@@ -6,7 +6,6 @@ Bedrock or vLLM model can fill the same shape later.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -14,8 +13,6 @@ from typing import Any
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
 from csagent.nlp.speech_acts import asks_something
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -142,18 +139,22 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
     new request when it names a fact of its own (another order, an address, an email), or, unless
     the model read the reply, its intent is a confident request other than the proposed write
     restated ("yes, and where is my other order?" is not consent). None: not an answer."""
-    from csagent.nlp.consent import CONSENT_MIN_PROBABILITY
+    from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
 
     strict = classify_confirmation(text)
     if strict is not None:
         return strict
     if contradicts(text):
         return None
-    reading = (reader or _read_consent)(text)
+    reading = (reader or get_consent_reader().read_or_none)(text)
     trusted = reading is not None and reading[1] >= CONSENT_MIN_PROBABILITY
-    if trusted and reading is not None and reading[0] == "other":
-        return None  # "yes but only the lamp", "how long will the refund take?"
-    answer: Answer | None = reading[0] if trusted and reading is not None else lean(text)  # type: ignore[assignment]
+    answer: Answer | None
+    if reading is not None and trusted:
+        if reading[0] not in ("yes", "no"):
+            return None  # "yes but only the lamp", "how long will the refund take?"
+        answer = "yes" if reading[0] == "yes" else "no"
+    else:
+        answer = lean(text)
     if answer is None:
         return None
     proposed_orders = {str((p.get("proposal") or {}).get("order_id") or "") for p in pending}
@@ -180,17 +181,6 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
-
-
-def _read_consent(text: str) -> tuple[str, float] | None:
-    """The consent model's reading of a reply (`nlp.consent`); None when it cannot be read."""
-    from csagent.nlp.consent import get_consent_reader
-
-    try:
-        return get_consent_reader().read(text)
-    except Exception as exc:  # noqa: BLE001 - the word lists still answer without the model
-        logger.warning("consent model unavailable (%s)", type(exc).__name__)
-        return None
 
 
 # What a question about a change keeps for a later "ok, do it" (`memory["last_change"]`).

@@ -26,23 +26,20 @@ logger = logging.getLogger(__name__)
 
 
 def warm_fixed_texts() -> None:
-    """The embedding model's session, the intent examples and model, the consent and cancellation
-    reason models, the injection and scope anchors and the Cypher catalogue's examples, on the
-    process-wide embedder; the spelling corrector's word lists."""
+    """The embedding model's session, the intent examples and model, the injection and scope
+    anchors and the Cypher catalogue's examples, on the process-wide embedder; the spelling
+    corrector's word lists. (The consent and reason models serve only some turns: they are built
+    on first use, from the arrays `fixed_vectors.build` ships.)"""
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
     from csagent.nlp import spelling
-    from csagent.nlp.consent import get_consent_reader
     from csagent.nlp.embeddings import get_embedder
     from csagent.nlp.intents import get_intent_classifier
-    from csagent.nlp.reasons import get_reason_reader
     from csagent.tools.cypher_catalogue import matcher_for
 
     embedder = get_embedder()
     embedder.load()
     get_intent_classifier().warm_up()
-    get_consent_reader().warm_up()
-    get_reason_reader().warm_up()
     get_screen().references()
     get_scope_checker().warm_up()
     matcher_for(embedder).warm_up()

@@ -135,3 +135,19 @@ def test_the_shipped_reason_model_reads_reasons_the_phrases_miss(text: str, reas
     # Given words the phrase list does not know / When read / Then the model gives the store's reason
     assert find_cancel_reason(text) is None
     assert read_cancel_reason(text) == reason
+
+
+def test_a_reader_whose_model_cannot_be_built_reads_nothing_and_the_word_lists_still_answer() -> None:
+    from csagent.nlp.text_models import TextModelReader
+
+    class Broken:
+        dimension = 384
+
+        def embed(self, texts):
+            raise RuntimeError("no model file")
+
+    reader = TextModelReader("consent", "consent.jsonl", embedder=Broken())
+    assert reader.read_or_none("yep, go on") is None
+    # the consent decision falls back to the words' lean
+    assert consent_to_pending("ugh. ok yes", _understood("smalltalk", 0.36), PROPOSED_CANCEL,
+                              reader=reader.read_or_none) == "yes"

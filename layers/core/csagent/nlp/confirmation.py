@@ -72,11 +72,17 @@ def _normalise(text: str) -> str:
     return " ".join(_TRIM.sub("", text.lower()).split())
 
 
+def _meaningful_parts(normalised: str) -> list[str]:
+    """The punctuation-separated parts of a message, courtesy parts aside."""
+    lexicon = _lexicon()
+    parts = [p for p in (" ".join(x.split()) for x in _PARTS.split(normalised)) if p]
+    return [p for p in parts if p not in lexicon["courtesy"]]
+
+
 def _answer_of_parts(normalised: str) -> Answer | None:
     """The answer every punctuation-separated part gives (courtesy parts aside), if they agree."""
     lexicon = _lexicon()
-    parts = [p for p in (" ".join(x.split()) for x in _PARTS.split(normalised)) if p]
-    meaningful = [p for p in parts if p not in lexicon["courtesy"]]
+    meaningful = _meaningful_parts(normalised)
     for answer in ("yes", "no"):
         if meaningful and all(p in lexicon[answer] for p in meaningful):
             return answer  # type: ignore[return-value]
@@ -87,8 +93,7 @@ def contradicts(text: str) -> bool:
     """Every part of the message a bare answer, and answers of both kinds ("yes, no", "ok. no.
     wait"): it says nothing a reader, or a model, could take as either."""
     lexicon = _lexicon()
-    parts = [p for p in (" ".join(x.split()) for x in _PARTS.split(_normalise(text))) if p]
-    meaningful = [p for p in parts if p not in lexicon["courtesy"]]
+    meaningful = _meaningful_parts(_normalise(text))
     kinds = {a for p in meaningful for a in ("yes", "no") if p in lexicon[a]}
     return len(kinds) == 2 and all(p in lexicon["yes"] | lexicon["no"] for p in meaningful)
 

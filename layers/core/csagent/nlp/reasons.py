@@ -11,14 +11,15 @@ cancellation, a trained model reads (`read_cancel_reason`).
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.nlp.text_models import TextModelReader
+
 _APOSTROPHES = re.compile(r"['’‘`´]")
 
 
@@ -94,14 +95,15 @@ _REASON_OF_LABEL = {"no_longer_needed": "no longer needed", "ordered_by_mistake"
 
 
 @cache
-def get_reason_reader() -> Any:
+def get_reason_reader() -> TextModelReader:
     """The process-wide reason model (`nlp.text_models`) on the shared embedder."""
     from csagent.nlp.text_models import TextModelReader
 
     return TextModelReader("cancel_reason", "cancel_reasons.jsonl")
 
 
-def read_cancel_reason(text: str, reader: Callable[[str], tuple[str, float]] | None = None) -> str | None:
+def read_cancel_reason(text: str,
+                       reader: Callable[[str], tuple[str, float] | None] | None = None) -> str | None:
     """The reason a message about cancelling gives, in the customer's own words ("I not need it
     more", "my kid hit buy on my phone"): the phrases first (`find_cancel_reason`), else the model
     trained on customers' messages (`data/cancel_reasons.jsonl`, labels `no_longer_needed`,
@@ -110,9 +112,7 @@ def read_cancel_reason(text: str, reader: Callable[[str], tuple[str, float]] | N
     found = find_cancel_reason(text)
     if found is not None:
         return found
-    try:
-        label, probability = (reader or get_reason_reader().read)(text)
-    except Exception as exc:  # noqa: BLE001 - the phrases still answer without the model
-        logger.warning("reason model unavailable (%s)", type(exc).__name__)
+    reading = (reader or get_reason_reader().read_or_none)(text)
+    if reading is None or reading[1] < REASON_MIN_PROBABILITY:
         return None
-    return _REASON_OF_LABEL.get(label) if probability >= REASON_MIN_PROBABILITY else None
+    return _REASON_OF_LABEL.get(reading[0])

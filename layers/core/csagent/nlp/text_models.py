@@ -16,6 +16,7 @@ Each caller trusts a reading only at a probability chosen by cross-validation ov
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
     from csagent.ports import Embedder
+
+logger = logging.getLogger(__name__)
 
 #: The models' settings (`SoftmaxRegression`): the intent model's. In the consent model's 5-fold
 #: cross-validation more steps, a higher rate or a lower L2 scored no better.
@@ -120,3 +123,12 @@ class TextModelReader:
     def read(self, text: str) -> tuple[str, float]:
         """The message's likeliest label and its probability."""
         return self.model().read([text])[0]
+
+    def read_or_none(self, text: str) -> tuple[str, float] | None:
+        """`read`, or None when the model cannot be built or run: the caller's word lists still
+        answer without it."""
+        try:
+            return self.read(text)
+        except Exception as exc:  # noqa: BLE001 - a reader is a refinement, never a dependency
+            logger.warning("%s model unavailable (%s)", self.name, type(exc).__name__)
+            return None

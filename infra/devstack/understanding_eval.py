@@ -68,6 +68,7 @@ class Judged:
     id: str
     persona: str
     categories: list[str]
+    source: str = ""  # the file of the set the conversation comes from
     turns: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     refused_in_scope: bool = False
@@ -81,10 +82,12 @@ class Judged:
 
 
 def load(set_name: str, part: str | None = None) -> list[dict[str, Any]]:
-    """The set's conversations, every file of it or only the file `part` (`part4` is `part4.jsonl`)."""
+    """The set's conversations, every file of it or only the file `part` (`part4` is `part4.jsonl`),
+    each with the key `_file` naming its file (figures are reported per file too)."""
     rows: list[dict[str, Any]] = []
     for path in sorted((SETS / set_name).glob(f"{part or '*'}.jsonl")):
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows += [{**json.loads(line), "_file": path.stem} for line in lines if line.strip()]
     return rows
 
 
@@ -156,7 +159,8 @@ def run(conversations: Sequence[Mapping[str, Any]], *, verbose: bool = False) ->
 
 
 def _conversation(client: Any, conv: Mapping[str, Any], verbose: bool) -> Judged:
-    result = Judged(conv["id"], conv.get("persona", ""), list(conv.get("categories") or []))
+    result = Judged(conv["id"], conv.get("persona", ""), list(conv.get("categories") or []),
+                    source=conv.get("_file", ""))
     session = f"u-{conv['id']}-{uuid.uuid4().hex[:6]}"
     headers = {"Authorization": f"Bearer dev:{conv['customer']}"}
     previous: dict[str, Any] | None = None
@@ -218,12 +222,15 @@ def _rate(values: Sequence[bool]) -> float | None:
 
 def summary(results: Sequence[Judged]) -> dict[str, Any]:
     in_scope = [r for r in results if "out_of_scope" not in r.categories]
+    in_scope_ids = {r.id for r in in_scope}
     by_category: dict[str, list[bool]] = defaultdict(list)
     by_persona: dict[str, list[bool]] = defaultdict(list)
+    by_file: dict[str, list[Judged]] = defaultdict(list)
     for r in results:
         for c in r.categories:
             by_category[c].append(r.resolved)
         by_persona[r.persona].append(r.resolved)
+        by_file[r.source].append(r)
     found = [bool(r.orders_found) for r in results if r.orders_found is not None]
     return {
         "conversations": len(results),
@@ -239,7 +246,26 @@ def summary(results: Sequence[Judged]) -> dict[str, Any]:
         "store_approvals": sum(r.approvals for r in results),
         "by_category": {k: {"n": len(v), "resolution": _rate(v)} for k, v in sorted(by_category.items())},
         "by_persona": {k: {"n": len(v), "resolution": _rate(v)} for k, v in sorted(by_persona.items())},
+        "by_file": {
+            k: {
+                "n": len(v),
+                "resolution": _rate([r.resolved for r in v]),
+                "refused_but_in_scope_count": sum(r.refused_in_scope for r in v if r.id in in_scope_ids),
+                "unrequested_writes": sum(r.unrequested_write for r in v),
+            }
+            for k, v in sorted(by_file.items())
+        },
     }
+
+
+def _record(set_name: str, judged: Judged) -> dict[str, Any]:
+    """One conversation's result as the report keeps it; a sealed set's without its text, replies or
+    failures, so that the report on disk never shows the set to whoever opens it."""
+    record = dict(judged.__dict__)
+    if set_name == "sealed":
+        for key in ("turns", "failures"):
+            record.pop(key)
+    return record
 
 
 def write_report(set_name: str, results: Sequence[Judged], out: Path = REPORTS) -> dict[str, Any]:
@@ -247,7 +273,7 @@ def write_report(set_name: str, results: Sequence[Judged], out: Path = REPORTS) 
     out.mkdir(parents=True, exist_ok=True)
     (out / f"understanding-{set_name}.json").write_text(
         json.dumps(
-            {"set": set_name, "summary": figures, "conversations": [r.__dict__ for r in results]},
+            {"set": set_name, "summary": figures, "conversations": [_record(set_name, r) for r in results]},
             indent=1,
             ensure_ascii=False,
         ),
@@ -276,6 +302,13 @@ def write_report(set_name: str, results: Sequence[Judged], out: Path = REPORTS) 
         lines.append(f"| {key} | {figures[key]} |")
     lines += ["", "| category | n | resolution |", "| --- | ---: | ---: |"]
     lines += [f"| {k} | {v['n']} | {v['resolution']} |" for k, v in figures["by_category"].items()]
+    lines += ["", "| file | n | resolution | refused in scope | unrequested writes |",
+              "| --- | ---: | ---: | ---: | ---: |"]
+    lines += [
+        f"| {k} | {f['n']} | {f['resolution']} | {f['refused_but_in_scope_count']} "
+        f"| {f['unrequested_writes']} |"
+        for k, f in figures["by_file"].items()
+    ]
     lines += ["", "| persona | n | resolution |", "| --- | ---: | ---: |"]
     lines += [f"| {k} | {v['n']} | {v['resolution']} |" for k, v in figures["by_persona"].items()]
     if set_name != "sealed":  # a sealed set's failures are not read: only its figures are reported
@@ -307,7 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     conversations = conversations[: args.limit]
     results = run(conversations, verbose=args.verbose)
     figures = write_report(args.set, results) if not (args.id or args.part) else summary(results)
-    print(json.dumps({k: v for k, v in figures.items() if not k.startswith("by_")}, indent=1))
+    shown = {k: v for k, v in figures.items() if not k.startswith("by_") or k == "by_file"}
+    print(json.dumps(shown, indent=1))
     return 0
 
 

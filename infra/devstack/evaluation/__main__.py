@@ -92,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from csagent.config import get_settings
 
     started = time.perf_counter()
-    with GraphDatabase.driver(get_settings().neo4j_uri, auth=None) as driver:
+    uri = get_settings().neo4j_uri
+    with GraphDatabase.driver(uri, auth=None, notifications_min_severity="OFF") as driver:
         try:
             driver.verify_connectivity()
         except ServiceUnavailable as exc:

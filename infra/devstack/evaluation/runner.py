@@ -386,7 +386,7 @@ def api_session(data_dir: Path = TAU_DATA) -> Iterator[tuple[Driver, Dataset, ht
     from csagent.config import get_settings
 
     prepare_environment()
-    driver = GraphDatabase.driver(get_settings().neo4j_uri, auth=None)
+    driver = GraphDatabase.driver(get_settings().neo4j_uri, auth=None, notifications_min_severity="OFF")
     try:
         reset_store(driver, data_dir)
         dataset = Dataset(data_dir)

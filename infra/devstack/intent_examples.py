@@ -1,10 +1,19 @@
-"""Labelled intent examples from the development message set (issue 12): `make intent-examples`.
+"""Labelled examples from the development message set (issue 12): `make intent-examples`.
 
 The development set (`infra/eval/understanding/dev/`, written by helpers who never read the code)
-labels each conversation with request types. A conversation whose first turn asks for exactly one
-request type, mapped to a local-tier intent by `REQUEST_TO_INTENT`, gives one labelled example
-(its first message) in `layers/core/csagent/nlp/data/intents_dev.jsonl`, which the intent
-classifier learns from beside `intents.jsonl`. The sealed set is never read here.
+labels each conversation with request types and each turn with the outcome it expects. Two files
+of `layers/core/csagent/nlp/data/` are written from the first messages:
+
+- `intents_dev.jsonl`: a conversation whose first turn asks for exactly one request type, mapped
+  to a local-tier intent by `REQUEST_TO_INTENT`, gives one labelled example, which the intent
+  classifier learns from beside `intents.jsonl`;
+- `staff_processes_dev.jsonl`: every first message, `staff` when its writer expects a handoff for
+  a warranty claim or a complaint (`STAFF_CATEGORIES`: a claim, a replacement or an
+  investigation the store's team runs), `other` when they expect no handoff (a handoff for
+  anything else is left out). The staff-process model learns from it beside
+  `staff_processes.jsonl`, whose own look-alikes come from one writer only.
+
+The sealed set is never read here.
 """
 
 from __future__ import annotations
@@ -16,7 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "infra" / "eval" / "understanding" / "dev"
-OUT = ROOT / "layers" / "core" / "csagent" / "nlp" / "data" / "intents_dev.jsonl"
+DATA = ROOT / "layers" / "core" / "csagent" / "nlp" / "data"
+OUT = DATA / "intents_dev.jsonl"
+STAFF_OUT = DATA / "staff_processes_dev.jsonl"
+#: The request types whose expected handoff is a process the store's team runs.
+STAFF_CATEGORIES = frozenset({"warranty", "complaint_damaged", "complaint_wrong_item", "complaint_missing",
+                              "complaint_late"})
 REQUEST_TO_INTENT = {
     "order_status": "order_status",
     "tracking": "tracking",
@@ -74,12 +88,31 @@ def examples() -> list[dict[str, str]]:
     return out
 
 
+def staff_examples() -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for path in sorted(DEV.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            handoff = ((row["turns"][0].get("expect") or {}).get("outcome")) == "handoff"
+            if handoff and not STAFF_CATEGORIES & set(row["categories"]):
+                continue  # a person asked for, or a rule insisted on: not a process of the team's
+            out.append({"text": row["turns"][0]["text"], "label": "staff" if handoff else "other",
+                        "lang": row.get("lang", "en"), "source": row["id"]})
+    return out
+
+
+def _write(path: Path, rows: list[dict[str, str]], key: str) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    print(f"{len(rows)} examples -> {path.relative_to(ROOT)}")
+    for label, n in Counter(r[key] for r in rows).most_common():
+        print(f"  {label:24} {n}")
+
+
 def main() -> int:
-    rows = examples()
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    print(f"{len(rows)} examples -> {OUT.relative_to(ROOT)}")
-    for intent, n in Counter(r["intent"] for r in rows).most_common():
-        print(f"  {intent:24} {n}")
+    _write(OUT, examples(), "intent")
+    _write(STAFF_OUT, staff_examples(), "label")
     return 0
 
 

@@ -3,15 +3,17 @@ labelled file, beside the word lists it backs up, and print both.
 
     python -m devstack.text_model_cv consent        # nlp.consent.CONSENT_MIN_PROBABILITY
     python -m devstack.text_model_cv cancel_reason  # nlp.reasons.REASON_MIN_PROBABILITY
+    python -m devstack.text_model_cv staff_process  # nlp.staff_process.STAFF_MIN_PROBABILITY
 
 Every message is read by a model trained without its fold. A reading is used only at the
 threshold's probability or above; below it the message is left to the word lists (and, when they
 know nothing, the assistant asks, which costs the customer one message). A reading that would act
 wrongly costs more than a missed one: a `yes` read for a reply that is not one would carry out a
 change nobody agreed to (5); a cancellation reason the customer did not give would be listed in
-the proposal they are asked to confirm (2). Other wrong readings cost as much as a missed answer
-gains. The threshold maximises right minus costs on the other folds and is scored on the fold.
-Needs no stack.
+the proposal they are asked to confirm (2); a message read as asking for a warranty claim or a
+carrier investigation hands the customer to a person they did not need (2). Other wrong readings
+cost as much as a missed answer gains. The threshold maximises right minus costs on the other
+folds and is scored on the fold. Needs no stack.
 """
 
 from __future__ import annotations
@@ -35,9 +37,12 @@ Row = tuple[int, str, str, float]  # fold, gold, reading, probability
 
 @dataclass(frozen=True)
 class Spec:
-    filename: str
+    filenames: tuple[str, ...]
     costly: Callable[[str], float]  # what a wrong reading of this label costs
     word_lists: Callable[[str], str]  # the word lists' reading of a message
+    #: For a yes/no reader: the label every message has unless the model reads the other one at the
+    #: threshold (so every message counts, and a missed reading is a wrong one).
+    default: str | None = None
 
 
 def _consent_words(text: str) -> str:
@@ -53,14 +58,24 @@ def _reason_words(text: str) -> str:
         find_cancel_reason(text) or "", "none")
 
 
+def _staff_words(text: str) -> str:
+    from csagent.handoff.triggers import lexicon, warranty_remedy_asked
+
+    asked = lexicon("staff_processes.json").matches(text) or warranty_remedy_asked(text)
+    return "staff" if asked else "other"
+
+
 SPECS = {
-    "consent": Spec("consent.jsonl", lambda got: 5.0 if got == "yes" else 1.0, _consent_words),
-    "cancel_reason": Spec("cancel_reasons.jsonl", lambda got: 1.0 if got == "none" else 2.0, _reason_words),
+    "consent": Spec(("consent.jsonl",), lambda got: 5.0 if got == "yes" else 1.0, _consent_words),
+    "cancel_reason": Spec(("cancel_reasons.jsonl",), lambda got: 1.0 if got == "none" else 2.0,
+                          _reason_words),
+    "staff_process": Spec(("staff_processes.jsonl", "staff_processes_dev.jsonl"),
+                          lambda got: 5.0 if got == "staff" else 1.0, _staff_words, default="other"),
 }
 
 
-def outcomes(filename: str, folds: int, seed: int) -> list[Row]:
-    examples = list(training_examples(filename))
+def outcomes(filenames: tuple[str, ...], folds: int, seed: int) -> list[Row]:
+    examples = list(training_examples(*filenames))
     embedder = get_embedder()
     vectors = embed_all(embedder, [mask_entities(e.text) for e in examples])
     order = list(range(len(examples)))
@@ -81,7 +96,9 @@ def score(rows: list[Row], threshold: float, spec: Spec) -> tuple[int, int, floa
     right = wrong = 0
     cost = 0.0
     for _, gold, got, p in rows:
-        if p < threshold:
+        if spec.default is not None and (p < threshold or got == spec.default):
+            got = spec.default
+        elif p < threshold:
             continue
         if got == gold:
             right += 1
@@ -98,12 +115,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     spec = SPECS[args.model]
-    rows = outcomes(spec.filename, args.folds, args.seed)
+    rows = outcomes(spec.filenames, args.folds, args.seed)
     total = len(rows)
     labels = sorted({r[1] for r in rows})
     counts = ", ".join(f"{k} {sum(1 for r in rows if r[1] == k)}" for k in labels)
     print(f"{args.model}: {total} messages ({counts}); settings {SETTINGS}")
-    words = [(e.label, spec.word_lists(e.text)) for e in training_examples(spec.filename)]
+    words = [(e.label, spec.word_lists(e.text)) for e in training_examples(*spec.filenames)]
     right = sum(1 for gold, got in words if gold == got)
     costly = sum(1 for gold, got in words if gold != got and spec.costly(got) > 1.0)
     print(f"word lists: right {right} ({right / total:.3f}), costly wrong {costly}")
@@ -112,7 +129,7 @@ def main() -> None:
     for threshold in THRESHOLDS:
         right, wrong, gain = score(rows, threshold, spec)
         wrong_costly = sum(1 for _, g, got, p in rows
-                           if p >= threshold and got != g and spec.costly(got) > 1.0)
+                           if p >= threshold and got != g and got != spec.default and spec.costly(got) > 1.0)
         print(f"model, probability >= {threshold:.2f}: right {right} ({right / total:.3f}), wrong {wrong} "
               f"(costly {wrong_costly}), gain {gain:.0f}")
     chosen, totals = [], np.zeros(2)

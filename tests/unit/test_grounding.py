@@ -1016,3 +1016,49 @@ def test_a_terse_exchange_beside_the_product_it_is_about_is_that_exchange() -> N
     changes = resolve_item_changes("wrong size on the hiking boots. exchange for 8", order, _variants())
     # Then the boots go to size 8, the rest of their options kept
     assert [c.new.options.get("size") for c in changes.changes if c.new] == ["8"]
+
+
+HOME = {"address1": "217 Hickory Lane", "address2": "Suite 646", "city": "San Antonio", "state": "TX",
+        "zip": "78252", "country": "USA"}
+SISTER = {"address1": "12 Elm Street", "city": "Denver", "state": "CO", "zip": "80201", "country": "USA"}
+OFFICE = {"address1": "5 Harbor Road", "city": "Denver", "state": "CO", "zip": "80202", "country": "USA"}
+
+
+def _addresses() -> CustomerView:
+    kettle = _variants()[KETTLE][0]
+    lines = (_line(kettle, KETTLE, "Electric Kettle"),)
+    return CustomerView(customer_id="ann", default_address=HOME, orders=(
+        OrderView("#W0000001", "pending", lines, "card_1", address=SISTER),
+        OrderView("#W0000002", "delivered", lines, "card_1", address=OFFICE),
+        OrderView("#W0000003", "delivered", lines, "card_1", address=HOME)))
+
+
+def test_an_address_of_the_customers_is_found_by_its_street_or_its_city() -> None:
+    view = _addresses()
+    # the account's address and the orders', once each
+    assert [a["address1"] for a in view.known_addresses()] == ["217 Hickory Lane", "12 Elm Street",
+                                                                "5 Harbor Road"]
+    assert view.address_named("send it to my san antonio place instead") == HOME
+    assert view.address_named("the hickory lane one please") == HOME
+    # a city with two of the customer's addresses in it names neither; its street names one
+    assert view.address_named("ship it to my Denver address") is None
+    assert view.address_named("to the Harbor Road one in Denver") == OFFICE
+    # where the order goes now is not where it should go: "it's going to Denver, send it to Elm St"
+    assert view.address_named("it's going to 12 Elm Street, I want it at Harbor Road",
+                               besides=SISTER) == OFFICE
+    assert view.address_named("send it to my new flat on Main Street") is None
+
+
+def test_an_order_address_change_that_names_only_the_account_is_the_accounts() -> None:
+    from csagent.grounding.frame import address_intent
+
+    view = _store()
+    # "can you put my new address on the account?" read as an order's address change: the account's
+    assert address_intent("change_order_address", "can you put my new address on the account?",
+                          view) == "update_default_address"
+    # ... unless an order is in view: the clause's own, or one the message names elsewhere
+    assert address_intent("change_order_address", "send it to the address on my account", view,
+                          order_named=True) == "change_order_address"
+    assert address_intent("change_order_address", "send it to the address on my account", view,
+                          message="the office chair order is going to my old flat. send it to the address "
+                                  "on my account") == "change_order_address"

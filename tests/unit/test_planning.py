@@ -512,3 +512,38 @@ def test_a_reason_told_beside_a_request_keeps_the_requests_question_about_its_or
     # Then the candidates are asked about (a reason names no order), and the reason is kept
     assert [m.get("question") for m in plan.missing] == [asked]
     assert plan.missing[0]["entities"].get("reason") == "no longer needed"
+
+
+def test_an_exchange_read_from_a_description_gives_way_to_the_return_asked_beside_it() -> None:
+    # Given "it came in black, I picked grey ... take it back and refund my card": the description
+    # read as an exchange of the item, the ask read as a return that names no item
+    described = clause("change_items", "it came in black, I definitely picked grey", order_id="#W7000001",
+                       item_action="exchange_items", item_ids=["111"], new_item_ids=["222"],
+                       payment_method_id="credit_card_1")
+    asked = clause("return_request", "could you take it back and refund my card", order_id="#W7000001",
+                   payment_method_id="credit_card_1")
+    # When planned
+    plan = plan_tasks([described, asked])
+    # Then the return is proposed, of the item the description named, and no exchange
+    actions = [t for t in plan.tasks if t.tool == "customer_actions"]
+    assert [t.task_type for t in actions] == ["return_items"]
+    assert actions[0].args["args"]["item_ids"] == ["111"]
+
+
+def test_an_exchange_and_a_return_of_other_items_of_one_order_both_stay() -> None:
+    exchange = clause("change_items", "the mouse for the black one", order_id="#W7000001",
+                      item_action="exchange_items", item_ids=["111"], new_item_ids=["222"],
+                      payment_method_id="credit_card_1")
+    giving_back = clause("return_request", "and return the keyboard", order_id="#W7000001", item_ids=["333"],
+                         payment_method_id="credit_card_1")
+    actions = [t.task_type for t in plan_tasks([exchange, giving_back]).tasks if t.tool == "customer_actions"]
+    assert sorted(actions) == ["exchange_items", "return_items"]
+
+
+def test_a_list_of_the_orders_holding_one_product_is_asked_of_that_product() -> None:
+    # Given "which of my orders have an office chair in them?", the chair found in the catalogue
+    asked = clause("order_list", "which of my orders have an office chair in them?",
+                   products=[{"product_id": "4794339885", "name": "Office Chair"}])
+    # When planned / Then the list is of the orders holding the chair
+    (task,) = plan_tasks([asked]).tasks
+    assert task.args == {"template_id": "customer_orders", "params": {"product_id": "4794339885"}}

@@ -264,3 +264,36 @@ def test_a_product_not_sold_is_said_before_what_the_store_sells() -> None:
     text = describe_success(CATALOGUE_TASK, result, "en")
     assert text.startswith("I couldn't find that among the products we sell, so we don't seem to carry it. "
                            "We sell 3 products in 2 categories.")
+
+
+def test_a_cancelled_order_says_what_was_refunded_and_where() -> None:
+    # Given a cancelled order whose total went back to a gift card
+    row = {"order_id": "#W5400801", "order_status": "cancelled", "total": 3229.66, "shipments": [],
+           "refunds": [{"amount": 3229.66, "payment_method": "gift card"}], "items": [{"name": "Laptop"}]}
+    task = {"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "args": {}}
+    # When it is described
+    data = {"template_id": "order_overview", "row": row}
+    text = describe_success(task, {"status": "success", "data": data},
+                            "en")
+    # Then the customer reads the amount and the method, not "has been or will be refunded"
+    assert text.startswith("Order #W5400801 was cancelled and refunded: $3229.66 to your gift card.")
+
+
+def test_an_orders_items_come_with_what_they_add_up_to() -> None:
+    rows = [{"order_id": "#W1", "product_name": "Kettle", "options": {"color": "black"}, "price": 98.25},
+            {"order_id": "#W1", "product_name": "Mug", "options": {"size": "large"}, "price": 12.5}]
+    task = {"task_id": "t1", "task_type": "order_items", "tool": "predefined_cypher", "args": {}}
+    text = describe_success(task, {"status": "success", "data": {"template_id": "order_items", "rows": rows}},
+                            "en")
+    assert text.endswith("; $110.75 in all.")
+
+
+def test_one_payment_on_an_order_is_said_to_be_one_charge() -> None:
+    # Given "was I charged twice for #W1?" and an order with a single payment
+    rows = [{"order_id": "#W1", "seq": 1, "type": "payment", "amount": 258.09,
+             "payment_method": "Visa ending 1234"}]
+    task = {"task_id": "t1", "task_type": "order_payments", "tool": "predefined_cypher", "args": {}}
+    data = {"template_id": "order_payments", "rows": rows}
+    text = describe_success(task, {"status": "success", "data": data}, "en")
+    # Then the reply says it was charged once, how much and to what
+    assert text == "Order #W1 was charged once: $258.09 to your Visa ending 1234."

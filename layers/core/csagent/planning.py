@@ -23,7 +23,7 @@ fill the earlier clause's gaps, and it asks for nothing of its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +179,7 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     question before it named joins that question, and order-list questions make one list.
     """
     clauses = [{**c, "entities": dict(c.get("entities") or {})} for c in clauses]  # never the caller's
+    clauses = _returns_over_described_exchanges(clauses)
     folded: list[dict[str, Any]] = []
     changes = [c for c in clauses if c.get("intent") in CHANGE_REQUESTS]
     complaint = any(c.get("intent") == "complaint" for c in clauses)
@@ -294,6 +295,38 @@ def _context_of_a_write(text: str, entities: Mapping[str, Any], writes: list[dic
         return False
     orders = {(c.get("entities") or {}).get("order_id") for c in writes}
     return entities.get("order_id") is None or entities.get("order_id") in orders
+
+
+def _returns_over_described_exchanges(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The clauses without an exchange read from words that describe an item beside a return of it
+    ("it came in black, I picked grey. Take it back and refund me": the return); the items the
+    exchange named are the ones the return sends back when it names none ("could I send it back?")."""
+    kept: list[dict[str, Any]] = []
+    for clause in clauses:
+        entities = clause["entities"]
+        returned = _return_beside(entities, clauses) if clause.get("intent") == "change_items" else None
+        if returned is None:
+            kept.append(clause)
+        elif not returned["entities"].get("item_ids") and entities.get("item_ids"):
+            returned["entities"]["item_ids"] = list(entities["item_ids"])
+    return kept
+
+
+def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The return clause beside an exchange read from words that describe an item ("it came in
+    black, I picked grey", "he already has the exact same one") that sends back that item (or names
+    none): an item is either sent back for its money or exchanged, and the return is what the
+    customer asked for. None when there is no such return."""
+    if entities.get("item_action") != "exchange_items" or not entities.get("order_id"):
+        return None
+    items = set(entities.get("item_ids") or ())
+    for other in clauses:
+        named = other.get("entities") or {}
+        if other.get("intent") == "return_request" and named.get("order_id") == entities["order_id"]:
+            returned = set(named.get("item_ids") or ())
+            if not returned or not items or returned & items:
+                return other
+    return None
 
 
 def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
@@ -413,8 +446,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             else:
                 b.add(task_type, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
         elif intent == "order_list":
-            b.add("order_list", PREDEFINED,
-                  {"template_id": "customer_orders", "params": _status_filter(text)})
+            params = _status_filter(text)
+            products = [p for p in entities.get("products") or [] if p.get("product_id")]
+            if len(products) == 1:
+                params["product_id"] = str(products[0]["product_id"])  # "which orders have a chair in them"
+            b.add("order_list", PREDEFINED, {"template_id": "customer_orders", "params": params})
         elif intent == "complaint":
             # Something went wrong: the order's facts (its payments when money is the matter) and
             # what the store's documents say to do; nothing proposed until the customer asks.

@@ -46,7 +46,13 @@ def _order_overview(data: Mapping[str, Any], lang: str) -> str:
     shipped = [s for s in row.get("shipments") or [] if s.get("tracking_id")]
     tracking = ", ".join(s["tracking_id"] for s in shipped)
     carrier = ", ".join(dict.fromkeys(s["carrier"] for s in shipped if s.get("carrier")))
-    if status == "cancelled":
+    refunds = [r for r in row.get("refunds") or [] if r.get("amount") is not None]
+    if status == "cancelled" and refunds:
+        # "where is my money?": what was refunded, and to which payment method.
+        text = render("order_status_cancelled_refunded", lang, order_id=order_id, refunds=join_items(
+            [render("refund_to", lang, amount=_money(r["amount"]), method=r.get("payment_method") or "")
+             for r in refunds], lang))
+    elif status == "cancelled":
         text = render("order_status_cancelled", lang, order_id=order_id)
     elif status == "delivered" and shipped:
         text = render("order_status_delivered_tracking", lang, order_id=order_id, carrier=carrier,
@@ -75,6 +81,11 @@ def _order_items(data: Mapping[str, Any], lang: str) -> str:
              f"{', ' + _money(r['price']) if r.get('price') is not None else ''})"
              if r.get("options") else str(r["product_name"]) for r in rows]
     order_id = rows[0]["order_id"] if rows else ""
+    prices = [Decimal(str(r["price"])) for r in rows if r.get("price") is not None]
+    if len(rows) > 1 and len(prices) == len(rows):
+        # "what's in it and what did it come to?": the sum of the lines, beside the lines.
+        return render("order_items_total", lang, order_id=order_id, items=join_items(items, lang),
+                      total=f"${sum(prices, Decimal(0)):.2f}")
     return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
 
 
@@ -148,9 +159,14 @@ def _order_counts(data: Mapping[str, Any], lang: str) -> str:
 
 
 def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
+    """Where the order goes, and whether it has left yet ("which address is it going to, and has it
+    shipped?" is one question about the order's journey)."""
     row = data.get("row") or {}
-    return render("order_shipping_address", lang, order_id=row.get("order_id", ""),
-                  address=_address_line(row))
+    status = row.get("order_status")
+    name = {"delivered": "order_shipping_address_delivered", None: "order_shipping_address"}.get(
+        status, "order_shipping_address_status")
+    return render(name, lang, order_id=row.get("order_id", ""), address=_address_line(row),
+                  status=_status(status, lang))
 
 
 def _order_total(data: Mapping[str, Any], lang: str) -> str:
@@ -161,9 +177,13 @@ def _order_total(data: Mapping[str, Any], lang: str) -> str:
 
 def _order_payments(data: Mapping[str, Any], lang: str) -> str:
     rows = data.get("rows") or []
+    order_id = rows[0].get("order_id", "") if rows else ""
+    if len(rows) == 1 and rows[0].get("type") == "payment":
+        # "was I charged twice?": one payment on the order is the answer, said as such.
+        return render("order_charged_once", lang, order_id=order_id, amount=_money(rows[0].get("amount")),
+                      method=rows[0].get("payment_method") or "")
     listed = [f"{r.get('type')} of {_money(r.get('amount'))} ({r.get('payment_method')})" for r in rows]
-    return render("order_payments", lang, order_id=rows[0].get("order_id", "") if rows else "",
-                  payments=join_items(listed, lang))
+    return render("order_payments", lang, order_id=order_id, payments=join_items(listed, lang))
 
 
 def _eligibility(kind: str) -> Callable[[Mapping[str, Any], str], str]:

@@ -19,7 +19,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
@@ -33,6 +33,9 @@ from csagent.understanding import (
     Clause,
     Understanding,
 )
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.grounding.model import CustomerView
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +162,6 @@ class LocalUnderstanding:
         from csagent.nlp.entities import (
             extract_entities,
             find_references,
-            names_saved_address,
             opens_question,
         )
         from csagent.nlp.intents import detect_language
@@ -260,12 +262,9 @@ class LocalUnderstanding:
                 # "the tracking number for the order with the tablet": general in its words, but the
                 # tablet is one this customer bought, so it is about that order after all.
                 intent = prediction.intent
-            if intent in ("change_order_address", "update_default_address") and not found.addresses \
-                    and view is not None and view.default_address and names_saved_address(piece):
-                # "send it to my default address": the saved address is where it goes, which is a
-                # change of the order's address (the default address cannot become itself).
-                intent = "change_order_address"
-                entities["address"] = dict(view.default_address)
+            read_as = intent
+            if view is not None and not found.addresses and _may_name_an_address(intent, piece, entities):
+                intent = _address_known_to_the_customer(intent, piece, entities, view)
             others = about_another_persons(piece) or (
                 # "My son ordered a tablet on his account. Cancel it.": what points back at another
                 # person's order is about that order too, unless it names a product or an order.
@@ -289,6 +288,8 @@ class LocalUnderstanding:
                         recent_products if recent == (state.get("memory") or {}).get("last_order_id") else ())
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
+                if entities.get("address_named"):
+                    intent = _address_other_than_the_orders(read_as, intent, piece, entities, view)
                 if intent == "cancel_order" and message_reason and not entities.get("reason"):
                     entities["reason"] = message_reason  # read as a cancellation once grounded
                 grounded = entities.get("grounded_orders") or []
@@ -483,13 +484,19 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         item_change_intent,
         purchase_intent,
     )
+    from csagent.nlp.speech_acts import asks_for_change
 
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
     points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view,
                             text if points_back else "")
-    read_as = address_intent(read_as, piece, view)
+    read_as = address_intent(read_as, piece, view, order_named=bool(entities.get("order_id")), message=text)
+    if read_as == "update_default_address" and entities.get("address") \
+            and dict(entities["address"]) == dict(view.default_address or {}):
+        # "... to my home address, the one on my account": the saved address, which the default
+        # cannot become; where an order should go.
+        read_as = "change_order_address"
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
@@ -500,9 +507,20 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
                       recent_products)
+    if intent in _MONEY_QUESTIONS and entities.get("order_status") == "delivered" \
+            and _MONEY_BACK.search(piece) and asks_for_change(piece):
+        # "the helmet came cracked. I want my money back on my Visa": for a delivered order, which
+        # has no refund until something is sent back, money back asked for is a return.
+        intent, grounded_to_store = "return_request", True
+        entities = ground(intent, text, entities, view, variants, text, recent, recent_products)
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
+
+
+# What "I want my money back" on a delivered order is read as before its order is known.
+_MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
+_MONEY_BACK = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 
 
 # An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get
@@ -600,6 +618,65 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
         return clauses
     return [replace(c, entities={**c.entities, **found}) if c.entities.get("picked_candidate") else c
             for c in clauses]
+
+
+ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})
+# What a clause asking for a change, that names an order and one of the customer's addresses, was
+# read as when its words were less plain than "change the address" ("send it to my Dallas address on
+# my account" read as an account question).
+_MAY_SEND_ELSEWHERE = frozenset({"account_info", "smalltalk", "out_of_scope", *ORDER_READ_INTENTS})
+
+
+# "my new address on the account" is not the one saved there.
+_NEW_ADDRESS = re.compile(r"\bnew\b|新地址", re.IGNORECASE)
+
+
+def _may_name_an_address(intent: str, piece: str, entities: Mapping[str, Any]) -> bool:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    return intent in ADDRESS_INTENTS or (
+        intent in _MAY_SEND_ELSEWHERE and bool(entities.get("order_id")) and asks_for_change(piece))
+
+
+def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, Any],
+                                   view: CustomerView) -> str:
+    """The address the words point at among the customer's own, set as the clause's address; the
+    intent it makes the clause. "send it to my default address": the saved one, which is a change of
+    the order's address (the default address cannot become itself). "the Hickory Lane one", "my
+    Dallas address": the one address of the account or of their orders with that street or city
+    (other than where the order goes now); a change of the order's address, unless the words ask to
+    make another address the default."""
+    from csagent.nlp.entities import names_saved_address
+
+    if view.default_address and names_saved_address(piece) and not _NEW_ADDRESS.search(piece):
+        entities["address"] = dict(view.default_address)
+        return "change_order_address"
+    order = view.order(entities.get("order_id"))
+    named = view.address_named(piece, besides=order.address if order else None)
+    if named is None:
+        return intent
+    entities["address"], entities["address_named"] = dict(named), True
+    if intent == "update_default_address" and dict(named) != dict(view.default_address or {}):
+        return intent
+    return "change_order_address"
+
+
+def _address_other_than_the_orders(read_as: str, intent: str, piece: str, entities: dict[str, Any],
+                                   view: CustomerView) -> str:
+    """Once grounding has found the order ("my order with the headphones is going to Seattle, send
+    it to my home address in Washington"): the address the words name other than the one the order
+    goes to now. When they name none, the clause is what it was read as before its words were taken
+    for an address: an order is never moved to where it already goes."""
+    entities.pop("address_named", None)
+    order = view.order(entities.get("order_id"))
+    if order is None or not order.address:
+        return intent
+    named = view.address_named(piece, besides=order.address)
+    if named is not None:
+        entities["address"] = dict(named)
+        return intent
+    entities.pop("address", None)
+    return read_as
 
 
 def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: Mapping[str, Any], *,

@@ -151,3 +151,53 @@ def test_a_reader_whose_model_cannot_be_built_reads_nothing_and_the_word_lists_s
     # the consent decision falls back to the words' lean
     assert consent_to_pending("ugh. ok yes", _understood("smalltalk", 0.36), PROPOSED_CANCEL,
                               reader=reader.read_or_none) == "yes"
+
+
+# Messages written for these tests (none in the staff-process training files): a process the
+# store's team runs, or a look-alike that asks for something else.
+STAFF_UNSEEN = [
+    ("the blender I got last month just died mid-smoothie, smells burnt. I'd like it repaired under the "
+     "warranty please", True),
+    pytest.param("my headphones arrived with one ear cup cracked, can you send me a fresh pair, I don't "
+                 "want a refund", True,
+                 marks=pytest.mark.xfail(reason="read as staff at 0.77, under the cross-validated 0.85",
+                                         strict=True)),
+    ("parcel says delivered friday, it's tuesday and nothing, neighbours don't have it either. please get "
+     "the courier to look into it", True),
+    ("how many years of warranty does the air purifier have?", False),
+    ("the lamp is scratched, I just want my money back, set up the return", False),
+    ("can I swap the medium hoodie for a large?", False),
+    ("when will my order arrive?", False),
+]
+
+
+def test_the_staff_test_messages_are_not_in_the_training_data() -> None:
+    seen = {e.text.lower().strip(" .!?")
+            for e in training_examples("staff_processes.jsonl", "staff_processes_dev.jsonl")}
+    texts = [p.values[0] if hasattr(p, "values") else p[0] for p in STAFF_UNSEEN]
+    texts.append("my watch stopped working after two weeks, I need it fixed")
+    assert not [t for t in texts if str(t).lower().strip(" .!?") in seen]
+
+
+@pytest.mark.parametrize(("text", "staff"), STAFF_UNSEEN)
+def test_the_shipped_staff_model_reads_messages_it_never_saw(text: str, staff: bool) -> None:
+    from csagent.nlp.staff_process import reads_as_staff_process
+
+    # Given a message about a delivered item / When the model reads it / Then a claim, a replacement
+    # or an investigation is a process of the team's, and a question, a return or a swap is not
+    assert reads_as_staff_process(text) is staff
+
+
+def test_a_claim_is_looked_for_only_where_it_can_be() -> None:
+    from csagent.handoff.triggers import staff_process_asked
+
+    text = "my watch stopped working after two weeks, I need it fixed"
+    # Given a message the model reads as a repair asked for (no phrase of the lexicon in it)
+    assert staff_process_asked([text], [], ("delivered",))
+    assert staff_process_asked([text], [])  # no order found: the words decide
+    # about an order not yet delivered, nothing can have come broken: no claim
+    assert not staff_process_asked([text], [], ("pending",))
+    # a clause cut out of a message is read by the phrases only, never by the model
+    assert not staff_process_asked([], [text], ("delivered",))
+    # the phrases hold whatever the order: "open an investigation" is asked in words
+    assert staff_process_asked(["please open an investigation with the carrier"], [], ("processed",))

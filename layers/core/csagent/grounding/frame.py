@@ -520,17 +520,26 @@ _THE_ACCOUNT = re.compile(
     re.IGNORECASE)
 
 
-def address_intent(intent: str, text: str, view: CustomerView | None) -> str:
+def address_intent(intent: str, text: str, view: CustomerView | None, *, order_named: bool = False,
+                   message: str = "") -> str:
     """ "change the address for my laptop, new address is ...": an address change that names
     something the customer bought, or one of their orders, and not the account, is that order's
-    address; the account's default address is changed when the words say so."""
-    if intent != "update_default_address" or view is None or _THE_ACCOUNT.search(text):
+    address; the account's default address is changed when the words say so and name no order
+    (`order_named`: the clause is about an order found before it; `message`: the whole message,
+    which may name the order in another clause)."""
+    if view is None or intent not in ("update_default_address", "change_order_address"):
         return intent
     from csagent.nlp.entities import ORDER_ID_RE
 
-    if ORDER_ID_RE.search(text) or names_a_purchase(text, view):
-        return "change_order_address"
-    return intent
+    names_order = bool(ORDER_ID_RE.search(text)) or names_a_purchase(text, view)
+    if intent == "change_order_address":
+        # "can you put my new address on the account?": the account's address, no order's.
+        in_message = bool(message) and (bool(ORDER_ID_RE.search(message)) or names_a_purchase(message, view))
+        about_account = _THE_ACCOUNT.search(text) and not (names_order or order_named or in_message)
+        return "update_default_address" if about_account else intent
+    if _THE_ACCOUNT.search(text):
+        return intent
+    return "change_order_address" if names_order else intent
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:

@@ -4,6 +4,7 @@ and the catalogue's variants. Plain frozen data, built by an adapter from one re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,50 @@ class CustomerView:
     def products(self) -> list[dict[str, Any]]:
         """The products this customer bought, in the catalogue's shape (for mention finding)."""
         return _catalogue_shape(line for order in self.orders for line in order.lines)
+
+    def known_addresses(self) -> list[Mapping[str, str]]:
+        """The addresses this customer has used: the account's, then those of their orders, once
+        each (by street line and city)."""
+        seen: dict[tuple[str, str], Mapping[str, str]] = {}
+        for address in (self.default_address, *(o.address for o in self.orders)):
+            if address and address.get("address1"):
+                seen.setdefault(_address_key(address), address)
+        return list(seen.values())
+
+    def address_named(self, text: str, *,
+                      besides: Mapping[str, str] | None = None) -> Mapping[str, str] | None:
+        """The one address of the customer's the words name by its street ("the Hickory Lane one")
+        or its city ("my Dallas address"), other than `besides` (where the order goes now, which
+        the words may name too: "it's going to Austin, send it to my New York place"); None when
+        none or several fit."""
+        named = [a for a in self.known_addresses()
+                 if _address_key(a) != _address_key(besides or {}) and _names_address(text, a)]
+        by_street = [a for a in named if _names_part(text, _street_name(str(a["address1"])))]
+        if len(by_street) == 1:
+            return by_street[0]
+        return named[0] if len(named) == 1 else None
+
+
+def _address_key(address: Mapping[str, str]) -> tuple[str, str]:
+    return str(address.get("address1") or "").lower(), str(address.get("city") or "").lower()
+
+
+def _street_name(address1: str) -> str:
+    """ "217 Hickory Lane" -> "hickory lane": the street without its number."""
+    return " ".join(w for w in address1.lower().split() if not w.isdigit())
+
+
+def _names_part(text: str, part: str) -> bool:
+    if len(part) < 4:
+        return False
+    words = r"\s+".join(map(re.escape, part.split()))
+    return re.search(r"\b" + words + r"\b", text, re.IGNORECASE) is not None
+
+
+def _names_address(text: str, address: Mapping[str, str]) -> bool:
+    """Do the words name this address, by its street or its city?"""
+    return _names_part(text, _street_name(str(address.get("address1") or ""))) or _names_part(
+        text, str(address.get("city") or "").lower())
 
 
 def _catalogue_shape(lines: Iterable[Line]) -> list[dict[str, Any]]:

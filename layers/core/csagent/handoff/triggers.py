@@ -110,6 +110,8 @@ class TurnSignals:
     failed_turns_before: int = 0
     frustrated_turns_before: int = 0
     node_budget_exceeded: bool = False
+    #: The statuses of the orders the clauses were grounded to (a claim is about a delivered one).
+    order_statuses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -262,13 +264,44 @@ def lexicon(name: str) -> Lexicon:
     return Lexicon.from_data(_data(name))
 
 
-def asks_for_staff_process(text: str) -> bool:
-    """True when the text asks to start a warranty claim or a carrier investigation: in the words
-    of the lexicon, or as a request (not a question) for the warranty's remedy ("I want it fixed or
-    replaced under warranty", "I want to use the warranty to repair it"; not "will the warranty
-    replace it?")."""
-    if lexicon("staff_processes.json").matches(text):
+def asks_for_staff_process(text: str, *, order_statuses: Iterable[str] = (), whole: bool = True) -> bool:
+    """True when the text asks to start a warranty claim, a replacement of an item that came
+    damaged, wrong or missing, or a carrier investigation: in the words of the lexicon, or as a
+    request (not a question) for the warranty's remedy ("I want it fixed or replaced under
+    warranty"); else, for a whole message (`whole`; a clause cut out of one is not what the model
+    learnt from), as the model trained on customers' messages reads it (`nlp.staff_process`: "I
+    want to use the warranty for it", "just send me the colour I ordered"; not "how long is the
+    warranty?" nor "it's broken, refund me"). The model is asked only when the message is about a
+    delivered order, or about no order found (`order_statuses`, as grounding found them): what has
+    not arrived cannot be broken, and "still not here, where is it?" asks where it is."""
+    if lexicon("staff_processes.json").matches(text) or warranty_remedy_asked(text):
         return True
+    statuses = set(order_statuses)
+    if not whole or (statuses and "delivered" not in statuses):
+        return False
+    from csagent.nlp.staff_process import reads_as_staff_process
+
+    return bool(reads_as_staff_process(text))
+
+
+def staff_process_asked(texts: Iterable[str], clause_texts: Iterable[str],
+                        order_statuses: Iterable[str] = ()) -> bool:
+    """Does the turn ask for a staff process: the message as written (`texts`) or one of its clauses
+    as the understanding step read them ("warrenty claim" put right)?"""
+    statuses = tuple(order_statuses)
+    return any(asks_for_staff_process(t, order_statuses=statuses) for t in texts if t) or any(
+        asks_for_staff_process(t, whole=False) for t in clause_texts if t)
+
+
+def order_statuses_of(clauses: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The statuses of the orders the clauses were grounded to."""
+    return tuple(str(s) for s in dict.fromkeys((c.get("entities") or {}).get("order_status")
+                                               for c in clauses) if s)
+
+
+def warranty_remedy_asked(text: str) -> bool:
+    """A request (not a question) for the warranty's remedy: "I want it fixed or replaced under
+    warranty", "I want to use the warranty to repair it"; not "will the warranty replace it?"."""
     from csagent.nlp.speech_acts import asks_for_change
 
     return bool(_WARRANTY.search(text) and _REMEDY.search(text)) and asks_for_change(text)
@@ -380,6 +413,7 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
         failed_turns_before=int(state.get("consecutive_failed_turns") or 0),
         frustrated_turns_before=int(state.get("frustrated_turns") or 0),
         node_budget_exceeded=bool(state.get("budget_exceeded") or trace.get("budget_exceeded")),
+        order_statuses=order_statuses_of(clauses),
     )
 
 
@@ -416,8 +450,8 @@ def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> Ha
     failed = any(o.status == "failed" and o.error_type != "business_rule_violation" for o in signals.outcomes)
     fired = {
         HandoffReason.EXPLICIT_REQUEST: asked,
-        HandoffReason.STAFF_PROCESS: any(asks_for_staff_process(t)
-                                         for t in (*signals.texts, *signals.clause_texts)),
+        HandoffReason.STAFF_PROCESS: staff_process_asked(signals.texts, signals.clause_texts,
+                                                         signals.order_statuses),
         # A rule that blocks is explained, not escalated: the conflict goes to a person only when
         # the customer asks for one or insists, never on its own.
         HandoffReason.BUSINESS_RULE_CONFLICT: blocked and (asked or insists),

@@ -48,11 +48,15 @@ class LabelledText:
 
 
 @lru_cache(maxsize=8)
-def training_examples(filename: str) -> tuple[LabelledText, ...]:
-    """The labelled messages of `nlp/data/<filename>` (JSON lines: text, label, lang)."""
-    raw = resources.files("csagent.nlp").joinpath("data", filename).read_text("utf-8")
-    return tuple(LabelledText(o["text"], o["label"], o.get("lang", "en"))
-                 for o in (json.loads(line) for line in raw.splitlines() if line.strip()))
+def training_examples(*filenames: str) -> tuple[LabelledText, ...]:
+    """The labelled messages of `nlp/data/<filename>` for each file named, in order (JSON lines:
+    text, label, lang)."""
+    out: list[LabelledText] = []
+    for filename in filenames:
+        raw = resources.files("csagent.nlp").joinpath("data", filename).read_text("utf-8")
+        out += [LabelledText(o["text"], o["label"], o.get("lang", "en"))
+                for o in (json.loads(line) for line in raw.splitlines() if line.strip())]
+    return tuple(out)
 
 
 def features(vectors: np.ndarray, grams: NgramVectoriser, texts: Sequence[str]) -> np.ndarray:
@@ -99,10 +103,10 @@ class TextModel:
 
 
 class TextModelReader:
-    """One shipped model (`name`, trained on `nlp/data/<filename>`), built on first use."""
+    """One shipped model (`name`, trained on the files `nlp/data/<filename>`), built on first use."""
 
-    def __init__(self, name: str, filename: str, embedder: Embedder | None = None) -> None:
-        self.name, self.filename = name, filename
+    def __init__(self, name: str, *filenames: str, embedder: Embedder | None = None) -> None:
+        self.name, self.filenames = name, filenames
         self._embedder = embedder
         self._model: TextModel | None = None
         self._lock = threading.Lock()
@@ -114,7 +118,7 @@ class TextModelReader:
                     from csagent.nlp.embeddings import get_embedder
 
                     self._model = TextModel.train(self._embedder or get_embedder(),
-                                                  training_examples(self.filename), name=self.name)
+                                                  training_examples(*self.filenames), name=self.name)
         return self._model
 
     def warm_up(self) -> None:

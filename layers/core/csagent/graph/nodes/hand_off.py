@@ -23,9 +23,10 @@ from csagent.handoff.triggers import (
     HandoffReason,
     Urgency,
     asks_for_person_now,
-    asks_for_staff_process,
     evaluate,
+    order_statuses_of,
     signals_from_state,
+    staff_process_asked,
 )
 from csagent.replies import render
 
@@ -42,8 +43,9 @@ def _routed_reason(state: State) -> HandoffReason:
     assistant could act on (never "you asked to talk to a person" when they did not)."""
     if state.get("intent") == "human_handoff" or asks_for_person_now(state.get("clauses") or []):
         return HandoffReason.EXPLICIT_REQUEST
-    texts = [str(state.get("text") or ""), *(str(c.get("text") or "") for c in state.get("clauses") or [])]
-    if any(asks_for_staff_process(t) for t in texts):
+    clauses = state.get("clauses") or []
+    if staff_process_asked([str(state.get("text") or "")], [str(c.get("text") or "") for c in clauses],
+                           order_statuses_of(clauses)):
         return HandoffReason.STAFF_PROCESS
     return HandoffReason.FRUSTRATION
 

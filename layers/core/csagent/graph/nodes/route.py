@@ -21,11 +21,17 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.handoff.triggers import asks_for_person_now, asks_for_staff_process, detect_frustration
+from csagent.handoff.triggers import (
+    asks_for_person_now,
+    detect_frustration,
+    order_statuses_of,
+    staff_process_asked,
+)
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
 from csagent.requests import ACTION_INTENTS
 from csagent.understanding import (
+    ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
     OUT_OF_SCOPE_DOUBT,
     Understanding,
@@ -97,6 +103,8 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # letter?") and only courtesy is left: something was asked that we will not do, so say
         # what we can do rather than "you're welcome".
         understanding = replace(understanding, route="out_of_scope")
+    if understanding.route == "knowledge_and_actions" and _asks_for_staff_process(state, understanding):
+        understanding = _without_item_requests(understanding)
     if asks_for_person_now(understanding.clauses_as_dicts()):
         understanding = replace(understanding, route="handoff", intent="human_handoff", confidence=1.0)
     elif _frustrated_with_nothing_to_do(state, understanding) or (
@@ -173,8 +181,19 @@ def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -
 def _asks_for_staff_process(state: State, understanding: Understanding) -> bool:
     """A warranty claim or a carrier investigation asked for, in the words as written or as the
     understanding step read them ("warrenty claim" is put right there)."""
-    texts = (state.get("text", ""), *(c.text for c in understanding.clauses))
-    return any(asks_for_staff_process(t) for t in texts)
+    clauses = understanding.clauses_as_dicts()
+    return staff_process_asked([state.get("text", "")], [c.text for c in understanding.clauses],
+                               order_statuses_of(clauses))
+
+
+def _without_item_requests(understanding: Understanding) -> Understanding:
+    """A claim the store's team runs ("the kettle came dented, send me a new one, not my money
+    back", "I want to use the warranty"), without the return or exchange read from the same words:
+    that is not what was asked, and a person takes the claim over once the rest is answered."""
+    kept = tuple(c for c in understanding.clauses if c.intent not in ITEM_REQUESTS)
+    if len(kept) == len(understanding.clauses):
+        return understanding
+    return replace(understanding, clauses=kept, intent=kept[0].intent if kept else understanding.intent)
 
 
 def _nothing_to_do(state: State, understanding: Understanding) -> bool:

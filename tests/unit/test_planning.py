@@ -547,3 +547,13 @@ def test_a_list_of_the_orders_holding_one_product_is_asked_of_that_product() -> 
     # When planned / Then the list is of the orders holding the chair
     (task,) = plan_tasks([asked]).tasks
     assert task.args == {"template_id": "customer_orders", "params": {"product_id": "4794339885"}}
+
+
+def test_an_address_told_after_an_address_change_that_lacks_one_is_its_address() -> None:
+    # Given "Can you put my new address on the account? It's 12 Main St, Springfield, IL 62704."
+    asked = clause("update_default_address", "Can you put my new address on the account?")
+    told = clause("out_of_scope", "It's 12 Main St, Springfield, IL 62704", address=ADDRESS)
+    # When planned / Then one change of the default address, to that address
+    (task,) = plan_tasks([asked, told]).tasks
+    assert task.args["action"] == "update_default_address"
+    assert task.args["args"]["address"] == ADDRESS

@@ -238,18 +238,24 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 SINGLE_VALUED_REQUESTS = frozenset({"cancel_order", "change_order_address", "update_default_address",
                                     "change_payment"})
 _ACCOUNT_WORDS = re.compile(r"\b(default|account|profile|on file)\b", re.IGNORECASE)
+ADDRESS_REQUESTS = frozenset({"change_order_address", "update_default_address"})
 
 
 def _completes(previous: Mapping[str, Any], intent: str, text: str, entities: Mapping[str, Any]) -> bool:
     """Does this clause give the request of the clause before it the details it lacks? The same
-    request about the same order (or naming none), or an address for an order's address change
-    that says nothing of the account's default ("Change it to my home: 371 River Road, ...")."""
+    request about the same order (or naming none), an address alone for an address change that
+    has none ("... on the account? It's 77 Sycamore Court, ..."), or an address for an order's
+    address change that says nothing of the account's default ("Change it to my home: 371 River
+    Road, ...")."""
     before = previous.get("entities") or {}
     kind = previous.get("intent")
     if kind not in SINGLE_VALUED_REQUESTS or entities.get("order_id") not in (None, before.get("order_id")):
         return False
     if intent == kind:
         return True
+    if kind in ADDRESS_REQUESTS and not before.get("address") and entities.get("address") \
+            and intent not in ACTION_INTENTS:
+        return True  # "Can you put my new address on the account? It's 77 Sycamore Court, ...": its address
     return (kind == "change_order_address" and intent == "update_default_address"
             and bool(before.get("order_id")) and not before.get("address") and bool(entities.get("address"))
             and not _ACCOUNT_WORDS.search(text))

@@ -1,12 +1,15 @@
-"""Should this turn go to a human? Pure functions over what the turn produced; no I/O.
+"""Should this turn go to a human? Pure functions over what the turn produced; no I/O (beyond the
+shipped staff-process model, read once).
 
 Six triggers, each a `HandoffReason`:
 
 - **explicit request** — the router chose the `handoff` route, a clause's intent is
   `human_handoff`, or the text asks for a person (`data/explicit_requests.json`);
 - **staff process** — the customer asks to start something only the store's team runs, a
-  warranty claim or a carrier investigation (`data/staff_processes.json`): the turn answers what
-  it can, and a person takes the claim over with everything gathered;
+  warranty claim, a replacement of an item that came damaged, wrong or missing, or a carrier
+  investigation (`data/staff_processes.json`, or the trained reader of `nlp.staff_process` for a
+  whole message about a delivered order): the turn answers what it can, and a person takes the
+  claim over with everything gathered;
 - **business-rule conflict** — a task failed with `business_rule_violation` (a policy blocked
   a return, a cancellation...) AND the customer asks for a person or insists (frustrated again
   after an earlier frustrated turn): the rule is explained with what is allowed instead, and only

@@ -179,8 +179,8 @@ def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -
 
 
 def _asks_for_staff_process(state: State, understanding: Understanding) -> bool:
-    """A warranty claim or a carrier investigation asked for, in the words as written or as the
-    understanding step read them ("warrenty claim" is put right there)."""
+    """A warranty claim, a replacement or a carrier investigation asked for, in the words as written
+    or as the understanding step read them ("warrenty claim" is put right there)."""
     clauses = understanding.clauses_as_dicts()
     return staff_process_asked([state.get("text", "")], [c.text for c in understanding.clauses],
                                order_statuses_of(clauses))

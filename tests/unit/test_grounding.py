@@ -1062,3 +1062,44 @@ def test_an_order_address_change_that_names_only_the_account_is_the_accounts() -
     assert address_intent("change_order_address", "send it to the address on my account", view,
                           message="the office chair order is going to my old flat. send it to the address "
                                   "on my account") == "change_order_address"
+
+
+class _MoneyAndAddressIntents(_Intents):
+    """Clauses read as a refund question ("I want ...") or an account question ("send ...")."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        labels = {"i": "refund_status", "send": "account_info"}
+        return [IntentPrediction(labels.get(p.split()[0].lower(), "out_of_scope"), 0.8, None, 0.0)
+                for p in pieces]
+
+
+def _understood(text: str, view: CustomerView):
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_MoneyAndAddressIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: view, variants=_variants)
+    return understanding.understand(text, {"customer_id": "ann"})
+
+
+def test_money_back_asked_for_a_delivered_order_is_a_return() -> None:
+    # Given "I want my money back for #W0000001", a delivered order, read as a refund question
+    (clause,) = _understood("I want my money back for #W0000001 on my visa", _store()).clauses
+    # Then it is a return of that order: a delivered order has no refund until something goes back
+    assert (clause.intent, clause.entities["order_id"]) == ("return_request", "#W0000001")
+
+
+def test_an_order_is_sent_to_the_customers_own_address_named_by_its_city() -> None:
+    # Given "send #W0000001 to my San Antonio address", read as an account question
+    (clause,) = _understood("send #W0000001 to my San Antonio address please", _addresses()).clauses
+    # Then it is a change of that order's address, to the account's address in San Antonio
+    assert (clause.intent, clause.entities["address"]["address1"]) == ("change_order_address",
+                                                                       "217 Hickory Lane")
+
+
+def test_an_order_is_never_sent_where_it_already_goes() -> None:
+    # Given the order going to Denver (12 Elm Street) and "send #W0000001 to my Elm Street place"
+    (clause,) = _understood("send #W0000001 to my Elm Street place", _addresses()).clauses
+    # Then no address is taken from the words, and the clause stays what it was read as
+    assert "address" not in clause.entities and clause.intent == "account_info"

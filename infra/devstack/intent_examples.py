@@ -23,8 +23,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from devstack.understanding_eval import load
+
 ROOT = Path(__file__).resolve().parents[2]
-DEV = ROOT / "infra" / "eval" / "understanding" / "dev"
 DATA = ROOT / "layers" / "core" / "csagent" / "nlp" / "data"
 OUT = DATA / "intents_dev.jsonl"
 STAFF_OUT = DATA / "staff_processes_dev.jsonl"
@@ -65,41 +66,25 @@ UNMAPPED_PREFIXES = ("consent", "refund_amount")
 
 def examples() -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
-    for path in sorted(DEV.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if row.get("lang", "en") != "en":
-                continue  # Chinese goes through the lexicon, not the embeddings
-            types = [
-                c for c in row["categories"] if c in REQUEST_TO_INTENT or c.startswith(UNMAPPED_PREFIXES)
-            ]
-            if len(types) != 1 or types[0] not in REQUEST_TO_INTENT:
-                continue
-            out.append(
-                {
-                    "text": row["turns"][0]["text"],
-                    "intent": REQUEST_TO_INTENT[types[0]],
-                    "lang": "en",
-                    "source": row["id"],
-                }
-            )
+    for row in load("dev"):
+        if row.get("lang", "en") != "en":
+            continue  # Chinese goes through the lexicon, not the embeddings
+        types = [c for c in row["categories"] if c in REQUEST_TO_INTENT or c.startswith(UNMAPPED_PREFIXES)]
+        if len(types) != 1 or types[0] not in REQUEST_TO_INTENT:
+            continue
+        out.append({"text": row["turns"][0]["text"], "intent": REQUEST_TO_INTENT[types[0]], "lang": "en",
+                    "source": row["id"]})
     return out
 
 
 def staff_examples() -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
-    for path in sorted(DEV.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            handoff = ((row["turns"][0].get("expect") or {}).get("outcome")) == "handoff"
-            if handoff and not STAFF_CATEGORIES & set(row["categories"]):
-                continue  # a person asked for, or a rule insisted on: not a process of the team's
-            out.append({"text": row["turns"][0]["text"], "label": "staff" if handoff else "other",
-                        "lang": row.get("lang", "en"), "source": row["id"]})
+    for row in load("dev"):
+        handoff = ((row["turns"][0].get("expect") or {}).get("outcome")) == "handoff"
+        if handoff and not STAFF_CATEGORIES & set(row["categories"]):
+            continue  # a person asked for, or a rule insisted on: not a process of the team's
+        out.append({"text": row["turns"][0]["text"], "label": "staff" if handoff else "other",
+                    "lang": row.get("lang", "en"), "source": row["id"]})
     return out
 
 

@@ -296,6 +296,13 @@ def staff_process_asked(texts: Iterable[str], clause_texts: Iterable[str],
         asks_for_staff_process(t, whole=False) for t in clause_texts if t)
 
 
+def staff_process_in_turn(text: str, clauses: Sequence[Mapping[str, Any]]) -> bool:
+    """`staff_process_asked` of a message and its clauses (`text`, `entities`) as the understanding
+    step read them."""
+    clause_texts = [str(c.get("text") or "") for c in clauses]
+    return staff_process_asked([text], clause_texts, order_statuses_of(clauses))
+
+
 def order_statuses_of(clauses: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
     """The statuses of the orders the clauses were grounded to."""
     return tuple(str(s) for s in dict.fromkeys((c.get("entities") or {}).get("order_status")

@@ -39,9 +39,11 @@ def get_staff_reader() -> TextModelReader:
     return TextModelReader("staff_process", "staff_processes.jsonl", "staff_processes_dev.jsonl")
 
 
+@lru_cache(maxsize=256)
 def reads_as_staff_process(text: str) -> bool | None:
     """True when the model reads the message as asking for a staff process at the chosen
-    probability, False when it does not, None when the model is unavailable."""
+    probability, False when it does not, None when the model is unavailable. Kept per text: a turn
+    asks it when routing, when deciding on a handoff and when wording one."""
     reading = get_staff_reader().read_or_none(text)
     if reading is None:
         return None

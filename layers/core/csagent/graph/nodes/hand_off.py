@@ -24,9 +24,8 @@ from csagent.handoff.triggers import (
     Urgency,
     asks_for_person_now,
     evaluate,
-    order_statuses_of,
     signals_from_state,
-    staff_process_asked,
+    staff_process_in_turn,
 )
 from csagent.replies import render
 
@@ -43,9 +42,7 @@ def _routed_reason(state: State) -> HandoffReason:
     assistant could act on (never "you asked to talk to a person" when they did not)."""
     if state.get("intent") == "human_handoff" or asks_for_person_now(state.get("clauses") or []):
         return HandoffReason.EXPLICIT_REQUEST
-    clauses = state.get("clauses") or []
-    if staff_process_asked([str(state.get("text") or "")], [str(c.get("text") or "") for c in clauses],
-                           order_statuses_of(clauses)):
+    if staff_process_in_turn(str(state.get("text") or ""), state.get("clauses") or []):
         return HandoffReason.STAFF_PROCESS
     return HandoffReason.FRUSTRATION
 

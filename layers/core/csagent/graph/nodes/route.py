@@ -24,8 +24,7 @@ from csagent.graph.timing import timed
 from csagent.handoff.triggers import (
     asks_for_person_now,
     detect_frustration,
-    order_statuses_of,
-    staff_process_asked,
+    staff_process_in_turn,
 )
 from csagent.nlp.confirmation import classify_confirmation
 from csagent.planning import plan_tasks
@@ -181,9 +180,8 @@ def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -
 def _asks_for_staff_process(state: State, understanding: Understanding) -> bool:
     """A warranty claim, a replacement or a carrier investigation asked for, in the words as written
     or as the understanding step read them ("warrenty claim" is put right there)."""
-    clauses = understanding.clauses_as_dicts()
-    return staff_process_asked([state.get("text", "")], [c.text for c in understanding.clauses],
-                               order_statuses_of(clauses))
+    return staff_process_in_turn(state.get("text", ""),
+                                 [{"text": c.text, "entities": c.entities} for c in understanding.clauses])
 
 
 def _without_item_requests(understanding: Understanding) -> Understanding:

@@ -1103,3 +1103,90 @@ def test_an_order_is_never_sent_where_it_already_goes() -> None:
     (clause,) = _understood("send #W0000001 to my Elm Street place", _addresses()).clauses
     # Then no address is taken from the words, and the clause stays what it was read as
     assert "address" not in clause.entities and clause.intent == "account_info"
+
+
+def test_two_of_one_product_that_the_words_do_not_tell_apart_are_asked_about() -> None:
+    from csagent.grounding.resolve import resolve_return_lines, undecided_return_lines
+
+    view = _store()
+    chairs = view.order("#W0000002")
+    assert chairs is not None
+    # Given an order holding a black and a blue office chair
+    # Then "the office chair" is a guess between them, and the question lists both
+    assert [x.item_id for x in undecided_return_lines("return the office chair", chairs)] == [
+        "c-black-fixed", "c-blue-none"]
+    asked = ground("return_request", "I want to return the office chair", {"order_id": "#W0000002"}, view,
+                   _variants())
+    assert "item_ids" not in asked
+    assert "Office Chair (black, fixed) and Office Chair (blue, none)" in asked["question"]
+    # ... while "the blue one", or both, are no guess
+    assert undecided_return_lines("return the blue office chair", chairs) == []
+    assert [x.item_id for x in resolve_return_lines("return the blue office chair", chairs) or []] == [
+        "c-blue-none"]
+    assert undecided_return_lines("return both office chairs", chairs) == []
+
+
+def test_an_item_change_between_two_of_one_product_asks_which_unless_only_one_would_change() -> None:
+    chairs = _store().order("#W0000002")
+    assert chairs is not None
+    # "adjustable armrests" would change either chair: which one is asked
+    (change,) = resolve_item_changes("change the office chair to adjustable armrests", chairs,
+                                     _variants()).changes
+    assert change.new is None and change.undecided and "2 Office Chair items" in (change.problem or "")
+    # "a bigger size" can change only the size-7 boots (12 is the biggest there is)
+    v = {x.item_id: x for x in _variants()[BOOTS]}
+    boots = OrderView("#W9", "delivered", (_line(v["b-12-leather-yes"], BOOTS, "Hiking Boots"),
+                                          _line(v["b-7-leather-yes"], BOOTS, "Hiking Boots")), "card_1")
+    (change,) = resolve_item_changes("the hiking boots in a bigger size please", boots, _variants()).changes
+    assert (change.line.item_id, change.new.item_id if change.new else None) == ("b-7-leather-yes",
+                                                                                   "b-8-leather-yes")
+
+
+def _kettles(*orders: tuple[str, str, str]) -> CustomerView:
+    """Orders (id, status, kettle colour) of one kettle each."""
+    v = {x.item_id: x for x in _variants()[KETTLE]}
+    return CustomerView(customer_id="ann", orders=tuple(
+        OrderView(order_id, status, (_line(v[f"k-1L-{colour}"], KETTLE, "Electric Kettle"),), "card_1")
+        for order_id, status, colour in orders))
+
+
+def test_the_items_options_or_a_live_status_pick_the_order_a_product_is_in() -> None:
+    from csagent.grounding.frame import find_order
+
+    view = _kettles(("#W1", "delivered", "white"), ("#W2", "processed", "black"))
+    # "my black kettle": of two orders with a kettle, the one whose kettle is black
+    assert find_order("tracking", "where is my black kettle", {}, view)["order_id"] == "#W2"
+    # "not the white one" rules the white one's order out, nothing more
+    assert find_order("tracking", "my kettle, not the white one", {}, view)["order_id"] == "#W2"
+    # the colour telling nothing apart: both are listed
+    assert find_order("tracking", "where is my kettle", {}, view)["order_candidates"] == ["#W1", "#W2"]
+    # a cancelled order is nowhere: "where is it?" is about the live one ...
+    view = _kettles(("#W1", "cancelled", "white"), ("#W2", "processed", "white"))
+    assert find_order("order_status", "where is my kettle", {}, view)["order_id"] == "#W2"
+    # ... unless the words ask about the cancelled one
+    assert find_order("order_status", "my cancelled kettle order", {}, view)["order_id"] == "#W1"
+
+
+class _AddressChanges(_Intents):
+    """Every clause read as an order's address change."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("change_order_address", 0.8, None, 0.0) for _ in pieces]
+
+
+def test_an_address_change_with_neither_an_address_nor_a_word_for_a_change_asks_where_it_goes() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_AddressChanges(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _addresses(), variants=_variants)
+
+    def intent(text: str) -> str:
+        (clause,) = understanding.understand(text, {"customer_id": "ann"}).clauses
+        return clause.intent
+
+    assert intent("wat adress is #W0000001 going to") == "order_status"
+    assert intent("I want to check the address for order #W0000001") == "order_status"
+    assert intent("please change the address of #W0000001") == "change_order_address"
+    assert intent("send #W0000001 to my San Antonio address instead") == "change_order_address"

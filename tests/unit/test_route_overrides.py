@@ -140,3 +140,18 @@ def test_thanks_in_yes_words_with_nothing_proposed_is_thanks() -> None:
     # while a bare yes to nothing asks what to do
     smalltalk = _understanding("general", Clause("sure, do it", "smalltalk", 0.4))
     assert _route_with(smalltalk, "sure, do it")["route"] == "clarify"
+
+
+@pytest.mark.parametrize(("text", "refuses"), [
+    # the last sentence calls the request off (the consent model, MiniLM-based, shipped)
+    ("Wait, the red helmet is in that order too? No. Forget it then, leave the whole thing as it is.", True),
+    ("no, leave it", True),  # the answer lists
+    # picking, not refusing
+    ("No, the other one.", False),
+    ("the pending one", False),
+    ("No.", False),  # a bare no to "which order?" says nothing about which
+])
+def test_an_answer_to_which_order_that_calls_the_request_off(text: str, refuses: bool) -> None:
+    from csagent.graph.nodes.route import _ends_with_no
+
+    assert _ends_with_no(text) is refuses

@@ -532,7 +532,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
             # and the store's rule, no proposal and no reason asked for.
             _plan_question_about_a_change(b, intent, text, entities, memory)
-            b.add("policy", KNOWLEDGE, {"question": text})
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["removal"]})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and entities.get("settled"):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the answer
@@ -561,8 +561,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 continue
             if entities.get("question"):  # grounding found several candidates, or none that fits
                 items_unclear = intent in ITEM_REQUESTS and order_id and not entities.get("item_ids")
-                b.need(intent, absent[0] if absent else ("item_ids" if items_unclear else "details"),
-                       entities, text)
+                asked = "item_ids" if items_unclear else str(entities.get("asked_for") or "details")
+                b.need(intent, absent[0] if absent else asked, entities, text)
                 continue
             if absent:
                 b.need(intent, absent[0], entities, text)

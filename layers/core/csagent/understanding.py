@@ -72,8 +72,14 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
         return (c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") is False
                 and any(c.entities.get(p) for p in asked))
 
+    def pays_for_it(c: Clause) -> bool:
+        # "the red one in medium, make it large. Use my card for the difference": read again with
+        # the item change that waited, the payment clause says how that change is paid.
+        return answering and c.intent == "change_payment" and bool(c.entities.get("item_action")) \
+            and bool(c.entities.get("payment_method_id"))
+
     def describes(c: Clause) -> bool:
-        return (answering and _describes(c)) or gives_only(c) or bare_answer(c)
+        return (answering and _describes(c)) or gives_only(c) or bare_answer(c) or pays_for_it(c)
 
     def bare_answer(c: Clause) -> bool:
         # "#W3288665" after "which of your orders?": it gives what was asked and asks nothing,

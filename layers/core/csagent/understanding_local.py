@@ -298,8 +298,15 @@ class LocalUnderstanding:
                     recent = named[0]  # "what's in my kettle order, and is my other order pending?"
             if intent in WRITE_INTENTS:
                 # "how much would I get back if I returned it?" asks about a return, not for one.
+                # An item request's wish may sit in another clause ("the boots are too small.
+                # please, a 10"), unless that clause asks for a change of its own ("i have 2 pairs
+                # of red headphones. pls cancel the in ear ones": the cancellation's).
+                asked_elsewhere = any(
+                    p != piece and pr.intent in WRITE_INTENTS and pr.intent != intent and asks_for_change(p)
+                    for p, pr in zip(pieces, predictions, strict=True))
                 entities["asks_for_change"] = asks_for_change(piece) or (
-                    intent in {"change_items", "return_request"} and asks_for_change(text)) or (
+                    intent in {"change_items", "return_request"} and asks_for_change(text)
+                    and not asked_elsewhere) or (
                     view is not None and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
@@ -342,6 +349,8 @@ class LocalUnderstanding:
         clauses = _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses)))
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
+        if view is not None:
+            clauses = _with_payment_answered(clauses, text, state, view)
         if view is not None and state.get("pending_actions"):
             narrowed = _narrowed(text, state["pending_actions"], view, lang, variants)
             if narrowed is not None:
@@ -466,7 +475,9 @@ def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str,
         return None
     if not narrowed:
         return None
-    clauses = tuple(Clause(text=text, intent=intent, confidence=1.0, entities=entities)
+    # `amends_pending`: the proposal again, changed; no yes or no to it (the route asks no consent)
+    clauses = tuple(Clause(text=text, intent=intent, confidence=1.0,
+                           entities={**entities, "amends_pending": True})
                     for intent, entities in narrowed)
     return Understanding(route="knowledge_and_actions", intent=clauses[0].intent, confidence=1.0, lang=lang,
                          entities=dict(clauses[0].entities), clauses=clauses)
@@ -484,7 +495,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         item_change_intent,
         purchase_intent,
     )
-    from csagent.nlp.speech_acts import asks_for_change
+    from csagent.nlp.script import has_ideographs
+    from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
@@ -497,6 +509,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "... to my home address, the one on my account": the saved address, which the default
         # cannot become; where an order should go.
         read_as = "change_order_address"
+    if read_as in _ADDRESS_CHANGES and not entities.get("address") and not has_ideographs(piece) \
+            and not names_address_change(piece):
+        # "wat adress is it goin to", "I want to check the address for my kettle order": neither a
+        # new address nor a word asking for one; where it goes (or what the account holds) is asked.
+        read_as = "order_status" if read_as == "change_order_address" else "account_info"
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
@@ -518,6 +535,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
 
 
+_ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
 # What "I want my money back" on a delivered order is read as before its order is known.
 _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 _MONEY_BACK = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
@@ -567,14 +585,16 @@ def _answered_candidate(text: str, state: Mapping[str, Any],
     """The order id of the candidate the customer picks, when the last turn listed several ("You
     have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it."""
     from csagent.grounding.frame import pick_candidate
-    from csagent.grounding.resolve import product_mentions
+    from csagent.grounding.resolve import names_option_of, product_mentions
     from csagent.nlp.speech_acts import asks_something
 
     for waiting in state.get("awaiting") or []:
         known = view.order((waiting.get("entities") or {}).get("order_id"))
         if waiting.get("parameter") == "item_ids" and known is not None and (
-                product_mentions(text, known.products()) or not asks_something(text)):
-            # "Which items of #W1 do you want to return?" -> "the skateboard": the order is known.
+                product_mentions(text, known.products()) or not asks_something(text)
+                or names_option_of(text, known.lines)):
+            # "Which items of #W1 do you want to return?" -> "the skateboard", or "It holds 2 pet
+            # beds: ... Which one?" -> "the grey one, money back to PayPal": the order is known.
             return str(known.order_id), waiting
         ids = (waiting.get("entities") or {}).get("order_candidates") or []
         candidates = [o for o in (view.order(i) for i in ids) if o is not None]
@@ -582,6 +602,25 @@ def _answered_candidate(text: str, state: Mapping[str, Any],
         if chosen is not None:
             return str(chosen.order_id), waiting
     return None, None
+
+
+def _with_payment_answered(clauses: list[Clause], text: str, state: Mapping[str, Any],
+                           view: Any) -> list[Clause]:
+    """ "Should the refund go to your Visa ending 1234 or your gift card?" -> "ahh ok, back to the
+    card then": the payment method the answer names, whatever the words alone are read as, is what
+    the waiting request asked for."""
+    from csagent.grounding.resolve import resolve_payment
+
+    for waiting in state.get("awaiting") or []:
+        if waiting.get("parameter") != "payment_method_id" or any(c.entities.get("payment_method_id")
+                                                                   for c in clauses):
+            continue
+        order = view.order((waiting.get("entities") or {}).get("order_id"))
+        method = resolve_payment(text, view, order).method
+        if method is not None:
+            return [replace(c, entities={**c.entities, "payment_method_id": method.payment_method_id})
+                    for c in clauses]
+    return clauses
 
 
 def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picked: str, text: str,
@@ -616,8 +655,9 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
     except Exception:  # noqa: BLE001 - grounding refines; without it the answer gives the order alone
         logger.exception("reading the waiting request again failed; the answer gives its order")
         return clauses
-    return [replace(c, entities={**c.entities, **found}) if c.entities.get("picked_candidate") else c
-            for c in clauses]
+    # What the answer's own words left open ("make it large": which items?) the reading settles.
+    return [replace(c, entities={**{k: v for k, v in c.entities.items() if k != "question"}, **found})
+            if c.entities.get("picked_candidate") else c for c in clauses]
 
 
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})

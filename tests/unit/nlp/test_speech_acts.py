@@ -79,3 +79,32 @@ def test_a_follow_up_opens_with_a_follow_up_word(text: str, opens: bool) -> None
     from csagent.nlp.speech_acts import opens_follow_up
 
     assert opens_follow_up(text) is opens
+
+
+@pytest.mark.parametrize(("text", "changes"), [
+    ("need to chnage the shiping adress for my e-reader", True),  # a slip in the verb
+    ("could u flip it to my other place", True),
+    ("send it to my home address instead", True),
+    ("wat adress is it goin to", False),
+    ("I want to check the address for my tea kettle order", False),
+    ("Which address is it being shipped to?", False),
+    ("is it shipping to my old place?", False),  # "place" is no slip of "replace"
+])
+def test_words_that_ask_for_another_address(text: str, changes: bool) -> None:
+    from csagent.nlp.speech_acts import names_address_change
+
+    assert names_address_change(text) is changes
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # a wish inside a condition is no request: the clause asks whether it is allowed
+    ("if I only want to send back one thing from an order, is that allowed?", False),
+    ("if I want to return the kettle how do I do it", False),
+    # a request beside its condition still is one
+    ("if it has not shipped, please cancel it", True),
+    ("I would like to return it if possible", True),
+])
+def test_a_request_phrase_inside_a_condition_asks_for_nothing(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks

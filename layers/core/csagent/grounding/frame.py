@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
+from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.resolve import (
     negated_option,
     orders_mentioning,
@@ -24,6 +25,8 @@ from csagent.grounding.resolve import (
     resolve_item_changes,
     resolve_payment,
     resolve_return_lines,
+    undecided_return_lines,
+    which_of_them,
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
 from csagent.nlp.entities import find_order_ids
@@ -114,6 +117,12 @@ def find_order(
         # "the skateboard in my pending order": the status words pick among the orders with it.
         narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
         fitting = narrowed or fitting
+    if len(fitting) > 1:
+        # "the camera with the 10x zoom", "my keyboard, the white one": the item's options pick.
+        fitting = _described_by_options(fitting, product_ids, source) or fitting
+    if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
+        # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
+        fitting = [o for o in fitting if o.status != "cancelled"] or fitting
     fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
@@ -136,6 +145,35 @@ def find_order(
     return entities
 
 
+# Reads whose answer is where an order is: a cancelled one is not meant when a live one fits.
+ORDER_READS_BY_STATUS = frozenset({"order_status", "tracking"})
+
+
+def _described_by_options(orders: Sequence[OrderView], product_ids: set[str], text: str) -> list[OrderView]:
+    """Of several orders holding a product named, those whose item of it has an option value the
+    words name that tells the orders apart, and none named after a negation ("not the white one");
+    [] when the words tell none apart."""
+    lines = [x for o in orders for x in o.lines if x.product_id in product_ids]
+    values: dict[str, list[str]] = {}
+    for line in lines:
+        for key, value in line.options.items():
+            values.setdefault(key, []).append(value)
+    telling = {k: v for k, v in values.items() if len(set(v)) > 1}
+    if not telling:
+        return []
+    toks = tokens(text)
+    hits = find_option_values(text, telling)
+    wanted = [h for h in hits if not negated_option(toks, h)]
+    unwanted = [h for h in hits if negated_option(toks, h)]
+
+    def has(order: OrderView, named: Sequence[Any]) -> bool:
+        return any(x.product_id in product_ids and x.options.get(h.key) == h.value
+                   for x in order.lines for h in named)
+
+    picked = [o for o in orders if (not wanted or has(o, wanted)) and not (unwanted and has(o, unwanted))]
+    return picked if 0 < len(picked) < len(orders) else []
+
+
 def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[OrderView]:
     """ "The backpack in my order with the dumbbells": of the orders with any product named, those
     holding the most of them (all of them, when one order does)."""
@@ -147,7 +185,7 @@ def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[Or
 
 # Words that single out some items of an order ("only the earbuds", "everything except the lamp").
 _SOME_ITEMS = re.compile(
-    r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of)\b", re.IGNORECASE
+    r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of|the rest)\b", re.IGNORECASE
 )
 # The statuses an order must be in for a question about it to make sense without more words.
 STATUSES_ASKED_ABOUT: dict[str, tuple[str, ...]] = {"tracking": ("processed", "delivered")}
@@ -288,7 +326,7 @@ def fill_item_changes(
         )
         said = " ".join(problems) + (f" Available: {listed}." if listed else "")
         question: dict[str, Any] = {"question": f"Order {order.order_id}: {said}"}  # which order was found
-        if not listed and all(c.new is None and not c.options and not c.unstated
+        if not listed and all(c.new is None and not c.options and not c.unstated and not c.undecided
                               for c in changes.changes if c.problem):
             # "not available right now", with nothing to offer instead: a statement that settles the
             # request, not a question ("can I swap my sneakers for the size 11?")
@@ -334,7 +372,10 @@ def ground(
     if intent == "change_payment":
         return fill_payment(text, entities, view, order, required=True, replacing=True)
     if intent == "cancel_order" and order is not None and _SOME_ITEMS.search(text):
-        named = resolve_return_lines(text, order) or []
+        # "2 pairs of red headphones. pls cancel the in ear ones and leave the rest": the items may
+        # be named in another clause of the message.
+        named = resolve_return_lines(text, order) or (
+            resolve_return_lines(message, order) if message else None) or []
         if 0 < len(named) < len(order.lines):
             # "cancel only the earbuds": a cancellation is of the whole order; the planner says so.
             return {**entities, "partial_items": [x.name for x in named]}
@@ -348,7 +389,12 @@ def ground(
             lines = resolve_return_lines(text, order) or (
                 implied_lines(text, order, [*beside, *(recent_products if order.order_id == recent else ())])
                 if not product_mentions(text, view.products()) else None)
-            if lines:
+            undecided = undecided_return_lines(text, order)
+            if undecided:
+                # "return the pet bed" about an order with a beige one and a grey one: which, is
+                # asked; guessing would propose sending back the one they keep.
+                entities = {**entities, "question": _which_of_them(order, undecided, "return")}
+            elif lines:
                 entities = {**entities, "item_ids": [x.item_id for x in lines]}
                 opened = opened_but_returnable_only_unopened(text, lines)
                 if opened:
@@ -360,8 +406,35 @@ def ground(
                 items = ", ".join(x.label() for x in order.lines)
                 entities = {**entities, "question": f"Which items of order {order.order_id} do you "
                                                     f"want to return? Its items are: {items}."}
-        return fill_payment(text, entities, view, order, required=False)
+        return _refund_where_allowed(fill_payment(text, entities, view, order, required=False), view, order)
     return entities
+
+
+def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
+                          order: OrderView | None) -> dict[str, Any]:
+    """A return's refund goes to the order's own payment method or to a gift card on the account
+    (the policy); one named elsewhere ("refund to my Mastercard" for a PayPal order) is asked again
+    among those, so that "PayPal then" continues the return."""
+    method = view.payment(entities.get("payment_method_id"))
+    if order is None or method is None or not order.paid_with or entities.get("question") \
+            or method.payment_method_id == order.paid_with or method.source == "gift_card":
+        return entities
+    allowed = [m for m in view.payment_methods
+               if m.payment_method_id == order.paid_with or m.source == "gift_card"]
+    if not allowed:
+        return entities
+    shown = " or ".join(m.label() for m in allowed)
+    kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
+    return {**kept, "asked_for": "payment_method_id",
+            "question": f"A refund for order {order.order_id} can go only to its original payment method "
+                        f"or to a gift card on your account, not to your {method.label()}. "
+                        f"Should it go to {shown}?"}
+
+
+def _which_of_them(order: OrderView, lines: Sequence[Line], doing: str) -> str:
+    """ "Order #W1: it holds 2 Pet Bed items, Pet Bed (large, beige) and Pet Bed (large, grey). Which
+    one do you want to return?" """
+    return f"Order {order.order_id}: {which_of_them(lines)} Which one do you want to {doing}?"
 
 
 @lru_cache(maxsize=1)
@@ -599,8 +672,6 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     "the gold one", "the delivered one", "the second one", "the plastic one, not the glass one",
     "the one going to Denver"); None when the words fit several or none. A product, option value or address
     named after a negation rules its order out; when that leaves one, it is the one meant."""
-    from csagent.grounding.options import find_option_values, tokens
-
     if not candidates:
         return None
     named = [o for o in candidates if o.order_id in find_order_ids(text)]

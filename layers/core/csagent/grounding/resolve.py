@@ -274,6 +274,7 @@ class ItemChange:
     problem: str | None = None  # why no single variant fits (the customer is asked)
     options: tuple[Variant, ...] = ()  # the variants that fit equally, when several do
     unstated: bool = False  # the item is named but no change for it is
+    undecided: bool = False  # the order holds several of the product and the words tell none apart
 
 
 @dataclass(frozen=True)
@@ -523,9 +524,14 @@ def resolve_item_changes(
         dims = _dimensions(product_variants, lines[0])
         wish, fallbacks = _split_fallbacks(gloss(segment))
         hits = _resolve_keys(tokens(wish), find_option_values(wish, dims))
-        # Two of the same product ("the black chair, not the blue one"): the one the words describe.
-        line = max(lines, key=lambda x: _line_fit(x, wish, hits)) if len(lines) > 1 else lines[0]
+        # Two of the same product ("the black chair, not the blue one"): the one the words describe,
+        # or the only one the wish would change ("make the helmet an L": not the L one); else asked.
+        line, undecided = _line_meant(lines, wish, hits, dims)
         used.append(line)
+        if undecided:
+            changes.append(ItemChange(line, None, which_of_them(undecided) + " Which one do you mean?",
+                                      undecided=True))
+            continue
         wanted = {**apply_moves(wish, line.options, dims), **_targets(wish, line, hits)}
         cheaper = bool(_CHEAPER.search(segment))
         if cheaper and wanted:
@@ -566,6 +572,29 @@ def resolve_item_changes(
     if any(c.new is not None or c.options for c in changes):
         changes = [c for c in changes if not c.unstated]
     return ItemChanges(changes=tuple(changes))
+
+
+def _line_meant(lines: Sequence[Line], wish: str, hits: Sequence[OptionHit],
+               dims: Mapping[str, Sequence[str]]) -> tuple[Line, list[Line]]:
+    """(the line of one product the wish is about, the lines it could not tell apart)."""
+    if len(lines) == 1:
+        return lines[0], []
+    fits = [_line_fit(x, wish, hits) for x in lines]
+    tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]
+    if len({x.item_id for x in tied}) == 1:
+        return tied[0], []
+    changed = [x for x in tied
+               if any(x.options.get(k) != v
+                      for k, v in {**apply_moves(wish, x.options, dims), **_targets(wish, x, hits)}.items())]
+    if len(changed) == 1:
+        return changed[0], []
+    return tied[0], tied
+
+
+def which_of_them(lines: Sequence[Line]) -> str:
+    """ "It holds 2 Pet Bed items: Pet Bed (large, beige) and Pet Bed (large, grey)." """
+    labels = [x.label() for x in lines]
+    return f"It holds {len(lines)} {lines[0].name} items: {', '.join(labels[:-1])} and {labels[-1]}."
 
 
 def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool,
@@ -610,6 +639,21 @@ _KEEPING_THE_REST = re.compile(
     r"\b(?:keep|keeping|kept)\s+(?:\w+\s+)?(?:everything(?: else)?|the rest|all (?:the )?rest|"
     r"all else|the others?|the other (?:items?|things?|stuff))\b", re.IGNORECASE)
 _KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leaving)\b", re.IGNORECASE)
+
+
+_JOINING = frozenset({"and", "or", "the", "my", "both", "also", "plus", "&", ",", "+"})
+
+
+def _kept_in_lists(text: str, segments: Sequence[tuple[Any, str]]) -> list[bool]:
+    """Per product segment, is it kept out of the return? A product joined to the next one by "and"
+    alone ("chair and clock are staying") is kept with it."""
+    kept = [_kept(segment, text[m.span[0]:m.span[1]]) for m, segment in segments]
+    for i in range(len(segments) - 2, -1, -1):
+        between = text[segments[i][0].span[1]:segments[i + 1][0].span[0]]
+        joins = set(re.findall(r"[\w&+'-]+|,", between.lower()))
+        if kept[i + 1] and not kept[i] and joins and joins <= _JOINING:
+            kept[i] = True
+    return kept
 
 
 def _kept(segment: str, surface: str) -> bool:
@@ -668,6 +712,12 @@ def _option_values(lines: Sequence[Line]) -> dict[str, list[str]]:
     return values
 
 
+def names_option_of(text: str, lines: Sequence[Line]) -> bool:
+    """Do the words name an option value some of `lines` have and others not ("the grey one")?"""
+    values = {k: v for k, v in _option_values(lines).items() if len(set(v)) > 1}
+    return bool(values) and bool(find_option_values(text, values))
+
+
 def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
     """Of several lines of one product, those the option words pick: the values named (not after a
     negation) that some lines have, minus the lines with a value named after one ("the green one,
@@ -690,17 +740,30 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     """The lines of `order` the customer returns ("the kettle and the hose, I'm keeping the camera"),
     None when the words name none of them. "Everything" is every line (but those kept: "everything
     except the bottle"); a product of which the order
-    holds several is every one of them with "both"/"all", else the one its option words describe."""
+    holds several is every one of them with "both"/"all", else the one its option words describe
+    (the first of those they fit best: `undecided_return_lines` says when that is a guess)."""
+    return _return_lines(text, order)[0] or None
+
+
+def undecided_return_lines(text: str, order: OrderView) -> list[Line]:
+    """The lines of one product of `order` that the words name but do not tell apart ("return the
+    pet bed" about an order holding a beige and a grey one): the customer is asked which, never
+    given one. Empty when every product named is one clear line (or "both", or identical ones)."""
+    return _return_lines(text, order)[1]
+
+
+def _return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Line]]:
+    """(the lines returned, the lines of a product among which the pick was a guess)."""
     text = _THATS_ALL.sub(" ", text)  # "perfect, that's all of it": the list is complete, not "everything"
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
-        return list(order.lines)
+        return list(order.lines), []
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
     named = [m for m in mentions if not _IDENTIFIES_ORDER.search(text[: m.span[0]])]
     mentions = named or mentions  # "the T-shirt from the order with the wristwatch": not the watch
     if not mentions and len(order.lines) == 2 and _BOTH_ITEMS.search(text):
-        return list(order.lines)  # "return both items" of an order of two
+        return list(order.lines), []  # "return both items" of an order of two
     if not mentions:
-        return None
+        return [], []
     segments = _merge_repeats(_segments(text, mentions), order)
     cleaned = _NOT_EVERYTHING.sub(lambda m: " " * len(m.group(0)), text)
     everything = [m for m in _EVERYTHING.finditer(cleaned)
@@ -711,21 +774,26 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
         kept = {m.product_id for m, segment in segments if _kept(segment, text[m.span[0]:m.span[1]])}
         rest = [x for x in order.lines if x.product_id not in kept]
         if kept and rest:
-            return rest
+            return rest, []
     chosen: list[Line] = []
-    for mention, segment in segments:
+    undecided: list[Line] = []
+    kept_ones = _kept_in_lists(text, segments)
+    for (mention, segment), kept_one in zip(segments, kept_ones, strict=True):
         lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
         described = _described_lines(segment, lines) if len(lines) > 1 else []
         if described:  # "only the green one, not the black", "the 3 ft one": the options decide
             chosen.extend(described)
             continue
-        if _kept(segment, text[mention.span[0]:mention.span[1]]):
+        if kept_one:
             continue  # "the security camera I'm keeping", "not the blue one"
         if not lines:
             continue
         if len(lines) > 1 and not _BOTH.search(segment):
             hits = find_option_values(segment, _option_values(lines))
-            best = max(lines, key=lambda x: _line_fit(x, segment, hits))
-            lines = [best]
+            fits = [_line_fit(x, segment, hits) for x in lines]
+            tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]
+            if len({x.item_id for x in tied}) > 1:
+                undecided.extend(tied)
+            lines = tied[:1]
         chosen.extend(lines)
-    return chosen or None
+    return chosen, undecided

@@ -152,6 +152,7 @@ class _Sections:
         self.stack: list[tuple[int, str]] = []
         self.buffer: list[str] = []
         self.out: list[Section] = []
+        self.bare = False  # the last heading has no text yet
 
     def path(self) -> str:
         return SECTION_SEPARATOR.join(t for _, t in self.stack) if self.stack else self.root
@@ -160,21 +161,33 @@ class _Sections:
         text = "\n".join(self.buffer).strip()
         if text:
             self.out.append(Section(self.path(), text))
+            self.bare = False
         self.buffer.clear()
+
+    def _keep_a_bare_heading(self) -> None:
+        """A heading with no text under it and none below it ("Returns" followed straight by a
+        heading of its level) keeps its words as its own section's text."""
+        if self.bare and self.stack:
+            self.out.append(Section(self.path(), self.stack[-1][1]))
+        self.bare = False
 
     def heading(self, level: int, title: str) -> None:
         self.flush()
         title = " ".join(title.split())
+        if self.stack and level <= self.stack[-1][0]:
+            self._keep_a_bare_heading()
         while self.stack and self.stack[-1][0] >= level:
             self.stack.pop()
         if title:
             self.stack.append((level, title))
+        self.bare = bool(title)
 
     def text(self, text: str) -> None:
         self.buffer.append(text)
 
     def done(self) -> tuple[Section, ...]:
         self.flush()
+        self._keep_a_bare_heading()
         if len(self.out) > MAX_SECTIONS:
             raise DocumentRejected(413, "too_many_sections",
                                    f"the document has {len(self.out)} sections; at most {MAX_SECTIONS}")

@@ -42,6 +42,10 @@ def _verb(word: str, verbs: set[str]) -> bool:
     )
 
 
+# A condition up to where its clause ends ("if I want to return it, ...", "... if you can").
+_CONDITION = re.compile(r"\bif\b[^,;.?!]*", re.IGNORECASE)
+
+
 def asks_for_change(text: str) -> bool:
     """True when the clause asks for the change it names (see the module docstring): a request
     phrase ("please", "I'd like", "can you"), or a change verb in a clause that neither asks about
@@ -54,8 +58,8 @@ def asks_for_change(text: str) -> bool:
     lexicon = _lexicon()
     if _has(words, lexicon["info_requests"]):
         return False  # "could you tell me which address it goes to?": information, not a change
-    if _has(words, lexicon["request"]):
-        return True
+    if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"]):
+        return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     start = words[1:] if words[0] in _OPENERS else words
     if (
         (start and start[:1] in lexicon["wh_questions"])
@@ -114,6 +118,17 @@ def declines_change(text: str) -> bool:
         if gerund is not None and j > 0 and words[j - 1] == "no":
             return True  # "no cancelling" (but "no, cancel it" asks for it)
     return False
+
+
+def names_address_change(text: str) -> bool:
+    """ "send it to my home address instead", "chnage the shiping adress": words that ask to change
+    where something goes (`address_change`); "which address is it shipping to?" has none."""
+    words = _words(text)
+    phrases = _lexicon()["address_change"]
+    single = {p[0] for p in phrases if len(p) == 1}
+    # a slip keeps the first letter: "place" is no "replace"
+    return any(_verb(w, {v for v in single if v[0] == w[0]}) for w in words) \
+        or _has(words, [p for p in phrases if len(p) > 1])
 
 
 def _gerund_of(word: str, verbs: set[str]) -> str | None:

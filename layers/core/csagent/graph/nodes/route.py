@@ -77,9 +77,17 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # an investigation?" leans no, but asks something; "are u a bot or a real person lol"
         # answers nothing that was asked).
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
+    if not pending and resumed is not None and _ends_with_no(state.get("text", "")) \
+            and any(c.entities.get("picked_candidate") for c in understanding.clauses):
+        # "Wait, the red helmet is in that order too? No. Forget it then, leave the whole thing as
+        # it is.": the answer picks an order only to call the request off ("dont need it anymore",
+        # asked why, is the reason).
+        return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     if pending:
-        # "yes, that's what I said": an answer in more words, asking for nothing new.
-        answer = consent_to_pending(state.get("text", ""), understanding, pending)
+        # "yes, that's what I said": an answer in more words, asking for nothing new ("let's keep
+        # the puzzle, just the sunglasses" is the proposal again, narrowed, however much it leans no).
+        amends = any(c.entities.get("amends_pending") for c in understanding.clauses)
+        answer = None if amends else consent_to_pending(state.get("text", ""), understanding, pending)
         if answer is not None:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
         # Anything else: the proposed change is not made, and the reply says so.
@@ -144,6 +152,25 @@ def _opens_with_no(text: str) -> bool:
     """ "hmm no, leave it", "Actually, no, don't": a refusal up front, not "wait are u a bot or
     a real person lol" or "yall got skateboards or nah"."""
     return bool(_NO_OPENING.search(text))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _ends_with_no(text: str) -> bool:
+    """Is the last sentence a refusal, more than a bare "no" ("Forget it then, leave the whole
+    thing as it is.", "no, leave it"), by the answer lists or the consent model? "No, the other
+    one." is no refusal: it picks."""
+    from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
+
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    last = sentences[-1] if sentences else ""
+    if len(re.findall(r"\w+", last)) < 2:
+        return False
+    if classify_confirmation(last) == "no":
+        return True
+    read = get_consent_reader().read_or_none(last)
+    return read is not None and read[0] == "no" and read[1] >= CONSENT_MIN_PROBABILITY
 
 
 def _asked_about(state: State) -> list[dict[str, Any]]:

@@ -1190,3 +1190,44 @@ def test_an_address_change_with_neither_an_address_nor_a_word_for_a_change_asks_
     assert intent("I want to check the address for order #W0000001") == "order_status"
     assert intent("please change the address of #W0000001") == "change_order_address"
     assert intent("send #W0000001 to my San Antonio address instead") == "change_order_address"
+
+
+def test_a_refund_named_to_a_method_the_policy_rules_out_is_asked_again_among_the_allowed() -> None:
+    view = _store()  # #W0000001 (delivered) was paid with the Visa; the account has a gift card too
+    asked = ground("return_request", "return the kettle from #W0000001, refund to my paypal",
+                   {"order_id": "#W0000001"}, view, _variants())
+    assert "payment_method_id" not in asked and asked["asked_for"] == "payment_method_id"
+    assert "not to your PayPal" in asked["question"] and "Visa ending 1234 or gift card" in asked["question"]
+    # the gift card, or the order's own card, are where a refund may go: nothing to ask
+    for said, method in (("to my gift card", "gift_1"), ("to my visa", "card_1")):
+        found = ground("return_request", f"return the kettle from #W0000001, refund {said}",
+                       {"order_id": "#W0000001"}, view, _variants())
+        assert (found.get("payment_method_id"), found.get("question")) == (method, None)
+
+
+def test_the_answer_naming_a_payment_method_continues_the_request_that_asked_for_one() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_Intents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    waiting = {"intent": "return_request", "parameter": "payment_method_id", "text": "return the kettle",
+               "entities": {"order_id": "#W0000001"}}
+    # "ok fine, PayPal then", read as out of scope, still gives the method asked for
+    read = understanding.understand("ok fine, PayPal then", {"customer_id": "ann", "awaiting": [waiting]})
+    assert {c.entities.get("payment_method_id") for c in read.clauses} == {"paypal_1"}
+    # with nothing asked, the words are read as they are
+    read = understanding.understand("ok fine, PayPal then", {"customer_id": "ann"})
+    assert not any(c.entities.get("payment_method_id") for c in read.clauses)
+
+
+def test_products_joined_by_and_before_a_keep_verb_are_all_kept() -> None:
+    from csagent.grounding.resolve import resolve_return_lines
+
+    v = _variants()
+    order = OrderView("#W8", "delivered", (
+        _line(v[BOOTS][0], BOOTS, "Hiking Boots"), _line(v[KETTLE][0], KETTLE, "Electric Kettle"),
+        _line(v[CHAIR][0], CHAIR, "Office Chair")), "card_1")
+    returned = resolve_return_lines("I want to return the boots - kettle and chair are staying", order)
+    assert [x.name for x in returned or []] == ["Hiking Boots"]
+    returned = resolve_return_lines("I want to return the boots and the kettle - the chair is staying", order)
+    assert [x.name for x in returned or []] == ["Hiking Boots", "Electric Kettle"]

@@ -83,11 +83,18 @@ class Judged:
 
 def load(set_name: str, part: str | None = None) -> list[dict[str, Any]]:
     """The set's conversations, every file of it or only the file `part` (`part4` is `part4.jsonl`),
-    each with the key `_file` naming its file (figures are reported per file too)."""
+    each with the key `_file` naming its file (figures are reported per file too). Ids are unique
+    across the set's files: two conversations under one id would be reported, and compared between
+    runs, as one."""
     rows: list[dict[str, Any]] = []
     for path in sorted((SETS / set_name).glob(f"{part or '*'}.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
         rows += [{**json.loads(line), "_file": path.stem} for line in lines if line.strip()]
+    seen: dict[str, str] = {}
+    for row in rows:
+        if row["id"] in seen:
+            raise ValueError(f"conversation id {row['id']} is in {seen[row['id']]} and {row['_file']}")
+        seen[row["id"]] = row["_file"]
     return rows
 
 

@@ -1231,3 +1231,44 @@ def test_products_joined_by_and_before_a_keep_verb_are_all_kept() -> None:
     assert [x.name for x in returned or []] == ["Hiking Boots"]
     returned = resolve_return_lines("I want to return the boots and the kettle - the chair is staying", order)
     assert [x.name for x in returned or []] == ["Hiking Boots", "Electric Kettle"]
+    # a comma alone joins nothing: "return the kettle, the chair I keep"
+    returned = resolve_return_lines("return only the kettle, the chair I keep", order)
+    assert [x.name for x in returned or []] == ["Electric Kettle"]
+
+
+def test_a_question_about_a_purchased_products_features_is_about_the_product() -> None:
+    view = _store()  # the customer's kettle is the 1L white one
+    # no word about the order: the product's pages and options answer it
+    assert purchase_intent("product_info", "order_status", "can I descale my kettle with vinegar?",
+                           view) == "product_info"
+    # an option of their own kettle named after it: what they bought answers it
+    assert purchase_intent("product_info", "order_status", "is my kettle the 1L one?",
+                           view) == "order_items"
+    # another version is a catalogue question still
+    assert purchase_intent("product_info", "order_status", "do you have my kettle in 2L?",
+                           view) == "product_info"
+    # where, when, what was paid, a change, or what their own item is: the order
+    assert purchase_intent("product_info", "order_status", "when does my kettle arrive?",
+                           view) == "order_status"
+    assert purchase_intent("product_info", "order_status", "whats the holdup with my kettle?",
+                           view) == "order_status"
+    assert purchase_intent("product_availability", "order_status", "any way to trade my kettle for a lamp?",
+                           view) == "order_status"
+    assert purchase_intent("product_info", "order_status", "what colour was the kettle I bought?",
+                           view) == "order_status"
+    # a statement about it is no question about the product
+    assert purchase_intent("product_info", "order_status", "my kettle is the 1L one", view) == "order_status"
+
+
+def test_cancelling_one_of_two_of_a_product_is_a_partial_cancellation() -> None:
+    view = _store()  # #W0000002 (pending) holds a black and a blue office chair
+    found = ground("cancel_order", "I want the black office chair cancelled", {"order_id": "#W0000002"},
+                   view, _variants())
+    assert found["partial_items"] == ["Office Chair"]
+    # ... but "the order with the black chair" only says which order
+    found = ground("cancel_order", "please cancel the order with the black office chair",
+                   {"order_id": "#W0000002"}, view, _variants())
+    assert "partial_items" not in found
+    # naming the product of an order of one kettle says which order, nothing more
+    found = ground("cancel_order", "cancel my kettle order", {"order_id": "#W0000003"}, view, _variants())
+    assert "partial_items" not in found

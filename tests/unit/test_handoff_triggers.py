@@ -266,6 +266,8 @@ def test_frustrated_messages_are_recognised(text: str) -> None:
     "Not frustrated at all, great service",
     "我不生气，只是问问",
     "我的订单到哪了？",
+    # a count asked for is not exasperation ("how many times do I have to tell you" is)
+    "Could you please check how many times I was actually charged for it?",
 ])
 def test_calm_or_mildly_unhappy_messages_are_not_frustrated(text: str) -> None:
     # Given a calm message, a negated complaint, an acronym-heavy question or one mild word

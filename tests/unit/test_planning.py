@@ -557,3 +557,14 @@ def test_an_address_told_after_an_address_change_that_lacks_one_is_its_address()
     (task,) = plan_tasks([asked, told]).tasks
     assert task.args["action"] == "update_default_address"
     assert task.args["args"]["address"] == ADDRESS
+
+
+def test_a_question_after_a_rule_that_refuses_the_request_as_asked_is_a_partial_answer() -> None:
+    from csagent.planning import status_of_asking
+
+    which = {"intent": "return_request", "parameter": "item_ids", "question": "Which items?"}
+    ruled = {"intent": "return_request", "parameter": "payment_method_id", "ruled_out": True,
+             "question": "A refund can go only to ... Should it go to your Visa?"}
+    assert status_of_asking([which]) == "needs_clarification"
+    assert status_of_asking([ruled]) == "partial"
+    assert status_of_asking([{**which, "settles": True}]) == "answered"

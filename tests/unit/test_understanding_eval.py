@@ -53,3 +53,19 @@ def test_dev_report_keeps_the_failures_to_read(tmp_path: Path) -> None:
 def test_load_names_each_conversation_file() -> None:
     rows = load("dev", "part1")
     assert rows and {r["_file"] for r in rows} == {"part1"}
+
+
+def test_an_id_in_two_files_of_a_set_is_refused(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+
+    import devstack.understanding_eval as evaluation
+
+    (tmp_path / "dev").mkdir()
+    for part in ("part1", "part2"):
+        (tmp_path / "dev" / f"{part}.jsonl").write_text(json.dumps({"id": "dev-terse-0001"}) + "\n")
+    monkeypatch.setattr(evaluation, "SETS", tmp_path)
+    with pytest.raises(ValueError, match="dev-terse-0001 is in part1 and part2"):
+        load("dev")
+    # the set as committed has none
+    monkeypatch.undo()
+    assert len({r["id"] for r in load("dev")}) == len(load("dev"))

@@ -136,7 +136,19 @@ class _Builder:
                                   "invalid": entities.get(f"invalid_{parameter}"), "entities": kept,
                                   **({"question": entities["question"]} if entities.get("question") else {}),
                                   **({"settles": True} if entities.get("settled") else {}),
+                                  # the request as asked is against a rule, said before the question
+                                  **({"ruled_out": True} if entities.get("ruled_out") else {}),
                                   **({"from_image": True} if entities.get("image_unreadable") else {})})
+
+
+def status_of_asking(missing: list[dict[str, Any]]) -> str:
+    """The status of a reply that asks `missing`: `partial` when one of them answers a request the
+    store's rules refuse as asked ("a refund can go only to ... : should it go to your Visa?"), the
+    question offering what it may be instead; else `needs_clarification` (`answered` when nothing
+    is still asked)."""
+    if any(m.get("ruled_out") for m in missing):
+        return "partial"
+    return "needs_clarification" if still_asked(missing) else "answered"
 
 
 def still_asked(missing: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -148,6 +148,16 @@ def test_a_bare_list_of_order_ids_stays_one_clause():
         "Can you check on #W2611340 and #W3632959 for me?"]
 
 
+def test_two_order_ids_sharing_one_request_and_its_destination_stay_one_clause():
+    # Given one change asked of two orders, its destination after the second id
+    text = "could you send #W7752859 and #W9892169 to my sister's place instead? 18 Elm Court, Raleigh"
+    # Then the ids and where they go stay together (the address is a clause of its own)
+    assert split_clauses(text)[0] == "could you send #W7752859 and #W9892169 to my sister's place instead?"
+    # ... while a question of its own after the second id still splits
+    assert split_clauses("cancel #W7752859 and where is #W9892169") == ["cancel #W7752859",
+                                                                        "where is #W9892169"]
+
+
 def test_requests_about_their_own_orders_split_when_each_names_what_it_asks():
     # Given three requests, the second naming only its request word before its order id
     text = "refund status for #W3899829, tracking for #W2435638, and list my orders"

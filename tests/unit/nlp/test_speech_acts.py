@@ -100,8 +100,9 @@ def test_words_that_ask_for_another_address(text: str, changes: bool) -> None:
     # a wish inside a condition is no request: the clause asks whether it is allowed
     ("if I only want to send back one thing from an order, is that allowed?", False),
     ("if I want to return the kettle how do I do it", False),
-    # a request beside its condition still is one
+    # a request beside its condition still is one, with or without a comma between them
     ("if it has not shipped, please cancel it", True),
+    ("If it hasn't shipped yet can you cancel it?", True),
     ("I would like to return it if possible", True),
 ])
 def test_a_request_phrase_inside_a_condition_asks_for_nothing(text: str, asks: bool) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.resolve import (
+    names_order_by_items,
     negated_option,
     orders_mentioning,
     product_mentions,
@@ -371,13 +372,16 @@ def ground(
         return fill_item_changes(text, entities, view, variants)
     if intent == "change_payment":
         return fill_payment(text, entities, view, order, required=True, replacing=True)
-    if intent == "cancel_order" and order is not None and _SOME_ITEMS.search(text):
+    if intent == "cancel_order" and order is not None:
         # "2 pairs of red headphones. pls cancel the in ear ones and leave the rest": the items may
         # be named in another clause of the message.
         named = resolve_return_lines(text, order) or (
             resolve_return_lines(message, order) if message else None) or []
-        if 0 < len(named) < len(order.lines):
-            # "cancel only the earbuds": a cancellation is of the whole order; the planner says so.
+        if 0 < len(named) < len(order.lines) and (_SOME_ITEMS.search(text) or (
+                _one_of_several(named, order) and not names_order_by_items(text, order))):
+            # "cancel only the earbuds", "I've got two bookshelves in there and I want the black one
+            # cancelled": a cancellation is of the whole order; the planner says so. (A product
+            # alone, "cancel my kettle order", says which order.)
             return {**entities, "partial_items": [x.name for x in named]}
         return entities
     if intent == "return_request":
@@ -425,10 +429,15 @@ def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
         return entities
     shown = " or ".join(m.label() for m in allowed)
     kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
-    return {**kept, "asked_for": "payment_method_id",
+    return {**kept, "asked_for": "payment_method_id", "ruled_out": True,
             "question": f"A refund for order {order.order_id} can go only to its original payment method "
                         f"or to a gift card on your account, not to your {method.label()}. "
                         f"Should it go to {shown}?"}
+
+
+def _one_of_several(named: Sequence[Line], order: OrderView) -> bool:
+    """Do the lines named leave out another line of the same product ("the black one" of two)?"""
+    return any(x.product_id == y.product_id for x in named for y in order.lines if y not in named)
 
 
 def _which_of_them(order: OrderView, lines: Sequence[Line], doing: str) -> str:
@@ -527,7 +536,61 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
         return intent
     if not names_a_purchase(text, view):
         return intent
+    if intent in CATALOGUE_WISHES and _about_the_product(text):
+        # "does my e-reader have cellular or just wifi": an option of the customer's own item, named
+        # after it, is answered by what they bought; "can I swim with my earbuds?", "does my
+        # coffee maker turn itself off?": a question about the product, which its pages answer.
+        return "order_items" if _names_its_own_option(text, view) else intent
     return runner_up if runner_up in ORDER_INTENTS else "order_status"
+
+
+def _about_the_product(text: str) -> bool:
+    """Is a question about something the customer bought about the product itself: put as a
+    question, in English (the Chinese lexicon reads those), with no word about the order (where,
+    when, what was paid) nor a change ("trade my t-shirt for a pet bed"), and not about what their
+    own item is ("what colour were the earbuds I bought")?"""
+    return (("?" in text or bool(_YES_NO_OPENING.match(text.strip()))) and not has_ideographs(text)
+            and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
+            and not _CHANGE_WORD.search(text) and not _ITS_OWN_ATTRIBUTE.search(text))
+
+def _names_its_own_option(text: str, view: CustomerView) -> bool:
+    """Is it a yes-or-no question ("does", "is", "has") whose words after a product the customer
+    bought name an option value their item of it has ("does my thermostat work with alexa", theirs
+    being the Amazon Alexa one)?"""
+    if not _YES_NO.match(text.strip()):
+        return False
+    for mention in product_mentions(text, view.products()):
+        lines = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id]
+        values: dict[str, list[str]] = {}
+        for line in lines:
+            for key, value in line.options.items():
+                values.setdefault(key, []).append(value)
+        if values and find_option_values(text[mention.span[1]:], values):
+            return True
+    return False
+
+
+_YES_NO = re.compile(r"(?:(?:hi|hey|hello|so|ok|okay|and|also|um|hmm)\W+)*"
+                     r"(?:does|do|is|are|has|have|did|was)\b", re.IGNORECASE)
+# What makes a question about something the customer bought one about its order: where it is, when
+# it comes, what was paid, what the order holds ("why hasn't my action camera shipped", "what did
+# my pet bed cost me"); not "the coffee maker I ordered" (who bought it).
+_ABOUT_THE_ORDER = re.compile(
+    r"\b(where|wheres|when|arriv\w*|ship\w*|deliver\w*|track\w*|status|order|orders|sent|package|parcel|"
+    r"pending|cancel\w*|refund\w*|paid|pay|cost|charged?|price|prices|how much|total|receipt|late|"
+    r"delay\w*|yet|waiting|wait|dispatch\w*|left|contain\w*|in it|came|come yet|invoice|"
+    r"hold ?up|hold-up|eta|update|progress|happen\w*|going on|stuck|lost|missing)\b",
+    re.IGNORECASE,
+)
+_OPENER = r"(?:(?:hi|hey|hello|so|ok|okay|and|also|um|hmm|quick q(?:uestion)?|random question)\W+)*"
+_YES_NO_OPENING = re.compile(
+    _OPENER + r"(?:does|do|is|are|can|could|will|would|has|have|how|what|which)\b", re.IGNORECASE)
+_CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|instead|upgrade|refund)\w*\b",
+                          re.IGNORECASE)
+# "what colour were the earbuds I bought", "what size did I get": what their own item is.
+_ITS_OWN_ATTRIBUTE = re.compile(
+    r"\b(?:what|which)\s+(?:colou?r|size|model|version|capacity|material|kind|type|one)\b"
+    r"(?:\s+\w+){0,6}?\s+(?:were|was|did i|i (?:got|bought|ordered|picked|chose))\b", re.IGNORECASE)
 
 
 # "if I return the backpack", "can we exchange the lamp", "I'd like to cancel the kettle": the

@@ -642,6 +642,7 @@ _KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leavi
 
 
 _JOINING = frozenset({"and", "or", "the", "my", "both", "also", "plus", "&", ",", "+"})
+_CONJUNCTIONS = frozenset({"and", "or", "plus", "&", "+"})  # "the puzzle, the notebook I keep" joins none
 
 
 def _kept_in_lists(text: str, segments: Sequence[tuple[Any, str]]) -> list[bool]:
@@ -651,7 +652,7 @@ def _kept_in_lists(text: str, segments: Sequence[tuple[Any, str]]) -> list[bool]
     for i in range(len(segments) - 2, -1, -1):
         between = text[segments[i][0].span[1]:segments[i + 1][0].span[0]]
         joins = set(re.findall(r"[\w&+'-]+|,", between.lower()))
-        if kept[i + 1] and not kept[i] and joins and joins <= _JOINING:
+        if kept[i + 1] and not kept[i] and joins & _CONJUNCTIONS and joins <= _JOINING:
             kept[i] = True
     return kept
 
@@ -743,6 +744,18 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     holds several is every one of them with "both"/"all", else the one its option words describe
     (the first of those they fit best: `undecided_return_lines` says when that is a guess)."""
     return _return_lines(text, order)[0] or None
+
+
+def names_order_by_items(text: str, order: OrderView) -> bool:
+    """Do the words name the order's products only to say which order ("cancel the order with the
+    black chair")?"""
+    mentions = product_mentions(text, order.products())
+    return bool(mentions) and all(_ORDER_WITH.search(text[: m.span[0]]) for m in mentions)
+
+
+# "the order with the black ...": an order described by what it holds, a few words of it before
+_ORDER_WITH = re.compile(r"\b(?:order|one|purchase|package|parcel)\s+(?:with|containing|that (?:has|had)|"
+                         r"that came with)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
 
 
 def undecided_return_lines(text: str, order: OrderView) -> list[Line]:

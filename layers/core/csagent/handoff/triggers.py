@@ -163,13 +163,16 @@ class Lexicon:
     negation_window: int = 3
     cjk_negators: str = ""
     exclusions: tuple[str, ...] = ()
+    #: Patterns removed like `exclusions` ("how many times you charged me" counts, it does not vent).
+    exclusion_patterns: tuple[re.Pattern[str], ...] = ()
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Lexicon:
         return cls(terms=dict(data["terms"]), negators=frozenset(data.get("negators", ())),
                    negation_window=int(data.get("negation_window", 3)),
                    cjk_negators=str(data.get("cjk_negators", "")),
-                   exclusions=tuple(data.get("exclusions", ())))
+                   exclusions=tuple(data.get("exclusions", ())),
+                   exclusion_patterns=tuple(re.compile(p) for p in data.get("exclusion_patterns", ())))
 
     @cached_property
     def _latin(self) -> list[tuple[tuple[str, ...], str]]:
@@ -181,6 +184,8 @@ class Lexicon:
         lowered = text.lower().replace("\u2019", "'")
         for excluded in self.exclusions:
             lowered = lowered.replace(excluded, " ")
+        for pattern in self.exclusion_patterns:
+            lowered = pattern.sub(" ", lowered)
         found: dict[str, float] = {}
         for clause in _CLAUSE_BREAK.split(lowered):
             self._match_latin(_words(clause), found)

@@ -214,7 +214,14 @@ def _own_order_request(left: str, right: str) -> bool:
     words = [w.lower() for w in _WORD.findall(ORDER_ID_RE.sub(" ", right))]
     own = [w for w in words if w not in fillers]
     opening = [w for w in _WORD.findall(right[:right_id.start()].lower()) if w not in fillers]
+    if not opening and own and own[0] in _COMPLEMENT_OPENERS:
+        return False  # "send #W1 and #W2 to my sister's place": the ids share one request
     return len(own) >= 2 or bool(opening)
+
+
+# Words that continue the request before a bare id rather than open one of its own.
+_COMPLEMENT_OPENERS = frozenset({"to", "for", "from", "at", "into", "onto", "with", "instead", "both", "as",
+                                 "too", "back", "over"})
 
 
 def _clean(raw: str) -> str:

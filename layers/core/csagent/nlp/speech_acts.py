@@ -42,8 +42,10 @@ def _verb(word: str, verbs: set[str]) -> bool:
     )
 
 
-# A condition up to where its clause ends ("if I want to return it, ...", "... if you can").
-_CONDITION = re.compile(r"\bif\b[^,;.?!]*", re.IGNORECASE)
+# A condition up to where its clause ends ("if I want to return it, ...", "... if you can") or a
+# request opens ("If it hasn't shipped yet can you cancel it?").
+_CONDITION = re.compile(
+    r"\bif\b(?:(?!\b(?:can|could|would|will) you\b|\bplease\b|\bpls\b)[^,;.?!])*", re.IGNORECASE)
 
 
 def asks_for_change(text: str) -> bool:

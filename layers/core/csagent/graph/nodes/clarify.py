@@ -7,7 +7,7 @@ from typing import Any
 
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.planning import still_asked
+from csagent.planning import status_of_asking, still_asked
 from csagent.replies import ask_for, render
 
 
@@ -18,8 +18,8 @@ def clarify(state: State) -> dict[str, Any]:
     if missing:
         text = "\n".join(dict.fromkeys(ask_for(m, lang) for m in missing))
         asked = still_asked(missing)
-        return {"reply": {"text": text, "citations": []},
-                "status": "needs_clarification" if asked else "answered", "awaiting": asked}
+        return {"reply": {"text": text, "citations": []}, "status": status_of_asking(missing),
+                "awaiting": asked}
     if state.get("route") == "out_of_scope":
         text, status = render("out_of_scope", lang), "refused"
     else:

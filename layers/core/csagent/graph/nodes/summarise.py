@@ -22,7 +22,7 @@ from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES, detect_frustration
 from csagent.models.errors import ModelUnavailable
 from csagent.models.roles import Role
-from csagent.planning import still_asked
+from csagent.planning import status_of_asking, still_asked
 from csagent.replies import (
     ask_for,
     describe_failure,
@@ -234,10 +234,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
     asked = still_asked(missing)
-    if proposals:
-        status = "awaiting_confirmation"  # the customer has to act first, whatever else happened
-    else:
-        status = "partial" if failures else ("needs_clarification" if asked else "answered")
+    # A proposal waits for the customer first, whatever else happened.
+    status = "awaiting_confirmation" if proposals else "partial" if failures else status_of_asking(missing)
     update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
                               "pending_actions": proposals, "awaiting": asked}
     failed_types = {((results.get(t["task_id"]) or {}).get("error") or {}).get("type") for t in tasks

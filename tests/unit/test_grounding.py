@@ -1106,24 +1106,24 @@ def test_an_order_is_never_sent_where_it_already_goes() -> None:
 
 
 def test_two_of_one_product_that_the_words_do_not_tell_apart_are_asked_about() -> None:
-    from csagent.grounding.resolve import resolve_return_lines, undecided_return_lines
+    from csagent.grounding.resolve import read_return_lines, resolve_return_lines
 
     view = _store()
     chairs = view.order("#W0000002")
     assert chairs is not None
     # Given an order holding a black and a blue office chair
     # Then "the office chair" is a guess between them, and the question lists both
-    assert [x.item_id for x in undecided_return_lines("return the office chair", chairs)] == [
+    assert [x.item_id for x in read_return_lines("return the office chair", chairs)[1]] == [
         "c-black-fixed", "c-blue-none"]
     asked = ground("return_request", "I want to return the office chair", {"order_id": "#W0000002"}, view,
                    _variants())
     assert "item_ids" not in asked
     assert "Office Chair (black, fixed) and Office Chair (blue, none)" in asked["question"]
     # ... while "the blue one", or both, are no guess
-    assert undecided_return_lines("return the blue office chair", chairs) == []
+    assert read_return_lines("return the blue office chair", chairs)[1] == []
     assert [x.item_id for x in resolve_return_lines("return the blue office chair", chairs) or []] == [
         "c-blue-none"]
-    assert undecided_return_lines("return both office chairs", chairs) == []
+    assert read_return_lines("return both office chairs", chairs)[1] == []
 
 
 def test_an_item_change_between_two_of_one_product_asks_which_unless_only_one_would_change() -> None:
@@ -1236,28 +1236,24 @@ def test_products_joined_by_and_before_a_keep_verb_are_all_kept() -> None:
     assert [x.name for x in returned or []] == ["Electric Kettle"]
 
 
-def test_a_question_about_a_purchased_products_features_is_about_the_product() -> None:
-    view = _store()  # the customer's kettle is the 1L white one
+@pytest.mark.parametrize(("intent", "text", "read_as"), [
     # no word about the order: the product's pages and options answer it
-    assert purchase_intent("product_info", "order_status", "can I descale my kettle with vinegar?",
-                           view) == "product_info"
-    # an option of their own kettle named after it: what they bought answers it
-    assert purchase_intent("product_info", "order_status", "is my kettle the 1L one?",
-                           view) == "order_items"
+    ("product_info", "can I descale my kettle with vinegar?", "product_info"),
+    # an option of their own kettle (the 1L white one) named after it: what they bought answers it
+    ("product_info", "is my kettle the 1L one?", "order_items"),
     # another version is a catalogue question still
-    assert purchase_intent("product_info", "order_status", "do you have my kettle in 2L?",
-                           view) == "product_info"
+    ("product_info", "do you have my kettle in 2L?", "product_info"),
     # where, when, what was paid, a change, or what their own item is: the order
-    assert purchase_intent("product_info", "order_status", "when does my kettle arrive?",
-                           view) == "order_status"
-    assert purchase_intent("product_info", "order_status", "whats the holdup with my kettle?",
-                           view) == "order_status"
-    assert purchase_intent("product_availability", "order_status", "any way to trade my kettle for a lamp?",
-                           view) == "order_status"
-    assert purchase_intent("product_info", "order_status", "what colour was the kettle I bought?",
-                           view) == "order_status"
+    ("product_info", "when does my kettle arrive?", "order_status"),
+    ("product_info", "whats the holdup with my kettle?", "order_status"),
+    ("product_availability", "any way to trade my kettle for a lamp?", "order_status"),
+    ("product_info", "what colour was the kettle I bought?", "order_status"),
     # a statement about it is no question about the product
-    assert purchase_intent("product_info", "order_status", "my kettle is the 1L one", view) == "order_status"
+    ("product_info", "my kettle is the 1L one", "order_status"),
+])
+def test_a_question_about_a_purchased_products_features_is_about_the_product(
+        intent: str, text: str, read_as: str) -> None:
+    assert purchase_intent(intent, "order_status", text, _store()) == read_as
 
 
 def test_cancelling_one_of_two_of_a_product_is_a_partial_cancellation() -> None:

@@ -19,6 +19,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from csagent.requests import WRITE_INTENTS
@@ -197,6 +198,7 @@ class LocalUnderstanding:
         last_question = (state.get("memory") or {}).get("last_question")
         memory_text = str((state.get("memory") or {}).get("last_question_text") or "")
         clauses: list[Clause] = []
+        asks_of = cache(asks_for_change)  # per piece, read once for the message's clauses
         vouched: dict[int, float] = {}  # clause index -> its confidence before the model vouched for it
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
@@ -301,12 +303,10 @@ class LocalUnderstanding:
                 # An item request's wish may sit in another clause ("the boots are too small.
                 # please, a 10"), unless that clause asks for a change of its own ("i have 2 pairs
                 # of red headphones. pls cancel the in ear ones": the cancellation's).
-                asked_elsewhere = any(
-                    p != piece and pr.intent in WRITE_INTENTS and pr.intent != intent and asks_for_change(p)
-                    for p, pr in zip(pieces, predictions, strict=True))
-                entities["asks_for_change"] = asks_for_change(piece) or (
+                entities["asks_for_change"] = asks_of(piece) or (
                     intent in {"change_items", "return_request"} and asks_for_change(text)
-                    and not asked_elsewhere) or (
+                    and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
+                                for p, pr in zip(pieces, predictions, strict=True))) or (
                     view is not None and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \

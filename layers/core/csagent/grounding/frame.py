@@ -21,12 +21,13 @@ from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.resolve import (
     names_order_by_items,
     negated_option,
+    option_values,
     orders_mentioning,
     product_mentions,
+    read_return_lines,
     resolve_item_changes,
     resolve_payment,
     resolve_return_lines,
-    undecided_return_lines,
     which_of_them,
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
@@ -154,11 +155,7 @@ def _described_by_options(orders: Sequence[OrderView], product_ids: set[str], te
     """Of several orders holding a product named, those whose item of it has an option value the
     words name that tells the orders apart, and none named after a negation ("not the white one");
     [] when the words tell none apart."""
-    lines = [x for o in orders for x in o.lines if x.product_id in product_ids]
-    values: dict[str, list[str]] = {}
-    for line in lines:
-        for key, value in line.options.items():
-            values.setdefault(key, []).append(value)
+    values = option_values([x for o in orders for x in o.lines if x.product_id in product_ids])
     telling = {k: v for k, v in values.items() if len(set(v)) > 1}
     if not telling:
         return []
@@ -390,10 +387,10 @@ def ground(
             # "it" points back to may be named in another clause of the message, or earlier on.
             beside = [m.product_id for m in product_mentions(message, order.products())] \
                 if message and message != text else []
-            lines = resolve_return_lines(text, order) or (
+            named, undecided = read_return_lines(text, order)
+            lines = named or (
                 implied_lines(text, order, [*beside, *(recent_products if order.order_id == recent else ())])
                 if not product_mentions(text, view.products()) else None)
-            undecided = undecided_return_lines(text, order)
             if undecided:
                 # "return the pet bed" about an order with a beige one and a grey one: which, is
                 # asked; guessing would propose sending back the one they keep.
@@ -553,6 +550,7 @@ def _about_the_product(text: str) -> bool:
             and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
             and not _CHANGE_WORD.search(text) and not _ITS_OWN_ATTRIBUTE.search(text))
 
+
 def _names_its_own_option(text: str, view: CustomerView) -> bool:
     """Is it a yes-or-no question ("does", "is", "has") whose words after a product the customer
     bought name an option value their item of it has ("does my thermostat work with alexa", theirs
@@ -560,18 +558,16 @@ def _names_its_own_option(text: str, view: CustomerView) -> bool:
     if not _YES_NO.match(text.strip()):
         return False
     for mention in product_mentions(text, view.products()):
-        lines = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id]
-        values: dict[str, list[str]] = {}
-        for line in lines:
-            for key, value in line.options.items():
-                values.setdefault(key, []).append(value)
+        values = option_values([x for o in view.orders for x in o.lines
+                                if x.product_id == mention.product_id])
         if values and find_option_values(text[mention.span[1]:], values):
             return True
     return False
 
 
-_YES_NO = re.compile(r"(?:(?:hi|hey|hello|so|ok|okay|and|also|um|hmm)\W+)*"
-                     r"(?:does|do|is|are|has|have|did|was)\b", re.IGNORECASE)
+# What may open a question before its verb ("hey, does ...", "ok so is ...").
+_COURTESY = "hi|hey|hello|so|ok|okay|and|also|um|hmm"
+_YES_NO = re.compile(rf"(?:(?:{_COURTESY})\W+)*(?:does|do|is|are|has|have|did|was)\b", re.IGNORECASE)
 # What makes a question about something the customer bought one about its order: where it is, when
 # it comes, what was paid, what the order holds ("why hasn't my action camera shipped", "what did
 # my pet bed cost me"); not "the coffee maker I ordered" (who bought it).
@@ -582,9 +578,9 @@ _ABOUT_THE_ORDER = re.compile(
     r"hold ?up|hold-up|eta|update|progress|happen\w*|going on|stuck|lost|missing)\b",
     re.IGNORECASE,
 )
-_OPENER = r"(?:(?:hi|hey|hello|so|ok|okay|and|also|um|hmm|quick q(?:uestion)?|random question)\W+)*"
 _YES_NO_OPENING = re.compile(
-    _OPENER + r"(?:does|do|is|are|can|could|will|would|has|have|how|what|which)\b", re.IGNORECASE)
+    rf"(?:(?:{_COURTESY}|quick q(?:uestion)?|random question)\W+)*"
+    r"(?:does|do|is|are|can|could|will|would|has|have|how|what|which)\b", re.IGNORECASE)
 _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|instead|upgrade|refund)\w*\b",
                           re.IGNORECASE)
 # "what colour were the earbuds I bought", "what size did I get": what their own item is.

@@ -704,7 +704,7 @@ _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
 _BOTH_ITEMS = re.compile(r"\b(both|the two|the pair of them)\b", re.IGNORECASE)
 
 
-def _option_values(lines: Sequence[Line]) -> dict[str, list[str]]:
+def option_values(lines: Sequence[Line]) -> dict[str, list[str]]:
     """{option: the values the lines have}."""
     values: dict[str, list[str]] = {}
     for line in lines:
@@ -715,7 +715,7 @@ def _option_values(lines: Sequence[Line]) -> dict[str, list[str]]:
 
 def names_option_of(text: str, lines: Sequence[Line]) -> bool:
     """Do the words name an option value some of `lines` have and others not ("the grey one")?"""
-    values = {k: v for k, v in _option_values(lines).items() if len(set(v)) > 1}
+    values = {k: v for k, v in option_values(lines).items() if len(set(v)) > 1}
     return bool(values) and bool(find_option_values(text, values))
 
 
@@ -723,7 +723,7 @@ def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
     """Of several lines of one product, those the option words pick: the values named (not after a
     negation) that some lines have, minus the lines with a value named after one ("the green one,
     not the black"). Empty when the words tell none apart."""
-    hits = find_option_values(segment, _option_values(lines))
+    hits = find_option_values(segment, option_values(lines))
     toks = tokens(segment)
     shared = {k: v for k, v in lines[0].options.items() if all(x.options.get(k) == v for x in lines)}
     telling = [h for h in hits if shared.get(h.key) != h.value]  # a value every line has tells nothing
@@ -742,8 +742,8 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     None when the words name none of them. "Everything" is every line (but those kept: "everything
     except the bottle"); a product of which the order
     holds several is every one of them with "both"/"all", else the one its option words describe
-    (the first of those they fit best: `undecided_return_lines` says when that is a guess)."""
-    return _return_lines(text, order)[0] or None
+    (the first of those they fit best: `read_return_lines` says when that is a guess)."""
+    return read_return_lines(text, order)[0] or None
 
 
 def names_order_by_items(text: str, order: OrderView) -> bool:
@@ -758,15 +758,11 @@ _ORDER_WITH = re.compile(r"\b(?:order|one|purchase|package|parcel)\s+(?:with|con
                          r"that came with)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
 
 
-def undecided_return_lines(text: str, order: OrderView) -> list[Line]:
-    """The lines of one product of `order` that the words name but do not tell apart ("return the
-    pet bed" about an order holding a beige and a grey one): the customer is asked which, never
-    given one. Empty when every product named is one clear line (or "both", or identical ones)."""
-    return _return_lines(text, order)[1]
-
-
-def _return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Line]]:
-    """(the lines returned, the lines of a product among which the pick was a guess)."""
+def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Line]]:
+    """(the lines returned, as `resolve_return_lines` reads them but [] for none; the lines of one
+    product the words name but do not tell apart: "return the pet bed" about an order holding a
+    beige and a grey one, whose customer is asked which, never given one). The second is empty when
+    every product named is one clear line (or "both", or identical ones)."""
     text = _THATS_ALL.sub(" ", text)  # "perfect, that's all of it": the list is complete, not "everything"
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines), []
@@ -802,7 +798,7 @@ def _return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Line]]:
         if not lines:
             continue
         if len(lines) > 1 and not _BOTH.search(segment):
-            hits = find_option_values(segment, _option_values(lines))
+            hits = find_option_values(segment, option_values(lines))
             fits = [_line_fit(x, segment, hits) for x in lines]
             tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]
             if len({x.item_id for x in tied}) > 1:

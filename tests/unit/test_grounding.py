@@ -3,6 +3,8 @@ catalogue's variants (pure functions, a small hand-made store)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from csagent.grounding.frame import ground, pick_candidate, purchase_intent
@@ -141,6 +143,9 @@ def test_two_of_the_same_product_told_apart_by_their_options() -> None:
         ("use my gift card", "gift_1"),
         ("my gift card, not PayPal", "gift_1"),
         ("the original payment method", "card_1"),
+        # a wish denied a few words before a method rules it out
+        ("I do NOT want the money going back on that Visa. Put it on my gift card.", "gift_1"),
+        ("i dont want to use my paypal for this, the visa please", "card_1"),
     ],
 )
 def test_payment_methods_in_the_customers_words(words: str, expected: str) -> None:
@@ -1250,6 +1255,13 @@ def test_products_joined_by_and_before_a_keep_verb_are_all_kept() -> None:
     ("product_info", "what colour was the kettle I bought?", "order_status"),
     # a statement about it is no question about the product
     ("product_info", "my kettle is the 1L one", "order_status"),
+    # read as the order's status for the possessive, but asking what the product does
+    ("order_status", "ok dumb q but does my kettle turn itself off or nah", "product_info"),
+    ("order_status", "how long does my kettle take to boil?", "product_info"),
+    # ... and not when it asks where the order is, in any words
+    ("order_status", "is my kettle coming this week?", "order_status"),
+    ("order_status", "is the kettle I ordered on its way?", "order_status"),
+    ("order_status", "wat address is my kettle going to", "order_status"),
 ])
 def test_a_question_about_a_purchased_products_features_is_about_the_product(
         intent: str, text: str, read_as: str) -> None:
@@ -1267,4 +1279,62 @@ def test_cancelling_one_of_two_of_a_product_is_a_partial_cancellation() -> None:
     assert "partial_items" not in found
     # naming the product of an order of one kettle says which order, nothing more
     found = ground("cancel_order", "cancel my kettle order", {"order_id": "#W0000003"}, view, _variants())
+    assert "partial_items" not in found
+
+
+def _with_addresses() -> CustomerView:
+    store = _store()
+    cities = {"#W0000001": "Dallas", "#W0000002": "Charlotte", "#W0000003": "Charlotte"}
+    orders = tuple(replace(o, address={"address1": "1 Main St", "city": cities[o.order_id]})
+                   for o in store.orders)
+    return replace(store, orders=orders)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # what an order came to (the boots 112.00 and the kettle 50.00), or one item's price
+    ("I see 162.00 on my statement, which order is that?", ["#W0000001"]),
+    ("what did I buy for $300.00", ["#W0000002"]),
+    # the city an order ships to, or every other city when denied
+    ("anything of mine going to dallas?", ["#W0000001"]),
+    ("which of my orders are being sent to 1 Main St in Dallas?", ["#W0000001"]),
+    ("which of my orders are NOT going to my place in Dallas?", ["#W0000002", "#W0000003"]),
+    # the method that paid
+    ("which ones went on PayPal?", ["#W0000002"]),
+    ("which orders did I pay with my visa", ["#W0000001", "#W0000003"]),
+    # facts together narrow each other
+    ("which of the ones I paid with visa go to Charlotte?", ["#W0000003"]),
+    # no fact named: nothing to say
+    ("which of my orders are late?", None),
+])
+def test_orders_picked_out_by_an_amount_a_city_or_the_method_that_paid(
+        text: str, expected: list[str] | None) -> None:
+    from csagent.grounding.facts import orders_by_facts
+
+    found = orders_by_facts(text, _with_addresses())
+    assert (None if found is None else [o.order_id for o in found]) == expected
+
+
+def test_a_question_about_which_order_takes_the_facts_of_the_message() -> None:
+    from csagent.grounding.frame import find_order
+
+    view = _with_addresses()
+    # the amount is in the sentence before the question
+    found = find_order("order_items", "From which order is this money?", {}, view,
+                       message="I see 162.00 coming back to my card. From which order is this money?")
+    assert found["order_id"] == "#W0000001" and found["grounded"]["by"] == "facts"
+    # several orders fit: each is answered
+    found = find_order("order_status", "are my Charlotte orders pending?", {}, view)
+    assert found["order_ids"] == ["#W0000002", "#W0000003"]
+
+
+def test_keeping_the_rest_in_another_clause_makes_a_cancellation_partial() -> None:
+    view = _store()  # #W0000001 holds hiking boots and a kettle
+    message = ("I don't need the kettle anymore, but the boots and the rest I still want. "
+               "Can you just cancel the kettle part?")
+    found = ground("cancel_order", "Can you just cancel the kettle part?", {"order_id": "#W0000001"}, view,
+                   _variants(), message)
+    assert found["partial_items"] == ["Electric Kettle"]
+    # while "the kettle order" only says which order
+    found = ground("cancel_order", "cancel the kettle order", {"order_id": "#W0000001"}, view, _variants(),
+                   "cancel the kettle order, keep the rest of my orders as they are")
     assert "partial_items" not in found

@@ -24,3 +24,39 @@ def test_the_warranty_terms_answer_a_warranty_question_before_a_manual_ranked_le
     assert [h.section for h in ordered.hits][1:] == ["Safe use", "Descaling"]
     # And no topic changes nothing
     assert on_topic_first(result, None) is result
+
+
+def _row(*chunks: dict) -> dict:
+    """A search's row with every chunk among the vector search's candidates, in the order given."""
+    return {"vec": [[c["chunk_id"], c["similarity"]] for c in chunks], "ft": [], "product_categories": [],
+            "details": list(chunks)}
+
+
+def _chunk(cid: str, cos: float, *products: str) -> dict:
+    return {"chunk_id": cid, "doc_id": cid.split("#")[0], "title": cid, "kind": "manual", "section": cid,
+            "text": "…", "similarity": (1 + cos) / 2,  # as Neo4j reports it
+            "products": [{"product_id": p, "name": p} for p in products], "categories": []}
+
+
+def test_a_chunk_answers_only_when_relevant_or_about_the_asked_product_alone() -> None:
+    from csagent.knowledge.search import KnowledgeSearch
+
+    search = KnowledgeSearch(graph=None)  # type: ignore[arg-type]  # ranking needs no store
+    row = _row(
+        # the warranty list naming the coffee maker among others, below the relevance threshold
+        _chunk("warranty#home", 0.28, "coffee", "kettle", "vacuum"),
+        # another product's manual, relevant in its words
+        _chunk("manual-espresso#brewing", 0.33, "espresso"),
+        # a policy page naming no product, relevant
+        _chunk("faq#timers", 0.35))
+    result = search._rank("does my coffee maker have a timer?", row, 5, ["coffee"], "hybrid", [0.0])
+    # Then only the relevant page that names no other product may answer
+    assert [h.doc_id for h in result.hits] == ["faq"]
+    # And a vague question reaches its own product's manual, however low its similarity
+    row = _row(_chunk("warranty#claims", 0.25), _chunk("manual-vacuum#troubleshooting", 0.32, "vacuum"),
+               _chunk("manual-earbuds#troubleshooting", 0.23, "earbuds"))
+    result = search._rank("it keeps cutting out, what can I do?", row, 5, ["earbuds"], "hybrid", [0.0])
+    assert [h.doc_id for h in result.hits] == ["manual-earbuds"]
+    # And when nothing may answer, the result says so
+    row = _row(_chunk("warranty#home", 0.28, "coffee", "kettle"))
+    assert search._rank("does it have a timer?", row, 5, ["coffee"], "hybrid", [0.0]).no_results

@@ -568,3 +568,23 @@ def test_a_question_after_a_rule_that_refuses_the_request_as_asked_is_a_partial_
     assert status_of_asking([which]) == "needs_clarification"
     assert status_of_asking([ruled]) == "partial"
     assert status_of_asking([{**which, "settles": True}]) == "answered"
+
+
+def test_a_battery_charge_is_no_money_and_the_products_pages_answer_a_complaint():
+    # Given a complaint-read question about the vacuum of the order, "charge" as a battery's
+    plan = plan_tasks([clause("complaint", "how long does my vacuum run on one charge", order_id=ORDER,
+                              products=[{"product_id": "p-vacuum", "name": "Vacuum Cleaner"}])])
+    # Then no payments are read, and the documents searched are the vacuum's
+    assert "order_payments" not in [t.task_type for t in plan.tasks]
+    policy = next(t for t in plan.tasks if t.task_type == "policy")
+    assert policy.args["product_ids"] == ["p-vacuum"]
+
+
+def test_a_question_about_a_product_the_customer_owns_brings_their_own_item():
+    # Given "does the coffee maker I ordered have a timer?", grounded to the order that holds it
+    plan = plan_tasks([clause("product_info", "does the coffee maker I ordered have a timer?",
+                              products=[{"product_id": "p-coffee", "name": "Coffee Maker", "options": {}}],
+                              documents_first=True, owned_in=ORDER)])
+    # Then their order's items (with their options) answer first, then the pages, then the catalogue
+    assert [t.task_type for t in plan.tasks] == ["order_items", "policy", "product_info"]
+    assert plan.tasks[0].args["params"] == {"order_id": ORDER}

@@ -155,3 +155,16 @@ def test_an_answer_to_which_order_that_calls_the_request_off(text: str, refuses:
     from csagent.graph.nodes.route import _ends_with_no
 
     assert _ends_with_no(text) is refuses
+
+
+@pytest.mark.parametrize(("text", "refuses"), [
+    # answering "which order?" about a cancellation: its reason, not a refusal
+    ("the one w the espresso machine. dont need it anymore", False),
+    # a refusal still is one, reason or not
+    ("no, I dont need it cancelled anymore", True),
+    ("the espresso one. actually forget it, leave it", True),
+])
+def test_a_cancellations_reason_in_the_answer_to_which_order_is_no_refusal(text: str, refuses: bool) -> None:
+    from csagent.graph.nodes.route import _ends_with_no
+
+    assert _ends_with_no(text, cancelling=True) is refuses

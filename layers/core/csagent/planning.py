@@ -359,7 +359,9 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
 
 # Words that make a complaint about money ("charged twice", "billed", "refund never came").
 _MONEY = re.compile(
-    r"\b(charg(?:e|ed|es|ing)|bill(?:ed|ing|s)?|paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|"
+    # (not a battery's: "how long does it run on one charge", "a full charge")
+    r"\b((?<!one )(?<!full )(?<!per )(?<!each )(?<!single )charg(?:e|ed|es|ing)|bill(?:ed|ing|s)?|"
+    r"paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|"
     r"statement)\b|\$\d",
     re.IGNORECASE,
 )
@@ -435,6 +437,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if (intent, order_id) in said:
                 continue
             said.add((intent, order_id))
+        if intent in CATALOGUE_QUESTIONS and entities.get("owned_in"):
+            # "does the coffee maker I ordered have a timer?": the customer's own item, option by
+            # option, beside what the product's pages and the catalogue say below.
+            b.add("order_items", PREDEFINED,
+                  {"template_id": "order_items", "params": {"order_id": entities["owned_in"]}})
         if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
                 intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])):
             b.need(intent, "order_id", entities, text)  # a mistyped id: ask, never guess another order
@@ -484,8 +491,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     b.add("order_items", PREDEFINED,
                           {"template_id": "order_items", "params": {"order_id": order_id}})
             # What the store's documents say, when they say anything: silent when they do not and
-            # the order's facts answer (`summarise.quiet_miss`).
-            b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id)})
+            # the order's facts answer (`summarise.quiet_miss`); about the products the clause
+            # names, when it names some (the vacuum's guide for the vacuum, not the speaker's).
+            products = [str(p["product_id"]) for p in entities.get("products") or [] if p.get("product_id")]
+            b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id),
+                                        **({"product_ids": products} if products else {})})
         elif intent == "account_info":
             # "how much did I pay for #W1 and which card did I use": beside an order, a question
             # about payments may be that order's.

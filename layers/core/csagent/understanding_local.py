@@ -157,10 +157,11 @@ class LocalUnderstanding:
         return self._classifier
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
-        from csagent.grounding.frame import about_another_persons, names_a_purchase
+        from csagent.grounding.frame import about_another_persons, asks_as_question, names_a_purchase
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities import (
+            ORDER_ID_RE,
             extract_entities,
             find_references,
             opens_question,
@@ -304,13 +305,13 @@ class LocalUnderstanding:
                 # please, a 10"), unless that clause asks for a change of its own ("i have 2 pairs
                 # of red headphones. pls cancel the in ear ones": the cancellation's).
                 entities["asks_for_change"] = asks_of(piece) or (
-                    intent in {"change_items", "return_request"} and asks_for_change(text)
+                    intent in {"change_items", "return_request"} and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
                     view is not None and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
-                    and (opens_question(piece) or "?" in piece):
+                    and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)):
                 # A question about one product of the catalogue is about the store ("how ofen
                 # shoud i descale my espreso machine"); when no catalogue template comes close, the
                 # product's documents answer it first, the catalogue's facts if they are silent.
@@ -357,12 +358,15 @@ class LocalUnderstanding:
                 return narrowed
         # A weakly read fragment ("My brother" in "... who won the Super Bowl? My brother and I have a
         # bet going") does not decide the route beside clauses read with confidence.
-        sure = [c.intent for c in clauses
-                if c.confidence >= MIN_CLAUSE_CONFIDENCE or c.intent not in PASSIVE_INTENTS]
+        # Beside a clause plainly out of scope, a weak one decides nothing either ("whats the weather
+        # gonna be like in chicago tmrw? tryna figure out if i need a jacket lol").
+        plainly_off = any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses)
+        sure = [c.intent for c in clauses if c.confidence >= MIN_CLAUSE_CONFIDENCE
+                or (c.intent not in PASSIVE_INTENTS and not plainly_off)]
         intents = [c.intent for c in clauses]
         route = route_for(sure or intents)
         if route == "general" and any(c.intent == OUT_OF_SCOPE and c.confidence >= MIN_CLAUSE_CONFIDENCE
-                                      and opens_question(c.text) for c in clauses):
+                                      and _asks_off_topic(c) for c in clauses):
             # "Dear team, do you know what the weather will be on Saturday? Many thanks": the courtesy
             # wraps a question the store does not answer, which decides the reply ("lovely weather
             # today, isn't it?" asks nothing: small talk).
@@ -375,6 +379,21 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+# "lovely weather today, isn't it?", "crazy week, right?": a question tagged on, asking nothing.
+_TAG_QUESTION = re.compile(
+    r",\s*(?:isn'?t|aren'?t|don'?t|doesn'?t|wasn'?t|right|eh|huh|no)\b[^,?]*\?\s*$", re.IGNORECASE)
+
+
+def _asks_off_topic(clause: Clause) -> bool:
+    """Does an out-of-scope clause ask something ("do you know what the weather will be?", "I don't
+    suppose you could recommend a recipe for banana bread?"), rather than chat?"""
+    from csagent.nlp.entities import opens_question
+
+    text = clause.text
+    return opens_question(text) or (
+        clause.confidence >= OUT_OF_SCOPE_DOUBT and "?" in text and not _TAG_QUESTION.search(text))
 
 
 def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
@@ -488,16 +507,31 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
               recent_products: Sequence[str] = ()) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`)."""
+    from csagent.grounding.facts import asks_which_orders
     from csagent.grounding.frame import (
+        CATALOGUE_WISHES,
+        READS,
         address_intent,
+        asks_as_question,
         change_intent,
+        find_order,
         ground,
         item_change_intent,
+        names_a_purchase,
+        orders_named_by_facts,
         purchase_intent,
+        speaks_of_a_purchase,
     )
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
+    if not entities.get("order_id") and asks_as_question(piece) and asks_which_orders(piece):
+        # "anything of mine going to dallas?", "which ones went on PayPal?": orders picked out by an
+        # amount, a city or a payment method, whatever the words first read as; each one answered.
+        read = intent if intent in READS else "order_status"
+        by_facts = orders_named_by_facts(read, piece, entities, view, text)
+        if by_facts is not None:
+            return read, by_facts, True
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
     points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")
@@ -524,8 +558,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
                       recent_products)
+    if intent in CATALOGUE_WISHES and speaks_of_a_purchase(piece) and names_a_purchase(piece, view):
+        # "does the coffee maker I ordered have a timer?": a question about the product, which its
+        # pages and the catalogue answer, and about the customer's own one, which the order that
+        # holds it answers (its options: "features: timer").
+        owned = find_order("order_items", piece, {}, view).get("order_id")
+        if owned:
+            entities["owned_in"] = owned
     if intent in _MONEY_QUESTIONS and entities.get("order_status") == "delivered" \
-            and _MONEY_BACK.search(piece) and asks_for_change(piece):
+            and _MONEY_BACK.search(piece) and not _DIFFERENCE.search(piece) and asks_for_change(piece):
         # "the helmet came cracked. I want my money back on my Visa": for a delivered order, which
         # has no refund until something is sent back, money back asked for is a return.
         intent, grounded_to_store = "return_request", True
@@ -539,6 +580,8 @@ _ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
 # What "I want my money back" on a delivered order is read as before its order is known.
 _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 _MONEY_BACK = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
+# "it's cheaper on your site now, refund me the difference": a price drop, not the item's money back
+_DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+difference\b|差价", re.IGNORECASE)
 
 
 # An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get

@@ -241,3 +241,26 @@ def test_the_trained_model_vouches_for_a_store_reading_unless_the_message_is_pla
         "Can you recommend me good restaurant in Columbus? Something not expensive.", {})
     assert [c.intent for c in beside.clauses] == ["out_of_scope", "product_info"]
     assert beside.clauses[1].confidence < 0.5
+
+
+def test_beside_a_plainly_off_topic_question_a_weak_store_fragment_decides_nothing():
+    # Given a weather question and a weak fragment that only mentions a product in passing
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(("out_of_scope", 0.89),
+                                                                      ("product_info", 0.31)))
+    text = "whats the weather gonna be like in chicago tmrw? tryna figure out if i need a jacket lol"
+    # When it is understood / Then it is off topic, not a question to ask back about
+    assert understanding.understand(text, {}).route == "out_of_scope"
+
+
+@pytest.mark.parametrize(("text", "confidence", "asks"), [
+    ("I don't suppose you could recommend a good recipe for banana bread?", 0.9, True),
+    ("do you know what the weather will be on Saturday", 0.4, True),   # opens as a question
+    ("lovely weather today, isn't it?", 0.9, False),                    # a tag question: chat
+    ("crazy week, right?", 0.9, False),
+    ("I had the longest day?", 0.3, False),                             # weakly read: no question
+])
+def test_an_off_topic_clause_asks_something_or_chats(text, confidence, asks):
+    from csagent.understanding import Clause
+    from csagent.understanding_local import _asks_off_topic
+
+    assert _asks_off_topic(Clause(text, "out_of_scope", confidence)) is asks

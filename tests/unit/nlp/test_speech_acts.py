@@ -109,3 +109,17 @@ def test_a_request_phrase_inside_a_condition_asks_for_nothing(text: str, asks: b
     from csagent.nlp.speech_acts import asks_for_change
 
     assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # a wish denied asks for nothing
+    ("I don't want to lose it", False),
+    ("we never wanted to keep it", False),
+    # a wish, and a change verb beside a denial, still do
+    ("I want to return it", True),
+    ("i dont want to wait, just cancel it", True),
+])
+def test_a_denied_wish_is_no_request(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks

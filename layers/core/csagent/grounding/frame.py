@@ -98,6 +98,9 @@ def find_order(
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
+        by_facts = orders_named_by_facts(intent, text, entities, view, message)
+        if by_facts is not None:
+            return by_facts
         return _order_by_status(intent, text, entities, view, message, recent)
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
@@ -206,6 +209,28 @@ _POINTS_AT_ORDER = re.compile(
 _EMPTY_IT = re.compile(r"\b(?:is it|it is|it's|was it|it was|will it be|would it be)\s+(?:\w+\s+)?"
                        r"(?:possible|ok|okay|alright|fine|true|late|worth|necessary|normal|free|allowed)\b",
                        re.IGNORECASE)
+
+
+def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view: CustomerView,
+                          message: str = "") -> dict[str, Any] | None:
+    """The orders a clause names by an amount, a city or the method that paid (`grounding.facts`);
+    the message's facts when the clause, asking which order, has none of its own ("I see 234.57
+    coming back to my PayPal. From which order is this money?"). One order is that order; two to
+    four are each answered; None when no fact is named or no order fits (the rest of grounding
+    decides)."""
+    from csagent.grounding.facts import asks_which_orders, orders_by_facts
+
+    fitting = orders_by_facts(text, view)
+    if fitting is None and message and message != text and asks_which_orders(text):
+        fitting = orders_by_facts(message, view)
+    if not fitting:
+        return None
+    if len(fitting) == 1:
+        return _one_order(entities, fitting[0].order_id, order="the order you describe", by="facts")
+    if len(fitting) <= MAX_LISTED and intent in READS:
+        return {**entities, "order_ids": [o.order_id for o in fitting],
+                "grounded_orders": [o.order_id for o in fitting], "grounded": {"by": "facts"}}
+    return None
 
 
 def _order_by_status(
@@ -375,7 +400,10 @@ def ground(
         named = resolve_return_lines(text, order) or (
             resolve_return_lines(message, order) if message else None) or []
         if 0 < len(named) < len(order.lines) and (_SOME_ITEMS.search(text) or (
-                _one_of_several(named, order) and not names_order_by_items(text, order))):
+                _one_of_several(named, order) and not names_order_by_items(text, order)) or (
+                # "I don't need the bookshelf anymore, but the laptop and the rest I still want.
+                # Can you just cancel the bookshelf part?": the rest kept, said in another clause
+                bool(message) and bool(_SOME_ITEMS.search(message)) and _names_its_items(text, order))):
             # "cancel only the earbuds", "I've got two bookshelves in there and I want the black one
             # cancelled": a cancellation is of the whole order; the planner says so. (A product
             # alone, "cancel my kettle order", says which order.)
@@ -430,6 +458,17 @@ def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
             "question": f"A refund for order {order.order_id} can go only to its original payment method "
                         f"or to a gift card on your account, not to your {method.label()}. "
                         f"Should it go to {shown}?"}
+
+
+def _names_its_items(text: str, order: OrderView) -> bool:
+    """Do the words name products of the order as items, not to say which order ("the bookshelf
+    part", not "the bookshelf order" nor "the order with the bookshelf")?"""
+    mentions = product_mentions(text, order.products())
+    return bool(mentions) and not names_order_by_items(text, order) \
+        and not any(_ORDER_AFTER.match(text[m.span[1]:]) for m in mentions)
+
+
+_ORDER_AFTER = re.compile(r"\s*(?:order|purchase|package|parcel|delivery)\b", re.IGNORECASE)
 
 
 def _one_of_several(named: Sequence[Line], order: OrderView) -> bool:
@@ -529,9 +568,14 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     """The order intent of a clause that names a product the customer bought, possessively, but
     reads like a catalogue question or like nothing at all ("why hasn't my action camera shipped",
     "wheres my bicyle")."""
-    if view is None or intent not in NOT_ABOUT_A_PURCHASE or not _POSSESSIVE.search(text):
+    if view is None or not _POSSESSIVE.search(text):
         return intent
-    if not names_a_purchase(text, view):
+    if intent == "order_status" and _about_the_product(text) and names_a_purchase(text, view):
+        # "bro does my gaming mouse need a cable or is it wireless", "how long does my vacuum run on
+        # one charge": read as an order's status for the possessive, but asking nothing about the
+        # order; what the product is and does, which its pages and the customer's item answer.
+        return "product_info"
+    if intent not in NOT_ABOUT_A_PURCHASE or not names_a_purchase(text, view):
         return intent
     if intent in CATALOGUE_WISHES and _about_the_product(text):
         # "does my e-reader have cellular or just wifi": an option of the customer's own item, named
@@ -546,9 +590,16 @@ def _about_the_product(text: str) -> bool:
     question, in English (the Chinese lexicon reads those), with no word about the order (where,
     when, what was paid) nor a change ("trade my t-shirt for a pet bed"), and not about what their
     own item is ("what colour were the earbuds I bought")?"""
-    return (("?" in text or bool(_YES_NO_OPENING.match(text.strip()))) and not has_ideographs(text)
+    return (asks_as_question(text) and not has_ideographs(text)
             and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
             and not _CHANGE_WORD.search(text) and not _ITS_OWN_ATTRIBUTE.search(text))
+
+
+def asks_as_question(text: str) -> bool:
+    """Is the clause put as a question: a question mark, or a question word opening it, or after a
+    few words of lead-in ("ok dumb q but do i gotta buy bags for my vacuum or nah", "bro does my
+    gaming mouse need a cable")?"""
+    return "?" in text or bool(_YES_NO_OPENING.match(text.strip())) or bool(_LED_IN_QUESTION.match(text))
 
 
 def _names_its_own_option(text: str, view: CustomerView) -> bool:
@@ -575,12 +626,20 @@ _ABOUT_THE_ORDER = re.compile(
     r"\b(where|wheres|when|arriv\w*|ship\w*|deliver\w*|track\w*|status|order|orders|sent|package|parcel|"
     r"pending|cancel\w*|refund\w*|paid|pay|cost|charged?|price|prices|how much|total|receipt|late|"
     r"delay\w*|yet|waiting|wait|dispatch\w*|left|contain\w*|in it|came|come yet|invoice|"
-    r"hold ?up|hold-up|eta|update|progress|happen\w*|going on|stuck|lost|missing)\b",
+    r"hold ?up|hold-up|eta|update|progress|happen\w*|going on|stuck|lost|missing|coming|here|news|"
+    r"on (?:its|the|my) way|gone|showed up|show up|turn up|received|receive|address\w*|headed|heading)\b",
     re.IGNORECASE,
 )
 _YES_NO_OPENING = re.compile(
     rf"(?:(?:{_COURTESY}|quick q(?:uestion)?|random question)\W+)*"
     r"(?:does|do|is|are|can|could|will|would|has|have|how|what|which)\b", re.IGNORECASE)
+# A question after a few words that only lead in ("ok dumb q but do i ...", "bro does my ..."): never
+# after its subject ("my kettle is the 1L one" states).
+_LEAD_IN = (r"ok|okay|so|hey|hi|hello|bro|dude|yo|um|hmm|well|also|and|but|just|quick|dumb|random|weird|"
+            r"silly|stupid|q|question|btw|sorry|lol|real|honest")
+_LED_IN_QUESTION = re.compile(
+    rf"^\W*(?:(?:{_LEAD_IN})\W+){{0,4}}(?:does|do|is|are|can|will|should)\s+"
+    r"(?:i|it|they|my|the|this|that|these|those)\b", re.IGNORECASE)
 _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|instead|upgrade|refund)\w*\b",
                           re.IGNORECASE)
 # "what colour were the earbuds I bought", "what size did I get": what their own item is.

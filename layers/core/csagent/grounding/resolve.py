@@ -149,6 +149,10 @@ class PaymentChoice:
 _NOT_METHOD = re.compile(
     r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
     r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
+    # "I do NOT want the money going back on that Visa": a wish denied a few words before it
+    r"|\b(?:don't|dont|do not|doesn't|does not|never)\s+(?:want|need|like|use)\b(?:\s+[\w']+){0,6}?\s+"
+    r"(?:(?:on|to|onto|into|via|with)\s+)?(?:my\s+|the\s+|that\s+|this\s+)?"
+    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
     # "不想用礼品卡付了", "别用信用卡": the method the customer no longer wants
     r"|(?:不想用|不想再用|不要用|不用|别用|而不是)(?:我的|那张|原来的)?\s*"
     r"(pay\s*pal|礼品卡|信用卡|银行卡|visa|万事达|mastercard|维萨)",

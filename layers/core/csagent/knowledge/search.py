@@ -20,7 +20,11 @@ score, text, products, categories}`.
 any candidate is below `MIN_SIMILARITY` the result is empty and flagged `no_results`. The
 threshold was calibrated on the labelled questions in `eval/questions.jsonl` (in-domain
 questions versus out-of-scope ones such as "what is the capital of France"): see
-`python -m csagent.knowledge.evaluate`.
+`python -m csagent.knowledge.evaluate`. Nor does a chunk answer that is only ranked up for naming
+the caller's product among others (the warranty list for "does my coffee maker have a timer?") or
+that is about other products only (the Espresso Machine's manual for it); below the threshold, a
+chunk about the caller's products alone still may ("it keeps cutting out" reaches the earbuds'
+troubleshooting): `KnowledgeSearch._may_answer`.
 
 Without an embedder (or when embedding fails) the search degrades to fulltext only
 (`mode="keyword"`); relevance is then judged by how many of the question's content words the
@@ -375,6 +379,11 @@ class KnowledgeSearch:
                                 f"best similarity {best_similarity or 0.0:.2f} is below "
                                 f"{self.min_similarity:.2f}", best_similarity)
         ordered = sorted(fused, key=lambda cid: (-fused[cid], cid))
+        if mode == "hybrid":
+            ordered = [cid for cid in ordered if self._may_answer(details[cid], similarity(cid), given)]
+            if not ordered:
+                return SearchResult(question, (), mode, True, "no chunk about the question's product is "
+                                    "relevant to it", best_similarity)
         if mode == "keyword":
             top = details[ordered[0]]
             coverage = term_coverage(question, f"{top.get('section', '')} {top.get('text', '')}")
@@ -395,6 +404,21 @@ class KnowledgeSearch:
                 version=details[cid].get("version"), content_hash=details[cid].get("content_hash") or "")
             for cid in ordered[:max(0, k)])
         return SearchResult(question, hits, mode, False, "", best_similarity)
+
+    def _may_answer(self, detail: Mapping[str, Any], similarity: float | None, given: set[str]) -> bool:
+        """Can a chunk answer at all? When the caller names products, not one about other products
+        only (the Espresso Machine's manual for "does my coffee maker have a timer?"); and either
+        relevant to the question itself, or, below that, about the caller's products alone (the
+        earbuds' troubleshooting for a vague "it keeps cutting out, what can I do?"), never only
+        ranked up for naming them among others (the warranty list "Coffee Maker, Electric Kettle,
+        ...: 1 year" for the timer question). A chunk that names no product (a policy, the FAQ) is
+        about whatever product the question names."""
+        named = {str(p.get("product_id")) for p in detail.get("products") or []}
+        if given and named and not named & given:
+            return False
+        if similarity is not None and similarity >= self.min_similarity:
+            return True
+        return bool(given) and bool(named) and named <= given
 
     # ----------------------------------------------------------------------- answers
 

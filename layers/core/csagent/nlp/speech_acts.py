@@ -33,6 +33,20 @@ def _has(words: list[str], phrases: list[list[str]]) -> bool:
     return any(" " + " ".join(p) + " " in joined for p in phrases if p)
 
 
+# A wish denied is no request: "I don't want to lose it", "we never wanted to return it".
+_DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
+
+
+def _requests(words: list[str], phrases: list[list[str]]) -> bool:
+    """Does a request phrase occur that is not denied ("I don't want to lose it")?"""
+    for phrase in phrases:
+        n = len(phrase)
+        for i in range(len(words) - n + 1):
+            if phrase and words[i:i + n] == phrase and not (i > 0 and words[i - 1] in _DENIED):
+                return True
+    return False
+
+
 def _verb(word: str, verbs: set[str]) -> bool:
     """A change verb, allowing one slip in a long word ("retrun", "exhange")."""
     from difflib import SequenceMatcher
@@ -60,7 +74,7 @@ def asks_for_change(text: str) -> bool:
     lexicon = _lexicon()
     if _has(words, lexicon["info_requests"]):
         return False  # "could you tell me which address it goes to?": information, not a change
-    if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"]):
+    if _requests(_words(_CONDITION.sub(" ", text)), lexicon["request"]):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     start = words[1:] if words[0] in _OPENERS else words
     if (

@@ -77,7 +77,7 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # an investigation?" leans no, but asks something; "are u a bot or a real person lol"
         # answers nothing that was asked).
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
-    if not pending and resumed is not None and _ends_with_no(state.get("text", "")) \
+    if not pending and resumed is not None and _ends_with_no(state.get("text", ""), _cancelling(state)) \
             and any(c.entities.get("picked_candidate") for c in understanding.clauses):
         # "Wait, the red helmet is in that order too? No. Forget it then, leave the whole thing as
         # it is.": the answer picks an order only to call the request off ("dont need it anymore",
@@ -155,13 +155,21 @@ def _opens_with_no(text: str) -> bool:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_OPENS_WITH_NO = re.compile(r"^\W*(?:no|nah|nope|not)\b", re.IGNORECASE)
 
 
-def _ends_with_no(text: str) -> bool:
+def _cancelling(state: State) -> bool:
+    """Is a cancellation among the requests waiting for the customer's answer?"""
+    return any(w.get("intent") == "cancel_order" for w in state.get("awaiting") or [])
+
+
+def _ends_with_no(text: str, cancelling: bool = False) -> bool:
     """Is the last sentence a refusal, more than a bare "no" ("Forget it then, leave the whole
     thing as it is.", "no, leave it"), by the answer lists or the consent model? "No, the other
-    one." is no refusal: it picks."""
+    one." is no refusal: it picks; nor, for a cancellation, is its reason ("the one w the espresso
+    machine. dont need it anymore")."""
     from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
+    from csagent.nlp.reasons import find_cancel_reason
 
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
     last = sentences[-1] if sentences else ""
@@ -169,6 +177,8 @@ def _ends_with_no(text: str) -> bool:
         return False
     if classify_confirmation(last) == "no":
         return True
+    if cancelling and find_cancel_reason(last) and not _OPENS_WITH_NO.match(last):
+        return False
     read = get_consent_reader().read_or_none(last)
     return read is not None and read[0] == "no" and read[1] >= CONSENT_MIN_PROBABILITY
 

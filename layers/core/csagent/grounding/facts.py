@@ -1,0 +1,76 @@
+"""Orders told apart by what the customer says about them other than their products: an amount
+("I see 234.57 coming back to my PayPal, from which order?"), the city they ship to ("anything of
+mine going to dallas?", "which of my orders are NOT going to my place in Charlotte?") or the method
+they were paid with ("which ones went on PayPal?"). Matched against the customer's own orders
+(`grounding.model.CustomerView`); no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from csagent.grounding.model import CustomerView, OrderView
+from csagent.grounding.resolve import resolve_payment
+
+# An amount with its cents ("234.57", "$4,660.86"), not part of an order id or a longer number.
+_AMOUNT = re.compile(r"(?<![\w#.,])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)\.(\d{2})(?![\d.,]*\d)")
+# A negation a few words before a fact: "NOT going to my own place in Charlotte".
+_NEGATED = re.compile(r"\b(?:not|never|(?:do|does|did|is|are|was|were|wo|ca)n'?t)\b(?:\W+[\w']+){0,7}\W*$",
+                      re.IGNORECASE)
+# How a payment method is said to have paid for orders ("went on PayPal", "paid with my gift card").
+_PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|put on)\b", re.IGNORECASE)
+# A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".
+_WHICH_ORDERS = re.compile(
+    r"\b(?:which|what|any|anything|everything)\b(?:\W+[\w']+){0,4}?\W+"
+    r"(?:orders?|ones?|of mine|of my|stuff|things|i (?:buy|bought|order|ordered|get|got|pay|paid))\b"
+    r"|\b(?:anything|something|stuff) of mine\b",
+    re.IGNORECASE)
+CENT = 0.005
+
+
+def total(order: OrderView) -> float:
+    """What the order's items came to."""
+    return round(sum(line.price for line in order.lines), 2)
+
+
+def _comes_to(order: OrderView, amount: float) -> bool:
+    """Is `amount` what the order came to, or the price of one of its items?"""
+    return abs(total(order) - amount) < CENT or any(abs(x.price - amount) < CENT for x in order.lines)
+
+
+def amounts(text: str) -> list[float]:
+    """The amounts with cents the words name."""
+    return [float(f"{whole.replace(',', '')}.{cents}") for whole, cents in _AMOUNT.findall(text)]
+
+
+def asks_which_orders(text: str) -> bool:
+    """Does the clause ask which of the customer's orders (or what they bought) something is?"""
+    return bool(_WHICH_ORDERS.search(text))
+
+
+def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
+    """The customer's orders that fit every fact the words name about orders (an amount, a city they
+    ship to, the method that paid), in the account's order; None when the words name none."""
+    orders: Sequence[OrderView] = view.orders
+    named = False
+    wanted = amounts(text)
+    if wanted:
+        named = True
+        orders = [o for o in orders if any(_comes_to(o, a) for a in wanted)]
+    for city in sorted({str((o.address or {}).get("city") or "") for o in view.orders} - {""}):
+        match = re.search(rf"\b{re.escape(city)}\b", text, re.IGNORECASE)
+        if match is None:
+            continue
+        named = True
+        negated = bool(_NEGATED.search(text[: match.start()]))
+        orders = [o for o in orders
+                  if (str((o.address or {}).get("city") or "").lower() == city.lower()) != negated]
+    if _PAID_WITH.search(text):
+        choice = resolve_payment(text, view)
+        methods = [choice.method] if choice.method is not None else list(choice.candidates)
+        if methods:
+            named = True
+            ids = {m.payment_method_id for m in methods}
+            orders = [o for o in orders if o.paid_with in ids]
+    return list(orders) if named else None

@@ -1262,6 +1262,8 @@ def test_products_joined_by_and_before_a_keep_verb_are_all_kept() -> None:
     ("order_status", "is my kettle coming this week?", "order_status"),
     ("order_status", "is the kettle I ordered on its way?", "order_status"),
     ("order_status", "wat address is my kettle going to", "order_status"),
+    ("order_status", "can you check on my kettle for me please?", "order_status"),
+    ("order_status", "What is the deal with my kettle?", "order_status"),
 ])
 def test_a_question_about_a_purchased_products_features_is_about_the_product(
         intent: str, text: str, read_as: str) -> None:
@@ -1285,7 +1287,8 @@ def test_cancelling_one_of_two_of_a_product_is_a_partial_cancellation() -> None:
 def _with_addresses() -> CustomerView:
     store = _store()
     cities = {"#W0000001": "Dallas", "#W0000002": "Charlotte", "#W0000003": "Charlotte"}
-    orders = tuple(replace(o, address={"address1": "1 Main St", "city": cities[o.order_id]})
+    orders = tuple(replace(o, address={"address1": "1 Main St", "city": cities[o.order_id],
+                                       "state": "TX" if cities[o.order_id] == "Dallas" else "NC"})
                    for o in store.orders)
     return replace(store, orders=orders)
 
@@ -1297,6 +1300,7 @@ def _with_addresses() -> CustomerView:
     # the city an order ships to, or every other city when denied
     ("anything of mine going to dallas?", ["#W0000001"]),
     ("which of my orders are being sent to 1 Main St in Dallas?", ["#W0000001"]),
+    ("which of my orders are not going to my home in NC?", ["#W0000001"]),  # a state, in capitals
     ("which of my orders are NOT going to my place in Dallas?", ["#W0000002", "#W0000003"]),
     # the method that paid
     ("which ones went on PayPal?", ["#W0000002"]),
@@ -1338,3 +1342,14 @@ def test_keeping_the_rest_in_another_clause_makes_a_cancellation_partial() -> No
     found = ground("cancel_order", "cancel the kettle order", {"order_id": "#W0000001"}, view, _variants(),
                    "cancel the kettle order, keep the rest of my orders as they are")
     assert "partial_items" not in found
+
+
+def test_the_item_described_after_the_change_verb_is_the_one_changed() -> None:
+    # Given an order with a black chair (fixed armrests) and a blue one (no armrests), both named first
+    order = _store().order("#W0000002")
+    assert order is not None
+    text = ("I got two office chairs, a black and a blue. I'd like to swap the black one with fixed "
+            "armrests for a blue one with adjustable armrests.")
+    # When the change is read / Then the black one becomes the blue one with adjustable armrests
+    change = resolve_item_changes(text, order, _variants()).changes[0]
+    assert (change.line.item_id, change.new and change.new.item_id) == ("c-black-fixed", "c-blue-adjustable")

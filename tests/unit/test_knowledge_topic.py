@@ -33,7 +33,8 @@ def _row(*chunks: dict) -> dict:
 
 
 def _chunk(cid: str, cos: float, *products: str) -> dict:
-    return {"chunk_id": cid, "doc_id": cid.split("#")[0], "title": cid, "kind": "manual", "section": cid,
+    kind = "manual" if cid.startswith("manual") else "policy"
+    return {"chunk_id": cid, "doc_id": cid.split("#")[0], "title": cid, "kind": kind, "section": cid,
             "text": "…", "similarity": (1 + cos) / 2,  # as Neo4j reports it
             "products": [{"product_id": p, "name": p} for p in products], "categories": []}
 
@@ -48,10 +49,12 @@ def test_a_chunk_answers_only_when_relevant_or_about_the_asked_product_alone() -
         # another product's manual, relevant in its words
         _chunk("manual-espresso#brewing", 0.33, "espresso"),
         # a policy page naming no product, relevant
-        _chunk("faq#timers", 0.35))
+        _chunk("faq#timers", 0.35),
+        # a policy naming other products in passing, relevant: a policy is about no one product
+        _chunk("returns#condition", 0.34, "perfume"))
     result = search._rank("does my coffee maker have a timer?", row, 5, ["coffee"], "hybrid", [0.0])
-    # Then only the relevant page that names no other product may answer
-    assert [h.doc_id for h in result.hits] == ["faq"]
+    # Then only the relevant pages that are no other product's manual may answer
+    assert [h.doc_id for h in result.hits] == ["faq", "returns"]
     # And a vague question reaches its own product's manual, however low its similarity
     row = _row(_chunk("warranty#claims", 0.25), _chunk("manual-vacuum#troubleshooting", 0.32, "vacuum"),
                _chunk("manual-earbuds#troubleshooting", 0.23, "earbuds"))

@@ -491,11 +491,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     b.add("order_items", PREDEFINED,
                           {"template_id": "order_items", "params": {"order_id": order_id}})
             # What the store's documents say, when they say anything: silent when they do not and
-            # the order's facts answer (`summarise.quiet_miss`); about the products the clause
-            # names, when it names some (the vacuum's guide for the vacuum, not the speaker's).
-            products = [str(p["product_id"]) for p in entities.get("products") or [] if p.get("product_id")]
-            b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id),
-                                        **({"product_ids": products} if products else {})})
+            # the order's facts answer (`summarise.quiet_miss`).
+            b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id)})
         elif intent == "account_info":
             # "how much did I pay for #W1 and which card did I use": beside an order, a question
             # about payments may be that order's.

@@ -305,7 +305,8 @@ class LocalUnderstanding:
                 # please, a 10"), unless that clause asks for a change of its own ("i have 2 pairs
                 # of red headphones. pls cancel the in ear ones": the cancellation's).
                 entities["asks_for_change"] = asks_of(piece) or (
-                    intent in {"change_items", "return_request"} and any(asks_of(p) for p in pieces)
+                    intent in {"change_items", "return_request"} and asks_for_change(text)
+                    and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
                     view is not None and _fully_specified(intent, text, entities, view))

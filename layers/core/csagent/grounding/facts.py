@@ -58,14 +58,15 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
     if wanted:
         named = True
         orders = [o for o in orders if any(_comes_to(o, a) for a in wanted)]
-    for city in sorted({str((o.address or {}).get("city") or "") for o in view.orders} - {""}):
-        match = re.search(rf"\b{re.escape(city)}\b", text, re.IGNORECASE)
-        if match is None:
-            continue
-        named = True
-        negated = bool(_NEGATED.search(text[: match.start()]))
-        orders = [o for o in orders
-                  if (str((o.address or {}).get("city") or "").lower() == city.lower()) != negated]
+    for part, flags in (("city", re.IGNORECASE), ("state", 0)):  # a state as its capitals: "in DC"
+        for place in sorted({str((o.address or {}).get(part) or "") for o in view.orders} - {""}):
+            match = re.search(rf"\b{re.escape(place)}\b", text, flags)
+            if match is None:
+                continue
+            named = True
+            negated = bool(_NEGATED.search(text[: match.start()]))
+            orders = [o for o in orders
+                      if (str((o.address or {}).get(part) or "").lower() == place.lower()) != negated]
     if _PAID_WITH.search(text):
         choice = resolve_payment(text, view)
         methods = [choice.method] if choice.method is not None else list(choice.candidates)

@@ -570,7 +570,8 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     "wheres my bicyle")."""
     if view is None or not _POSSESSIVE.search(text):
         return intent
-    if intent == "order_status" and _about_the_product(text) and names_a_purchase(text, view):
+    if intent == "order_status" and _about_the_product(text) and not _ASKS_THE_ASSISTANT.search(text) \
+            and names_a_purchase(text, view):
         # "bro does my gaming mouse need a cable or is it wireless", "how long does my vacuum run on
         # one charge": read as an order's status for the possessive, but asking nothing about the
         # order; what the product is and does, which its pages and the customer's item answer.
@@ -640,6 +641,11 @@ _LEAD_IN = (r"ok|okay|so|hey|hi|hello|bro|dude|yo|um|hmm|well|also|and|but|just|
 _LED_IN_QUESTION = re.compile(
     rf"^\W*(?:(?:{_LEAD_IN})\W+){{0,4}}(?:does|do|is|are|can|will|should)\s+"
     r"(?:i|it|they|my|the|this|that|these|those)\b", re.IGNORECASE)
+# A question put to the assistant about the customer's things ("can you check on my kettle?", "what is
+# the deal with my dumbbells?"): the order's status, not what the product does.
+_ASKS_THE_ASSISTANT = re.compile(
+    r"\b(?:can|could|would|will)\s+(?:you|u|ya)\b|\bcheck\w*\b|\bdeal\b|\bup with\b"
+    r"|\blook\w*\s+(?:into|up|at)\b", re.IGNORECASE)
 _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|instead|upgrade|refund)\w*\b",
                           re.IGNORECASE)
 # "what colour were the earbuds I bought", "what size did I get": what their own item is.

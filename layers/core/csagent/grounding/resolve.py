@@ -365,8 +365,20 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     if not hits:
         return None
     first, last = hits[0].position, hits[-1].position
-    # A pivot with nothing named after it ("..., PayPal for the difference") ends no description.
-    return next((i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last), None)
+    # A pivot with nothing named after it ("..., PayPal for the difference") ends no description;
+    # nor does one that leads to the change verb ("I'd like to exchange ..."), nor the verb itself
+    # when its object is described before "for" ("exchange the medium one with the laptop sleeve
+    # for the large navy one").
+    pivots = [i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last
+              and not _CHANGE_VERBS & set(toks[i + 1:i + 3])]
+    if len(pivots) > 1 and toks[pivots[0]] in _CHANGE_VERBS and toks[pivots[1]] in _TARGET_PIVOTS \
+            and any(pivots[0] < h.position < pivots[1] for h in hits):
+        return pivots[1]
+    return pivots[0] if pivots else None
+
+
+_CHANGE_VERBS = frozenset({"exchange", "swap", "switch", "change", "replace", "trade", "modify", "upgrade"})
+_TARGET_PIVOTS = frozenset({"for", "to", "into"})
 
 
 def negated_option(toks: Sequence[str], hit: OptionHit) -> bool:

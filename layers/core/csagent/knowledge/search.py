@@ -22,9 +22,10 @@ threshold was calibrated on the labelled questions in `eval/questions.jsonl` (in
 questions versus out-of-scope ones such as "what is the capital of France"): see
 `python -m csagent.knowledge.evaluate`. Nor does a chunk answer that is only ranked up for naming
 the caller's product among others (the warranty list for "does my coffee maker have a timer?") or
-that is about other products only (the Espresso Machine's manual for it); below the threshold, a
-chunk about the caller's products alone still may ("it keeps cutting out" reaches the earbuds'
-troubleshooting): `KnowledgeSearch._may_answer`.
+that is another product's manual (the Espresso Machine's for it); below the threshold, a chunk
+about the caller's products alone still may ("it keeps cutting out" reaches the earbuds'
+troubleshooting): `KnowledgeSearch._may_answer`. Without products from the caller, the best
+similarity alone decides, as above.
 
 Without an embedder (or when embedding fails) the search degrades to fulltext only
 (`mode="keyword"`); relevance is then judged by how many of the question's content words the
@@ -406,19 +407,21 @@ class KnowledgeSearch:
         return SearchResult(question, hits, mode, False, "", best_similarity)
 
     def _may_answer(self, detail: Mapping[str, Any], similarity: float | None, given: set[str]) -> bool:
-        """Can a chunk answer at all? When the caller names products, not one about other products
-        only (the Espresso Machine's manual for "does my coffee maker have a timer?"); and either
+        """Can a chunk answer at all, when the caller names products? Not another product's manual
+        (the Espresso Machine's for "does my coffee maker have a timer?"); and either
         relevant to the question itself, or, below that, about the caller's products alone (the
         earbuds' troubleshooting for a vague "it keeps cutting out, what can I do?"), never only
         ranked up for naming them among others (the warranty list "Coffee Maker, Electric Kettle,
         ...: 1 year" for the timer question). A chunk that names no product (a policy, the FAQ) is
         about whatever product the question names."""
+        if not given:
+            return True  # the best similarity alone decides (`_rank`): "restocking fee" found by its words
         named = {str(p.get("product_id")) for p in detail.get("products") or []}
-        if given and named and not named & given:
-            return False
+        if detail.get("kind") == "manual" and named and not named & given:
+            return False  # another product's manual (a policy naming products in passing is no one's)
         if similarity is not None and similarity >= self.min_similarity:
             return True
-        return bool(given) and bool(named) and named <= given
+        return bool(named) and named <= given
 
     # ----------------------------------------------------------------------- answers
 

@@ -567,7 +567,8 @@ NOT_ABOUT_A_PURCHASE = frozenset(
 def purchase_intent(intent: str, runner_up: str | None, text: str, view: CustomerView | None) -> str:
     """The order intent of a clause that names a product the customer bought, possessively, but
     reads like a catalogue question or like nothing at all ("why hasn't my action camera shipped",
-    "wheres my bicyle")."""
+    "wheres my bicyle"); and the other way round, the product question that an order-status
+    reading hides ("how long does my vacuum run on one charge")."""
     if view is None or not _POSSESSIVE.search(text):
         return intent
     if intent == "order_status" and _about_the_product(text) and not _ASKS_THE_ASSISTANT.search(text) \

@@ -33,7 +33,7 @@ def _has(words: list[str], phrases: list[list[str]]) -> bool:
     return any(" " + " ".join(p) + " " in joined for p in phrases if p)
 
 
-# A wish denied is no request: "I don't want to lose it", "we never wanted to return it".
+# A wish denied is no request: "I don't want to lose it", "I do not want to wait".
 _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
 
 

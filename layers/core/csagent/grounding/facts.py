@@ -1,8 +1,8 @@
 """Orders told apart by what the customer says about them other than their products: an amount
-("I see 234.57 coming back to my PayPal, from which order?"), the city they ship to ("anything of
-mine going to dallas?", "which of my orders are NOT going to my place in Charlotte?") or the method
-they were paid with ("which ones went on PayPal?"). Matched against the customer's own orders
-(`grounding.model.CustomerView`); no I/O.
+("I see 234.57 coming back to my PayPal, from which order?"), the city or state they ship to
+("anything of mine going to dallas?", "which of my orders are NOT going to my place in Charlotte?",
+"... in DC") or the method they were paid with ("which ones went on PayPal?"). Matched against the
+customer's own orders (`grounding.model.CustomerView`); no I/O.
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ def total(order: OrderView) -> float:
     return round(sum(line.price for line in order.lines), 2)
 
 
+def _place(order: OrderView, part: str) -> str:
+    """The `part` ("city", "state") of where the order ships, or ""."""
+    return str((order.address or {}).get(part) or "")
+
+
 def _comes_to(order: OrderView, amount: float) -> bool:
     """Is `amount` what the order came to, or the price of one of its items?"""
     return abs(total(order) - amount) < CENT or any(abs(x.price - amount) < CENT for x in order.lines)
@@ -50,8 +55,8 @@ def asks_which_orders(text: str) -> bool:
 
 
 def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
-    """The customer's orders that fit every fact the words name about orders (an amount, a city they
-    ship to, the method that paid), in the account's order; None when the words name none."""
+    """The customer's orders that fit every fact the words name about orders (an amount, a city or
+    state they ship to, the method that paid), in the account's order; None when the words name none."""
     orders: Sequence[OrderView] = view.orders
     named = False
     wanted = amounts(text)
@@ -59,14 +64,13 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
         named = True
         orders = [o for o in orders if any(_comes_to(o, a) for a in wanted)]
     for part, flags in (("city", re.IGNORECASE), ("state", 0)):  # a state as its capitals: "in DC"
-        for place in sorted({str((o.address or {}).get(part) or "") for o in view.orders} - {""}):
+        for place in sorted({_place(o, part) for o in view.orders} - {""}):
             match = re.search(rf"\b{re.escape(place)}\b", text, flags)
             if match is None:
                 continue
             named = True
             negated = bool(_NEGATED.search(text[: match.start()]))
-            orders = [o for o in orders
-                      if (str((o.address or {}).get(part) or "").lower() == place.lower()) != negated]
+            orders = [o for o in orders if (_place(o, part).lower() == place.lower()) != negated]
     if _PAID_WITH.search(text):
         choice = resolve_payment(text, view)
         methods = [choice.method] if choice.method is not None else list(choice.candidates)

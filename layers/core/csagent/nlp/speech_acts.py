@@ -28,23 +28,21 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("’", "'").replace("'", ""))
 
 
-def _has(words: list[str], phrases: list[list[str]]) -> bool:
-    joined = " " + " ".join(words) + " "
-    return any(" " + " ".join(p) + " " in joined for p in phrases if p)
+def _has(words: list[str], phrases: list[list[str]], denied: frozenset[str] = frozenset()) -> bool:
+    """Does one of the phrases occur in the words, not right after a word of `denied`?"""
+    if not denied:
+        joined = " " + " ".join(words) + " "
+        return any(" " + " ".join(p) + " " in joined for p in phrases if p)
+    for phrase in phrases:
+        n = len(phrase)
+        for i in range(len(words) - n + 1):
+            if phrase and words[i:i + n] == phrase and not (i > 0 and words[i - 1] in denied):
+                return True
+    return False
 
 
 # A wish denied is no request: "I don't want to lose it", "I do not want to wait".
 _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
-
-
-def _requests(words: list[str], phrases: list[list[str]]) -> bool:
-    """Does a request phrase occur that is not denied ("I don't want to lose it")?"""
-    for phrase in phrases:
-        n = len(phrase)
-        for i in range(len(words) - n + 1):
-            if phrase and words[i:i + n] == phrase and not (i > 0 and words[i - 1] in _DENIED):
-                return True
-    return False
 
 
 def _verb(word: str, verbs: set[str]) -> bool:
@@ -74,7 +72,7 @@ def asks_for_change(text: str) -> bool:
     lexicon = _lexicon()
     if _has(words, lexicon["info_requests"]):
         return False  # "could you tell me which address it goes to?": information, not a change
-    if _requests(_words(_CONDITION.sub(" ", text)), lexicon["request"]):
+    if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"], denied=_DENIED):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     start = words[1:] if words[0] in _OPENERS else words
     if (

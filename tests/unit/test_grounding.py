@@ -107,6 +107,43 @@ def test_an_unavailable_variant_is_a_problem_not_a_guess() -> None:
     assert "not available" in (changes.problems()[0])
 
 
+def _helmet_order() -> tuple[OrderView, dict[str, tuple[Variant, ...]]]:
+    """A white S helmet with medium ventilation, of a product with no white M in medium."""
+    def helmet(size: str, colour: str, vent: str, price: float) -> Variant:
+        options = {"size": size, "color": colour, "ventilation": vent}
+        return Variant(f"h-{size.lower()}-{colour}-{vent}", options, price, True)
+
+    helmets = (helmet("S", "white", "medium", 180.0), helmet("M", "white", "low", 192.65),
+               helmet("M", "blue", "medium", 199.0))
+    order = OrderView("#W0000009", "pending", (_line(helmets[0], "p-helmet", "Cycling Helmet"),), "card_1")
+    return order, {"p-helmet": helmets}
+
+
+@pytest.mark.parametrize(("text", "new_item"), [
+    # what they keep by name stays; what they did not name may change for it
+    ("I want the same white helmet but size M please", "h-m-white-low"),
+    ("the cycling helmet in size M, same colour", "h-m-white-low"),
+    ("can i change the cycling helmet to a size M? still want white", "h-m-white-low"),
+    ("could I swap the cycling helmet for the same one in blue, size M?", "h-m-blue-medium"),  # blue asked
+])
+def test_options_kept_by_name_stay_and_the_others_may_change(text: str, new_item: str) -> None:
+    # ("... size M? still want the white one": a wish to keep, after the change, is no pivot)
+    order, variants = _helmet_order()
+    change = resolve_item_changes(text, order, variants).changes[0]
+    assert change.new is not None and change.new.item_id == new_item
+
+
+def test_no_variant_with_what_they_keep_by_name_is_the_answer_not_another_offer() -> None:
+    order, variants = _helmet_order()
+    # "size M, same ventilation": the only M in medium is blue; the colour was not kept by name
+    change = resolve_item_changes("the helmet in size M, same ventilation", order, variants).changes[0]
+    assert change.new is not None and change.new.item_id == "h-m-blue-medium"
+    # "in blue, same size": there is no blue S, so no blue M is offered in its place
+    change = resolve_item_changes("the cycling helmet in blue, same size", order, variants).changes[0]
+    assert change.new is None and not change.options
+    assert change.problem is not None and "not available" in change.problem
+
+
 def test_the_same_item_again() -> None:
     order = _store().order("#W0000001")
     assert order is not None
@@ -249,6 +286,69 @@ def test_option_words_come_from_the_values() -> None:
     assert [(h.key, h.value) for h in hits] == [("capacity", "1.5L"), ("color", "black")]
 
 
+def test_a_range_names_its_option_without_the_unit() -> None:
+    weights = {"weight range": ["5-25 lbs", "30-50 lbs", "55-75 lbs"]}
+    assert [h.value for h in find_option_values("the 30-50 one", weights)] == ["30-50 lbs"]
+    # A bare number is no "10 hours": only a range says enough without its unit
+    assert find_option_values("size 10 please", {"battery life": ["10 hours", "8 hours"]}) == []
+
+
+def test_products_each_in_an_order_of_their_own_ask_about_each_order() -> None:
+    # Given boots only in #W0000001 and office chairs only in #W0000002
+    entities = ground("order_status", "where are the hiking boots and the office chair?", {}, _store(),
+                      _variants(), "where are the hiking boots and the office chair?")
+    # Then both orders are asked about, not "which one do you mean?"
+    assert entities["order_ids"] == ["#W0000001", "#W0000002"]
+    assert "question" not in entities
+
+
+def test_options_named_elsewhere_in_the_message_tell_the_orders_apart() -> None:
+    # Given kettles in two orders, the white 1L in both: the black one is in neither
+    text, message = "has the electric kettle shipped yet?", "has the electric kettle shipped yet? the 1L one"
+    entities = ground("order_status", text, {}, _store(), _variants(), message)
+    assert entities.get("order_candidates") == ["#W0000001", "#W0000003"]  # nothing tells them apart
+
+
+def test_paying_with_one_of_their_methods_is_not_a_new_address() -> None:
+    from csagent.grounding.frame import address_intent
+
+    store = _store()
+    assert address_intent("change_order_address", "put the order with the boots on my visa instead",
+                           store) == "change_payment"
+    assert address_intent("change_order_address", "send the boots order to my office instead",
+                          store) == "change_order_address"
+    assert address_intent("change_order_address", "ship the chair to my visa billing address",
+                          store) == "change_order_address"
+
+
+def test_an_item_pointed_at_by_what_it_is_like_is_the_customers_own() -> None:
+    from csagent.grounding.frame import describes_an_owned_item
+
+    store = _store()  # a white 1L electric kettle, no black one
+    assert describes_an_owned_item("is the white electric kettle easy to clean?", store)
+    assert not describes_an_owned_item("is the black electric kettle easy to clean?", store)
+    assert not describes_an_owned_item("is the electric kettle easy to clean?", store)  # nothing told
+
+
+def test_fixing_the_address_beside_an_order_named_is_that_orders() -> None:
+    from csagent.grounding.frame import address_intent
+
+    message = "my order #W0000002 is going to Charlotte!! Fix the address right now please"
+    assert address_intent("update_default_address", "Fix the address right now please", _store(),
+                          message=message) == "change_order_address"
+    message = "cancel #W0000002. and update my address to 12 Main St, Austin, TX 78701"
+    assert address_intent("update_default_address", "update my address to 12 Main St, Austin, TX 78701",
+                          _store(), message=message) == "update_default_address"
+
+
+def test_whether_something_shipped_is_asked_of_the_order_that_holds_it() -> None:
+    store = _store()
+    assert purchase_intent("product_availability", None, "has the office chair shipped yet?", store) \
+        == "order_status"
+    assert purchase_intent("product_availability", None, "do you have the office chair in blue?", store) \
+        == "product_availability"
+
+
 def test_a_clause_without_a_product_takes_the_one_the_message_names() -> None:
     # Given "The hiking boots. Tracking number please" split in two clauses
     entities = ground(
@@ -301,6 +401,50 @@ def test_the_local_understanding_grounds_each_clause_in_the_customers_view() -> 
     assert entities["asks_for_change"] is True
 
 
+class _StatusIntents(_Intents):
+    """Every clause read as an order-status question, as the examples may read a statement."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("order_status", 0.8, None, 0.0) for _ in pieces]
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("my hiking boots leak water after one walk in the rain", "complaint"),  # delivered: what happened
+    ("my office chair hasn't shipped yet", "order_status"),  # pending, and said of the order
+    ("my hiking boots", "order_status"),  # too few words to tell of anything
+])
+def test_a_statement_about_a_delivered_product_tells_what_went_wrong(text: str, intent: str) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    catalogue = [{"product_id": BOOTS, "name": "Hiking Boots"}, {"product_id": CHAIR, "name": "Office Chair"},
+                 {"product_id": KETTLE, "name": "Electric Kettle"}]
+    understanding = LocalUnderstanding(classifier=_StatusIntents(), catalogue=lambda: catalogue,
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    result = understanding.understand(text, {"customer_id": "ann"})
+    assert result.clauses[0].intent == intent
+
+
+class _AddressIntents(_Intents):
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("change_order_address", 0.8, None, 0.0) for _ in pieces]
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("请问我的订单会寄到哪个地址？", "order_status"),  # "which address will my order go to?"
+    ("请把我的订单改寄到公司", "change_order_address"),  # "please send my order to the office instead"
+])
+def test_a_chinese_question_where_an_order_goes_changes_nothing(text: str, intent: str) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_AddressIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    assert understanding.understand(text, {"customer_id": "ann"}).clauses[0].intent == intent
+
+
 class _CancelIntents(_Intents):
     def classify_many(self, pieces: list[str]) -> list:
         from csagent.nlp.intents import IntentPrediction
@@ -340,6 +484,22 @@ def test_a_change_of_mind_at_confirmation_narrows_the_proposal_to_the_named_item
         "order_id": "#W0000001", "item_ids": ["b-12-leather-yes"], "new_item_ids": ["b-8-leather-yes"],
         "payment_method_id": "card_1", "asks_for_change": True, "grounded_orders": ["#W0000001"],
         "item_action": "exchange_items"})]
+
+
+def test_another_payment_method_named_at_confirmation_is_the_proposal_again_with_it() -> None:
+    from csagent.grounding.frame import amend_pending
+
+    # Given a proposed payment change of the chair order (paid with PayPal) to the Visa
+    pending = [{"action": "change_payment",
+                "proposal": {"args": {"order_id": "#W0000002", "payment_method_id": "card_1"}}}]
+    # When the customer says "actually no, the gift card"
+    amended = amend_pending("actually no, the gift card", pending, _store(), _variants())
+    # Then the change is proposed again with the gift card
+    assert amended == [("change_payment", {"order_id": "#W0000002", "payment_method_id": "gift_1",
+                                           "asks_for_change": True, "grounded_orders": ["#W0000002"]})]
+    # And naming the method proposed, or the one the order is paid with, amends nothing
+    assert amend_pending("yes, the visa", pending, _store(), _variants()) == []
+    assert amend_pending("no, keep it on paypal", pending, _store(), _variants()) == []
 
 
 @pytest.mark.parametrize("text", ["yes, both of them", "what's the refund time?", "the boots and the kettle"])

@@ -26,6 +26,38 @@ def test_the_warranty_terms_answer_a_warranty_question_before_a_manual_ranked_le
     assert on_topic_first(result, None) is result
 
 
+def test_the_returns_pages_state_a_return_rule_before_the_warranty_list_naming_the_item() -> None:
+    # Given "can I return an electric toothbrush once used?", whose best hit is the warranty list
+    result = SearchResult("Can I return Electric Toothbrush once it has been opened or used?", (
+        _hit("warranty", "Warranty terms", "Beauty & Personal Care"),
+        _hit("returns-refunds", "Return and refund policy", "Condition of returned items")))
+    # Then for the returns topic the returns policy answers first
+    assert [h.doc_id for h in on_topic_first(result, "returns").hits] == ["returns-refunds", "warranty"]
+
+
+def test_a_complaint_is_answered_by_the_products_manual_only_when_it_is_as_close() -> None:
+    from dataclasses import replace
+
+    from csagent.tools.knowledge_search import _own_pages_closer
+
+    def result(*hits: Hit) -> SearchResult:
+        return SearchResult("q", hits, no_results=not hits)
+
+    manual = replace(_hit("manual-bluetooth-speaker", "Bluetooth Speaker user guide", "Care"),
+                     similarity=0.36)
+    faq = replace(_hit("faq", "Frequently asked questions", "Delivered but missing"), kind="policy",
+                  similarity=0.56)
+    passing = replace(_hit("faq", "Frequently asked questions", "Opened perfume or makeup"), kind="policy",
+                      similarity=0.60)
+    # "delivered but nothing at my door": the general pages are closer than the speaker's manual
+    assert not _own_pages_closer(result(manual), result(faq))
+    # "the speaker won't pair": its manual, as close as anything
+    assert _own_pages_closer(result(replace(manual, similarity=0.6)), result(faq))
+    # a policy naming the product in passing is no product's page, however close
+    assert not _own_pages_closer(result(passing), result(faq))
+    assert _own_pages_closer(result(manual), result()) and not _own_pages_closer(result(), result(faq))
+
+
 def _row(*chunks: dict) -> dict:
     """A search's row with every chunk among the vector search's candidates, in the order given."""
     return {"vec": [[c["chunk_id"], c["similarity"]] for c in chunks], "ft": [], "product_categories": [],

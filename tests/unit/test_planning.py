@@ -363,6 +363,45 @@ def test_a_complaint_about_a_product_of_the_order_gets_its_items_and_a_quiet_pol
     assert plan.tasks[2].args["supplementary"] is True
 
 
+def test_a_complaint_searches_the_documents_of_the_products_it_names():
+    # Given "my robot vacuum won't go back on its dock" grounded to a delivered order
+    vacuum = {"product_id": "1762337868", "name": "Vacuum Cleaner", "options": {}}
+    plan = plan_tasks([clause("complaint", "my robot vacuum won't go back on its dock",
+                              order_id=ORDER, products=[vacuum])])
+    # Then the documents are searched for that product (its manual's troubleshooting can answer)
+    assert plan.tasks[-1].task_type == "policy"
+    assert plan.tasks[-1].args["product_ids"] == ["1762337868"]
+    assert plan.tasks[-1].args["general_too"] is True  # the general pages too, when closer
+    # And a clause naming none searches with the products the message named in its order
+    plan = plan_tasks([clause("complaint", "i push the igniter and nothing happens", order_id=ORDER,
+                              told_of=["6819683148"])])
+    assert plan.tasks[-1].args["product_ids"] == ["6819683148"]
+    assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]  # no item list for it
+
+
+def test_a_statement_about_the_item_a_change_is_asked_for_is_its_story_not_a_question():
+    # Given "I used the electric toothbrush once and it's not for me. Would I be able to return it?"
+    brush = {"product_id": "7352963235", "name": "Electric Toothbrush", "options": {}}
+    story = clause("product_info", "I used the electric toothbrush from order #W2611340 once, not for me",
+                   order_id=ORDER, products=[brush])
+    ask = clause("return_request", "Would I be able to return it?", order_id=ORDER,
+                 not_returnable=["Electric Toothbrush"], asks_for_change=False)
+    plan = plan_tasks([story, ask])
+    # Then only the store's rule answers, about that order, from the returns pages first
+    assert [t.task_type for t in plan.tasks] == ["policy"]
+    assert plan.tasks[0].args["topic"] == "returns"
+    assert plan.tasks[0].args["order_id"] == ORDER
+    # But a question about the product beside it is still asked of the catalogue
+    question = clause("product_info", "does the electric toothbrush have a travel case?", products=[brush])
+    assert [t.task_type for t in plan_tasks([question, ask]).tasks][0] != "policy"
+
+
+def test_a_complaint_that_nothing_came_lists_the_orders_not_delivered():
+    plan = plan_tasks([clause("complaint", "I have been waiting forever and NOTHING has shown up")])
+    assert [t.task_type for t in plan.tasks] == ["order_list", "policy"]
+    assert plan.tasks[0].args["params"] == {"status": "pending", "also_status": "processed"}
+
+
 def test_a_complaint_naming_no_order_asks_the_documents_outright():
     plan = plan_tasks([clause("complaint", "your deliveries are always late")])
     assert [t.task_type for t in plan.tasks] == ["policy"]

@@ -10,3 +10,19 @@ def test_the_items_named_are_added_up() -> None:
     # only the items named, not the whole order
     assert named_items_total(data, ["a", "b"], "en") == "Together, Backpack and Pet Bed come to $395.17."
     assert named_items_total(data, ["a"], "en") == ""  # one item's price is on its own line already
+
+
+def test_a_rule_quoted_about_an_order_says_which_order() -> None:
+    from csagent.replies import describe_success
+
+    data = {"answer": "For hygiene reasons Perfume can only be returned unopened.",
+            "citations": [{"title": "Return and refund policy",
+                           "text": "For hygiene reasons Perfume can only be returned unopened."}]}
+    task = {"task_type": "policy", "tool": "knowledge_search",
+            "args": {"question": "q", "order_id": "#W4398027"}}
+    reply = describe_success(task, {"status": "success", "data": data}, "en")
+    assert reply == ("Order #W4398027: For hygiene reasons Perfume can only be returned unopened. "
+                     "(source: Return and refund policy)")
+    # Without an order the quotation stands alone
+    task["args"] = {"question": "q"}
+    assert describe_success(task, {"status": "success", "data": data}, "en").startswith("For hygiene")

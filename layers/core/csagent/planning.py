@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
+from csagent.nlp.script import has_ideographs
 from csagent.requests import (
     ACTION_INTENTS,
     BY_INTENT,
@@ -206,6 +207,8 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue  # "charged twice for the boots. I only need ONE pair": the complaint, told again
         if intent == "complaint" and _context_of_a_write(clause.get("text", ""), entities, writes):
             continue  # "cancel #W1, I ordered it by mistake": why the change is asked, not a complaint
+        if intent in CATALOGUE_QUESTIONS and _tells_context(clause.get("text", ""), entities, writes):
+            continue  # "I used the toothbrush once and it's not for me. Can I return it?": the story
         if intent == "order_list" and folded and folded[-1].get("intent") == "order_list":
             # "Which haven't arrived? Not the ones I already have.": one list, its filter from both.
             folded[-1]["text"] = f"{folded[-1].get('text', '')} {clause.get('text', '')}".strip()
@@ -313,6 +316,31 @@ def _context_of_a_write(text: str, entities: Mapping[str, Any], writes: list[dic
         return False
     orders = {(c.get("entities") or {}).get("order_id") for c in writes}
     return entities.get("order_id") is None or entities.get("order_id") in orders
+
+
+def _tells_context(text: str, entities: Mapping[str, Any], writes: list[dict[str, Any]]) -> bool:
+    """A catalogue reading of a statement, not a question, about a product a return or an item
+    change beside it is about ("I opened the perfume I received and tried it once. May I return
+    it?"): it tells how the request came about, and asks nothing of the catalogue (unless it
+    speaks of money: "the speaker dropped in price after I paid")."""
+    from csagent.grounding.frame import asks_as_question
+    from csagent.nlp.entities import opens_question
+
+    writes = [c for c in writes if c.get("intent") in ITEM_REQUESTS]  # a return or an item change
+    if not writes or asks_as_question(text) or opens_question(text) or _ASKS_TO_TELL.search(text) \
+            or _MONEY.search(text):
+        return False  # ("it dropped in price after I paid": what the price did is the matter)
+    named = {str(p.get("product_id")) for p in entities.get("products") or [] if isinstance(p, Mapping)}
+    about = {str(p.get("product_id")) for c in writes for p in (c.get("entities") or {}).get("products") or []
+             if isinstance(p, Mapping)}
+    orders = {(c.get("entities") or {}).get("order_id") for c in writes} - {None}
+    return bool(named & about) or (entities.get("order_id") is not None and entities["order_id"] in orders) \
+        or (bool(named) and bool(orders) and not about)
+
+
+# "tell me if the kettle comes in black", "let me know the price": a question put as a request.
+_ASKS_TO_TELL = re.compile(r"\b(?:tell|show|let me know|check|find out|wondering|wonder|curious)\b",
+                           re.IGNORECASE)
 
 
 def _returns_over_described_exchanges(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -483,6 +511,14 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # "charged twice for the boots": each item with its price, and what was paid.
                 for template in ("order_items", "order_payments"):
                     b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
+            elif not order_id and not entities.get("products") and not has_ideographs(text) \
+                    and _status_filter(text):
+                # "I've been waiting forever and NOTHING has shown up": no order named, the statuses
+                # told ("nothing has shown up": not delivered) pick the orders it is about. (Not
+                # in Chinese, whose status words the lexicon reads without what is asked of them:
+                # "还没到的就不用列了" says not to list those.)
+                b.add("order_list", PREDEFINED,
+                      {"template_id": "customer_orders", "params": _status_filter(text)})
             elif order_id:
                 b.order_lookup(order_id)
                 if entities.get("products"):
@@ -491,8 +527,18 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     b.add("order_items", PREDEFINED,
                           {"template_id": "order_items", "params": {"order_id": order_id}})
             # What the store's documents say, when they say anything: silent when they do not and
-            # the order's facts answer (`summarise.quiet_miss`).
-            b.add("policy", KNOWLEDGE, {"question": text, "supplementary": bool(order_id)})
+            # the order's facts answer (`summarise.quiet_miss`). Searched with the products named
+            # ("my robot vacuum won't dock", "the right earbud stopped playing"), so their own
+            # pages answer (the manual's troubleshooting) and no other product's does, unless the
+            # store's general pages are closer ("delivered but nothing at my door"); or, when the
+            # clause names none, the products the message named in its order (`told_of`).
+            args: dict[str, Any] = {"question": text, "supplementary": bool(order_id)}
+            product_ids = [str(p["product_id"]) for p in _named_products(entities)] \
+                or [str(p) for p in entities.get("told_of") or []]
+            product_ids = product_ids[:MAX_PRODUCTS_ASKED]
+            if product_ids:
+                args.update(product_ids=product_ids, general_too=True)
+            b.add("policy", KNOWLEDGE, args)
         elif intent == "account_info":
             # "how much did I pay for #W1 and which card did I use": beside an order, a question
             # about payments may be that order's.
@@ -546,7 +592,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened.
             # That rule, no proposal.
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["opened"].format(
-                items=" and ".join(entities["not_returnable"]))})
+                items=" and ".join(entities["not_returnable"])), "topic": "returns",
+                **({"order_id": order_id} if order_id else {})})
         elif intent == "cancel_order" and entities.get("partial_items"):
             # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
             # and the store's rule, no proposal and no reason asked for.

@@ -625,7 +625,11 @@ def describe_success(task: Mapping[str, Any], result: Mapping[str, Any], lang: s
 def _describe(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
     data = result.get("data") or {}
     if task.get("tool") == "knowledge_search":
-        return _knowledge(data, lang)
+        about = str((task.get("args") or {}).get("order_id") or "")
+        # A rule quoted about one of the customer's orders says which ("Order #W1: for hygiene
+        # reasons Perfume ... can only be returned unopened.").
+        answer = _knowledge(data, lang)
+        return render("about_order", lang, order_id=about, text=answer) if about and answer else answer
     if task.get("tool") == "customer_actions":
         return _action(data, lang)
     describe = DESCRIBERS.get(str(data.get("template_id") or ""))

@@ -515,6 +515,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         address_intent,
         asks_as_question,
         change_intent,
+        describes_an_owned_item,
         find_order,
         ground,
         item_change_intent,
@@ -522,6 +523,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         orders_named_by_facts,
         purchase_intent,
         speaks_of_a_purchase,
+        tells_of_the_product,
     )
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
@@ -544,10 +546,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "... to my home address, the one on my account": the saved address, which the default
         # cannot become; where an order should go.
         read_as = "change_order_address"
-    if read_as in _ADDRESS_CHANGES and not entities.get("address") and not has_ideographs(piece) \
-            and not names_address_change(piece):
-        # "wat adress is it goin to", "I want to check the address for my kettle order": neither a
-        # new address nor a word asking for one; where it goes (or what the account holds) is asked.
+    asks_a_change = _ZH_CHANGE.search(piece) if has_ideographs(piece) else names_address_change(piece)
+    if read_as in _ADDRESS_CHANGES and not entities.get("address") and not asks_a_change:
+        # "wat adress is it goin to", "I want to check the address for my kettle order", "会寄到哪个
+        # 地址？": neither a new address nor a word asking for one; where it goes (or what the account
+        # holds) is asked.
         read_as = "order_status" if read_as == "change_order_address" else "account_info"
     grounded_to_store = read_as != intent
     intent = read_as
@@ -559,10 +562,29 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
                       recent_products)
-    if intent in CATALOGUE_WISHES and speaks_of_a_purchase(piece) and names_a_purchase(piece, view):
-        # "does the coffee maker I ordered have a timer?": a question about the product, which its
-        # pages and the catalogue answer, and about the customer's own one, which the order that
-        # holds it answers (its options: "features: timer").
+    if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view):
+        # "my kettle from you is stop by itself before the water is boiling": nothing asked about a
+        # delivered order's progress; what went wrong with what came, which the order's facts and
+        # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
+        intent, grounded_to_store = "complaint", True
+        entities = {k: v for k, v in entities.items() if k not in {"question", "order_candidates"}}
+    if intent == "complaint" and not entities.get("products") and entities.get("order_id") \
+            and (entities.get("grounded") or {}).get("by") != "status":
+        # "grill wont light. i push the igniter and nothing happens": the products the message
+        # named in the order the clause was grounded to are what it tells of.
+        from csagent.grounding.resolve import product_mentions
+
+        order = view.order(entities["order_id"])
+        held = order.product_ids() if order is not None else set()
+        told = [m for m in product_mentions(text, view.products()) if m.product_id in held]
+        if told:
+            entities["told_of"] = list(dict.fromkeys(m.product_id for m in told))
+    if intent in CATALOGUE_WISHES and ((speaks_of_a_purchase(piece) and names_a_purchase(piece, view))
+                                       or describes_an_owned_item(piece, view)):
+        # "does the coffee maker I ordered have a timer?", "can i take the white earbuds swimming?":
+        # a question about the product, which its pages and the catalogue answer, and about the
+        # customer's own one, which the order that holds it answers (its options: "features:
+        # timer", "water resistance: IPX4").
         owned = find_order("order_items", piece, {}, view).get("order_id")
         if owned:
             entities["owned_in"] = owned
@@ -577,7 +599,18 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
 
 
+def _all_delivered(entities: Mapping[str, Any], view: Any) -> bool:
+    """Are the orders a clause was grounded to, by the products it names, all delivered?"""
+    if not entities.get("products"):
+        return False
+    orders = [view.order(o) for o in entities.get("grounded_orders") or [entities.get("order_id")] if o]
+    return bool(orders) and all(o is not None and o.status == "delivered" for o in orders)
+
+
 _ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
+# The Chinese words that ask for a change ("改寄到", "换个地址", "更新", "修改"): without one, an
+# address is asked about, not changed.
+_ZH_CHANGE = re.compile(r"改|换|更新|更改|变更|修改|转寄|寄到新")
 # What "I want my money back" on a delivered order is read as before its order is known.
 _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 _MONEY_BACK = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)

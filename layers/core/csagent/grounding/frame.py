@@ -123,8 +123,12 @@ def find_order(
         narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
         fitting = narrowed or fitting
     if len(fitting) > 1:
-        # "the camera with the 10x zoom", "my keyboard, the white one": the item's options pick.
-        fitting = _described_by_options(fitting, product_ids, source) or fitting
+        # "the camera with the 10x zoom", "my keyboard, the white one": the item's options pick, in
+        # the clause or elsewhere in the message ("has the dumbbell set shipped? the 30-50 one").
+        told_plainly = bool(message) and message != source and not _NEGATION_OR_OTHER.search(message)
+        elsewhere = message if told_plainly else ""
+        fitting = _described_by_options(fitting, product_ids, source) or (
+            _described_by_options(fitting, product_ids, elsewhere) if elsewhere else []) or fitting
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
@@ -138,6 +142,11 @@ def find_order(
         # "charged twice for the boots", with boots in two orders: both orders are the facts.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
+    each = _one_order_each(intent, view, mentions) if len(chosen) > 1 and intent in READS else []
+    if each:
+        # "tracking for the grill and the office chair": each product in one order of its own,
+        # so each order is asked about.
+        return {**entities, "order_ids": each, "grounded_orders": each}
     if len(chosen) > 1:
         names = mentions[0].name
         return {
@@ -152,6 +161,11 @@ def find_order(
 
 # Reads whose answer is where an order is: a cancelled one is not meant when a live one fits.
 ORDER_READS_BY_STATUS = frozenset({"order_status", "tracking"})
+
+
+# A message that rules something out or points at "the other" one ("don't tell me about the gold
+# one, the OTHER tablet"): its option words may describe the item not meant.
+_NEGATION_OR_OTHER = re.compile(r"\b(?:not|no|never|other|except)\b|n[’']t\b", re.IGNORECASE)
 
 
 def _described_by_options(orders: Sequence[OrderView], product_ids: set[str], text: str) -> list[OrderView]:
@@ -173,6 +187,23 @@ def _described_by_options(orders: Sequence[OrderView], product_ids: set[str], te
 
     picked = [o for o in orders if (not wanted or has(o, wanted)) and not (unwanted and has(o, unwanted))]
     return picked if 0 < len(picked) < len(orders) else []
+
+
+def _one_order_each(intent: str, view: CustomerView, mentions: Sequence[Any]) -> list[str]:
+    """The orders of several products named, when each is in exactly one order (of those a read
+    of its kind fits, live ones first), in the order named; [] when one of them is in several or
+    they are all in the same one."""
+    orders: list[str] = []
+    for product_id in dict.fromkeys(m.product_id for m in mentions):
+        holding = orders_mentioning(view, {product_id}, STATUSES_FOR.get(intent)) \
+            if intent in STATUSES_FOR else orders_mentioning(view, {product_id})
+        if intent in ORDER_READS_BY_STATUS:
+            holding = [o for o in holding if o.status != "cancelled"] or holding
+        if len(holding) != 1:
+            return []
+        orders.append(holding[0].order_id)
+    distinct = list(dict.fromkeys(orders))
+    return distinct if 1 < len(distinct) <= MAX_LISTED else []
 
 
 def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[OrderView]:
@@ -558,6 +589,24 @@ def speaks_of_a_purchase(text: str) -> bool:
     return bool(_POSSESSIVE.search(text))
 
 
+def describes_an_owned_item(text: str, view: CustomerView) -> bool:
+    """Do the words point at an item the customer bought by what it is like, without a possessive
+    ("can i take the white earbuds swimming", "is the 1000-piece puzzle hard"): a product named a
+    few words after a determiner ("the", "those", "this" ...) with option values one of their
+    items of it has?"""
+    for mention in product_mentions(text, view.products()):
+        if not mention.options or not _POINTING.search(text[max(0, mention.span[0] - 40):mention.span[0]]):
+            continue
+        lines = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id]
+        if any(all(x.options.get(k) == v for k, v in mention.options.items()) for x in lines):
+            return True
+    return False
+
+
+# "the white earbuds", "those blue ones": a determiner at most three words before the item's name.
+_POINTING = re.compile(r"\b(?:the|those|these|that|this)\b(?:\W+\w+){0,3}\W*$", re.IGNORECASE)
+
+
 NOT_ABOUT_A_PURCHASE = frozenset(
     {"product_info", "product_availability", "account_info", "out_of_scope", "greeting", "smalltalk",
      "thanks"}
@@ -569,7 +618,13 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     reads like a catalogue question or like nothing at all ("why hasn't my action camera shipped",
     "wheres my bicyle"); and the other way round, the product question that an order-status
     reading hides ("how long does my vacuum run on one charge")."""
-    if view is None or not _POSSESSIVE.search(text):
+    if view is None:
+        return intent
+    if not _POSSESSIVE.search(text):
+        if intent in CATALOGUE_WISHES and _ORDER_PROGRESS.search(text) and names_a_purchase(text, view):
+            # "has the heavier dumbbell set shipped yet?": whether something has shipped is asked of
+            # an order, never of the catalogue; the one they bought.
+            return runner_up if runner_up in ORDER_READS_BY_STATUS else "order_status"
         return intent
     if intent == "order_status" and _about_the_product(text) and not _ASKS_THE_ASSISTANT.search(text) \
             and names_a_purchase(text, view):
@@ -587,6 +642,11 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     return runner_up if runner_up in ORDER_INTENTS else "order_status"
 
 
+# Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
+_ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out|left the warehouse"
+                             r"|on (?:its|the) way)\b", re.IGNORECASE)
+
+
 def _about_the_product(text: str) -> bool:
     """Is a question about something the customer bought about the product itself: put as a
     question, in English (the Chinese lexicon reads those), with no word about the order (where,
@@ -595,6 +655,20 @@ def _about_the_product(text: str) -> bool:
     return (asks_as_question(text) and not has_ideographs(text)
             and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
             and not _CHANGE_WORD.search(text) and not _ITS_OWN_ATTRIBUTE.search(text))
+
+
+def tells_of_the_product(text: str) -> bool:
+    """Do the words tell something of a product itself, as a statement with no word about its
+    order nor a change ("my kettle from you is stop by itself before the water is boiling", "my
+    little robot vacuum just wanders around and won't go back on its dock")? Said of a product
+    the customer has received, that is what happened to it, not a question where the order is."""
+    return (len(text.split()) >= MIN_TELLING_WORDS and not asks_as_question(text) and not has_ideographs(text)
+            and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
+            and not _CHANGE_WORD.search(text))
+
+
+# Fewer words than this tell nothing of a product ("my kettle", "the grey one please").
+MIN_TELLING_WORDS = 5
 
 
 def asks_as_question(text: str) -> bool:
@@ -718,6 +792,14 @@ _THE_ACCOUNT = re.compile(
     re.IGNORECASE)
 
 
+# Words for where something goes ("to my office", "the billing address"): a place, not a payment.
+_A_PLACE = re.compile(r"\b(?:address\w*|home|office|place|house|apartment|apt|work|street|st|avenue|ave"
+                      r"|road|rd|suite|city|town|zip|building|door)\b|地址", re.IGNORECASE)
+
+
+_MY_ADDRESS = re.compile(r"\bmy\s+(?:\w+\s+)?address\b", re.IGNORECASE)
+
+
 def address_intent(intent: str, text: str, view: CustomerView | None, *, order_named: bool = False,
                    message: str = "") -> str:
     """ "change the address for my laptop, new address is ...": an address change that names
@@ -730,6 +812,11 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     from csagent.nlp.entities import ORDER_ID_RE
 
     names_order = bool(ORDER_ID_RE.search(text)) or names_a_purchase(text, view)
+    if intent == "change_order_address" and not _A_PLACE.search(text) \
+            and view.address_named(text) is None and resolve_payment(text, view).named:
+        # "put the order with the dumbbells on my visa instead": what it goes on is one of their
+        # payment methods, not a place; the order's payment.
+        return "change_payment"
     if intent == "change_order_address":
         # "can you put my new address on the account?": the account's address, no order's.
         in_message = bool(message) and (bool(ORDER_ID_RE.search(message)) or names_a_purchase(message, view))
@@ -737,7 +824,10 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
         return "update_default_address" if about_account else intent
     if _THE_ACCOUNT.search(text):
         return intent
-    return "change_order_address" if names_order else intent
+    # "my order #W1 is going to Charlotte!! ... Fix the address": the order the message names ("and
+    # update my address" beside it may be the account's).
+    in_message = bool(message) and bool(ORDER_ID_RE.search(message)) and not _MY_ADDRESS.search(text)
+    return "change_order_address" if names_order or in_message else intent
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:
@@ -941,19 +1031,48 @@ def narrow_pending(
     return narrowed
 
 
+# What a proposal whose payment method is named again is asked as: the request it proposes.
+_PAYING_REQUESTS = {"change_payment": "change_payment", "modify_items": "change_items",
+                    "exchange_items": "change_items", "return_items": "return_request"}
+
+
+def _another_method(text: str, action: str, args: Mapping[str, Any], order: OrderView | None,
+                    view: CustomerView) -> tuple[str, dict[str, Any]] | None:
+    """ "actually no, the visa" at confirmation of a payment change (or of an item change, a
+    return, with the money on a method): the proposal again, with the other method of the
+    customer's the words name; None when they name none, or the one proposed."""
+    current = args.get("payment_method_id")
+    if action not in _PAYING_REQUESTS or not current or order is None:
+        return None
+    choice = resolve_payment(text, view, order, exclude=str(current))
+    if choice.method is None or (action == "change_payment"
+                                 and choice.method.payment_method_id == order.paid_with):
+        return None
+    entities = {**args, "payment_method_id": choice.method.payment_method_id, "asks_for_change": True,
+                "grounded_orders": [order.order_id]}
+    if _PAYING_REQUESTS[action] == "change_items":
+        entities["item_action"] = action
+    return _PAYING_REQUESTS[action], entities
+
+
 def amend_pending(
     text: str, pending: Sequence[Mapping[str, Any]], view: CustomerView,
     variants: Mapping[str, Sequence[Variant]],
 ) -> list[tuple[str, dict[str, Any]]]:
     """Another version asked for at confirmation ("oh wait, could you make it the 1000ml red one
     instead?"): each proposed item change whose item the words move to another variant, as
-    (intent, entities) to propose again with the new variants. The words are read as said of each
-    proposed item (its name first), unless they name another product of the order; empty when they
-    change no proposed item."""
+    (intent, entities) to propose again with the new variants; and a proposal whose money goes
+    on a payment method, with the other method the words name ("actually no, the visa"). The
+    words are read as said of each proposed item (its name first), unless they name another
+    product of the order; empty when they change no proposed item."""
     amended: list[tuple[str, dict[str, Any]]] = []
     for action in pending:
         args = dict((action.get("proposal") or {}).get("args") or {})
         order = view.order(args.get("order_id"))
+        paying = _another_method(text, str(action.get("action") or ""), args, order, view)
+        if paying is not None:
+            amended.append(paying)
+            continue
         item_ids = list(args.get("item_ids") or [])
         new_ids = list(args.get("new_item_ids") or [])
         if ITEM_REQUESTS.get(str(action.get("action"))) != "change_items" or order is None \

@@ -113,6 +113,9 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
                 forms.append(([value + head], False))
             if "-" in value and len(forms[0][0]) > 1:  # "wifi" for Wi-Fi, "usbc" for USB-C
                 forms.append((["".join(forms[0][0])], False))
+            unit = _UNIT_AFTER_NUMBER.match(forms[0][0][-1]) if len(forms[0][0]) > 1 else None
+            if unit and forms[0][0][-2].isdigit():  # "the 30-50 one" for 30-50 lbs: a range says enough
+                forms.append(([*forms[0][0][:-1], unit.group(1)], False))
             for form, synonym in forms:
                 for i in _find(form, toks):
                     if value.lower() == "none":
@@ -135,6 +138,9 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
                     hits.append(OptionHit(key, next(v for v in values if v.lower() == "none"), i - 1))
     hits.sort(key=lambda h: h.position)
     return _drop_shadowed(hits)
+
+
+_UNIT_AFTER_NUMBER = re.compile(r"^(\d+)[a-z]+$")
 
 
 def _keyed(key_toks: Sequence[str], toks: Sequence[str], i: int) -> bool:

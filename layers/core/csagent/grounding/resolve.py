@@ -368,9 +368,10 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     # A pivot with nothing named after it ("..., PayPal for the difference") ends no description;
     # nor does one that leads to the change verb ("I'd like to exchange ..."), nor the verb itself
     # when its object is described before "for" ("exchange the medium one with the laptop sleeve
-    # for the large navy one").
+    # for the large navy one"); nor a wish to keep ("... to a medium frame? still want a mountain
+    # bike": what stays, not what the item is now).
     pivots = [i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last
-              and not _CHANGE_VERBS & set(toks[i + 1:i + 3])]
+              and not _CHANGE_VERBS & set(toks[i + 1:i + 3]) and not (i > 0 and toks[i - 1] in _KEEP_WORDS)]
     if len(pivots) > 1 and toks[pivots[0]] in _CHANGE_VERBS and toks[pivots[1]] in _TARGET_PIVOTS \
             and any(pivots[0] < h.position < pivots[1] for h in hits):
         return pivots[1]
@@ -568,14 +569,18 @@ def resolve_item_changes(
         cheapest = bool(_CHEAPEST.search(segment))
         alternatives = _alternatives(fallbacks, dims, line, wanted)
         if _SAME_BUT.search(wish) and not alternatives:
-            changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper))
+            by_name = _kept_by_name(tokens(wish), hits, dims) - set(wanted)
+            changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper, by_name))
             continue
         # "The same bottle in green; if there's no green, red": a fallback that keeps every other
         # option comes before the wish with other options changed.
         kept = (choose_variant(line, product_variants, {**line.options, **option_set}, cheapest, cheaper)
                 for option_set in ((wanted, *alternatives) if alternatives else ()))
+        # What they keep by name ("... size M? still want white") holds in what is chosen.
+        held = {k: line.options[k] for k in _kept_by_name(tokens(wish), hits, dims) - set(wanted)
+                if k in line.options}
         choice = next((c for c in kept if c.new is not None), None) or choose_variant(
-            line, product_variants, wanted, cheapest, cheaper)
+            line, product_variants, {**held, **wanted}, cheapest, cheaper)
         unavailable = choice.new is None and not choice.options
         for alternative in alternatives if unavailable else []:
             fallback = choose_variant(line, product_variants, alternative, cheapest, cheaper)
@@ -614,16 +619,51 @@ def which_of_them(lines: Sequence[Line]) -> str:
 
 
 def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool,
-              cheaper: bool) -> ItemChange:
+              cheaper: bool, kept: Iterable[str] = ()) -> ItemChange:
     """ "The same camera with the 10x zoom": every option not named stays. When that variant is not
     there, the customer is told so, with the variants that have what they named, never given one
-    that changes what they asked to keep."""
+    that changes what they asked to keep. Options kept by name (`kept`: "same colour", "the same
+    white one") are what they asked to keep: the one variant with what they named and those is
+    the change ("the same white helmet but size M", the white M having another ventilation), and
+    when there is none, that is the answer ("the purple tee in L, same colour": no purple L)."""
     exact = choose_variant(line, variants, {**line.options, **wanted}, cheapest, cheaper)
     if exact.new is not None or exact.options:
         return exact
-    loose = choose_variant(line, variants, wanted, cheapest, cheaper)
+    keep = {k: line.options[k] for k in kept if k in line.options}
+    loose = choose_variant(line, variants, {**keep, **wanted}, cheapest, cheaper)
+    if keep and loose.new is not None:
+        return loose
     offered = (loose.new,) if loose.new is not None else loose.options
+    if keep and not offered:
+        shown = ", ".join({**keep, **wanted}.values())
+        return ItemChange(line, None, f"The {line.name} is not available in {shown}.")
     return replace(exact, options=offered) if offered else exact
+
+
+def _after_a_keep_word(toks: Sequence[str], position: int) -> bool:
+    """Is the word at `position` kept: after "same", "still", "keep" with only a few filler words
+    between ("same white", "still want white", "keep it white")?"""
+    j = position - 1
+    while j >= 0 and position - j <= _KEEP_REACH and toks[j] in _KEEP_FILLER:
+        j -= 1
+    return j >= 0 and toks[j] in _KEEP_WORDS
+
+
+# (Not "one" nor "in": "the same one in blue" asks for blue.)
+_KEEP_FILLER = frozenset({"want", "wanted", "need", "like", "it", "them", "to", "be", "as"})
+_KEEP_REACH = 3
+
+
+def _kept_by_name(toks: Sequence[str], hits: Sequence[OptionHit],
+                  dims: Mapping[str, Sequence[str]]) -> set[str]:
+    """The dimensions the words keep by name: a value after a keep word ("same white", "still
+    blue") or the dimension itself ("same size", "same colour")."""
+    kept = {h.key for h in hits if _after_a_keep_word(toks, h.position)}
+    for word, after in zip(toks, toks[1:], strict=False):
+        if word in _KEEP_WORDS:
+            named = "color" if after == "colour" else after
+            kept |= {key for key in dims if named in tokens(key)}
+    return kept
 
 
 def _merge_repeats(segments: list[tuple[Any, str]], order: OrderView) -> list[tuple[Any, str]]:

@@ -1,11 +1,15 @@
 """Tool: answer a question from the knowledge base (policies, warranty terms, manuals, FAQ).
 
     task.args = {"question": str, "product_ids"?: [str], "k"?: int, "mode"?: "keyword",
-                 "topic"?: "warranty"}
+                 "topic"?: "warranty" | "returns", "general_too"?: bool}
 
 `topic` is what the understanding step read the question to be about: the hits whose document or
 section is about it answer first ("warranty on an electric kettle?" is answered from the warranty
 terms, not from the kettle's manual that ranks level with them).
+
+`general_too` (with `product_ids`): the store's pages are searched without the products too, and
+answer unless the product's own manual is at least as close to the question (a complaint names a
+product whether it is about the product or about its parcel).
 
 `mode: keyword` searches without embeddings (the FAQ and fulltext keyword match): the healer's
 cheaper path (`csagent.healing.degraded_task`), the same whether it runs here or in the Lambda.
@@ -70,7 +74,7 @@ def _index_missing(exc: BaseException) -> bool:
 
 
 #: Topics a planner may name, as the words a document's title or section carries.
-TOPICS = {"warranty": ("warranty", "warranties")}
+TOPICS = {"warranty": ("warranty", "warranties"), "returns": ("return", "returns")}
 
 
 def on_topic_first(result: SearchResult, topic: Any) -> SearchResult:
@@ -84,6 +88,19 @@ def on_topic_first(result: SearchResult, topic: Any) -> SearchResult:
         return any(w in heading for w in words)
 
     return replace(result, hits=tuple(sorted(result.hits, key=lambda hit: not about(hit))))
+
+
+def _own_pages_closer(scoped: SearchResult, general: SearchResult) -> bool:
+    """Does the search with the products answer from a product's own manual at least as close in
+    meaning to the question as the general search's best hit (or is the general one empty)? A
+    policy naming the product in passing ("Perfume and Makeup Kit items can only be returned
+    unopened") is no product's page."""
+    if scoped.no_results or not scoped.hits:
+        return False
+    if general.no_results or not general.hits:
+        return True
+    top = scoped.hits[0]
+    return top.kind == "manual" and (top.similarity or -1.0) >= (general.hits[0].similarity or -1.0)
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:
@@ -103,6 +120,12 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         embedder = None if task.args.get("mode") == "keyword" else ctx.embedder
         searcher = KnowledgeSearch(ctx.graph, embedder)
         result = searcher.search(question, k=k, product_ids=product_ids)
+        if product_ids and task.args.get("general_too"):
+            # "delivered but nothing at my door" names the speaker, whose manual says nothing of
+            # parcels: the store's general pages answer when they are closer to the words.
+            general = searcher.search(question, k=k)
+            if not _own_pages_closer(result, general):
+                result = general if not general.no_results else result
         if result.no_results:
             return ToolResult.failed(
                 task, ErrorType.NO_RESULTS,

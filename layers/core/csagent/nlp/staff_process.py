@@ -11,7 +11,8 @@ read neither the code nor any evaluation set (303 asking for one of those proces
 of them look-alikes: warranty questions, returns for money back, exchanges for another option,
 "where is my parcel", troubleshooting, negated asks), and `data/staff_processes_dev.jsonl`, the
 first messages of the development message set labelled by the outcome their writers expect
-(`make intent-examples`: 68 `staff`, 2,328 `other`, parts 1 to 13), so that the look-alikes are not one writer's.
+(`make intent-examples`: 68 `staff`, 2,328 `other`, parts 1 to 13), so that the look-alikes are
+not one writer's.
 
 `handoff.triggers.asks_for_staff_process` trusts a `staff` reading at `STAFF_MIN_PROBABILITY` or
 above; the turn is answered as far as it can be, then a person takes the claim over.

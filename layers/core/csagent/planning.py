@@ -512,13 +512,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 for template in ("order_items", "order_payments"):
                     b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
             elif not order_id and not entities.get("products") and not has_ideographs(text) \
-                    and _status_filter(text):
+                    and (statuses := _status_filter(text)):
                 # "I've been waiting forever and NOTHING has shown up": no order named, the statuses
                 # told ("nothing has shown up": not delivered) pick the orders it is about. (Not
                 # in Chinese, whose status words the lexicon reads without what is asked of them:
                 # "还没到的就不用列了" says not to list those.)
-                b.add("order_list", PREDEFINED,
-                      {"template_id": "customer_orders", "params": _status_filter(text)})
+                b.add("order_list", PREDEFINED, {"template_id": "customer_orders", "params": statuses})
             elif order_id:
                 b.order_lookup(order_id)
                 if entities.get("products"):

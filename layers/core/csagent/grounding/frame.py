@@ -652,9 +652,7 @@ def _about_the_product(text: str) -> bool:
     question, in English (the Chinese lexicon reads those), with no word about the order (where,
     when, what was paid) nor a change ("trade my t-shirt for a pet bed"), and not about what their
     own item is ("what colour were the earbuds I bought")?"""
-    return (asks_as_question(text) and not has_ideographs(text)
-            and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
-            and not _CHANGE_WORD.search(text) and not _ITS_OWN_ATTRIBUTE.search(text))
+    return asks_as_question(text) and _of_the_product_alone(text) and not _ITS_OWN_ATTRIBUTE.search(text)
 
 
 def tells_of_the_product(text: str) -> bool:
@@ -662,8 +660,14 @@ def tells_of_the_product(text: str) -> bool:
     order nor a change ("my kettle from you is stop by itself before the water is boiling", "my
     little robot vacuum just wanders around and won't go back on its dock")? Said of a product
     the customer has received, that is what happened to it, not a question where the order is."""
-    return (len(text.split()) >= MIN_TELLING_WORDS and not asks_as_question(text) and not has_ideographs(text)
-            and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
+    return (len(text.split()) >= MIN_TELLING_WORDS and not asks_as_question(text)
+            and _of_the_product_alone(text))
+
+
+def _of_the_product_alone(text: str) -> bool:
+    """English words with no word about an order nor a change: what a question or a statement
+    about the product itself leaves out."""
+    return (not has_ideographs(text) and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
             and not _CHANGE_WORD.search(text))
 
 

@@ -540,7 +540,8 @@ def resolve_item_changes(
         product_variants = variants.get(mention.product_id) or ()
         dims = _dimensions(product_variants, lines[0])
         wish, fallbacks = _split_fallbacks(gloss(segment))
-        hits = _resolve_keys(tokens(wish), find_option_values(wish, dims))
+        wish_toks = tokens(wish)
+        hits = _resolve_keys(wish_toks, find_option_values(wish, dims))
         # Two of the same product ("the black chair, not the blue one"): the one the words describe,
         # or the only one the wish would change ("make the helmet an L": not the L one); else asked.
         line, undecided = _line_meant(lines, wish, hits, dims)
@@ -568,8 +569,8 @@ def resolve_item_changes(
             continue
         cheapest = bool(_CHEAPEST.search(segment))
         alternatives = _alternatives(fallbacks, dims, line, wanted)
+        by_name = _kept_by_name(wish_toks, hits, dims) - set(wanted)  # "same colour", "still want white"
         if _SAME_BUT.search(wish) and not alternatives:
-            by_name = _kept_by_name(tokens(wish), hits, dims) - set(wanted)
             changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper, by_name))
             continue
         # "The same bottle in green; if there's no green, red": a fallback that keeps every other
@@ -577,8 +578,7 @@ def resolve_item_changes(
         kept = (choose_variant(line, product_variants, {**line.options, **option_set}, cheapest, cheaper)
                 for option_set in ((wanted, *alternatives) if alternatives else ()))
         # What they keep by name ("... size M? still want white") holds in what is chosen.
-        held = {k: line.options[k] for k in _kept_by_name(tokens(wish), hits, dims) - set(wanted)
-                if k in line.options}
+        held = {k: line.options[k] for k in by_name if k in line.options}
         choice = next((c for c in kept if c.new is not None), None) or choose_variant(
             line, product_variants, {**held, **wanted}, cheapest, cheaper)
         unavailable = choice.new is None and not choice.options

@@ -699,3 +699,21 @@ def test_an_everyday_name_stands_for_its_one_product_and_a_shared_word_for_all()
     assert vocabulary.names_several("cameras") and vocabulary.names_several("kettle")
     assert not vocabulary.names_several("bike")
     assert not cc.StoreVocabulary(products=("Headphones", "Smartphone")).names_several("phones")
+
+
+def test_an_everyday_word_names_the_products_own_option() -> None:
+    # Given products whose size-like option has another name (a kettle's capacity, a luggage set's
+    # piece count), and one with an option called size
+    vocabulary = cc.StoreVocabulary(
+        products=("Electric Kettle", "Luggage Set", "T-Shirt"),
+        options={"Electric Kettle": (("capacity", "1L"), ("capacity", "2L"), ("color", "white")),
+                 "Luggage Set": (("piece count", "2-piece"), ("material", "softshell")),
+                 "T-Shirt": (("size", "M"), ("capacity", "n/a"))})
+    # When each is asked what sizes it comes in
+    asked = {name: cc.narrow_by_option(f"what sizes does the {name.lower()} come in?", vocabulary)
+             for name in ("Electric Kettle", "Luggage Set", "T-Shirt")}
+    # Then the product's own option answers: its own "size" first, else the everyday word's option
+    assert {name: a[1]["option_key"] for name, a in asked.items() if a} == {
+        "Electric Kettle": "capacity", "Luggage Set": "piece count", "T-Shirt": "size"}
+    pieces = cc.narrow_by_option("how many pieces is the luggage set?", vocabulary)
+    assert pieces is not None and pieces[1]["option_key"] == "piece count"

@@ -1513,3 +1513,92 @@ def test_the_item_described_after_the_change_verb_is_the_one_changed() -> None:
     # When the change is read / Then the black one becomes the blue one with adjustable armrests
     change = resolve_item_changes(text, order, _variants()).changes[0]
     assert (change.line.item_id, change.new and change.new.item_id) == ("c-black-fixed", "c-blue-adjustable")
+
+
+def _with_cancelled(*extra: OrderView) -> CustomerView:
+    """The hand-made store with cancelled orders added (refunded when they were cancelled)."""
+    store = _store()
+    return replace(store, orders=(*store.orders, *extra))
+
+
+def test_a_refund_question_is_about_the_order_that_has_one() -> None:
+    # Given two pending orders, one delivered and one cancelled
+    kettle = next(x for x in _variants()[KETTLE] if x.item_id == "k-2L-black")
+    store = _with_cancelled(OrderView("#W0000004", "cancelled", (_line(kettle, KETTLE, "Electric Kettle"),)))
+    # When a refund question names no order and no product
+    found = ground("refund_status", "did the refund go through?", {}, store, _variants(), "")
+    # Then the cancelled order, the only one with a refund, is the one asked about
+    assert found["order_id"] == "#W0000004"
+
+
+def test_a_refund_question_about_both_is_answered_for_each_cancelled_order() -> None:
+    # Given two cancelled orders beside the others
+    kettle = next(x for x in _variants()[KETTLE] if x.item_id == "k-2L-black")
+    store = _with_cancelled(OrderView("#W0000004", "cancelled", (_line(kettle, KETTLE, "Electric Kettle"),)),
+                            OrderView("#W0000005", "cancelled", (_line(kettle, KETTLE, "Electric Kettle"),)))
+    # When the question is about both, or the total
+    both = ground("refund_status", "did both refunds go through?", {}, store, _variants(), "")
+    total = ground("refund_status", "how much did I get back in total?", {}, store, _variants(), "")
+    # Then each cancelled order is answered, nothing is asked back
+    assert both["order_ids"] == total["order_ids"] == ["#W0000004", "#W0000005"]
+    assert "question" not in both and "question" not in total
+
+
+def test_an_amount_to_the_cent_tells_one_order_apart() -> None:
+    from csagent.grounding.facts import order_of_amount
+
+    # Given the store's orders: a kettle at $50.00 in two orders, the chairs' order at $600.00
+    store = _store()
+    # When an amount names the chairs' total / the price both kettle orders share / nothing
+    # Then the one order, or none
+    assert order_of_amount("I see 600.00 coming back to my PayPal", store) == "#W0000002"
+    assert order_of_amount("you charged me 50.00 twice", store) is None
+    assert order_of_amount("what's this 12.34 charge?", store) is None
+
+
+def test_status_words_narrow_the_orders_a_payment_method_paid() -> None:
+    from csagent.grounding.frame import orders_named_by_facts
+
+    # Given the Visa paid for a delivered order and a pending one
+    store = _store()
+    # When the words name the method and a status
+    delivered = orders_named_by_facts("order_status", "did my delivered order go on my visa?", {}, store)
+    none_fit = orders_named_by_facts("change_payment", "pay my cancelled order with my visa", {}, store)
+    # Then the status picks among them; with none in that status, the facts name no order
+    assert delivered is not None and delivered["order_id"] == "#W0000001"
+    assert none_fit is None
+
+
+def test_an_order_found_by_its_product_and_a_full_address_to_send_it_to_is_an_address_change() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    class _OrderReads(_Intents):
+        def classify_many(self, pieces: list[str]) -> list[object]:
+            from csagent.nlp.intents import IntentPrediction
+
+            return [IntentPrediction("order_status", 0.8, None, 0.0) for _ in pieces]
+
+    # Given words read as an order question that find the order by its product and give a full address
+    chair = {"product_id": CHAIR, "name": "Office Chair", "options": {}}
+    understanding = LocalUnderstanding(classifier=_OrderReads(), catalogue=lambda: [chair],
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    text = ("The order with the office chair, please send it to other address: "
+            "12 Main St, Springfield, IL 62704")
+    # When it is understood
+    clause = understanding.understand(text, {"customer_id": "ann"}).clauses[0]
+    # Then the order with the chairs is to go to that address
+    assert (clause.intent, clause.entities["order_id"]) == ("change_order_address", "#W0000002")
+    assert clause.entities["address"]["zip"] == "62704"
+
+
+def test_money_back_without_a_word_for_another_item_is_no_item_change() -> None:
+    from csagent.grounding.frame import item_change_intent
+
+    # Given a delivered order with a white kettle, and words naming the black one the customer ordered
+    refund = "You sent the wrong kettle, I ordered the black one. I don't want it, I want a refund to my card"
+    swap = "You sent the wrong kettle, I ordered the black one. Please swap it"
+    # When each is read as a possible item change
+    read = {text: item_change_intent("return_request", text, {"order_id": "#W0000001"}, _store(), _variants())
+            for text in (refund, swap)}
+    # Then money back asked for is the return it was read as; another item asked for is an exchange
+    assert read == {refund: "return_request", swap: "change_items"}

@@ -297,3 +297,17 @@ def test_one_payment_on_an_order_is_said_to_be_one_charge() -> None:
     text = describe_success(task, {"status": "success", "data": data}, "en")
     # Then the reply says it was charged once, how much and to what
     assert text == "Order #W1 was charged once: $258.09 to your Visa ending 1234."
+
+
+def test_a_refund_names_what_it_was_for_and_where_it_went_in_chinese_too() -> None:
+    # Given a refund of a cancelled order's Skateboard to PayPal
+    row = {"order_id": "#W6111398", "order_status": "cancelled", "refund_count": 1, "refunded_total": 818.31,
+           "refunds": [{"seq": 2, "amount": 818.31, "payment_method": "PayPal"}], "items": ["Skateboard"]}
+    task = {"task_id": "t1", "task_type": "refund_status", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "refund_status", "row": row}}
+    # When it is described in English and in Chinese
+    english, chinese = describe_success(task, result, "en"), describe_success(task, result, "zh")
+    # Then both say what the money was for, how much and where it went ("I don't remember what it's for")
+    assert "Skateboard" in english and "$818.31" in english and "PayPal" in english
+    assert "Skateboard" in chinese and "$818.31" in chinese and "PayPal" in chinese
+    assert "issued" not in chinese

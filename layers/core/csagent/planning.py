@@ -56,7 +56,9 @@ _ABOUT_ONE_ORDER = ("order_shipping_address", "order_total", "order_payments", "
                     "cancellation_eligibility")
 ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
     "order_status": _ABOUT_ONE_ORDER,
-    "refund_status": _ABOUT_ONE_ORDER,
+    # A refund question asks what money moved, never whether a change is still allowed ("取消的订单
+    # #W1退了多少钱？" reads close to "can it still be cancelled?" by its words alone).
+    "refund_status": ("order_total", "order_payments"),
     # "whats up w #W4836353?" read as a question about its items: the status, when the templates'
     # examples say so more clearly than the items' own.
     "order_items": (*_ABOUT_ONE_ORDER, "order_overview"),

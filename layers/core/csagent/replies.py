@@ -207,8 +207,10 @@ def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
     from csagent.actions.policy import load_rules
 
     method = str(refund.get("payment_method") or "").strip()
-    if not method or lang != "en":  # the policy's timings are written in English
+    if not method:
         return ""
+    if lang != "en":  # the policy's timings are written in English: where it went, in the language
+        return render("refund_went_to", lang, method=method)
     timing = load_rules().refund_timing_for(_refund_source(method))
     return render("refund_timing", lang, method=method, timing=timing)
 
@@ -232,8 +234,11 @@ def _refund_status(data: Mapping[str, Any], lang: str) -> str:
                                        default=rules.refund_timing_for("credit_card"))
         return none
     timings = [_refund_timing(r, lang) for r in row.get("refunds") or [] if r]
-    return render("refund_status", lang, order_id=row.get("order_id", ""),
-                  amount=f"${float(row.get('refunded_total') or 0):.2f}", refund_status="issued",
+    items = list(dict.fromkeys(str(i) for i in row.get("items") or [] if i))  # what the money was for
+    return render("refund_status_of_items" if items else "refund_status", lang,
+                  order_id=row.get("order_id", ""), items=items,
+                  amount=f"${float(row.get('refunded_total') or 0):.2f}",
+                  refund_status=render("refund_issued", lang),
                   timing=" ".join(dict.fromkeys(t for t in timings if t))).strip()
 
 

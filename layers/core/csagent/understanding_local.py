@@ -50,10 +50,20 @@ OUT_OF_SCOPE = "out_of_scope"
 ORDER_BOUND_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
                                  "return_request", "change_order_address", "change_items", "change_payment"})
 PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
-# A cancellation told as done ("I cancelled #W1", "it was already canceled"), not asked for.
-CANCELLATION_DONE = re.compile(r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b",
-                               re.IGNORECASE)
-CANCEL_ASKED = re.compile(r"\bcancel\b", re.IGNORECASE)
+# A cancellation told as done ("I cancelled it", "ended up cancelling two orders", "the cancelled
+# espresso order", "我取消的那个订单",
+# "已经取消了"), not asked for ("cancel it", "帮我取消").
+CANCELLATION_DONE = re.compile(
+    r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b"
+    r"|\b(?:ended up|after|since)\s+cancell?ing\b|\b(?:the|my|that|this|those|both)\s+cancell?ed\b"
+    r"|我(?:已经|早就|之前|上次)?取消(?:了|的|过)|已经?取消|被取消|取消掉?的(?:那个|那笔|那张)?订单",
+    re.IGNORECASE)
+CANCEL_ASKED = re.compile(r"\bcancel\b|(?:帮我|请|麻烦|我要|我想|给我)取消", re.IGNORECASE)
+# A question about money come back ("how much did I get back", "did both refunds go through", "退了
+# 多少"): beside a cancellation told as done, or about a cancelled order, a question about its refund.
+MONEY_CAME_BACK = re.compile(
+    r"\b(?:refund\w*|reimburs\w*|money|get back|got back|gotten back|coming back|came back|paid back|"
+    r"charged?|charges|billed|paying|credited)\b|退款|退了多少|退到|退回|退钱|扣款|扣了", re.IGNORECASE)
 # Reads whose "the ..." names something of an order already in view ("the tracking number"); "the
 # refund" of a change just asked for is a question about refunds, not an order's record of one.
 DEFINITE_ORDER_READS = frozenset({"order_status", "tracking", "order_items"})
@@ -190,6 +200,10 @@ class LocalUnderstanding:
             if message_orders and picked != fallback_order:
                 picked, waiting = None, None
             fallback_order = fallback_order or picked
+        if view is not None and not fallback_order:
+            from csagent.grounding.facts import order_of_amount
+
+            fallback_order = order_of_amount(text, view)  # "818.31 coming back into my PayPal": its order
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
         awaited = {str(w.get("parameter")) for w in state.get("awaiting") or []}
@@ -234,6 +248,14 @@ class LocalUnderstanding:
                 categories = category_mentions(piece, catalogue)
                 if categories:
                     entities["categories"] = categories
+            if products and not found.order_ids and message_orders == [order_id] \
+                    and prediction.intent not in WRITE_INTENTS \
+                    and view is not None and not _holds_any(view, order_id, products):
+                # "The earbuds in #W7810809, are they fine in the rain? And I cancelled some hiking
+                # boots, how much did I get back?": a question about boots not in that order is about
+                # the order they are in. (A change keeps the order named: "use the card I paid with
+                # for the difference" is about #W1's change, whatever product its words resemble.)
+                del entities["order_id"]
             product_refs = [r for r in find_references(piece, catalogue) if r.kind == "product"]
             if product_refs:
                 entities["reference"] = {"kind": "product", "hint": product_refs[0].hint}
@@ -243,7 +265,8 @@ class LocalUnderstanding:
             about_recent = bool(recent) and prediction.intent in DEFINITE_ORDER_READS \
                 and bool(_DEFINITE.search(piece))
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent
-            intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order)
+            intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order,
+                                       message=text)
             asked_of = None if products or names_order or not catalogue else \
                 _product_asked_about_again(piece, clauses, catalogue)
             if asked_of is not None and intent not in WRITE_INTENTS:
@@ -420,9 +443,10 @@ _PRICE_WORDS = frozenset({"price", "prices", "cost", "costs", "much", "cheap", "
 def _product_asked_about_again(piece: str, before: Sequence[Clause],
                                catalogue: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The catalogue product the clause just before named, when this clause names none but asks
-    about one of its option dimensions ("what colours ...?", "which sizes?") or its price."""
+    about one of its option dimensions ("what colours ...?", "which sizes?") or its price, with the
+    option values the clause names ("How much is the 4-piece blue softshell one?")."""
     from csagent.grounding.comparatives import dimension_named
-    from csagent.grounding.options import tokens
+    from csagent.grounding.options import find_option_values, tokens
     from csagent.nlp.entities import opens_question
 
     named = (before[-1].entities.get("products") or []) if before else []
@@ -434,7 +458,23 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     keys = list((entry or {}).get("options") or {})
     if dimension_named(toks, keys) is None and not _PRICE_WORDS & set(toks):
         return None
-    return {**product, "options": {}}
+    dimensions = {str(k): [str(v) for v in vs] for k, vs in ((entry or {}).get("options") or {}).items()}
+    named_values = {hit.key: hit.value for hit in find_option_values(piece, dimensions)}
+    return {**product, "options": named_values}
+
+
+def told_cancelled(text: str) -> bool:
+    """Do the words tell of a cancellation done ("I cancelled it", "the cancelled espresso order"),
+    neither asking for one nor putting one as a condition ("if I cancelled it, how much ...")?"""
+    return bool(CANCELLATION_DONE.search(text)) and not CANCEL_ASKED.search(text) \
+        and not _CONDITIONAL.search(text)
+
+
+def _holds_any(view: Any, order_id: str | None, products: Sequence[Any]) -> bool:
+    """Does the customer's order `order_id` hold one of the products named (True when the order is
+    not on the account: nothing to tell)?"""
+    order = view.order(order_id)
+    return order is None or bool(order.product_ids() & {p.product_id for p in products})
 
 
 def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
@@ -562,6 +602,13 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
                       recent_products)
+    if intent in ORDER_READ_INTENTS and entities.get("order_id") \
+            and (entities.get("address") or {}).get("zip") and names_address_change(piece):
+        # "The order with the bicycle, please send it to other address: 271 Sunset Drive, ..., Dallas
+        # TX 75243": once the order is found, a full postal address and a word sending it there ask
+        # for the order to go there (as an order id beside the address does, `reconsider_intent`).
+        intent, grounded_to_store = "change_order_address", True
+        entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
     if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view):
         # "my kettle from you is stop by itself before the water is boiling": nothing asked about a
         # delivered order's progress; what went wrong with what came, which the order's facts and
@@ -594,6 +641,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # has no refund until something is sent back, money back asked for is a return.
         intent, grounded_to_store = "return_request", True
         entities = ground(intent, text, entities, view, variants, text, recent, recent_products)
+    if intent in _MONEY_ON_A_CANCELLED_ORDER and entities.get("order_status") == "cancelled" \
+            and MONEY_CAME_BACK.search(piece) and not _CONDITIONAL.search(piece):
+        # A cancelled order moves no money but its refund: a charge, a payment or money come back
+        # on it is asked about by its refund record (how much, to which method, when).
+        intent, grounded_to_store = "refund_status", True
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
@@ -613,6 +665,12 @@ _ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
 _ZH_CHANGE = re.compile(r"改|换|更新|更改|变更|修改|转寄|寄到新")
 # What "I want my money back" on a delivered order is read as before its order is known.
 _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
+# What a question about money beside a cancellation told as done is read as: its refund.
+MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
+_CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
+# What a clause about money on a cancelled order is read as, whatever its words first read as ("there
+# is a 399.04 charge on my visa for #W1 and I CANCELLED that order"): the order's refund answers it.
+_MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})
 _MONEY_BACK = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 # "it's cheaper on your site now, refund me the difference": a price drop, not the item's money back
 _DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+difference\b|差价", re.IGNORECASE)
@@ -797,11 +855,13 @@ def _address_other_than_the_orders(read_as: str, intent: str, piece: str, entiti
 
 
 def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: Mapping[str, Any], *,
-                      names_order: bool) -> str:
+                      names_order: bool, message: str = "") -> str:
     """The clause's intent once its entities are known (the classifier reads words, not entities).
 
     - A cancellation told as done ("i cancelled #W1 - did my money come back?") asks what became
-      of the money when the refund status is the runner-up: the order is cancelled already.
+      of the money when the refund status is the runner-up or the clause asks about money; so does
+      a read or a general question about money beside one in the `message` ("I ended up cancelling
+      two orders. How much did I get back in total?").
     - A refund question about a change put hypothetically ("if I return it, how much would I get
       back?"), with that change as the runner-up, is a question about the change.
     - An order read given an order id and a full postal address ("send order #W1 to 12 Main St,
@@ -821,10 +881,15 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     from csagent.nlp.speech_acts import is_hypothetical
 
     address = entities.get("address") or {}
-    if intent == "cancel_order" and runner_up == "refund_status" and CANCELLATION_DONE.search(text) \
-            and not CANCEL_ASKED.search(text):
+    if intent == "cancel_order" and told_cancelled(text) \
+            and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"
-    if intent == "refund_status" and is_hypothetical(text):
+    if intent in MONEY_READ_AS_REFUND | {"refund_status"} and MONEY_CAME_BACK.search(text) \
+            and not _CONDITIONAL.search(text) and told_cancelled(message):
+        # "I ended up cancelling two orders. Did both refunds go through? How much did I get back in
+        # total?": beside a cancellation told as done, a question about the money is about its refund.
+        return "refund_status"
+    if intent == "refund_status" and is_hypothetical(text) and not told_cancelled(text):
         # "if I return the backpack, how much do I get back?", "If I cancel order #W1, how much money
         # come back to me?": a refund that would come of a change not yet asked for; the change's
         # facts answer it, nothing is proposed.

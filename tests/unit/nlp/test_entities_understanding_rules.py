@@ -264,3 +264,69 @@ def test_an_off_topic_clause_asks_something_or_chats(text, confidence, asks):
     from csagent.understanding_local import _asks_off_topic
 
     assert _asks_off_topic(Clause(text, "out_of_scope", confidence)) is asks
+
+
+def test_a_money_question_beside_a_cancellation_told_as_done_is_about_its_refund():
+    # Given a message that tells of cancellations, then asks about the money in general words
+    message = ("Hey, so I ended up cancelling two orders with you guys. Did both refunds actually go "
+               "through? How much did I get back in total?")
+    # When its questions are reconsidered
+    general = reconsider_intent("policy_question", None, "Did both refunds actually go through?", {},
+                                names_order=False, message=message)
+    read = reconsider_intent("order_items", None, "How much did I get back in total?", {},
+                             names_order=False, message=message)
+    # Then both ask about the refunds of those orders
+    assert general == read == "refund_status"
+
+
+def test_the_same_question_without_a_cancellation_told_stays_as_read():
+    # Given the same general question, in a message that tells of no cancellation / asks for one
+    intent = reconsider_intent("policy_question", None, "How long do refunds take?", {},
+                               names_order=False, message="How long do refunds take?")
+    asked = reconsider_intent("policy_question", None, "how much would I get back?", {},
+                              names_order=False, message="cancel my kettle order. how much would I get back?")
+    # Then they stay what the words read as
+    assert intent == asked == "policy_question"
+
+
+@pytest.mark.parametrize("text", [
+    "I cancelled some hiking boots a while ago, how much did I get back for those?",
+    "how much did i get back for the cancelled espresso order",
+    "我取消的那个订单退了多少？",
+])
+def test_a_cancellation_told_as_done_with_a_money_question_is_a_refund_question(text: str):
+    # Given a clause telling of a cancellation done and asking how much came back (no runner-up
+    # says so; "how much" alone would read as hypothetical)
+    # When its intent is reconsidered, as a cancellation or as a refund question
+    # Then it asks about the refund, never for a cancellation
+    told = reconsider_intent("cancel_order", None, text, {}, names_order=False, message=text)
+    assert told == "refund_status"
+    assert reconsider_intent("refund_status", "cancel_order", text, {}, names_order=False,
+                             message=text) == "refund_status"
+
+
+def test_a_cancellation_asked_for_in_chinese_is_not_told_as_done():
+    from csagent.understanding_local import CANCEL_ASKED, CANCELLATION_DONE
+
+    # Given Chinese words telling of a cancellation done, and asking for one
+    # Then only the first tells it as done
+    assert CANCELLATION_DONE.search("我取消的那个订单") and CANCELLATION_DONE.search("订单已经取消了")
+    assert CANCEL_ASKED.search("帮我取消这个订单") and not CANCEL_ASKED.search("我取消的那个订单")
+
+
+def test_a_question_about_the_product_just_named_keeps_the_option_values_it_names():
+    from csagent.understanding import Clause
+    from csagent.understanding_local import _product_asked_about_again
+
+    # Given a clause that named the luggage set, and the catalogue's options for it
+    luggage = {"product_id": "p-luggage", "name": "Luggage Set", "options": {}, "surface": "luggage sets"}
+    before = [Clause(text="I'm eyeing the luggage sets", intent="product_info", confidence=0.8,
+                     entities={"products": [luggage]})]
+    catalogue = [{"product_id": "p-luggage", "name": "Luggage Set",
+                  "options": {"piece count": ["2-piece", "4-piece"], "color": ["blue", "red"],
+                              "material": ["softshell", "hardshell"]}}]
+    # When the next clause asks the price of one version without naming the product
+    asked = _product_asked_about_again("How much is the 4-piece blue softshell one", before, catalogue)
+    # Then it is about that product, in the version named
+    assert asked is not None and asked["product_id"] == "p-luggage"
+    assert asked["options"] == {"piece count": "4-piece", "color": "blue", "material": "softshell"}

@@ -49,6 +49,16 @@ def amounts(text: str) -> list[float]:
     return [float(f"{whole.replace(',', '')}.{cents}") for whole, cents in _AMOUNT.findall(text)]
 
 
+def order_of_amount(text: str, view: CustomerView) -> str | None:
+    """The one order of the customer's whose total (what was paid for it, and refunded when it was
+    cancelled) or one item's price is an amount the words name ("I just noticed 818.31 coming back
+    into my PayPal"): an amount to the cent tells an order apart as well as its number does. None
+    for none or several ("you charged me 505.62 twice for the bookshelf": two orders hold one)."""
+    wanted = amounts(text)
+    fitting = {o.order_id for o in view.orders if any(_comes_to(o, a) for a in wanted)}
+    return fitting.pop() if len(fitting) == 1 else None
+
+
 def asks_which_orders(text: str) -> bool:
     """Does the clause ask which of the customer's orders (or what they bought) something is?"""
     return bool(_WHICH_ORDERS.search(text))

@@ -220,7 +220,12 @@ _SOME_ITEMS = re.compile(
     r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of|the rest)\b", re.IGNORECASE
 )
 # The statuses an order must be in for a question about it to make sense without more words.
-STATUSES_ASKED_ABOUT: dict[str, tuple[str, ...]] = {"tracking": ("processed", "delivered")}
+# A refund is on an order cancelled (the store refunds the whole payment) or coming for one whose
+# return or exchange was requested.
+STATUSES_ASKED_ABOUT: dict[str, tuple[str, ...]] = {
+    "tracking": ("processed", "delivered"),
+    "refund_status": ("cancelled", "return requested", "exchange requested"),
+}
 # At most this many candidates are listed back; more, and the order number is asked for.
 MAX_LISTED = 4
 # Questions that may be answered for several orders at once ("where are my pending orders?").
@@ -231,8 +236,9 @@ _ANOTHER_ORDER = re.compile(
 )
 # Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
 # ("anything of mine not delivered yet?", "which of my stuff hasn't shipped").
-_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|anything|everything|any of my"
-                            r"|which ones|my stuff|my things)\b", re.IGNORECASE)
+_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them"
+                            r"|both (?:refunds|orders|ones|charges|payments)|anything|everything|any of my"
+                            r"|which ones|my stuff|my things|in total|altogether)\b", re.IGNORECASE)
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(
@@ -256,6 +262,15 @@ def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view
         fitting = orders_by_facts(message, view)
     if not fitting:
         return None
+    described = statuses_described(text)
+    if described and not statuses_asked_about(text):
+        # "which of my pending orders went on PayPal?": the status words say which of them; "pay for
+        # my pending order with my Mastercard instead of the gift card", when the Mastercard paid
+        # only a cancelled order, is not about the orders the method paid (the rest of grounding
+        # finds the order).
+        fitting = [o for o in fitting if any(o.status.startswith(s) for s in described)]
+        if not fitting:
+            return None
     if len(fitting) == 1:
         return _one_order(entities, fitting[0].order_id, order="the order you describe", by="facts")
     if len(fitting) <= MAX_LISTED and intent in READS:
@@ -842,6 +857,12 @@ def names_a_purchase(text: str, view: CustomerView) -> bool:
 
 # Catalogue questions that, said as a wish about a product the customer bought, ask for its change.
 CATALOGUE_WISHES = frozenset({"product_info", "product_availability"})
+# Money back asked for ("I want a refund", "give me my money back"), and words asking for another item
+# instead ("swap it", "send me the right one"): the first without the second is no item change.
+_MONEY_BACK_ASKED = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
+_ANOTHER_ITEM_ASKED = re.compile(
+    r"\b(?:swap\w*|switch\w*|exchang\w*|trade|replace\w*|instead|change\w*|upgrade|(?:right|correct) one"
+    r"|send (?:me )?(?:the|a|one in)|difference)\b|换", re.IGNORECASE)
 # Intents whose clause, when its words name another variant of an item of the order ("the puzzle,
 # the 1500-piece art one instead"), is an item change: a return or a payment does not name one.
 MAY_BE_AN_ITEM_CHANGE = frozenset(
@@ -868,6 +889,11 @@ def item_change_intent(
         if not (clause and asks_for_change(clause) and names_a_purchase(clause, view)):
             return intent
     elif intent not in MAY_BE_AN_ITEM_CHANGE:
+        return intent
+    if _MONEY_BACK_ASKED.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
+        # "You sent me the wrong smart watch!! I ordered the black one ... I don't want it, I want a
+        # refund to my card": the variant named is the one ordered, not one wished for; money back,
+        # and no word asking for another item, is a return.
         return intent
     # The order the words describe, when the clause names none ("I need 9 not 8. Please change, and
     # pay the difference with my visa": the boots' order).

@@ -574,13 +574,25 @@ _COMMON_WORD_VALUES = frozenset({"yes", "none", "low", "high", "medium", "large"
 _KEY_SPELLINGS = {"colour": "color", "colours": "color", "colors": "color", "sizes": "size"}
 
 
+@lru_cache(maxsize=1)
+def _everyday_option_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(option name, the everyday words for it), in the data file's order (`catalogue/option_names.json`)."""
+    raw = json.loads((CATALOGUE_PATH.parent / "option_names.json").read_text(encoding="utf-8"))
+    return tuple((str(key), tuple(str(w).lower() for w in words)) for key, words in raw["names"].items())
+
+
 def _find_option_key(question: str, keys: set[str]) -> str | None:
+    """The option of the product (`keys`) the question asks about: by its own name ("which sensor
+    types"), else by an everyday word for it ("what sizes does the kettle come in?": its capacity)."""
     lowered = question.lower()
     for word, key in _KEY_SPELLINGS.items():
         if key in keys and re.search(rf"\b{word}\b", lowered):
             return key
     for key in sorted(keys, key=len, reverse=True):
         if re.search(rf"\b{re.escape(key)}(?:e?s)?\b", lowered):
+            return key
+    for key, words in _everyday_option_names():
+        if key in keys and any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in words):
             return key
     return None
 

@@ -51,8 +51,7 @@ ORDER_BOUND_INTENTS = frozenset({"order_status", "tracking", "order_items", "ref
                                  "return_request", "change_order_address", "change_items", "change_payment"})
 PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
 # A cancellation told as done ("I cancelled it", "ended up cancelling two orders", "the cancelled
-# espresso order", "我取消的那个订单",
-# "已经取消了"), not asked for ("cancel it", "帮我取消").
+# espresso order", "我取消的那个订单", "已经取消了"), not asked for ("cancel it", "帮我取消").
 CANCELLATION_DONE = re.compile(
     r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b"
     r"|\b(?:ended up|after|since)\s+cancell?ing\b|\b(?:the|my|that|this|those|both)\s+cancell?ed\b"
@@ -551,6 +550,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     from csagent.grounding.facts import asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
+        MONEY_BACK_ASKED,
         READS,
         address_intent,
         asks_as_question,
@@ -636,7 +636,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         if owned:
             entities["owned_in"] = owned
     if intent in _MONEY_QUESTIONS and entities.get("order_status") == "delivered" \
-            and _MONEY_BACK.search(piece) and not _DIFFERENCE.search(piece) and asks_for_change(piece):
+            and MONEY_BACK_ASKED.search(piece) and not _DIFFERENCE.search(piece) and asks_for_change(piece):
         # "the helmet came cracked. I want my money back on my Visa": for a delivered order, which
         # has no refund until something is sent back, money back asked for is a return.
         intent, grounded_to_store = "return_request", True
@@ -671,7 +671,6 @@ _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECA
 # What a clause about money on a cancelled order is read as, whatever its words first read as ("there
 # is a 399.04 charge on my visa for #W1 and I CANCELLED that order"): the order's refund answers it.
 _MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})
-_MONEY_BACK = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 # "it's cheaper on your site now, refund me the difference": a price drop, not the item's money back
 _DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+difference\b|差价", re.IGNORECASE)
 

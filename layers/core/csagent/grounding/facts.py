@@ -44,6 +44,11 @@ def _comes_to(order: OrderView, amount: float) -> bool:
     return abs(total(order) - amount) < CENT or any(abs(x.price - amount) < CENT for x in order.lines)
 
 
+def _coming_to(orders: Sequence[OrderView], wanted: Sequence[float]) -> list[OrderView]:
+    """The orders that come to one of the amounts (their total, or one item's price)."""
+    return [o for o in orders if any(_comes_to(o, a) for a in wanted)]
+
+
 def amounts(text: str) -> list[float]:
     """The amounts with cents the words name."""
     return [float(f"{whole.replace(',', '')}.{cents}") for whole, cents in _AMOUNT.findall(text)]
@@ -54,9 +59,8 @@ def order_of_amount(text: str, view: CustomerView) -> str | None:
     cancelled) or one item's price is an amount the words name ("I just noticed 818.31 coming back
     into my PayPal"): an amount to the cent tells an order apart as well as its number does. None
     for none or several ("you charged me 505.62 twice for the bookshelf": two orders hold one)."""
-    wanted = amounts(text)
-    fitting = {o.order_id for o in view.orders if any(_comes_to(o, a) for a in wanted)}
-    return fitting.pop() if len(fitting) == 1 else None
+    fitting = _coming_to(view.orders, amounts(text))
+    return fitting[0].order_id if len(fitting) == 1 else None
 
 
 def asks_which_orders(text: str) -> bool:
@@ -72,7 +76,7 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
     wanted = amounts(text)
     if wanted:
         named = True
-        orders = [o for o in orders if any(_comes_to(o, a) for a in wanted)]
+        orders = _coming_to(orders, wanted)
     for part, flags in (("city", re.IGNORECASE), ("state", 0)):  # a state as its capitals: "in DC"
         for place in sorted({_place(o, part) for o in view.orders} - {""}):
             match = re.search(rf"\b{re.escape(place)}\b", text, flags)

@@ -859,7 +859,7 @@ def names_a_purchase(text: str, view: CustomerView) -> bool:
 CATALOGUE_WISHES = frozenset({"product_info", "product_availability"})
 # Money back asked for ("I want a refund", "give me my money back"), and words asking for another item
 # instead ("swap it", "send me the right one"): the first without the second is no item change.
-_MONEY_BACK_ASKED = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
+MONEY_BACK_ASKED = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 _ANOTHER_ITEM_ASKED = re.compile(
     r"\b(?:swap\w*|switch\w*|exchang\w*|trade|replace\w*|instead|change\w*|upgrade|(?:right|correct) one"
     r"|send (?:me )?(?:the|a|one in)|difference)\b|换", re.IGNORECASE)
@@ -890,7 +890,7 @@ def item_change_intent(
             return intent
     elif intent not in MAY_BE_AN_ITEM_CHANGE:
         return intent
-    if _MONEY_BACK_ASKED.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
+    if MONEY_BACK_ASKED.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
         # "You sent me the wrong smart watch!! I ordered the black one ... I don't want it, I want a
         # refund to my card": the variant named is the one ordered, not one wished for; money back,
         # and no word asking for another item, is a return.

@@ -383,11 +383,49 @@ def test_concurrent_executions_without_the_dynamodb_guard_still_apply_once(
                                                idempotency=DirectRunner()))
 
     # Then all four report the one execution: the customer lock and the unique audit key serialise them
-    assert [r.status for r in results] == [TaskStatus.SUCCESS] * 4
+    assert [r.status for r in results] == [TaskStatus.SUCCESS] * 4, [r.error for r in results]
     assert len({r.data["audit_id"] for r in results if r.data}) == 1
     state = order_state(neo4j_driver, GIFT_CARD_ORDER)
     assert (len(state["refunds"]), state["audits"]) == (1, 1)
     assert balance(neo4j_driver, "gift_card_6369065") == 176.56
+
+
+class CommitsBetweenTheTwoLookups(Neo4jGraph):
+    """The real store, with one interleaving forced: the first fact read of an execution finds
+    no audit yet, and a concurrent execution of the same request commits before its facts are
+    read (what read committed allows inside one query, and what four racing workers once hit)."""
+
+    def __init__(self, store: Neo4jGraph, concurrent: Any) -> None:
+        super().__init__(store.driver)
+        self._concurrent, self.raced = concurrent, False
+
+    def read(self, cypher: str, params: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
+        if self.raced or "AuditEvent" not in cypher:
+            return super().read(cypher, params, **kwargs)
+        self.raced = True
+        self._concurrent()
+        return [{**row, "done": None} for row in super().read(cypher, params, **kwargs)]
+
+
+def test_an_execution_that_lands_between_the_audit_and_the_facts_lookups_is_replayed_not_refused(
+        graph: Neo4jGraph, settings: tool.ActionSettings, neo4j_driver: Any, reseed_tau: None) -> None:
+    # Given a confirmed cancellation, and a worker whose read sees the order cancelled by the same
+    # request an instant after it looked for that request's audit
+    proposal = proposed(propose(graph, settings, GIFT_CARD_OWNER, "cancel_order",
+                                {"order_id": GIFT_CARD_ORDER, "reason": "ordered by mistake"}))
+    first: list[ToolResult] = []
+    racing = CommitsBetweenTheTwoLookups(graph, lambda: first.append(
+        execute(graph, settings, GIFT_CARD_OWNER, proposal, idempotency=DirectRunner())))
+
+    # When that worker executes it
+    second = execute(racing, settings, GIFT_CARD_OWNER, proposal, idempotency=DirectRunner())
+
+    # Then it reports the one execution rather than "the order is already cancelled"
+    assert racing.raced and first[0].status is TaskStatus.SUCCESS
+    assert second.status is TaskStatus.SUCCESS, second.error
+    assert second.data == first[0].data
+    state = order_state(neo4j_driver, GIFT_CARD_ORDER)
+    assert (len(state["refunds"]), state["audits"]) == (1, 1)
 
 
 # ------------------------------------------------------------- exchanges, item and payment changes

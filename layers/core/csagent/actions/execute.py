@@ -38,7 +38,7 @@ from csagent.actions import queries
 from csagent.actions.idempotency import IdempotentRunner
 from csagent.actions.kinds import ActionArgs, args_dict, parse_args
 from csagent.actions.plan import ActionPlan
-from csagent.actions.policy import ArgsError, PolicyRules, Violation, load_rules, usd
+from csagent.actions.policy import ActionName, ArgsError, PolicyRules, Violation, load_rules, usd
 from csagent.actions.proposals import (
     DEFAULT_APPROVAL_THRESHOLD,
     ActionProposal,
@@ -141,6 +141,19 @@ class _Execution:
                             "approves it before it is made.")
         return plan
 
+    def _done_meanwhile(self, action: ActionName, order_id: str | None) -> dict[str, Any] | None:
+        """The replay of this very request if it was executed concurrently, else None.
+
+        `read_facts` looks the audit up before the facts (read committed), so an execution of the
+        same request that commits between the two lookups is seen only as facts that forbid it
+        ("the order is already cancelled"): a refusal is checked against the audit once more
+        before it is reported."""
+        done = queries.read_facts(self.ctx.graph, action, self.customer_id, order_id, self.key).done
+        if done is None:
+            return None
+        logger.info("action %s executed concurrently (key %s): replaying its audit", action, self.key)
+        return self._own(done)
+
     def _own(self, audit: Mapping[str, Any]) -> dict[str, Any]:
         if audit.get("actor_customer_id") != self.customer_id:
             logger.error("idempotency key %s belongs to another customer's audit event", self.key)
@@ -157,7 +170,13 @@ class _Execution:
                 return self._own(read.done)
             if read.facts is None:
                 raise self.fail(ErrorType.NO_RESULTS, not_found_message(action, order_id))
-            plan = self._plan(read.facts)
+            try:
+                plan = self._plan(read.facts)
+            except NotApplied:
+                replay = self._done_meanwhile(action, order_id)
+                if replay is None:
+                    raise
+                return replay
             audit = audit_record(plan, read.facts, customer_id=self.customer_id, key=self.key, now=self.now,
                                  confirmation_id=self.confirmation_id, approved_by=self.approved_by)
             params = {**plan.write_params(at=audit["at"]), "customer_id": self.customer_id,

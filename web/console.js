@@ -11,6 +11,32 @@ let me = null;
 let openHandoff = null;
 let timer = null;
 const shown = { handoffs: null, approvals: null };
+const PAGE = 50;
+const wanted = { handoffs: PAGE, approvals: PAGE }; // "Show more" raises these by a page
+
+// The first `want` items of a queue, oldest first, following the API's cursors (a page may hold
+// fewer than it was asked for), and how many wait in all (the first page's `total`).
+async function queue(path, want) {
+  const items = [];
+  let total = null;
+  let cursor = null;
+  do {
+    const query = new URLSearchParams({ limit: String(Math.min(100, want - items.length)) });
+    if (cursor) query.set("cursor", cursor);
+    const page = await call(`${path}?${query}`);
+    if (total === null) total = page.total ?? null;
+    items.push(...page.items);
+    cursor = page.next_cursor;
+  } while (cursor && items.length < want);
+  return { items, total: total ?? items.length, more: Boolean(cursor) };
+}
+
+// The "Show more" button under a queue while older items remain unshown.
+function showMore(list, name, more, load) {
+  if (!more) return;
+  $(list).append(el("li", { class: "more" }, el("button", { type: "button", class: "secondary", id: `more-${name}`,
+    onclick: async () => { wanted[name] += PAGE; shown[name] = null; await load(); } }, "Show more")));
+}
 
 function showError(error) {
   showErrorIn($("error"), error, start);
@@ -52,9 +78,9 @@ TABS.forEach((tab, i) => {
 
 // -- handoffs -----------------------------------------------------------------------------------
 async function loadHandoffs() {
-  const page = await call("/v1/agent/handoffs?limit=50");
-  $("count-handoffs").textContent = `(${page.items.length})`;
-  const seen = JSON.stringify(page.items.map((h) => [h.handoff_id, h.status, h.claimed_by]));
+  const page = await queue("/v1/agent/handoffs", wanted.handoffs);
+  $("count-handoffs").textContent = `(${page.total})`;
+  const seen = JSON.stringify([page.more, page.items.map((h) => [h.handoff_id, h.status, h.claimed_by])]);
   if (seen === shown.handoffs) return; // unchanged: leave the list (and the focus) alone
   shown.handoffs = seen;
   $("handoffs").replaceChildren(...page.items.map((h) => el("li", { "data-handoff": h.handoff_id, "data-session": h.session_id },
@@ -66,6 +92,7 @@ async function loadHandoffs() {
     el("button", { type: "button", class: "secondary open-handoff", onclick: () => showHandoff(h.handoff_id),
                    "aria-label": `Open handoff from ${h.customer_id}` }, "Open"))));
   if (!page.items.length) $("handoffs").append(el("li", { class: "meta" }, "Nothing waiting."));
+  showMore("handoffs", "handoffs", page.more, loadHandoffs);
 }
 
 async function showHandoff(id) {
@@ -133,9 +160,9 @@ async function reply() {
 
 // -- approvals ----------------------------------------------------------------------------------
 async function loadApprovals() {
-  const page = await call("/v1/agent/approvals?limit=50");
-  $("count-approvals").textContent = `(${page.items.length})`;
-  const seen = JSON.stringify(page.items.map((a) => a.approval_id));
+  const page = await queue("/v1/agent/approvals", wanted.approvals);
+  $("count-approvals").textContent = `(${page.total})`;
+  const seen = JSON.stringify([page.more, page.items.map((a) => a.approval_id)]);
   if (seen === shown.approvals) return; // unchanged: a note being typed stays
   shown.approvals = seen;
   $("approvals").replaceChildren(...page.items.map((a) => {
@@ -156,6 +183,7 @@ async function loadApprovals() {
                        "aria-label": `Reject ${a.action} of ${money(a.amount)} for ${a.customer_id}` }, "Reject")));
   }));
   if (!page.items.length) $("approvals").append(el("li", { class: "meta" }, "Nothing waiting."));
+  showMore("approvals", "approvals", page.more, loadApprovals);
 }
 
 async function decide(approval, decision, note) {

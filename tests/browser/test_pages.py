@@ -8,6 +8,7 @@ The customer's page is at phone width; the agent's console is a separate browser
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import pytest
@@ -42,6 +43,51 @@ def say(page: Any, text: str) -> Any:
 
 def status_of(reply: Any) -> str:
     return str(reply.locator(".badge").get_attribute("data-status"))
+
+
+def in_queue(agent: Any, selector: str) -> Any:
+    """The console's queue item matching `selector`, pressing "Show more" while older items fill
+    the first pages (a long-lived `make up` stack keeps the handoffs of every earlier run)."""
+    item = agent.locator(selector)
+    agent.locator("#count-handoffs:not(:empty)").wait_for()
+    while not item.count():
+        more = agent.locator("#more-handoffs")
+        if not more.count():
+            item.wait_for(timeout=10_000)  # a refresh may still bring it; else the test fails here
+            break
+        shown = agent.locator("li[data-handoff]").count()
+        more.click()
+        agent.locator("li[data-handoff]").nth(shown).wait_for()  # the next page is in
+    return item.first
+
+
+def open_handoffs(moto_endpoint: str, count: int) -> tuple[Any, list[str]]:
+    """`count` customers asking for a person, opened the way a turn opens them (the service, its
+    session lease and tables); the store and the new handoffs' ids, oldest first."""
+    from csagent.adapters.sessions_dynamodb import DynamoDBSessions
+    from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
+    from csagent.handoff.service import HandoffService
+    from csagent.handoff.triggers import evaluate, signals_from_state
+    from devstack.aws import clients, provision
+
+    resources = provision(moto_endpoint)
+    aws = clients(moto_endpoint, resources.region)
+    sessions_table = resources.table("SessionsTable").table_name
+    sessions = DynamoDBSessions(aws.dynamodb, sessions_table)
+    store = DynamoDBHandoffs(aws.dynamodb, resources.table("HandoffsTable").table_name, sessions_table)
+    queue_url = aws.sqs.get_queue_url(QueueName="csagent-local-handoffs")["QueueUrl"]
+    service = HandoffService(store, SqsHandoffPublisher(aws.sqs, queue_url))
+    opened = []
+    for n in range(count):
+        session_id = f"browser-queue-{uuid.uuid4().hex[:12]}"
+        state = {"session_id": session_id, "customer_id": JAMES, "lang": "en",
+                 "text": f"I want to talk to a person (queued customer {n + 1})"}
+        decision = evaluate(signals_from_state(state))
+        assert decision is not None
+        lease = sessions.begin_turn(session_id, JAMES, None)
+        opened.append(service.open(state, decision).handoff_id)
+        sessions.release(lease)
+    return store, opened
 
 
 def store_value(driver: Any, query: str, **params: Any) -> Any:
@@ -170,7 +216,7 @@ def test_a_handoff_is_claimed_and_answered_and_the_customer_reads_the_reply(
     agent.goto("/console.html")
     agent.get_by_label("Agent name").fill("maria")
     agent.get_by_role("button", name="Sign in").click()
-    item = agent.locator(f"li[data-session='{session}']")
+    item = in_queue(agent, f"li[data-session='{session}']")
     item.get_by_role("button", name=re.compile("^Open handoff")).click()
     detail = agent.locator("#handoff")
     detail.locator("h2", has_text=f"Handoff · {JAMES}").wait_for()
@@ -192,6 +238,38 @@ def test_a_handoff_is_claimed_and_answered_and_the_customer_reads_the_reply(
     customer.get_by_text("Our team has closed this conversation.").wait_for()
     shots(customer, "closed")
     assert customer.js_errors == [] and agent.js_errors == []
+
+
+def test_a_long_handoff_queue_shows_its_true_count_and_pages_to_the_newest_case(
+        agent_page, moto_endpoint, shots):
+    from csagent.handoff.package import HandoffStatus
+
+    agent = agent_page
+    # Given more customers waiting for a person than one page of the queue shows
+    store, opened = open_handoffs(moto_endpoint, 60)
+    waiting = store.count_by_status(HandoffStatus.OPEN)
+    assert waiting >= 60
+
+    # When an agent opens the console
+    agent.goto("/console.html")
+    agent.get_by_label("Agent name").fill("lena")
+    agent.get_by_role("button", name="Sign in").click()
+    agent.locator("#count-handoffs:not(:empty)").wait_for()
+
+    # Then the tab counts every waiting case, the list shows the oldest fifty and offers more
+    assert agent.locator("#count-handoffs").inner_text() == f"({waiting})"
+    assert agent.locator("li[data-handoff]").count() == 50
+    shots(agent, "first-page")
+
+    # And paging on reaches the newest case, which opens like any other, and the list then ends
+    newest = in_queue(agent, f"li[data-handoff='{opened[-1]}']")
+    assert agent.locator("li[data-handoff]").count() == waiting
+    assert agent.locator("#more-handoffs").count() == 0
+    newest.get_by_role("button", name=re.compile("^Open handoff")).click()
+    agent.locator("#handoff h2", has_text=f"Handoff · {JAMES}").wait_for()
+    assert "queued customer 60" in agent.locator("#handoff").inner_text()
+    shots(agent, "last-page-opened")
+    assert agent.js_errors == []
 
 
 def test_a_customer_is_told_plainly_when_signed_out_or_a_photo_is_too_large(customer_page, shots):

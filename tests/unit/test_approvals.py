@@ -295,8 +295,9 @@ def test_agents_see_pending_approvals_oldest_first(approvals: ApprovalService, c
     approvals.decide(ALICE, second.approval_id, Decision.REJECT)
     # When an agent lists pending approvals
     page = approvals.list_pending(BOB)
-    # Then the undecided ones come oldest first
+    # Then the undecided ones come oldest first, counted
     assert [a.approval_id for a in page.items] == [first.approval_id, third.approval_id]
+    assert page.total == 2
 
 
 def test_customers_cannot_list_approvals(approvals: ApprovalService) -> None:

@@ -377,9 +377,9 @@ def test_agents_list_open_handoffs_oldest_first(stack: Stack) -> None:
     stack.service.claim(BOB, second.handoff_id)
     # When an agent lists open handoffs
     page = stack.service.list_open(ALICE)
-    # Then the unclaimed ones come oldest first
+    # Then the unclaimed ones come oldest first, counted
     assert [p.handoff_id for p in page.items] == [first.handoff_id, third.handoff_id]
-    assert page.next_cursor is None
+    assert page.next_cursor is None and page.total == 2
 
 
 def test_the_open_list_pages_with_a_cursor(stack: Stack) -> None:
@@ -388,8 +388,9 @@ def test_the_open_list_pages_with_a_cursor(stack: Stack) -> None:
     # When an agent reads them two at a time
     first = stack.service.list_open(ALICE, limit=2)
     second = stack.service.list_open(ALICE, limit=2, cursor=first.next_cursor)
-    # Then every handoff comes exactly once, in order
+    # Then every handoff comes exactly once, in order; the first page tells how many there are in all
     assert [p.handoff_id for p in first.items + second.items] == opened
+    assert (first.total, second.total) == (3, None)
 
 
 def test_a_forged_cursor_is_rejected(stack: Stack) -> None:
@@ -409,6 +410,7 @@ def test_handoffs_and_approvals_share_the_table_but_not_their_queues(stack: Stac
     # Then each queue holds only its own kind, and ids never cross over
     assert [p.handoff_id for p in stack.service.list_open(ALICE).items] == [handoff.handoff_id]
     assert [a.approval_id for a in approvals.list_pending(ALICE).items] == [approval.approval_id]
+    assert (stack.service.list_open(ALICE).total, approvals.list_pending(ALICE).total) == (1, 1)
     assert stack.store.get(f"approval#{approval.approval_id}") is None
     with pytest.raises(NotFound):
         approvals.get(handoff.handoff_id)

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from csagent.approvals.models import Approval, ApprovalStatus
-from csagent.handoff.codec import format_timestamp, from_item, query_status_page, to_item
+from csagent.handoff.codec import count_status, format_timestamp, from_item, query_status_page, to_item
 
 KIND = "approval"
 KEY_PREFIX = "approval#"
@@ -75,6 +75,10 @@ class DynamoDBApprovals:
         """Approvals in `status`, oldest first, one page; the cursor continues the listing."""
         items, next_cursor = query_status_page(self._ddb, self._table, KIND, status.value, limit, cursor)
         return [self._approval(i) for i in items], next_cursor
+
+    def count_by_status(self, status: ApprovalStatus) -> int:
+        """How many approvals are in `status` (the whole queue)."""
+        return count_status(self._ddb, self._table, KIND, status.value)
 
     def _update(self, approval_id: str, update: str, condition: str,
                 values: dict[str, Any]) -> Approval | None:

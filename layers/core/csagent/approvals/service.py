@@ -46,6 +46,7 @@ class ApprovalStore(Protocol):
     def expire(self, approval_id: str, now: datetime) -> Approval | None: ...
     def list_by_status(self, status: ApprovalStatus, limit: int,
                        cursor: str | None = None) -> tuple[list[Approval], str | None]: ...
+    def count_by_status(self, status: ApprovalStatus) -> int: ...
 
 
 class ApprovalPage(BaseModel):
@@ -53,6 +54,8 @@ class ApprovalPage(BaseModel):
 
     items: list[Approval]
     next_cursor: str | None = None
+    total: int | None = None
+    """How many are pending in all: on the first page only (a cursor continues a listing already counted)."""
 
 
 def check_approval_id(approval_id: str) -> str:
@@ -138,7 +141,8 @@ class ApprovalService:
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidInput(f"limit must be 1-{MAX_PAGE}")
         items, next_cursor = self._store.list_by_status(ApprovalStatus.PENDING, limit, cursor)
-        return ApprovalPage(items=items, next_cursor=next_cursor)
+        total = None if cursor else self._store.count_by_status(ApprovalStatus.PENDING)
+        return ApprovalPage(items=items, next_cursor=next_cursor, total=total)
 
 
 def _already_decided(current: Approval, chosen: Decision) -> Approval:

@@ -121,16 +121,33 @@ def decode_cursor(cursor: str | None, status: str) -> dict[str, dict[str, str]] 
 STATUS_INDEX = "by-status"
 
 
-def query_status_page(ddb: Any, table: str, kind: str, status: str, limit: int,
-                      cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of the handoffs table's items of `kind` in `status`, oldest first, through the
-    `by-status` index (handoffs and approvals share the table); the cursor continues it."""
-    kwargs: dict[str, Any] = {
-        "TableName": table, "IndexName": STATUS_INDEX, "Limit": limit, "ScanIndexForward": True,
+def _status_query(table: str, kind: str, status: str) -> dict[str, Any]:
+    return {
+        "TableName": table, "IndexName": STATUS_INDEX,
         "KeyConditionExpression": "#status = :status", "FilterExpression": "kind = :kind",
         "ExpressionAttributeNames": {"#status": "status"},
         "ExpressionAttributeValues": {":status": {"S": status}, ":kind": {"S": kind}},
     }
+
+
+def count_status(ddb: Any, table: str, kind: str, status: str) -> int:
+    """How many of the handoffs table's items of `kind` are in `status` (the whole queue, through
+    the `by-status` index: a COUNT query, continued past each 1 MB page)."""
+    kwargs: dict[str, Any] = {**_status_query(table, kind, status), "Select": "COUNT"}
+    total = 0
+    while True:
+        page = ddb.query(**kwargs)
+        total += int(page.get("Count", 0))
+        if not page.get("LastEvaluatedKey"):
+            return total
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def query_status_page(ddb: Any, table: str, kind: str, status: str, limit: int,
+                      cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the handoffs table's items of `kind` in `status`, oldest first, through the
+    `by-status` index (handoffs and approvals share the table); the cursor continues it."""
+    kwargs: dict[str, Any] = {**_status_query(table, kind, status), "Limit": limit, "ScanIndexForward": True}
     start = decode_cursor(cursor, status)
     if start:
         kwargs["ExclusiveStartKey"] = start

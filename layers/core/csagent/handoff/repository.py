@@ -23,6 +23,7 @@ from typing import Any
 
 from csagent.domain.errors import DependencyUnavailable
 from csagent.handoff.codec import (
+    count_status,
     epoch_ms,
     format_timestamp,
     from_item,
@@ -73,6 +74,10 @@ class DynamoDBHandoffs:
         """Handoffs in `status`, oldest first, one page; the cursor continues the listing."""
         items, next_cursor = query_status_page(self._ddb, self._table, KIND, status.value, limit, cursor)
         return [self._package(i) for i in items], next_cursor
+
+    def count_by_status(self, status: HandoffStatus) -> int:
+        """How many handoffs are in `status` (the whole queue)."""
+        return count_status(self._ddb, self._table, KIND, status.value)
 
     def is_published(self, handoff_id: str) -> bool:
         item = self._ddb.get_item(TableName=self._table, Key={"handoff_id": {"S": handoff_id}},

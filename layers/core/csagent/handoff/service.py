@@ -76,6 +76,7 @@ class HandoffStore(Protocol):
     def session_link(self, session_id: str) -> SessionLink | None: ...
     def list_by_status(self, status: HandoffStatus, limit: int,
                        cursor: str | None = None) -> tuple[list[HandoffPackage], str | None]: ...
+    def count_by_status(self, status: HandoffStatus) -> int: ...
     def is_published(self, handoff_id: str) -> bool: ...
     def create(self, package: HandoffPackage, *, now: datetime) -> bool: ...
     def claim(self, handoff_id: str, agent: str, now: datetime) -> HandoffPackage | None: ...
@@ -98,6 +99,8 @@ class HandoffPage(BaseModel):
 
     items: list[HandoffPackage]
     next_cursor: str | None = None
+    total: int | None = None
+    """How many are open in all: on the first page only (a cursor continues a listing already counted)."""
 
 
 class PublicMessage(BaseModel):
@@ -215,7 +218,8 @@ class HandoffService:
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidInput(f"limit must be 1-{MAX_PAGE}")
         items, next_cursor = self._store.list_by_status(HandoffStatus.OPEN, limit, cursor)
-        return HandoffPage(items=items, next_cursor=next_cursor)
+        total = None if cursor else self._store.count_by_status(HandoffStatus.OPEN)
+        return HandoffPage(items=items, next_cursor=next_cursor, total=total)
 
     def get(self, principal: Principal, handoff_id: str) -> HandoffPackage:
         """One handoff with its full package and messages (agents only)."""

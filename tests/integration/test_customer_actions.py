@@ -203,7 +203,7 @@ def test_delivered_items_are_returned_with_the_refund_to_a_gift_card(
     # Then the return is requested for that item; the refund waits for the items (no transaction yet)
     assert result.status is TaskStatus.SUCCESS and result.data is not None
     assert result.data["summary"][0].startswith(
-        f"A return is requested for order {RECENT_ORDER}: Wireless Earbuds")
+        f"Return requested for order {RECENT_ORDER}: Wireless Earbuds")
     row = one(neo4j_driver, """
         MATCH (o:Order {order_id: $id})-[:HAS_LINE]->(l:OrderLine)
         WITH o, l ORDER BY l.line_no
@@ -480,8 +480,8 @@ def test_an_exchange_records_the_request_with_the_reference_fields_and_moves_no_
     # Given a delivered order: the boots for the waterproof leather pair, the earbuds for the same
     proposal = proposed(propose(graph, settings, AARAV, "exchange_items", EXCHANGE))
     assert proposal["summary"][0].startswith(
-        f"Exchange in order {AARAV_DELIVERED}: Hiking Boots (7, synthetic, no) -> (7, leather, yes), "
-        "$258.09 -> $244.34;")
+        f"Exchange in order {AARAV_DELIVERED}: Hiking Boots (7, synthetic, waterproof: no) -> "
+        "(7, leather, waterproof: yes), $258.09 -> $244.34;")
     assert proposal["summary"][1] == ("Price difference: $13.75 is refunded to your gift card "
                                       f"({AARAV_GIFT_CARD}).")
 

@@ -591,3 +591,11 @@ def test_words_that_name_no_item_of_the_order_ask_which_items() -> None:
     # Then they are asked which items, with the order's items listed
     assert isinstance(result, Violation) and result.error_type is ErrorType.VALIDATION
     assert "Water Bottle (item 111), Office Chair (item 222)" in result.message
+
+
+def test_option_values_that_mean_nothing_alone_keep_their_names() -> None:
+    # Given hiking boots whose waterproofing is stored as "no"
+    options = '{"size": "11", "material": "leather", "waterproof": "no"}'
+    # Then the item reads "11, leather, waterproof: no", not "11, leather, no"
+    assert p.option_values(options) == "11, leather, waterproof: no"
+    assert p.option_values('{"color": "black", "size": "S"}') == "black, S"

@@ -290,8 +290,25 @@ def test_how_much_a_change_would_move_is_answered_beside_its_facts():
     # Given "if I cancelled the order with the kettle, how much would I get back?", not asked for
     plan = plan_tasks([clause("cancel_order", "if I cancelled it, how much would I get back?", order_id=ORDER,
                               order_status="pending", asks_for_change=False)])
-    # Then the cancellation facts and the order's total answer it
-    assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "order_total"]
+    # Then the cancellation facts and the order's payments, read as what would go back, answer it
+    assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "order_payments"]
+    assert plan.tasks[1].args.get("refund_preview") is True
+    # And when it also asks how soon, that preview says it (no generic refund-timing page beside it)
+    asked = "if I cancelled it, how much would I get back, and how quickly?"
+    when = plan_tasks([clause("cancel_order", asked, order_id=ORDER, order_status="pending",
+                              asks_for_change=False)])
+    assert [t.task_type for t in when.tasks] == ["cancellation_eligibility", "order_payments"]
+
+
+def test_a_clause_that_points_back_at_a_product_named_elsewhere_searches_with_its_name():
+    # Given "my chair's seat keeps sinking. Is that covered, and for how long?" (the warranty clause
+    # names nothing; the message named the Office Chair in its order)
+    plan = plan_tasks([clause("warranty", "for how long?", order_id=ORDER, told_of=["4794339885"],
+                              told_of_names=["Office Chair"])])
+    # Then the warranty terms are searched for that product, by its name
+    [task] = plan.tasks
+    assert task.args["product_ids"] == ["4794339885"]
+    assert task.args["question"] == "Office Chair: for how long?"
 
 
 def test_an_order_list_beside_a_read_asks_for_no_order_number():

@@ -311,3 +311,22 @@ def test_a_refund_names_what_it_was_for_and_where_it_went_in_chinese_too() -> No
     assert "Skateboard" in english and "$818.31" in english and "PayPal" in english
     assert "Skateboard" in chinese and "$818.31" in chinese and "PayPal" in chinese
     assert "issued" not in chinese
+
+
+def test_a_cancellation_asked_about_is_told_as_what_would_go_back_where_and_when() -> None:
+    # Given "if I cancelled it, how much would I get back?" planned as the order's payments, read as a
+    # preview: $80 paid by card and $20 by gift card, $20 of the card's already refunded
+    task = {"task_id": "t1", "task_type": "order_payments", "tool": "predefined_cypher",
+            "args": {"template_id": "order_payments", "params": {"order_id": "#W0000001"},
+                     "refund_preview": True}}
+    card = "Visa ending 1234"
+    rows = [{"order_id": "#W0000001", "type": "payment", "amount": 80.0, "payment_method": card},
+            {"order_id": "#W0000001", "type": "payment", "amount": 20.0, "payment_method": "gift card"},
+            {"order_id": "#W0000001", "type": "refund", "amount": 20.0, "payment_method": card}]
+    result = {"status": "success", "data": {"template_id": "order_payments", "rows": rows}}
+    # When it is described
+    text = describe_success(task, result, "en")
+    # Then each method's share comes back, with the policy's timing for it
+    assert text == ("If you cancelled order #W0000001, $60.00 would go back to your Visa ending 1234 "
+                    "within 5 to 7 business days. If you cancelled order #W0000001, $20.00 would go back "
+                    "to your gift card immediately.")

@@ -533,7 +533,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # pages answer (the manual's troubleshooting) and no other product's does, unless the
             # store's general pages are closer ("delivered but nothing at my door"); or, when the
             # clause names none, the products the message named in its order (`told_of`).
-            args: dict[str, Any] = {"question": text, "supplementary": bool(order_id)}
+            args: dict[str, Any] = {"question": _naming_the_product(text, entities),
+                                    "supplementary": bool(order_id)}
             product_ids = [str(p["product_id"]) for p in _named_products(entities)] \
                 or [str(p) for p in entities.get("told_of") or []]
             product_ids = product_ids[:MAX_PRODUCTS_ASKED]
@@ -552,7 +553,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "is the IPX7 earbuds ok for swimming laps?": what the product's documents say, and the
             # catalogue's facts about it only if they say nothing (`summarise.unneeded_fallback`).
             product = _one_product(entities) or {}
-            documents = b.add("policy", KNOWLEDGE, {"question": text, "product_ids": [product["product_id"]],
+            documents = b.add("policy", KNOWLEDGE, {"question": _naming_the_product(text, entities),
+                                                    "product_ids": [product["product_id"]],
                                                     "supplementary": True})
             b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
                   {**_catalogue_question(text, entities, context), "fallback_for": documents})
@@ -687,8 +689,12 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             # "if I return the backpack and the pet bed, how much will I get back in total?": the
             # reply adds up the items named (`replies.named_items_total`).
             args["named_items"] = named
+        if template == "order_payments" and intent == "cancel_order":
+            # "if I cancelled it, how much would I get back?": what would go back, where and when
+            # (`replies.cancel_refund_preview`).
+            args["refund_preview"] = True
         b.add(template, PREDEFINED, args)
-    if how_much and _WHEN.search(text):
+    if how_much and _WHEN.search(text) and intent != "cancel_order":
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
 
@@ -707,10 +713,12 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
         b.add(task_type, KNOWLEDGE, {"question": RULE_QUESTIONS["another_person"]})
         return
     # A warranty question is answered from the warranty terms first, not a manual that mentions it.
-    args: dict[str, Any] = {"question": text, **({"topic": "warranty"} if intent == "warranty" else {})}
-    products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")]
+    args: dict[str, Any] = {"question": _naming_the_product(text, entities),
+                            **({"topic": "warranty"} if intent == "warranty" else {})}
+    products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")] \
+        or [str(p) for p in entities.get("told_of") or []]  # named elsewhere in the message
     if products:
-        b.add(task_type, KNOWLEDGE, {**args, "product_ids": products})
+        b.add(task_type, KNOWLEDGE, {**args, "product_ids": products[:MAX_PRODUCTS_ASKED]})
         return
     reference = entities.get("reference")
     order_id = entities.get("order_id") or (memory.get("last_order_id") if reference else None)
@@ -722,6 +730,16 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
                   depends_on=(lookup,))
             return
     b.add(task_type, KNOWLEDGE, args)
+
+
+def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:
+    """The question for the store's documents, with the product it is about named when another
+    clause of the message named it ("Office Chair: is that covered, and for how long?",
+    "Wireless Earbuds: can I use them for swimming?"): the words alone ask of nothing."""
+    names = [str(p["name"]) for p in entities.get("products") or [] if p.get("carried") and p.get("name")] \
+        or [str(n) for n in entities.get("told_of_names") or []]
+    named = [n for n in names if n.lower() not in text.lower()]
+    return f"{', '.join(named)}: {text}" if named else text
 
 
 def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> Task:

@@ -201,6 +201,30 @@ def _refund_source(method: str) -> str:
     return "gift_card" if "gift card" in lowered else "paypal" if "paypal" in lowered else "credit_card"
 
 
+def cancel_refund_preview(data: Mapping[str, Any], lang: str) -> str:
+    """ "If you cancelled order #W1, $6758.40 would go back to your gift card at once.": what a
+    cancellation asked about, not asked for, would refund, from the order's payments (each
+    method's payments less what was refunded to it), with the policy's timing in English."""
+    from csagent.actions.policy import load_rules
+
+    rows = data.get("rows") or []
+    order_id = rows[0].get("order_id", "") if rows else ""
+    owed: dict[str, Decimal] = {}
+    for row in rows:
+        method = str(row.get("payment_method") or "").strip()
+        sign = {"payment": 1, "refund": -1}.get(str(row.get("type")), 0)
+        if method and sign and row.get("amount") is not None:
+            owed[method] = owed.get(method, Decimal(0)) + sign * Decimal(str(row["amount"]))
+    lines = []
+    for method, amount in owed.items():
+        if amount <= 0:
+            continue
+        timing = load_rules().refund_timing_for(_refund_source(method)) if lang == "en" else ""
+        lines.append(render("cancel_refund_preview", lang, order_id=order_id, amount=f"${amount:.2f}",
+                            method=method, timing=timing))
+    return " ".join(lines)
+
+
 def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
     """Where one refund went and when it shows there, by the store's policy (actions/policy.yaml:
     a gift card at once, a card or PayPal within 5 to 7 business days)."""
@@ -638,6 +662,8 @@ def _describe(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> 
     if task.get("tool") == "customer_actions":
         return _action(data, lang)
     describe = DESCRIBERS.get(str(data.get("template_id") or ""))
+    if (task.get("args") or {}).get("refund_preview") and data.get("template_id") == "order_payments":
+        return cancel_refund_preview(data, lang) or _order_payments(data, lang)
     if describe is not None:
         named = (task.get("args") or {}).get("named_items")
         total = named_items_total(data, named, lang) if named else ""

@@ -53,7 +53,7 @@ PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
 # A cancellation told as done ("I cancelled it", "ended up cancelling two orders", "the cancelled
 # espresso order", "我取消的那个订单", "已经取消了"), not asked for ("cancel it", "帮我取消").
 CANCELLATION_DONE = re.compile(
-    r"\b(?:i|we|you|it|was|were|been|got|already)\s+(?:already\s+)?cancell?ed\b"
+    r"\b(?:i|we|you|it|was|were|been|got|already|had|have|has|i've|we've|i'd)\s+(?:already\s+)?cancell?ed\b"
     r"|\b(?:ended up|after|since)\s+cancell?ing\b|\b(?:the|my|that|this|those|both)\s+cancell?ed\b"
     r"|我(?:已经|早就|之前|上次)?取消(?:了|的|过)|已经?取消|被取消|取消掉?的(?:那个|那笔|那张)?订单",
     re.IGNORECASE)
@@ -93,6 +93,9 @@ def asks_about_an_order(text: str) -> bool:
 
 
 # Questions about one product that its documents may answer rather than the catalogue's lists.
+#: A clause of fewer words that names a product, with no question mark, only sets the topic of the
+#: clause after it when that clause points back at the product ("My blue earbuds, can I ...?").
+TOPIC_WORDS = 5
 PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "product_availability", "policy_question", "warranty"})
 
 
@@ -188,6 +191,7 @@ class LocalUnderstanding:
         pieces = [c.text for c in segment(text)] or [text]
         predictions = self.classifier.classify_many(pieces)
         pieces, predictions = _with_fallbacks_folded(pieces, predictions)
+        pieces, predictions = _consequences_folded(pieces, predictions)
         message = extract_entities(text)
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
@@ -272,6 +276,16 @@ class LocalUnderstanding:
                 # "I'm shopping for a coffee maker. What colours can I get?": the question names one
                 # of the options of the product the clause before named; it is about that product.
                 intent, entities["products"] = "product_info", [asked_of]
+            elif not products and not names_order and intent in PRODUCT_QUESTION_INTENTS and clauses \
+                    and product_refs and product_refs[0].hint is None \
+                    and len(before := clauses[-1].entities.get("products") or []) == 1:
+                # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
+                # product the clause before named.
+                entities["products"] = [{**before[0], "carried": True}]
+                if len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:
+                    # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
+                    vouched.pop(len(clauses) - 1, None)
+                    clauses.pop()
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
                 piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
             if follows_up:
@@ -434,6 +448,35 @@ def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[l
         texts.append(piece)
         kept.append(prediction)
     return texts, kept
+
+
+def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
+    """ "If I did cancel #W1, how much would I get back, where would the money go, and how
+    quickly?": the questions after a change put as a condition ask what would come of it (its
+    money, and when), not questions of their own; they join the condition's clause."""
+    from csagent.grounding.frame import named_change
+    from csagent.nlp.entities import ORDER_ID_RE
+    from csagent.nlp.speech_acts import is_hypothetical
+
+    texts: list[str] = []
+    kept: list[Any] = []
+    for piece, prediction in zip(pieces, predictions, strict=True):
+        after_condition = bool(kept) and kept[-1].intent in WRITE_INTENTS and is_hypothetical(texts[-1])
+        # "what would I get back?" may read as a return; it names no change of its own
+        of_its_own = prediction.intent in WRITE_INTENTS and named_change(piece) is not None
+        if after_condition and not of_its_own and _ASKS_WHAT_COMES_OF_IT.search(piece) \
+                and not ORDER_ID_RE.search(piece):
+            texts[-1] = f"{texts[-1]}, {piece}"
+            continue
+        texts.append(piece)
+        kept.append(prediction)
+    return texts, kept
+
+
+# What a change put as a condition would bring: money back (how much, where to) and when.
+_ASKS_WHAT_COMES_OF_IT = re.compile(
+    r"\b(?:how much|get back|money|refund\w*|how (?:long|quickly|soon|fast)|when)\b"
+    r"|多少钱|退多少|退到|多久|什么时候", re.IGNORECASE)
 
 
 _PRICE_WORDS = frozenset({"price", "prices", "cost", "costs", "much", "cheap", "cheapest", "expensive"})
@@ -615,10 +658,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
         intent, grounded_to_store = "complaint", True
         entities = {k: v for k, v in entities.items() if k not in {"question", "order_candidates"}}
-    if intent == "complaint" and not entities.get("products") and entities.get("order_id") \
+    if intent in {"complaint", "warranty"} and not entities.get("products") and entities.get("order_id") \
             and (entities.get("grounded") or {}).get("by") != "status":
-        # "grill wont light. i push the igniter and nothing happens": the products the message
-        # named in the order the clause was grounded to are what it tells of.
+        # "grill wont light. i push the igniter and nothing happens", "my chair's seat keeps sinking.
+        # is that covered, and for how long?": the products the message named in the order the
+        # clause was grounded to are what it tells of, or asks about.
         from csagent.grounding.resolve import product_mentions
 
         order = view.order(entities["order_id"])
@@ -626,6 +670,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         told = [m for m in product_mentions(text, view.products()) if m.product_id in held]
         if told:
             entities["told_of"] = list(dict.fromkeys(m.product_id for m in told))
+            entities["told_of_names"] = list(dict.fromkeys(m.name for m in told))
     if intent in CATALOGUE_WISHES and ((speaks_of_a_purchase(piece) and names_a_purchase(piece, view))
                                        or describes_an_owned_item(piece, view)):
         # "does the coffee maker I ordered have a timer?", "can i take the white earbuds swimming?":
@@ -641,7 +686,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # has no refund until something is sent back, money back asked for is a return.
         intent, grounded_to_store = "return_request", True
         entities = ground(intent, text, entities, view, variants, text, recent, recent_products)
-    if intent in _MONEY_ON_A_CANCELLED_ORDER and entities.get("order_status") == "cancelled" \
+    money_read = intent in _MONEY_ON_A_CANCELLED_ORDER or (
+        intent == "return_request" and not asks_for_change(piece))  # "退了多少钱？": what came back
+    if money_read and entities.get("order_status") == "cancelled" \
             and MONEY_CAME_BACK.search(piece) and not _CONDITIONAL.search(piece):
         # A cancelled order moves no money but its refund: a charge, a payment or money come back
         # on it is asked about by its refund record (how much, to which method, when).

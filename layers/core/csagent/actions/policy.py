@@ -286,12 +286,20 @@ class PaymentMethod:
 
 
 def option_values(options_json: str | None) -> str:
-    """`black, fabric`: an item's option values in the dataset's order, from its `options_json`."""
+    """`black, fabric`: an item's option values in the dataset's order, from its `options_json`. A
+    value that says nothing without its option's name ("yes", "no", "none") comes with it:
+    `11, leather, waterproof: no`."""
     try:
         options = json.loads(options_json or "{}")
     except ValueError:
         return ""
-    return ", ".join(str(v) for v in options.values()) if isinstance(options, dict) else ""
+    if not isinstance(options, dict):
+        return ""
+    return ", ".join(f"{k}: {v}" if str(v).lower() in _BARE_VALUES else str(v) for k, v in options.items())
+
+
+#: Option values that mean nothing on their own.
+_BARE_VALUES = frozenset({"yes", "no", "none", "true", "false"})
 
 
 @dataclass(frozen=True)

@@ -117,9 +117,12 @@ def find_order(
     if ruled_out:
         found = [o for o in found if not o.product_ids() & ruled_out] or found
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
-    described = statuses_described(text) or (statuses_described(message) if message else None)
-    if len(fitting) > 1 and described and not statuses_asked_about(text):
-        # "the skateboard in my pending order": the status words pick among the orders with it.
+    own = statuses_described(text)
+    described = own or (statuses_described(message) if message else None)
+    if len(fitting) > 1 and described and not (own and statuses_asked_about(text)):
+        # "the skateboard in my pending order": the status words pick among the orders with it;
+        # also those of another clause ("I cancelled that keyboard order. Did you refund it?"),
+        # whatever this one asks.
         narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
         fitting = narrowed or fitting
     if len(fitting) > 1:
@@ -238,7 +241,10 @@ _ANOTHER_ORDER = re.compile(
 # ("anything of mine not delivered yet?", "which of my stuff hasn't shipped").
 _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them"
                             r"|both (?:refunds|orders|ones|charges|payments)|anything|everything|any of my"
-                            r"|which ones|my stuff|my things|in total|altogether)\b", re.IGNORECASE)
+                            r"|which ones|my stuff|my things|in total|altogether)\b"
+                            # Chinese marks no plural: a number of orders, "these", "each", "respectively"
+                            r"|[两二三几多]个订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
+                            re.IGNORECASE)
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(
@@ -718,7 +724,10 @@ _YES_NO = re.compile(rf"(?:(?:{_COURTESY})\W+)*(?:does|do|is|are|has|have|did|wa
 # it comes, what was paid, what the order holds ("why hasn't my action camera shipped", "what did
 # my pet bed cost me"); not "the coffee maker I ordered" (who bought it).
 _ABOUT_THE_ORDER = re.compile(
-    r"\b(where|wheres|when|arriv\w*|ship\w*|deliver\w*|track\w*|status|order|orders|sent|package|parcel|"
+    # "where" asks, unless it opens a relative clause after a noun of its kind ("this thing where
+    # the seat sinks", "to the point where it won't charge").
+    r"\b((?<!thing )(?<!point )(?<!part )(?<!stage )where|wheres|when|arriv\w*|ship\w*|deliver\w*|track\w*|"
+    r"status|order|orders|sent|package|parcel|"
     r"pending|cancel\w*|refund\w*|paid|pay|cost|charged?|price|prices|how much|total|receipt|late|"
     r"delay\w*|yet|waiting|wait|dispatch\w*|left|contain\w*|in it|came|come yet|invoice|"
     r"hold ?up|hold-up|eta|update|progress|happen\w*|going on|stuck|lost|missing|coming|here|news|"

@@ -46,7 +46,7 @@ KIND = ActionKind(
         "order.",
     ),
     done=(
-        "An exchange is requested for order {order_id}: {changes}.",
+        "Exchange requested for order {order_id}: {changes}.",
         "{difference_line}",
         "You will receive an email regarding how to return the items.",
     ),

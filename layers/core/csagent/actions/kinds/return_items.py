@@ -173,7 +173,7 @@ KIND = ActionKind(
         "You will receive an email regarding how to return the items.",
     ),
     done=(
-        "A return is requested for order {order_id}: {items}.",
+        "Return requested for order {order_id}: {items}.",
         "You will receive an email regarding how to return the items.",
         "The refund of {amount} will go to {method}.",
     ),

@@ -1,0 +1,63 @@
+"""What one clause of a message lends the others, through the real HTTP API on the tau-retail store
+(issue 12): a product named in one clause is what "that", "it" and "them" ask about in the next; a
+status told in one clause picks the order another clause asks about; questions after a change put
+as a condition ask what would come of it; Chinese, which marks no plural, asks about several orders
+by their number."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from api_support import say
+
+pytestmark = pytest.mark.integration
+
+CHAIR_OWNER = "olivia_smith_5265"  # one Office Chair, in delivered #W5202795
+LAMP_OWNER = "noah_patel_1311"  # Desk Lamps in delivered #W9784474 and cancelled #W1659844 ($203.54 refunded)
+TWO_CANCELLED = "noah_patel_6952"  # cancelled #W7043598 ($3420.45) and #W6111398 ($818.31), to PayPal
+CARD_OWNER = "sofia_rossi_8776"  # pending #W2818151, $1068.63 paid by Mastercard ending 3357
+
+
+def ask(client: Any, customer: str, text: str) -> tuple[str, str]:
+    body = say(client, customer, f"ctx-{uuid.uuid4().hex[:8]}", text)
+    return body["status"], body["reply"]["text"]
+
+
+def test_a_warranty_question_pointing_back_is_about_the_product_named_before(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer who tells of their chair, then asks "is that under warranty?"
+    status, reply = ask(client, CHAIR_OWNER, "The office chair I got from you creaks when I lean back. "
+                                             "Is that under warranty?")
+    # Then the chair's own warranty terms answer, not the general warranty page
+    assert status == "answered", reply
+    assert "Office Chair: 2 years" in reply, reply
+
+
+def test_a_cancellation_told_picks_the_cancelled_order_for_the_refund_question(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given desk lamps in a delivered and a cancelled order, and "I had cancelled my desk lamp order"
+    status, reply = ask(client, LAMP_OWNER, "I had cancelled my desk lamp order, was that money refunded?")
+    # Then the cancelled order's refund answers, without asking which order
+    assert status == "answered", reply
+    assert "#W1659844" in reply and "$203.54" in reply and "#W9784474" not in reply, reply
+
+
+def test_two_cancelled_orders_asked_about_in_chinese_are_each_answered(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "how much did each of my two cancelled orders refund?"
+    status, reply = ask(client, TWO_CANCELLED, "我取消的两个订单分别退了多少钱？")
+    # Then both refunds are told, not a question back
+    assert status == "answered", reply
+    assert "$3420.45" in reply and "$818.31" in reply, reply
+
+
+def test_what_a_cancellation_put_as_a_condition_would_refund_is_told_not_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "say I cancelled it, what would I get back and when?"
+    status, reply = ask(client, CARD_OWNER, "Say I cancelled #W2818151, what would I get back and when?")
+    # Then the amount, where it would go and when come back, and nothing is proposed
+    assert status == "answered", reply
+    assert "If you cancelled order #W2818151, $1068.63 would go back to your Mastercard ending 3357 " \
+           "within 5 to 7 business days." in reply, reply

@@ -333,3 +333,17 @@ def test_street_number_is_not_mistaken_for_a_zip_code() -> None:
     found = extract_entities("send it to 12345 Oak Avenue, Austin, TX 78701")
     # Then only the real zip code is reported
     assert found.zip_codes == ["78701"]
+
+
+def test_a_word_that_names_two_products_equally_names_both_and_neither_for_sure() -> None:
+    # Given two products that customers both call "kettle"
+    catalogue = [{"product_id": "e1", "name": "Electric Kettle", "options": {}},
+                 {"product_id": "t1", "name": "Tea Kettle", "options": {}},
+                 {"product_id": "e1", "name": "kettle", "options": {}},
+                 {"product_id": "t1", "name": "kettle", "options": {}}]
+    # When a message says "my kettle"
+    mentions = find_products("cancel my kettle order", catalogue)
+    # Then both are mentioned, each flagged ambiguous (so the customer's orders decide, or they are asked)
+    assert sorted((m.product_id, m.ambiguous) for m in mentions) == [("e1", True), ("t1", True)]
+    # And a full name still names its product alone
+    assert [(m.product_id, m.ambiguous) for m in find_products("my tea kettle", catalogue)] == [("t1", False)]

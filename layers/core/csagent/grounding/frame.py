@@ -151,7 +151,8 @@ def find_order(
         # so each order is asked about.
         return {**entities, "order_ids": each, "grounded_orders": each}
     if len(chosen) > 1:
-        names = mentions[0].name
+        # "a kettle" when the word named two products (the Electric Kettle and the Tea Kettle)
+        names = mentions[0].surface if mentions[0].ambiguous else mentions[0].name
         return {
             **entities,
             "order_candidates": [o.order_id for o in chosen],

@@ -323,6 +323,15 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
     taken: list[tuple[int, int]] = []
     mentions: list[tuple[int, int, _CatalogueEntry, float, bool]] = []
     for score, a, b, entry in candidates:
+        tied = [k for k, m in enumerate(mentions)
+                if (m[0], m[1], m[3]) == (a, b, score) and m[2].product_id != entry.product_id]
+        if tied:
+            # The same words name two products equally well ("kettle": the Electric Kettle and the
+            # Tea Kettle): both are meant, neither for sure.
+            for k in tied:
+                mentions[k] = (*mentions[k][:4], True)
+            mentions.append((a, b, entry, score, True))
+            continue
         if any(a < tb and ta < b for ta, tb in taken):
             continue
         taken.append((a, b))

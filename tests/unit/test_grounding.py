@@ -133,6 +133,16 @@ def test_options_kept_by_name_stay_and_the_others_may_change(text: str, new_item
     assert change.new is not None and change.new.item_id == new_item
 
 
+def test_a_value_the_item_already_has_named_in_the_wish_is_kept() -> None:
+    # Given a white S helmet in medium, and an M in white (low) and an M in blue (medium) on sale
+    order, variants = _helmet_order()
+    # When the wish names the new size beside the colour it already has
+    wish = "swap the cycling helmet for the white one in size M"
+    change = resolve_item_changes(wish, order, variants).changes[0]
+    # Then the white M is chosen, though the blue M keeps as many of the other options
+    assert change.new is not None and change.new.item_id == "h-m-white-low"
+
+
 def test_no_variant_with_what_they_keep_by_name_is_the_answer_not_another_offer() -> None:
     order, variants = _helmet_order()
     # "size M, same ventilation": the only M in medium is blue; the colour was not kept by name
@@ -1602,3 +1612,18 @@ def test_money_back_without_a_word_for_another_item_is_no_item_change() -> None:
             for text in (refund, swap)}
     # Then money back asked for is the return it was read as; another item asked for is an exchange
     assert read == {refund: "return_request", swap: "change_items"}
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("#W0000001 - kettle 1L or not?", True),  # an option of the order's kettle: what the item is
+    ("#W0000001 - has the kettle shipped?", False),  # the order's progress
+    ("#W0000001 - the kettle is 1L.", False),  # told, not asked
+])
+def test_a_question_with_an_option_of_the_orders_item_asks_what_the_item_is(text: str, asks: bool) -> None:
+    from csagent.grounding.frame import asks_an_items_option
+
+    order = _store().order("#W0000001")
+    products = [{"product_id": KETTLE, "name": "Electric Kettle", "options": {"capacity": "1L"}}]
+    assert asks_an_items_option(text, order, products) is asks
+    # a product the order does not hold asks nothing of it
+    assert asks_an_items_option(text, order, [{**products[0], "product_id": CHAIR}]) is False

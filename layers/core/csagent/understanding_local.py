@@ -596,6 +596,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         MONEY_BACK_ASKED,
         READS,
         address_intent,
+        asks_an_items_option,
         asks_as_question,
         change_intent,
         describes_an_owned_item,
@@ -658,6 +659,10 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
         intent, grounded_to_store = "complaint", True
         entities = {k: v for k, v in entities.items() if k not in {"question", "order_candidates"}}
+    if intent == "order_status" and entities.get("order_id") \
+            and asks_an_items_option(piece, view.order(entities["order_id"]), entities.get("products") or []):
+        # "#W1 - sunglasses polarized or not?": what the order's item is, option by option.
+        intent, grounded_to_store = "order_items", True
     if intent in {"complaint", "warranty"} and not entities.get("products") and entities.get("order_id") \
             and (entities.get("grounded") or {}).get("by") != "status":
         # "grill wont light. i push the igniter and nothing happens", "my chair's seat keeps sinking.

@@ -677,6 +677,16 @@ def _about_the_product(text: str) -> bool:
     return asks_as_question(text) and _of_the_product_alone(text) and not _ITS_OWN_ATTRIBUTE.search(text)
 
 
+def asks_an_items_option(text: str, order: OrderView | None, products: Sequence[Mapping[str, Any]]) -> bool:
+    """Is a question about a product of the order it names put with one of the options of that
+    order's item ("#W1 - sunglasses polarized or not?", "is the lamp in #W2 the white one?"), and
+    nothing about the order's progress? What the order holds, option by option, answers it."""
+    if order is None or not asks_as_question(text) or not _of_the_product_alone(text):
+        return False
+    held = order.product_ids()
+    return any(p.get("options") and p.get("product_id") in held for p in products)
+
+
 def tells_of_the_product(text: str) -> bool:
     """Do the words tell something of a product itself, as a statement with no word about its
     order nor a change ("my kettle from you is stop by itself before the water is boiling", "my

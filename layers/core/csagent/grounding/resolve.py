@@ -425,6 +425,16 @@ def _targets(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict[str, s
     return wanted
 
 
+def _named_as_it_is(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict[str, str]:
+    """The values the wish names that the item already has ("the black 5.8-inch one with 128GB" for
+    a gold 5.8-inch 128GB phone: 5.8-inch, 128GB): not changes, but what the new one should have."""
+    toks = tokens(segment)
+    pivot = _pivot(toks, hits)
+    return {h.key: h.value for h in hits
+            if (pivot is None or h.position > pivot) and h.value == line.options.get(h.key)
+            and not (h.value not in ("yes", "no") and negated_option(toks, h))}
+
+
 def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
     """How well the words before the wish describe this line (negated words do not count)."""
     toks = tokens(segment)
@@ -581,6 +591,12 @@ def resolve_item_changes(
         held = {k: line.options[k] for k in by_name if k in line.options}
         choice = next((c for c in kept if c.new is not None), None) or choose_variant(
             line, product_variants, {**held, **wanted}, cheapest, cheaper)
+        if choice.new is None and len(choice.options) > 1:
+            # Several versions fit what changes; the one with what the wish also named as it is.
+            same = _named_as_it_is(wish, line, hits)
+            named = [v for v in choice.options if same and all(v.options.get(k) == x for k, x in same.items())]
+            if len(named) == 1:
+                choice = ItemChange(line, named[0])
         unavailable = choice.new is None and not choice.options
         for alternative in alternatives if unavailable else []:
             fallback = choose_variant(line, product_variants, alternative, cheapest, cheaper)

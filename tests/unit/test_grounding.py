@@ -1627,3 +1627,33 @@ def test_a_question_with_an_option_of_the_orders_item_asks_what_the_item_is(text
     assert asks_an_items_option(text, order, products) is asks
     # a product the order does not hold asks nothing of it
     assert asks_an_items_option(text, order, [{**products[0], "product_id": CHAIR}]) is False
+
+
+def test_a_longer_chinese_name_of_another_product_is_not_read_as_the_shorter_one() -> None:
+    from csagent.grounding.resolve import product_mentions
+
+    owned = [{"product_id": "w1", "name": "Wristwatch"}]
+    # "智能手表" (smart watch) holds "手表" (watch): a customer who owns only a wristwatch is not
+    # talking about it
+    assert product_mentions("我的智能手表屏幕卡住不动了", owned) == []
+    assert [m.name for m in product_mentions("我的手表不走了", owned)] == ["Wristwatch"]
+
+
+def test_the_address_an_order_should_go_to_does_not_name_the_order_already_going_there() -> None:
+    from csagent.grounding.frame import find_order
+
+    v = _variants()
+    kettle = next(x for x in v[KETTLE] if x.item_id == "k-1L-white")
+    phoenix = {"address1": "463 Park Avenue", "city": "Phoenix", "state": "AZ", "zip": "85002"}
+    view = CustomerView(customer_id="ann", orders=(
+        OrderView("#W0000010", "processed", (_line(kettle, KETTLE, "Electric Kettle"),), "card_1", phoenix),
+        OrderView("#W0000011", "pending", (), "card_1",
+                  {"address1": "1 Elm St", "city": "Austin", "state": "TX"}),
+    ), payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),))
+    # Given "send it to 463 Park Avenue, Phoenix, AZ 85002" (where the processed order already goes)
+    text = "please change the shipping address to 463 Park Avenue, Phoenix, AZ 85002"
+    entities = {"address": {**phoenix, "country": "USA"}}
+    # When the order is found for the address change
+    found = find_order("change_order_address", text, entities, view)
+    # Then it is the pending order, not the one that already ships to Phoenix
+    assert found.get("order_id") == "#W0000011"

@@ -98,7 +98,8 @@ def find_order(
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
-        by_facts = orders_named_by_facts(intent, text, entities, view, message)
+        by_facts = orders_named_by_facts(intent, _without_new_address(text, entities), entities, view,
+                                         _without_new_address(message, entities))
         if by_facts is not None:
             return by_facts
         return _order_by_status(intent, text, entities, view, message, recent)
@@ -253,6 +254,16 @@ _POINTS_AT_ORDER = re.compile(
 _EMPTY_IT = re.compile(r"\b(?:is it|it is|it's|was it|it was|will it be|would it be)\s+(?:\w+\s+)?"
                        r"(?:possible|ok|okay|alright|fine|true|late|worth|necessary|normal|free|allowed)\b",
                        re.IGNORECASE)
+
+
+def _without_new_address(text: str, entities: Mapping[str, Any]) -> str:
+    """The words without the address the clause gives ("send my tablet to 463 Park Avenue,
+    Phoenix"): where something should go describes no order (an order already going there is the
+    one that needs no change)."""
+    for value in (entities.get("address") or {}).values():
+        if value and len(str(value)) > 1:
+            text = re.sub(re.escape(str(value)), " ", text, flags=re.IGNORECASE)
+    return text
 
 
 def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view: CustomerView,

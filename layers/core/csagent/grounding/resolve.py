@@ -71,12 +71,14 @@ def exact_synonyms() -> frozenset[str]:
 
 def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
     """Products named in Chinese ("意式咖啡机那个订单"): the names of `data/product_synonyms.json`'s
-    `zh`, as substrings, longest first, each stretch of text naming one product."""
+    `zh`, as substrings, longest first, each stretch of text naming one product. A longer name of
+    a product not among `products` still claims its words: "智能手表" is the Smart Watch, never the
+    Wristwatch ("手表") of a customer who owns only a wristwatch."""
     from csagent.nlp.entities import ProductMention
 
     zh: dict[str, list[str]] = _synonym_file().get("zh", {})
     by_name = {str(p.get("name")): str(p["product_id"]) for p in products}
-    names = sorted(((alias, name) for name, aliases in zh.items() if name in by_name for alias in aliases),
+    names = sorted(((alias, name) for name, aliases in zh.items() for alias in aliases),
                    key=lambda pair: -len(pair[0]))
     taken: list[tuple[int, int]] = []
     found = []
@@ -86,7 +88,8 @@ def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[
             span = (at, at + len(alias))
             if not any(a < span[1] and span[0] < b for a, b in taken):
                 taken.append(span)
-                found.append(ProductMention(by_name[name], name, 1.0, alias, span))
+                if name in by_name:
+                    found.append(ProductMention(by_name[name], name, 1.0, alias, span))
             at = text.find(alias, at + 1)
     return sorted(found, key=lambda m: m.span[0])
 

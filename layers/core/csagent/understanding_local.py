@@ -92,10 +92,10 @@ def asks_about_an_order(text: str) -> bool:
     return bool(ranked) and ranked[0][0] in about_orders and ranked[0][1] >= ORDER_QUESTION_MIN_SCORE
 
 
-# Questions about one product that its documents may answer rather than the catalogue's lists.
 #: A clause of fewer words that names a product, with no question mark, only sets the topic of the
 #: clause after it when that clause points back at the product ("My blue earbuds, can I ...?").
 TOPIC_WORDS = 5
+# Questions about one product that its documents may answer rather than the catalogue's lists.
 PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "product_availability", "policy_question", "warranty"})
 
 

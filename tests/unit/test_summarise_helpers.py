@@ -70,3 +70,11 @@ def test_a_lookup_that_did_not_know_the_question_is_not_reported_when_its_fallba
     # And a failure of another kind (a timeout) is never hidden
     timeout = {"status": "failed", "error": {"type": "timeout"}}
     assert not covered_failure(tasks[0], {"t1": timeout, "t2": {"status": "success"}}, tasks)
+
+
+def test_a_supplementary_miss_is_unsaid_while_the_turn_asks_the_customer_something() -> None:
+    # "I need to send back the tablet ... I'd rather have the money": nothing answered yet, but the
+    # turn asks which of two orders; the documents' silence about the statement is not news
+    assert quiet_miss(_policy(True), {"t2": NOTHING_FOUND}, asking=True)
+    assert not quiet_miss(_policy(True), {"t2": NOTHING_FOUND})
+    assert not quiet_miss(_policy(False), {"t2": NOTHING_FOUND}, asking=True)

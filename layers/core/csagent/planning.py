@@ -674,9 +674,12 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if not order_id:
         # "could I return a perfume once I've opened it?": no order of the customer's is meant, so
         # the store's rule answers; "can I return my perfume?" is about one, so it is asked for too.
-        from csagent.grounding.frame import speaks_of_a_purchase
+        # A statement ("I'd rather have the money") asks nothing of the documents: what they say
+        # is supplementary, unsaid when they have nothing (`summarise.quiet_miss`).
+        from csagent.grounding.frame import asks_as_question, speaks_of_a_purchase
 
-        b.add("policy", KNOWLEDGE, {"question": text})
+        asked = {} if asks_as_question(text) else {"supplementary": True}
+        b.add("policy", KNOWLEDGE, {"question": text, **asked})
         if speaks_of_a_purchase(text):
             b.need(intent, "order_id", entities, text)
         return

@@ -111,15 +111,17 @@ def last_product(tasks: list[dict[str, Any]], results: dict[str, Any]) -> dict[s
     return None
 
 
-def quiet_miss(task: dict[str, Any], results: dict[str, Any]) -> bool:
-    """A supplementary lookup that found nothing while another task of the turn answered: the
-    store's documents have nothing to add to a complaint whose order facts are given, and saying
-    "I couldn't find a policy" would read as a failure of the answer."""
+def quiet_miss(task: dict[str, Any], results: dict[str, Any], *, asking: bool = False) -> bool:
+    """A supplementary lookup that found nothing while another task of the turn answered, or while
+    the turn asks the customer something (`asking`: "which of your two orders with the tablet?"):
+    the store's documents have nothing to add to a complaint whose order facts are given, and
+    saying "I couldn't find a policy" would read as a failure of the answer."""
     result = results.get(task["task_id"]) or {}
     if not (task.get("args") or {}).get("supplementary") or result.get("status") != "failed" \
             or (result.get("error") or {}).get("type") != "no_results":
         return False
-    return any((r or {}).get("status") == "success" for tid, r in results.items() if tid != task["task_id"])
+    return asking or any((r or {}).get("status") == "success"
+                         for tid, r in results.items() if tid != task["task_id"])
 
 
 #: Failures a fallback that answered makes moot: the question was not one the first lookup knew.
@@ -207,8 +209,9 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     citations: list[dict[str, Any]] = []
     proposals: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
+    asking = bool((state.get("trace") or {}).get("missing"))
     shown = [task for task in grouped(tasks)
-             if not quiet_miss(task, results) and not unneeded_fallback(task, results)
+             if not quiet_miss(task, results, asking=asking) and not unneeded_fallback(task, results)
              and not covered_failure(task, results, tasks)]
     for task in shown:
         result = results.get(task["task_id"])

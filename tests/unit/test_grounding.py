@@ -1657,3 +1657,16 @@ def test_the_address_an_order_should_go_to_does_not_name_the_order_already_going
     found = find_order("change_order_address", text, entities, view)
     # Then it is the pending order, not the one that already ships to Phoenix
     assert found.get("order_id") == "#W0000011"
+
+
+def test_a_word_naming_two_products_of_the_order_asks_which_is_returned() -> None:
+    from csagent.grounding.resolve import read_return_lines
+
+    electric = Line("e1", "p-electric", "Electric Kettle", 158.90, {"capacity": "1.5L"})
+    tea = Line("t1", "p-tea", "Tea Kettle", 102.02, {"material": "stainless steel"})
+    order = OrderView("#W0000020", "delivered", (electric, tea), "paypal_1")
+    # "return my kettle": both are kettles; which one is asked, never both sent back
+    assert read_return_lines("i wanna return my kettle, it's too loud", order) == ([], [electric, tea])
+    # "both kettles", or the full name, say which
+    assert read_return_lines("return both kettles", order) == ([electric, tea], [])
+    assert read_return_lines("return the tea kettle", order) == ([tea], [])

@@ -136,7 +136,8 @@ def find_order(
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
-    fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
+    if len({m.span for m in mentions}) > 1:  # one word naming two products ("kettle") is one thing asked of
+        fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
         return _one_order(entities, chosen[0].order_id, order=f"the order with the {mentions[0].name}")

@@ -633,9 +633,11 @@ def _line_meant(lines: Sequence[Line], wish: str, hits: Sequence[OptionHit],
 
 
 def which_of_them(lines: Sequence[Line]) -> str:
-    """ "It holds 2 Pet Bed items: Pet Bed (large, beige) and Pet Bed (large, grey)." """
+    """ "It holds 2 Pet Bed items: Pet Bed (large, beige) and Pet Bed (large, grey)."; of two
+    products one word names ("kettle"): "It holds 2 of them: Electric Kettle (...) and Tea Kettle (...)." """
     labels = [x.label() for x in lines]
-    return f"It holds {len(lines)} {lines[0].name} items: {', '.join(labels[:-1])} and {labels[-1]}."
+    what = f"{lines[0].name} items" if len({x.name for x in lines}) == 1 else "of them"
+    return f"It holds {len(lines)} {what}: {', '.join(labels[:-1])} and {labels[-1]}."
 
 
 def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool,
@@ -849,6 +851,16 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
         return list(order.lines), []  # "return both items" of an order of two
     if not mentions:
         return [], []
+    by_span: dict[tuple[int, int], set[str]] = {}
+    for m in mentions:
+        by_span.setdefault(m.span, set()).add(m.product_id)
+    shared = next((ids for ids in by_span.values() if len(ids) > 1), None)
+    if shared and not _BOTH.search(text):
+        # "return my kettle" about an order with an Electric Kettle and a Tea Kettle: the word names
+        # both products; which one is asked, never both sent back.
+        lines = [x for x in order.lines if x.product_id in shared]
+        if len(lines) > 1:
+            return [], lines
     segments = _merge_repeats(_segments(text, mentions), order)
     cleaned = _NOT_EVERYTHING.sub(lambda m: " " * len(m.group(0)), text)
     everything = [m for m in _EVERYTHING.finditer(cleaned)

@@ -95,6 +95,10 @@ def asks_about_an_order(text: str) -> bool:
 #: A clause of fewer words that names a product, with no question mark, only sets the topic of the
 #: clause after it when that clause points back at the product ("My blue earbuds, can I ...?").
 TOPIC_WORDS = 5
+#: The questions that take the product the clause before named when they point back at one ("can I
+#: use them for swimming?"); not a policy question, whose "it" is idiom more often than not ("while
+#: we're at it, do gift cards expire?"), nor a statement ("he keeps throwing it in the dishwasher").
+POINTING_BACK_INTENTS = frozenset({"product_info", "warranty"})
 # Questions about one product that its documents may answer rather than the catalogue's lists.
 PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "product_availability", "policy_question", "warranty"})
 
@@ -276,8 +280,8 @@ class LocalUnderstanding:
                 # "I'm shopping for a coffee maker. What colours can I get?": the question names one
                 # of the options of the product the clause before named; it is about that product.
                 intent, entities["products"] = "product_info", [asked_of]
-            elif not products and not names_order and intent in PRODUCT_QUESTION_INTENTS and clauses \
-                    and product_refs and product_refs[0].hint is None \
+            elif not products and not names_order and intent in POINTING_BACK_INTENTS and clauses \
+                    and asks_as_question(piece) and product_refs and product_refs[0].hint is None \
                     and len(before := clauses[-1].entities.get("products") or []) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
                 # product the clause before named.

@@ -61,3 +61,28 @@ def test_what_a_cancellation_put_as_a_condition_would_refund_is_told_not_propose
     assert status == "answered", reply
     assert "If you cancelled order #W2818151, $1068.63 would go back to your Mastercard ending 3357 " \
            "within 5 to 7 business days." in reply, reply
+
+
+def test_an_option_asked_of_the_product_the_conversation_is_about_narrows_its_versions(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"ctx-{uuid.uuid4().hex[:8]}"
+    # Given an answer about the largest water bottle
+    first = say(client, CHAIR_OWNER, session, "What's the largest water bottle you have?")
+    assert "Water Bottle" in first["reply"]["text"], first
+    # When the customer asks "is that size in stock in stainless steel?"
+    body = say(client, CHAIR_OWNER, session, "is that size in stock in stainless steel?")
+    # Then the stainless steel versions of the Water Bottle answer, not "say it another way"
+    reply = body["reply"]["text"]
+    assert body["status"] == "answered", reply
+    assert "the Water Bottle in stainless steel is available" in reply, reply
+    assert "1000ml / stainless steel / black" in reply, reply
+
+
+def test_a_product_named_twice_in_one_question_is_one_product_whose_documents_answer(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a question naming the Espresso Machine twice ("espresso", "espresso machine")
+    status, reply = ask(client, CHAIR_OWNER, "How much ground coffee goes into a double espresso "
+                                             "with your espresso machine?")
+    # Then the machine's user guide answers, as for a product named once
+    assert status == "answered", reply
+    assert "18 grams" in reply and "Espresso Machine user guide" in reply, reply

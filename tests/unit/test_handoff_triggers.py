@@ -242,6 +242,7 @@ def test_asking_for_a_person_after_a_failure_is_normal_urgency() -> None:
     "Are you kidding me?! It's broken again",
     "I'm fed up with waiting",
     "No, I'm angry.",
+    "I paid a crazy amount for this and it's useless",
     "太离谱了，我要投诉！！",
     "气死我了",
 ])
@@ -268,6 +269,9 @@ def test_frustrated_messages_are_recognised(text: str) -> None:
     "我的订单到哪了？",
     # a count asked for is not exasperation ("how many times do I have to tell you" is)
     "Could you please check how many times I was actually charged for it?",
+    # a degree word on a quantity measures it ("this is ridiculous" is exasperation)
+    "I drink a ridiculous amount of water, what's your biggest bottle?",
+    "I ordered an insane number of candles for the wedding, did they all ship?",
 ])
 def test_calm_or_mildly_unhappy_messages_are_not_frustrated(text: str) -> None:
     # Given a calm message, a negated complaint, an acronym-heavy question or one mild word
@@ -354,6 +358,27 @@ def test_signals_are_read_from_the_graph_state() -> None:
     assert signals.amount_at_stake == 310.5
     assert (signals.failed_turns_before, signals.node_budget_exceeded) == (1, True)
     assert signals.intents == ("return_request", "return_request")
+
+
+def test_a_failure_the_reply_left_unsaid_is_not_a_failed_turn_for_an_angry_customer() -> None:
+    # Given an angry customer whose order facts were given, beside a supplementary policy search
+    # that found nothing (the reply leaves it unsaid as moot)
+    state = {
+        "text": "Where's my action camera?! I needed it for a trip and the trip is OVER. Useless.",
+        "route": "knowledge_and_actions",
+        "clauses": [{"text": "Where's my action camera?!", "intent": "order_status"}],
+        "tasks": [{"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "args": {}},
+                  {"task_id": "t2", "task_type": "policy", "tool": "knowledge_search",
+                   "args": {"supplementary": True}}],
+        "results": {"t1": {"status": "success", "data": {}},
+                    "t2": {"status": "failed", "error": {"type": "no_results", "message": "nothing"}}},
+    }
+    # When the turn's reply said the miss, anger plus a failure calls for a person
+    assert evaluate(signals_from_state(state)).reasons == (HandoffReason.FRUSTRATION,)
+    # Then, when the reply left the miss unsaid, the answered anger is heard, not escalated
+    unsaid = signals_from_state({**state, "trace": {"unsaid_failures": ["t2"]}})
+    assert [o.task_id for o in unsaid.outcomes] == ["t1"]
+    assert evaluate(unsaid) is None
 
 
 @pytest.mark.parametrize(("text", "asked"), [

@@ -245,7 +245,7 @@ class LocalUnderstanding:
                 entities["address"] = found.addresses[0].as_dict()
             # The catalogue's names and the everyday ones ("my phone" is the Smartphone, "登山靴"
             # the Hiking Boots), as grounding reads them in the customer's orders.
-            products = product_mentions(piece, catalogue) if catalogue else []
+            products = _once_each(product_mentions(piece, catalogue)) if catalogue else []
             if products:
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
                                          "surface": p.surface}
@@ -514,6 +514,25 @@ def told_cancelled(text: str) -> bool:
     neither asking for one nor putting one as a condition ("if I cancelled it, how much ...")?"""
     return bool(CANCELLATION_DONE.search(text)) and not CANCEL_ASKED.search(text) \
         and not _CONDITIONAL.search(text)
+
+
+def _once_each(mentions: Sequence[Any]) -> list[Any]:
+    """One mention per product named twice alike ("an espresso shot with ur espresso machine":
+    the Espresso Machine, once, as its fuller mention says it). Two mentions whose options differ
+    ("the blue kettle and the red one") stay two: they are two items."""
+    kept: list[Any] = []
+    for mention in mentions:
+        same = next((k for k, m in enumerate(kept) if m.product_id == mention.product_id and all(
+            m.options.get(key, value) == value for key, value in mention.options.items())), None)
+        if same is None:
+            kept.append(mention)
+        elif _fullness(mention) > _fullness(kept[same]):
+            kept[same] = mention
+    return kept
+
+
+def _fullness(mention: Any) -> tuple[int, int]:
+    return len(mention.options), len(mention.surface)
 
 
 def _holds_any(view: Any, order_id: str | None, products: Sequence[Any]) -> bool:

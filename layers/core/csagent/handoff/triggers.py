@@ -399,13 +399,18 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
     State keys read: `text`, `route`, `intent`, `clauses[].intent`, `tasks[]`, `results{}`
     (`status`, `error.type`, and `attempts` when the healer records retries),
     `consecutive_failed_turns` (earlier turns in a row that ended with a system failure),
-    `frustrated_turns` (earlier turns in a row that read as frustrated) and `budget_exceeded` (set
-    by the graph's node budget guard; also read from `trace`).
+    `frustrated_turns` (earlier turns in a row that read as frustrated), `budget_exceeded` (set
+    by the graph's node budget guard; also read from `trace`) and `trace.unsaid_failures` (failed
+    tasks the reply leaves unsaid as moot: they are not read as the turn's failures).
     """
     results: Mapping[str, Any] = state.get("results") or {}
+    trace = state.get("trace") or {}
+    unsaid = set(trace.get("unsaid_failures") or ())
     outcomes: list[TaskOutcome] = []
     amounts: list[float | None] = []
     for task in state.get("tasks") or []:
+        if task["task_id"] in unsaid:  # moot: the reply answered without it (`summarise`)
+            continue
         result = results.get(task["task_id"]) or {}
         error = result.get("error") or {}
         outcomes.append(TaskOutcome(task_id=task["task_id"], task_type=task.get("task_type", ""),
@@ -417,7 +422,6 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
         c.get("intent") == HANDOFF_INTENT and _outweighed_handoff(c, clauses))]
     if state.get("intent"):
         intents.append(str(state["intent"]))
-    trace = state.get("trace") or {}
     return TurnSignals(
         texts=tuple(t for t in [state.get("text") or ""] if t),
         clause_texts=tuple(str(c.get("text")) for c in clauses if c.get("text")),

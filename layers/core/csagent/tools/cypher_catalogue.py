@@ -1146,6 +1146,11 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
                          narrowed=narrowed[1])
 
 
+def _names_a_product(question: str, vocabulary: StoreVocabulary) -> bool:
+    pattern = entity_pattern(vocabulary.names)
+    return bool(pattern and pattern.search(question))
+
+
 def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
     """The allowed template (`args["templates"]`) the template model finds likeliest for the
     question, when its probability (with the templates that answer the same, `SAME_ANSWER`)
@@ -1337,8 +1342,14 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         given_entities = [v for v in params.values() if isinstance(v, str)]
         matched = matcher_for(ctx.embedder, catalogue).match(
             question, entities=[*given_entities, *vocabulary.names])
-        matched = _narrowed(matched, question, vocabulary, params, ctx.embedder, catalogue)
         context = GroundedProduct.read(args.get("context_product"))
+        narrowing = params
+        if context is not None and not params.get("product_name") \
+                and not _names_a_product(question, vocabulary):
+            # "is that size in stock in stainless steel?": the option is one of the product the
+            # conversation is about.
+            narrowing = {**params, "product_name": context.name}
+        matched = _narrowed(matched, question, vocabulary, narrowing, ctx.embedder, catalogue)
         if matched is None and (product or context) is not None:
             # The product (named here, or the one the conversation is about) is the evidence the
             # similarity lacks: a product question that ranks first above the floor answers ("what

@@ -246,6 +246,12 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     streak = int(state.get("consecutive_failed_turns") or 0)
     update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0
     update["trace"] = {"summariser": how}
+    # A failure the reply leaves unsaid (a supplementary search that found nothing beside an
+    # answer) is no failure of the turn: the hand-off triggers read only the ones the customer saw.
+    unsaid = [t["task_id"] for t in tasks if t not in shown
+              and (results.get(t["task_id"]) or {}).get("status") == "failed"]
+    if unsaid:
+        update["trace"]["unsaid_failures"] = unsaid
     sources = knowledge_sources(citations)
     if sources:  # which version of which document answered (csagent.knowledge.service)
         update["trace"]["knowledge_sources"] = sources

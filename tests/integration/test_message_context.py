@@ -86,3 +86,15 @@ def test_a_product_named_twice_in_one_question_is_one_product_whose_documents_an
     # Then the machine's user guide answers, as for a product named once
     assert status == "answered", reply
     assert "18 grams" in reply and "Espresso Machine user guide" in reply, reply
+
+
+def test_a_question_put_after_a_time_clause_in_general_terms_is_answered_without_asking_for_an_order(
+        tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "when I cancel an order paid with PayPal, how long until the money is back?" from a
+    # customer with several orders
+    status, reply = ask(client, TWO_CANCELLED, "When I cancel an order paid with PayPal, how many days "
+                                               "until I get the money back?")
+    # Then the store's refund times answer it, with no question about which order
+    assert status == "answered", reply
+    assert "5 to 7" in reply and "Which order" not in reply, reply

@@ -237,6 +237,13 @@ def test_a_topic_before_a_dash_or_a_list_joined_by_plus_is_not_split(text: str) 
      ["If I cancel order #W6207110, how much would I get back?", "Don't cancel yet"]),
     ("in case the lamp is lost, can you send a new one?",
      ["in case the lamp is lost, can you send a new one?"]),
+    # so does a time clause; "when" with an auxiliary asks a question of its own
+    ("When I cancel an order paid with PayPal, how many days until the money is back?",
+     ["When I cancel an order paid with PayPal, how many days until the money is back?"]),
+    ("once it ships, can you send me the tracking number?",
+     ["once it ships, can you send me the tracking number?"]),
+    ("when is my order arriving, and can I change the address",
+     ["when is my order arriving", "can I change the address"]),
     # a condition already followed by its own request does not hold the next request back
     ("If possible, cancel #W1234567, and change the address of #W7654321 to 12 Main St, Springfield, IL",
      ["If possible, cancel #W1234567", "change the address of #W7654321 to 12 Main St, Springfield, IL"]),

@@ -148,13 +148,19 @@ def _opens_embedded_question(text: str) -> bool:
     return words[1] in EMBEDDED_QUESTION_WORDS or (words[1] == "out" and words[2] in EMBEDDED_QUESTION_WORDS)
 
 
-_CONDITION = re.compile(r"^\W*(?:if|unless|in case|suppose|supposing|assuming|provided)\b[^,，;]*$",
-                        re.IGNORECASE)
+# A subordinate clause: a condition, or a time clause ("when a refund goes to a card", "once it
+# ships"); "when" followed by an auxiliary asks a question of its own ("when will it ship, and ...").
+_AUXILIARY = r"(?:will|would|do|does|did|is|are|was|were|can|could|should|shall|might|may|has|have|had|am)"
+_CONDITION = re.compile(
+    r"^\W*(?:if|unless|in case|suppose|supposing|assuming|provided|once|whenever"
+    rf"|when(?!\s+{_AUXILIARY}\b|['’]s\b))\b[^,，;]*$",
+    re.IGNORECASE)
 
 
 def _is_condition(text: str) -> bool:
-    """Is this side nothing but a condition ("if I cancel order #W1", "in case it's lost")? It belongs
-    to what follows it, never a request of its own."""
+    """Is this side nothing but a condition or a time clause ("if I cancel order #W1", "in case it's
+    lost", "when I cancel an order paid with PayPal")? It belongs to what follows it, never a request
+    of its own."""
     return bool(_CONDITION.match(text.strip()))
 
 

@@ -107,6 +107,39 @@ def test_an_unavailable_variant_is_a_problem_not_a_guess() -> None:
     assert "not available" in (changes.problems()[0])
 
 
+@pytest.mark.parametrize(("order_id", "text", "expected"), [
+    # the order's only product, pointed at by "it"
+    ("#W0000003", "could you change it to the 2L one in black?", [("k-1L-white", "k-2L-black")]),
+    # the one product of the order whose options the words name ("synthetic" fits only the boots)
+    ("#W0000001", "my walking shoes from leather to synthetic please",
+     [("b-12-leather-yes", "b-12-synthetic-yes")]),
+])
+def test_an_item_named_by_its_options_alone_is_the_one_they_fit(order_id: str, text: str,
+                                                                 expected: list[tuple[str, str]]) -> None:
+    order = _store().order(order_id)
+    assert order is not None
+    changes = resolve_item_changes(text, order, _variants())
+    assert [(c.line.item_id, c.new.item_id if c.new else None) for c in changes.changes] == expected
+
+
+def test_options_that_fit_two_products_alike_name_no_item() -> None:
+    # Given boots and a kettle, and words naming nothing either has more of than the other
+    order = _store().order("#W0000001")
+    assert order is not None
+    # Then nothing is guessed
+    assert resolve_item_changes("change it to the other one please", order, _variants()).changes == ()
+
+
+@pytest.mark.parametrize("text", ["swap the boots for size 8 rather than size 12",
+                                  "I'd like the boots in size 8 instead of size 12"])
+
+def test_what_follows_rather_than_or_instead_of_is_the_item_as_it_is(text: str) -> None:
+    order = _store().order("#W0000001")
+    assert order is not None
+    change = resolve_item_changes(text, order, _variants()).changes[0]
+    assert change.new is not None and change.new.item_id == "b-8-leather-yes"
+
+
 def _helmet_order() -> tuple[OrderView, dict[str, tuple[Variant, ...]]]:
     """A white S helmet with medium ventilation, of a product with no white M in medium."""
     def helmet(size: str, colour: str, vent: str, price: float) -> Variant:

@@ -257,6 +257,7 @@ _PIVOTS = frozenset(
 )
 _KEEP_WORDS = frozenset({"same", "keep", "keeping", "still", "unchanged"})
 _NEGATED = frozenset({"not", "no", "except"})
+_NEGATING_PAIRS = frozenset({("rather", "than"), ("instead", "of")})  # "rather than 9 bar", "instead of red"
 _SPLIT = re.compile(
     r"[;\n]|,\s*(?:and\s+)?|\.\s+|\band also\b|\balso\b|\band then\b|\bplus\b|\band\s+(?=the\b|my\b)",
     re.IGNORECASE,
@@ -373,8 +374,10 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     # when its object is described before "for" ("exchange the medium one with the laptop sleeve
     # for the large navy one"); nor a wish to keep ("... to a medium frame? still want a mountain
     # bike": what stays, not what the item is now).
+    # "19 bar rather than 9 bar" names the wish first: "rather than" is a negation, no pivot.
     pivots = [i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last
-              and not _CHANGE_VERBS & set(toks[i + 1:i + 3]) and not (i > 0 and toks[i - 1] in _KEEP_WORDS)]
+              and not _CHANGE_VERBS & set(toks[i + 1:i + 3]) and not (i > 0 and toks[i - 1] in _KEEP_WORDS)
+              and toks[i + 1:i + 2] != ["than"]]
     if len(pivots) > 1 and toks[pivots[0]] in _CHANGE_VERBS and toks[pivots[1]] in _TARGET_PIVOTS \
             and any(pivots[0] < h.position < pivots[1] for h in hits):
         return pivots[1]
@@ -386,8 +389,12 @@ _TARGET_PIVOTS = frozenset({"for", "to", "into"})
 
 
 def negated_option(toks: Sequence[str], hit: OptionHit) -> bool:
-    """Is the option value named after a negation ("not the glass one", "no black")?"""
-    return any(t in _NEGATED for t in toks[max(0, hit.position - 3) : hit.position])
+    """Is the option value named after a negation ("not the glass one", "no black", "rather than
+    9 bar", "instead of red"; not "the 1.5 litre one instead? silver if you have it")?"""
+    if any(t in _NEGATED for t in toks[max(0, hit.position - 3) : hit.position]):
+        return True
+    before = list(toks[max(0, hit.position - 4) : hit.position])
+    return any(pair in _NEGATING_PAIRS for pair in zip(before, before[1:], strict=False))
 
 
 def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[OptionHit]:
@@ -543,7 +550,8 @@ def resolve_item_changes(
 ) -> ItemChanges:
     """The order's items the text names, each with the variant it should become."""
     text = _ARROW.sub(" to ", text)
-    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
+    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0]) \
+        or _item_the_options_name(text, order, variants)
     changes: list[ItemChange] = []
     used: list[Line] = []
     for mention, segment in _merge_repeats(_segments(text, mentions), order):
@@ -613,6 +621,27 @@ def resolve_item_changes(
     if any(c.new is not None or c.options for c in changes):
         changes = [c for c in changes if not c.unstated]
     return ItemChanges(changes=tuple(changes))
+
+
+def _item_the_options_name(text: str, order: OrderView,
+                           variants: Mapping[str, Sequence[Variant]]) -> list[Any]:
+    """The item a change that names no product of the order is about ("could you change it to a
+    medium in blue?", "my wristwatch from silicone to leather", "my coffee maker with 19 bar rather
+    than 9"): the order's only product, else the one whose options the words name most (none when
+    two name as many). A mention of it covering no words, so the whole text is its segment."""
+    from csagent.nlp.entities import ProductMention
+
+    lines = {x.product_id: x for x in order.lines}
+    wish = gloss(text)
+    named = {pid: len({(h.key, h.value)
+                       for h in find_option_values(wish, _dimensions(variants.get(pid) or (), line))})
+             for pid, line in lines.items()}
+    ranked = sorted(named.values(), reverse=True)
+    if len(lines) > 1 and (ranked[0] == 0 or ranked[1] == ranked[0]):
+        return []
+    best = max(named, key=lambda pid: named[pid])
+    line = lines[best]
+    return [ProductMention(product_id=line.product_id, name=line.name, score=0.0, surface="", span=(0, 0))]
 
 
 def _line_meant(lines: Sequence[Line], wish: str, hits: Sequence[OptionHit],

@@ -98,3 +98,24 @@ def test_a_question_put_after_a_time_clause_in_general_terms_is_answered_without
     # Then the store's refund times answer it, with no question about which order
     assert status == "answered", reply
     assert "5 to 7" in reply and "Which order" not in reply, reply
+
+
+@pytest.mark.parametrize("text", ["can I cancel #W2818151? I don't need it anymore",
+                                  "could you cancel #W2818151 for me, I bought it by mistake"])
+def test_a_cancellation_asked_with_its_reason_is_proposed(tau_api: Any, text: str) -> None:
+    _, _, client = tau_api
+    # Given a question whether the order can be cancelled, with why the customer wants it cancelled
+    body = say(client, CARD_OWNER, f"ctx-{uuid.uuid4().hex[:8]}", text)
+    # Then the cancellation is proposed for confirmation, with the reason given
+    assert body["status"] == "awaiting_confirmation", body["reply"]["text"]
+    assert [t["task_type"] for t in body["tasks"]] == ["cancel_order"], body
+    assert "Reason: " in body["reply"]["text"], body["reply"]["text"]
+
+
+def test_a_question_whether_an_order_can_be_cancelled_alone_is_answered_not_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given the question alone, with no reason and no request
+    body = say(client, CARD_OWNER, f"ctx-{uuid.uuid4().hex[:8]}", "can I still cancel #W2818151?")
+    # Then whether it can be is answered, and nothing is proposed
+    assert body["status"] == "answered", body["reply"]["text"]
+    assert "can be cancelled" in body["reply"]["text"], body["reply"]["text"]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from csagent.handoff.triggers import (
+    WEAK_HANDOFF,
     HandoffReason,
     TaskOutcome,
     TriggerPolicy,
@@ -358,6 +359,37 @@ def test_signals_are_read_from_the_graph_state() -> None:
     assert signals.amount_at_stake == 310.5
     assert (signals.failed_turns_before, signals.node_budget_exceeded) == (1, True)
     assert signals.intents == ("return_request", "return_request")
+
+
+def test_a_handoff_read_weakly_beside_a_request_is_not_asked_for_even_as_the_messages_first_intent() -> None:
+    # Given "my daughter told me I could message you here" read weakly as a handoff, first, beside
+    # an order question read surely: the message's intent is the first clause's
+    weak = WEAK_HANDOFF - 0.1
+    state = {
+        "text": "My daughter told me I could just message you here. Has order #W6689278 shipped?",
+        "route": "knowledge_and_actions", "intent": "human_handoff",
+        "clauses": [{"text": "My daughter told me I could just message you here", "intent": "human_handoff",
+                     "confidence": weak},
+                    {"text": "Has order #W6689278 shipped?", "intent": "order_status", "confidence": 0.9}],
+        "tasks": [{"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "args": {}}],
+        "results": {"t1": {"status": "success", "data": {}}},
+    }
+    # Then nobody asked for a person: the turn is not handed off
+    assert not asks_for_person_now(state["clauses"])
+    assert evaluate(signals_from_state(state)) is None
+
+
+@pytest.mark.parametrize("text", ["Are you even a real person or just another useless bot?",
+                                  "am I talking to a bot?", "r u a human"])
+def test_a_question_about_who_answers_is_no_request_for_a_person(text: str) -> None:
+    # Given a question about what the assistant is, read by the classifier as a handoff
+    clauses = [{"text": text, "intent": "human_handoff", "confidence": 0.95},
+               {"text": "Just tell me where my tea kettle is", "intent": "order_status", "confidence": 0.9}]
+    state = {"text": text, "route": "knowledge_and_actions", "intent": "human_handoff", "clauses": clauses}
+    # Then it is no request for one (the words for one still are: "are you real? let me talk to a human")
+    assert not asks_for_person_now(clauses)
+    assert evaluate(signals_from_state(state)) is None
+    assert asks_for_person_now([{"text": f"{text} let me talk to a human", "intent": "human_handoff"}])
 
 
 def test_a_failure_the_reply_left_unsaid_is_not_a_failed_turn_for_an_angry_customer() -> None:

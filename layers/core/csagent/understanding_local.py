@@ -764,7 +764,8 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     payment for the difference is asked next); a return names its items and where the money goes
     ("can I return the kettle?" alone asks whether it can be returned); a payment change names the
     order, the method and a change word ("... be paid with my gift card instead?"); a default
-    address names the address and the account's ("... my default address be 12 Main St, ...?")."""
+    address names the address and the account's ("... my default address be 12 Main St, ...?"); a
+    cancellation names the order and why ("can I cancel the kettle order? don't need it anymore")."""
     from csagent.grounding.resolve import resolve_payment
     from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh
 
@@ -782,6 +783,10 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
         return bool(entities.get("order_id")) and bool(entities.get("payment_method_id")) and named_method \
             and bool(_CHANGE_VERB.search(text))
+    if intent == "cancel_order":
+        # "can i cancel the order w the headphones? dont need it anymore": the order and the reason,
+        # all a cancellation needs, given with the question (the reason says it is wanted).
+        return bool(entities.get("order_id")) and bool(entities.get("reason"))
     if intent == "update_default_address":  # "can my default address be 12 Main St, ...?"
         from csagent.nlp.entities import names_saved_address
 

@@ -341,6 +341,15 @@ def is_explicit_request(text: str) -> bool:
     return bool(lexicon("explicit_requests.json").matches(text))
 
 
+def asks_what_answers(text: str) -> bool:
+    """ "Are you even a real person or just another bot?", "am I talking to a human?": a question
+    about who answers (the explicit lexicon's `exclusion_patterns`), with no request for a person
+    beside it. It asks what the assistant is; it is answered, never handed off on its own."""
+    lowered = text.lower().replace("\u2019", "'")
+    asked = any(p.search(lowered) for p in lexicon("explicit_requests.json").exclusion_patterns)
+    return asked and not is_explicit_request(text)
+
+
 # A request for a person that waits on something ("if it's lost I want to talk to a human"): the
 # turn answers first, and the triggers decide after it. Polite forms ("if possible") wait on nothing.
 _CONDITION = re.compile(r"\b(?:if|unless|in case|otherwise|or else)\b(?!\s+(?:possible|you can|you could))",
@@ -359,7 +368,8 @@ def asks_for_person_now(clauses: Iterable[Mapping[str, Any]]) -> bool:
     no lookup runs (or fails) before the person takes over."""
     clauses = list(clauses)
     return any((is_explicit_request(str(c.get("text") or ""))
-                or (c.get("intent") == HANDOFF_INTENT and not _outweighed_handoff(c, clauses)))
+                or (c.get("intent") == HANDOFF_INTENT and not _outweighed_handoff(c, clauses)
+                    and not asks_what_answers(str(c.get("text") or ""))))
                and not is_conditional(str(c.get("text") or "")) for c in clauses)
 
 
@@ -418,9 +428,12 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
                                     error_type=error.get("type"), attempts=int(result.get("attempts") or 1)))
         amounts += [_amount(task.get("args")), _amount(result.get("data"))]
     clauses = state.get("clauses") or []
-    intents = [c.get("intent", "") for c in clauses if not (
-        c.get("intent") == HANDOFF_INTENT and _outweighed_handoff(c, clauses))]
-    if state.get("intent"):
+    unasked = [c for c in clauses if c.get("intent") == HANDOFF_INTENT and (
+        _outweighed_handoff(c, clauses) or asks_what_answers(str(c.get("text") or "")))]
+    intents = [c.get("intent", "") for c in clauses if c not in unasked]
+    if state.get("intent") and not (state["intent"] == HANDOFF_INTENT and unasked
+                                     and not any(c.get("intent") == HANDOFF_INTENT
+                                                 for c in clauses if c not in unasked)):
         intents.append(str(state["intent"]))
     return TurnSignals(
         texts=tuple(t for t in [state.get("text") or ""] if t),

@@ -348,3 +348,29 @@ def test_a_question_that_leans_no_with_nothing_asked_is_no_answer(run):
     # "wait" reads as a no when a proposal waits; with nothing asked, the question is answered
     state = run("wait are u a bot or a real person lol")
     assert state["route"] != "confirmation"
+
+
+def _proposed_change(method_id: str, summary: str) -> list[dict[str, Any]]:
+    return [{"action": "modify_items", "summary": summary,
+             "proposal": {"order_id": ORDER, "args": {"order_id": ORDER, "payment_method_id": method_id}}}]
+
+
+@pytest.mark.parametrize(("text", "method_id", "summary", "answer"), [
+    # the proposal's own method said again is part of the yes
+    ("yes thats the only thing, refund the diffrence to paypal", "paypal_1",
+     "Price difference: $7.78 is refunded to your PayPal account (paypal_1).", "yes"),
+    ("ok yes, charge the mastercard", "credit_card_2",
+     "Price difference: you pay $9.22 with your Mastercard ending 9625.", "yes"),
+    # another method is a new request, not a yes (at the router, `_narrowed` proposes it again)
+    ("yes thats the only thing, refund the diffrence to my gift card", "paypal_1",
+     "Price difference: $7.78 is refunded to your PayPal account (paypal_1).", None),
+])
+def test_the_proposals_own_payment_method_said_with_the_yes_is_no_new_request(
+        text: str, method_id: str, summary: str, answer: str | None) -> None:
+    from csagent.understanding import consent_to_pending
+
+    # Given a proposed item change settling the difference through `method_id`; when the yes names a
+    # method in a clause the examples read as a confident other request
+    understood = _understood((text, "policy_question", 0.58, {}))
+    # Then it is consent only when the method named is the proposal's
+    assert consent_to_pending(text, understood, _proposed_change(method_id, summary)) == answer

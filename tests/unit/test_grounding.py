@@ -309,6 +309,51 @@ def test_an_item_change_is_a_modification_on_a_pending_order() -> None:
     assert entities["new_item_ids"] == ["k-2L-white"]
 
 
+def test_an_item_change_naming_no_payment_settles_the_difference_through_the_orders_own_method() -> None:
+    # Given a pending order paid by Visa, and a change that names no payment method
+    entities = ground("change_items", "change the kettle to 2L please", {"order_id": "#W0000003"},
+                      _store(), _variants())
+    # Then the proposal uses the order's own card (which the confirmation names), nothing is asked
+    assert entities["payment_method_id"] == "card_1" and "question" not in entities
+
+
+def test_a_gift_card_short_of_the_difference_is_no_default_the_customer_chooses() -> None:
+    store = _store()
+    pricey = tuple(replace(v, price=200.0) if v.item_id == "k-2L-white" else v for v in _variants()[KETTLE])
+    order = replace(store.order("#W0000003"), paid_with="gift_1")  # $52 left, $150 to pay
+    store = replace(store, orders=(order,))
+    entities = ground("change_items", "change the kettle to 2L please", {"order_id": "#W0000003"},
+                      store, {**_variants(), KETTLE: pricey})
+    assert "payment_method_id" not in entities
+    assert entities["question"].startswith("Which payment method should pay or receive the price difference")
+
+
+@pytest.mark.parametrize("text", [
+    "can the helmet be changed to blue or black, whichever you have, with the same ventilation and size?",
+    "the cycling helmet in M in the exact same colour and ventilation",
+])
+def test_dimensions_kept_by_name_hold_for_every_choice_and_none_fitting_is_said(text: str) -> None:
+    # Given a white S helmet (medium) and no M nor S in white-medium or blue-S-medium
+    order, variants = _helmet_order()
+    change = resolve_item_changes(text, order, variants).changes[0]
+    # Then no variant that changes what they kept is proposed: that none fits is the answer
+    assert change.new is None and not change.options and change.problem
+
+
+def test_a_value_named_in_the_wish_as_the_item_has_it_is_required_not_a_tie_breaker() -> None:
+    # Given a red XL tee, and no red M (a blue M keeps the other options)
+    def tee(size: str, colour: str) -> Variant:
+        return Variant(f"t-{size}-{colour}", {"color": colour, "size": size, "fit": "crew"}, 40.0, True)
+
+    tees = (tee("XL", "red"), tee("M", "blue"), tee("L", "red"))
+    order = OrderView("#W0000010", "delivered", (_line(tees[0], "p-tee", "T-Shirt"),), "card_1")
+    # When the wish asks for an M in red
+    wish = "can I swap the t-shirt for an M in red?"
+    change = resolve_item_changes(wish, order, {"p-tee": tees}).changes[0]
+    # Then the blue M is not proposed in its place
+    assert change.new is None and change.problem == "The T-Shirt does not come in red, M."
+
+
 def test_a_possessive_purchase_is_not_a_catalogue_question() -> None:
     assert (
         purchase_intent(
@@ -620,6 +665,10 @@ def test_ruling_out_the_whole_order_returns_the_item_alone() -> None:
     ("change the boots to size 9 synthetic; if there's no synthetic one, leather is fine", "b-9-leather-yes"),
     ("swap the boots for size 9 synthetic, otherwise size 8", "b-8-synthetic-yes"),
     ("the boots in size 9 synthetic or size 7", "b-7-synthetic-yes"),
+    # the colour the item has, named as the wish's first choice, with "if not" for the other: the
+    # other (there is no synthetic 9)
+    ("can you switch the boots to a size 9? synthetic if you have it, if not leather is fine",
+     "b-9-leather-yes"),
 ])
 def test_a_fallback_is_used_only_when_the_wish_is_not_available(text: str, new_item: str) -> None:
     assert _new_items(text) == [new_item]

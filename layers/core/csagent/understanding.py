@@ -6,6 +6,7 @@ Bedrock or vLLM model can fill the same shape later.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -182,11 +183,42 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
             # "no wait, the 1000ml one", or the wish said again ("换成白色的，其他不变"): the variants
             # it names make it a request to propose (again), never a yes or a no.
             return None
-        if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated:
+        if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated \
+                or _says_the_proposals_method(clause.text, pending):
             continue  # (the model read the whole reply as an answer: "yes, just do it already")
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
+
+
+_CARD_IN_SUMMARY = re.compile(r"\b([A-Za-z][A-Za-z ]*?) ending (\d{4})\b")
+
+
+def _says_the_proposals_method(text: str, pending: list[dict[str, Any]]) -> bool:
+    """ "yes thats the only thing, refund the diffrence to paypal" to a proposal that refunds it to
+    PayPal: the proposal's own payment method said again, not asked about, is no new request."""
+    from csagent.grounding.model import CustomerView, PaymentView
+    from csagent.grounding.resolve import resolve_payment
+
+    if "?" in text or "？" in text:
+        return False
+    methods = []
+    for p in pending:
+        method_id = str(((p.get("proposal") or {}).get("args") or {}).get("payment_method_id") or "")
+        if not method_id:
+            continue
+        source = method_id.rsplit("_", 1)[0]
+        card = _CARD_IN_SUMMARY.search(str(p.get("summary") or "")) if source == "credit_card" else None
+        methods.append(PaymentView(method_id, source, brand=card.group(1).strip() if card else None,
+                                   last_four=card.group(2) if card else None))
+    if not methods:
+        return False
+    # Beside one of every other kind (and another card), so that "my visa" for a Mastercard, or
+    # "my gift card" for PayPal, names another method rather than the only one there is.
+    others = [PaymentView(f"other_{source}", source) for source in ("paypal", "gift_card", "credit_card")
+              if source not in {m.source for m in methods}] + [PaymentView("other_card", "credit_card")]
+    choice = resolve_payment(text, CustomerView("", payment_methods=tuple(methods + others)))
+    return choice.method is not None and choice.method in methods
 
 
 # What a question about a change keeps for a later "ok, do it" (`memory["last_change"]`).

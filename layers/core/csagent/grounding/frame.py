@@ -431,7 +431,29 @@ def fill_item_changes(
         }
     out["item_ids"] = [c.line.item_id for c in changes.changes]
     out["new_item_ids"] = [c.new.item_id for c in changes.changes if c.new is not None]
+    filled = fill_payment(text, out, view, order, required=False)
+    if filled.get("payment_method_id") or filled.get("question"):
+        return filled
+    own = _own_method_covering(view, order, sum(c.new.price - c.line.price for c in changes.changes
+                                                if c.new is not None))
+    if own is not None:
+        # "exchange the red headphones for the white ones": the difference goes through the order's
+        # own payment method, which the proposal names; the customer's "yes" to it is their choice
+        # of method (the policy's), and "use my PayPal" at that point changes it.
+        return {**filled, "payment_method_id": own}
     return fill_payment(text, out, view, order, required=True)
+
+
+def _own_method_covering(view: CustomerView, order: OrderView, difference: float) -> str | None:
+    """The order's own payment method, when it is still on the account and (a gift card) its
+    balance covers a difference to pay; None when the customer has to choose."""
+    method = view.payment(order.paid_with)
+    if method is None:
+        return None
+    short = method.balance is None or method.balance < difference
+    if method.source == "gift_card" and difference > 0 and short:
+        return None
+    return method.payment_method_id
 
 
 def ground(

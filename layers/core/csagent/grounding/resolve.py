@@ -264,7 +264,7 @@ _SPLIT = re.compile(
 )
 _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
 # "the same camera with the 10x zoom", "same again but in gold": everything else stays as it is.
-_SAME_BUT = re.compile(r"\bsame\b", re.IGNORECASE)
+_SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b", re.IGNORECASE)
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|lower[- ]priced|costs? less)\b", re.IGNORECASE)
 # Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
 # "leather, then suede", "black or navy". A part that names no other option value adds nothing.
@@ -460,7 +460,7 @@ def choose_variant(
     """The variant of the line's product with the `wanted` options that keeps most of the others;
     with `cheaper`, only one priced below the item ("if it's cheaper, switch me")."""
     fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
-    shown = ", ".join(wanted.values())
+    shown = ", ".join(f"{k}: {val}" if val in ("yes", "no") else val for k, val in wanted.items())
     if not fitting:
         return ItemChange(line, None, f"The {line.name} does not come in {shown}.")
     available = [v for v in fitting if v.available]
@@ -536,7 +536,10 @@ def _alternatives(
         hits = _resolve_keys(toks, find_option_values(part, dims))
         alternative = dict(wanted)
         for hit in hits:
-            conditioned = any(t in _NEGATED for t in toks[max(0, hit.position - 2) : hit.position])
+            # "if there's no blue M, then red": blue and M are the condition; "black if you have it,
+            # if not silver": "if not" is "otherwise", and silver the choice.
+            conditioned = any(toks[j] in _NEGATED and not (toks[j] == "not" and j > 0 and toks[j - 1] == "if")
+                              for j in range(max(0, hit.position - 2), hit.position))
             if conditioned or hit.value == wanted.get(hit.key):
                 continue
             alternative[hit.key] = hit.value
@@ -590,7 +593,10 @@ def resolve_item_changes(
             continue
         cheapest = bool(_CHEAPEST.search(segment))
         alternatives = _alternatives(fallbacks, dims, line, wanted)
-        by_name = _kept_by_name(wish_toks, hits, dims) - set(wanted)  # "same colour", "still want white"
+        # "same colour", "still want white"; "green or black, with the same battery life" (said after
+        # the fallback, of every choice)
+        by_name = (_kept_by_name(wish_toks, hits, dims) | _dimensions_kept(tokens(gloss(segment)), dims)) \
+            - set(wanted)
         if _SAME_BUT.search(wish) and not alternatives:
             changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper, by_name))
             continue
@@ -598,8 +604,10 @@ def resolve_item_changes(
         # option comes before the wish with other options changed.
         kept = (choose_variant(line, product_variants, {**line.options, **option_set}, cheapest, cheaper)
                 for option_set in ((wanted, *alternatives) if alternatives else ()))
-        # What they keep by name ("... size M? still want white") holds in what is chosen.
-        held = {k: line.options[k] for k in by_name if k in line.options}
+        # What they keep by name ("... size M? still want white") holds in what is chosen, and so
+        # does what the wish names as the item has it ("换成M码的红色", M in red, of a red XXL tee).
+        held = {**{k: line.options[k] for k in by_name if k in line.options},
+                **_named_as_it_is(wish, line, hits)}
         choice = next((c for c in kept if c.new is not None), None) or choose_variant(
             line, product_variants, {**held, **wanted}, cheapest, cheaper)
         if choice.new is None and len(choice.options) > 1:
@@ -611,7 +619,7 @@ def resolve_item_changes(
                 choice = ItemChange(line, named[0])
         unavailable = choice.new is None and not choice.options
         for alternative in alternatives if unavailable else []:
-            fallback = choose_variant(line, product_variants, alternative, cheapest, cheaper)
+            fallback = choose_variant(line, product_variants, {**held, **alternative}, cheapest, cheaper)
             if fallback.new is not None or fallback.options:
                 choice = fallback  # "if there's no black one, then white": the first that is there
                 break
@@ -703,17 +711,30 @@ def _after_a_keep_word(toks: Sequence[str], position: int) -> bool:
 # (Not "one" nor "in": "the same one in blue" asks for blue.)
 _KEEP_FILLER = frozenset({"want", "wanted", "need", "like", "it", "them", "to", "be", "as"})
 _KEEP_REACH = 3
+# "same battery life and water resistance": how far a list of dimensions after a keep word reaches.
+_KEEP_LIST_REACH = 6
+_KEEP_LIST_JOINS = frozenset({"and", "&", "or", "the", "its", "their"})
 
 
 def _kept_by_name(toks: Sequence[str], hits: Sequence[OptionHit],
                   dims: Mapping[str, Sequence[str]]) -> set[str]:
     """The dimensions the words keep by name: a value after a keep word ("same white", "still
     blue") or the dimension itself ("same size", "same colour")."""
-    kept = {h.key for h in hits if _after_a_keep_word(toks, h.position)}
-    for word, after in zip(toks, toks[1:], strict=False):
-        if word in _KEEP_WORDS:
+    return {h.key for h in hits if _after_a_keep_word(toks, h.position)} | _dimensions_kept(toks, dims)
+
+
+def _dimensions_kept(toks: Sequence[str], dims: Mapping[str, Sequence[str]]) -> set[str]:
+    """The dimensions kept by name: "same size", "the same battery life and water resistance"."""
+    kept: set[str] = set()
+    for i, word in enumerate(toks):
+        if word not in _KEEP_WORDS:
+            continue
+        for after in toks[i + 1 : i + 1 + _KEEP_LIST_REACH]:
             named = "color" if after == "colour" else after
-            kept |= {key for key in dims if named in tokens(key)}
+            keys = {key for key in dims if named in tokens(key)}
+            if not keys and after not in _KEEP_LIST_JOINS:
+                break
+            kept |= keys
     return kept
 
 

@@ -1462,6 +1462,18 @@ def test_a_refund_named_to_a_method_the_policy_rules_out_is_asked_again_among_th
         assert (found.get("payment_method_id"), found.get("question")) == (method, None)
 
 
+def test_a_refund_named_to_a_method_not_on_the_account_is_never_sent_elsewhere_quietly() -> None:
+    view = _store()  # Visa, PayPal and a gift card on the account; no Mastercard
+    wish = "return the kettle from #W0000001 and put the money on my new Mastercard"
+    asked = ground("return_request", wish, {"order_id": "#W0000001"}, view, _variants())
+    assert "payment_method_id" not in asked and asked["ruled_out"]
+    assert "not to a payment method that is not on your account" in asked["question"]
+    # naming no method at all: the original one, which the proposal names
+    found = ground("return_request", "return the kettle from #W0000001", {"order_id": "#W0000001"}, view,
+                   _variants())
+    assert "question" not in found
+
+
 def test_the_answer_naming_a_payment_method_continues_the_request_that_asked_for_one() -> None:
     from csagent.understanding_local import LocalUnderstanding
 

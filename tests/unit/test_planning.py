@@ -194,6 +194,24 @@ def test_an_aside_beside_a_question_is_not_asked_about():
     assert [t.task_type for t in plan.tasks] == ["policy"] and plan.missing == []
 
 
+def test_a_weak_tag_whose_order_only_its_status_finds_is_not_asked_about_beside_a_sure_question():
+    # Given a sure question, and a tag read below even odds as an order question whose order only its
+    # status found (every order listed back)
+    listed = {"order_candidates": ["#W1", "#W2"], "grounded_orders": ["#W1", "#W2"],
+              "grounded": {"by": "status"}, "question": "Which of your orders do you mean: #W1; #W2?"}
+    question = {**clause("policy_question", "do I have to pay for the return label?"), "confidence": 0.92}
+    tag = {**clause("order_items", "Just want to know before I order"), "confidence": 0.49,
+           "entities": listed}
+    # When planned / Then only the question is answered, and no order is asked about
+    plan = plan_tasks([question, tag])
+    assert [t.task_type for t in plan.tasks] == ["policy"] and plan.missing == []
+    # while the same words read as surely, or naming a status ("and the pending one?"), are asked about
+    sure = plan_tasks([question, {**tag, "confidence": 0.8}])
+    assert [m["parameter"] for m in sure.missing] == ["order_id"]
+    pending = plan_tasks([question, {**tag, "text": "and the pending one?"}])
+    assert [m["parameter"] for m in pending.missing] == ["order_id"]
+
+
 def test_order_list_questions_make_one_list_filtered_with_their_negation():
     plan = plan_tasks([clause("order_list", "which of my orders haven't arrived yet?"),
                        clause("order_list", "not the ones I already have")])

@@ -397,6 +397,10 @@ _MONEY = re.compile(
 )
 # A clause under this confidence that asks nothing and points at no order is scene-setting.
 ASIDE_CONFIDENCE = 0.6
+# ... and one under even odds, whose order only its status finds, is a tag on a clause read at least
+# this surely.
+TAG_ON_CONFIDENCE = 0.5
+SURE_CONFIDENCE = 0.75
 
 
 def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -407,6 +411,7 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     and names or grounds to no order (or, read as a catalogue question, names no product);
     beside a clause that does ask, answering it would only ask back "which order?" or fail to
     find a product. A message of asides alone keeps them all."""
+    from csagent.grounding.status import statuses_described
     from csagent.nlp.speech_acts import asks_something
 
     def aside(clause: Mapping[str, Any]) -> bool:
@@ -420,7 +425,21 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return (points_nowhere and float(clause.get("confidence") or 0.0) < ASIDE_CONFIDENCE
                 and not asks_something(clause.get("text", "")))
 
+    def tag_on(clause: Mapping[str, Any]) -> bool:
+        # "If I end up returning something, do I have to pay for the return label? Just want to
+        # know before I order!": a fragment read below even odds as an order question, whose
+        # order only its status could find (every order the customer has), beside a question
+        # read with confidence, says why they ask; asking back "which order?" answers nothing.
+        entities = clause.get("entities") or {}
+        return (_needs_order(clause.get("intent", "")) and not _names_order(entities)
+                and (entities.get("grounded") or {}).get("by") == "status"
+                and float(clause.get("confidence") or 0.0) < TAG_ON_CONFIDENCE
+                and statuses_described(clause.get("text", "")) is None)  # ("and the pending one?")
+
     kept = [c for c in clauses if not aside(c)]
+    if any(float(c.get("confidence") or 0.0) >= SURE_CONFIDENCE and c.get("intent") not in PASSIVE_INTENTS
+           and not tag_on(c) for c in kept):
+        kept = [c for c in kept if not tag_on(c)]
     return kept if any(c.get("intent") not in PASSIVE_INTENTS for c in kept) else list(clauses)
 
 

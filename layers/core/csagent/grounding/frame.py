@@ -19,6 +19,7 @@ from typing import Any
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.resolve import (
+    names_a_payment_method,
     names_order_by_items,
     negated_option,
     option_values,
@@ -522,19 +523,28 @@ def ground(
                 items = ", ".join(x.label() for x in order.lines)
                 entities = {**entities, "question": f"Which items of order {order.order_id} do you "
                                                     f"want to return? Its items are: {items}."}
-        return _refund_where_allowed(fill_payment(text, entities, view, order, required=False), view, order)
+        return _refund_where_allowed(fill_payment(text, entities, view, order, required=False), view, order,
+                                     text)
     return entities
 
 
 def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
-                          order: OrderView | None) -> dict[str, Any]:
+                          order: OrderView | None, text: str = "") -> dict[str, Any]:
     """A return's refund goes to the order's own payment method or to a gift card on the account
-    (the policy); one named elsewhere ("refund to my Mastercard" for a PayPal order) is asked again
-    among those, so that "PayPal then" continues the return."""
+    (the policy); one named elsewhere ("refund to my Mastercard" for a PayPal order), or one the
+    account does not hold ("send it to a new Visa I just got"), is asked again among those, so that
+    "PayPal then" continues the return; the refund is never quietly sent somewhere else."""
     method = view.payment(entities.get("payment_method_id"))
-    if order is None or method is None or not order.paid_with or entities.get("question") \
-            or method.payment_method_id == order.paid_with or method.source == "gift_card":
+    if order is None or not order.paid_with or entities.get("question"):
         return entities
+    if method is None:
+        if not text or resolve_payment(text, view, order).named or not names_a_payment_method(text):
+            return entities  # none named: the original method, which the proposal names
+        named = "a payment method that is not on your account"
+    elif method.payment_method_id == order.paid_with or method.source == "gift_card":
+        return entities
+    else:
+        named = f"your {method.label()}"
     allowed = [m for m in view.payment_methods
                if m.payment_method_id == order.paid_with or m.source == "gift_card"]
     if not allowed:
@@ -543,7 +553,7 @@ def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
     kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
     return {**kept, "asked_for": "payment_method_id", "ruled_out": True,
             "question": f"A refund for order {order.order_id} can go only to its original payment method "
-                        f"or to a gift card on your account, not to your {method.label()}. "
+                        f"or to a gift card on your account, not to {named}. "
                         f"Should it go to {shown}?"}
 
 

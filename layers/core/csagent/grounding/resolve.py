@@ -163,6 +163,16 @@ _NOT_METHOD = re.compile(
 )
 
 
+_BRAND_WORDS = re.compile(r"\b(?:" + "|".join(_BRANDS) + r")\b|" + "|".join(_BRANDS_ZH), re.IGNORECASE)
+
+
+def names_a_payment_method(text: str) -> bool:
+    """Do the words name a payment method at all ("a new Visa I just got", "my PayPal"), one on the
+    account or not (not the one they rule out: "not the card I paid with")?"""
+    text = _NOT_METHOD.sub(" ", text)
+    return any(p.search(text) for p in (_PAYPAL, _GIFT, _BRAND_WORDS, _CREDIT))
+
+
 def resolve_payment(
     text: str, view: CustomerView, order: OrderView | None = None, exclude: str | None = None
 ) -> PaymentChoice:

@@ -2,7 +2,8 @@
 store (issues 12 and 13): "a model with a bigger zoom" is asked before the order is known, and the
 answer that picks the order ("the one I bought together with the smartphone") continues that very
 request: the camera moves one zoom step up, the smartphone that only said which order is not
-touched, and the yes writes exactly that exchange."""
+touched, the difference goes through the order's own payment method, and the yes writes exactly
+that exchange."""
 
 from __future__ import annotations
 
@@ -37,13 +38,12 @@ def test_the_answer_that_picks_the_order_continues_the_item_change_asked(tau_api
     assert ORDER in first["reply"]["text"] and "#W1605168" in first["reply"]["text"]
     # When the customer says which order by another product in it
     second = _say(client, session, "the one I bought together with the smartphone")
-    # Then the same request continues on that order: only the payment for the difference is asked
-    assert second["status"] == "needs_clarification", second["reply"]["text"]
-    assert "payment method" in second["reply"]["text"].lower()
-    third = _say(client, session, "PayPal")
-    assert third["status"] == "awaiting_confirmation", third["reply"]["text"]
-    proposal = third["reply"]["text"]
+    # Then the same request continues on that order, proposed at once: the difference goes back
+    # through the order's own payment method (PayPal), which the proposal names
+    assert second["status"] == "awaiting_confirmation", second["reply"]["text"]
+    proposal = second["reply"]["text"]
     assert "10x" in proposal and "Smartphone" not in proposal
+    assert "refunded to your PayPal account" in proposal
     # And the yes exchanges exactly the camera, for the bigger zoom
     fourth = _say(client, session, "yes")
     assert fourth["status"] == "answered", fourth["reply"]["text"]

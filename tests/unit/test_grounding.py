@@ -374,6 +374,15 @@ def test_option_words_come_from_the_values() -> None:
     assert [(h.key, h.value) for h in hits] == [("capacity", "1.5L"), ("color", "black")]
 
 
+def test_an_ip_rating_is_named_in_everyday_words() -> None:
+    # "the waterproof ones" of earbuds rated IPX4 / IPX7: the IPX7 (submersible) ones
+    dims = {"water resistance": ["IPX4", "IPX7", "not resistant"], "color": ["black", "white"]}
+    hits = find_option_values("can i swap my black earbuds for the waterproof ones?", dims)
+    assert [(h.key, h.value) for h in hits] == [("color", "black"), ("water resistance", "IPX7")]
+    hits = find_option_values("the sweat resistant white ones", dims)
+    assert [(h.key, h.value) for h in hits] == [("water resistance", "IPX4"), ("color", "white")]
+
+
 def test_a_range_names_its_option_without_the_unit() -> None:
     weights = {"weight range": ["5-25 lbs", "30-50 lbs", "55-75 lbs"]}
     assert [h.value for h in find_option_values("the 30-50 one", weights)] == ["30-50 lbs"]
@@ -1764,3 +1773,18 @@ def test_a_word_naming_two_products_of_the_order_asks_which_is_returned() -> Non
     # "both kettles", or the full name, say which
     assert read_return_lines("return both kettles", order) == ([electric, tea], [])
     assert read_return_lines("return the tea kettle", order) == ([tea], [])
+
+
+def test_a_weak_general_clause_naming_only_how_to_pay_is_the_detail_of_the_change_beside_it() -> None:
+    from csagent.understanding import Clause
+    from csagent.understanding_local import _payment_details_folded
+
+    change = Clause("can i swap my black earbuds for the waterproof ones?", "change_items", 0.75,
+                    {"order_id": "#W1", "payment_method_id": "paypal_1"})
+    detail = Clause("paypal for the diff", "policy_question", 0.48, {})
+    assert _payment_details_folded([change, detail]) == [change]
+    # a question about payments stays one, and so does a detail with no change that settles a payment
+    asked = Clause("does paypal cost extra?", "policy_question", 0.48, {})
+    assert _payment_details_folded([change, asked]) == [change, asked]
+    unsettled = Clause("can i swap my black earbuds?", "change_items", 0.75, {"order_id": "#W1"})
+    assert _payment_details_folded([unsettled, detail]) == [unsettled, detail]

@@ -388,7 +388,8 @@ class LocalUnderstanding:
             # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
             clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
                        for i, c in enumerate(clauses)]
-        clauses = _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses)))
+        clauses = _payment_details_folded(
+            _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None:
@@ -572,6 +573,25 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
     kept = ("order_id", "order_status", "reason")  # the reason joins the request, which does the grounding
     return [replace(c, intent="cancel_order", entities={k: v for k, v in c.entities.items() if k in kept})
             if reason_only(c) else c for c in clauses]
+
+
+#: Below this, a general question that only names how to pay reads as a detail of a change beside it.
+PAYMENT_DETAIL_CONFIDENCE = 0.6
+
+
+def _payment_details_folded(clauses: list[Clause]) -> list[Clause]:
+    """ "can i swap my black earbuds for the waterproof ones? ... paypal for the diff": a clause read
+    weakly as a general question, asking nothing, that names a payment method beside a change whose
+    payment the message settled, is that change's detail, not a question about payments."""
+    if not any(c.intent in WRITE_INTENTS and c.entities.get("payment_method_id") for c in clauses):
+        return clauses
+    from csagent.grounding.resolve import names_a_payment_method
+
+    def detail(c: Clause) -> bool:
+        return (c.intent in GENERAL_QUESTION_INTENTS and c.confidence < PAYMENT_DETAIL_CONFIDENCE
+                and "?" not in c.text and "？" not in c.text and names_a_payment_method(c.text))
+
+    return [c for c in clauses if not detail(c)]
 
 
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:

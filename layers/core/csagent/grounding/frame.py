@@ -440,7 +440,8 @@ def fill_item_changes(
     if own is not None:
         # "exchange the red headphones for the white ones": the difference goes through the order's
         # own payment method, which the proposal names; the customer's "yes" to it is their choice
-        # of method (the policy's), and "use my PayPal" at that point changes it.
+        # of method (the policy's "the user must provide a payment method"). A method named in the
+        # request ("PayPal for the difference") was taken above.
         return {**filled, "payment_method_id": own}
     return fill_payment(text, out, view, order, required=True)
 

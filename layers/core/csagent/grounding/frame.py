@@ -360,9 +360,11 @@ def fill_payment(
     *,
     required: bool,
     replacing: bool = False,
+    default: str | None = None,
 ) -> dict[str, Any]:
     """The payment method the words name. `replacing`: the order's own method is the one being
-    replaced, so a named other method wins ("from my gift card to my Visa": the Visa)."""
+    replaced, so a named other method wins ("from my gift card to my Visa": the Visa). `default`:
+    the method a required one is when the words name none (else the customer is asked)."""
     choice = resolve_payment(text, view, order)
     if replacing and order is not None and order.paid_with:
         other = resolve_payment(text, view, order, exclude=order.paid_with)
@@ -373,6 +375,8 @@ def fill_payment(
     if choice.candidates:
         shown = ", ".join(m.label() for m in choice.candidates)
         return {**entities, "question": f"Which one should I use: {shown}?"}
+    if required and default is not None:
+        return {**entities, "payment_method_id": default}
     if required:
         methods = view.payment_methods
         if len(methods) == 1:  # nothing else it could be
@@ -432,18 +436,12 @@ def fill_item_changes(
         }
     out["item_ids"] = [c.line.item_id for c in changes.changes]
     out["new_item_ids"] = [c.new.item_id for c in changes.changes if c.new is not None]
-    filled = fill_payment(text, out, view, order, required=False)
-    if filled.get("payment_method_id") or filled.get("question"):
-        return filled
+    # "exchange the red headphones for the white ones": with no method named, the difference goes
+    # through the order's own payment method, which the proposal names; the customer's "yes" to it
+    # is their choice of method (the policy's "the user must provide a payment method").
     own = _own_method_covering(view, order, sum(c.new.price - c.line.price for c in changes.changes
                                                 if c.new is not None))
-    if own is not None:
-        # "exchange the red headphones for the white ones": the difference goes through the order's
-        # own payment method, which the proposal names; the customer's "yes" to it is their choice
-        # of method (the policy's "the user must provide a payment method"). A method named in the
-        # request ("PayPal for the difference") was taken above.
-        return {**filled, "payment_method_id": own}
-    return fill_payment(text, out, view, order, required=True)
+    return fill_payment(text, out, view, order, required=True, default=own)
 
 
 def _own_method_covering(view: CustomerView, order: OrderView, difference: float) -> str | None:

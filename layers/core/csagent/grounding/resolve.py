@@ -605,8 +605,7 @@ def resolve_item_changes(
         alternatives = _alternatives(fallbacks, dims, line, wanted)
         # "same colour", "still want white"; "green or black, with the same battery life" (said after
         # the fallback, of every choice)
-        by_name = (_kept_by_name(wish_toks, hits, dims) | _dimensions_kept(tokens(gloss(segment)), dims)) \
-            - set(wanted)
+        by_name = _kept_by_name(wish_toks, hits, dims, tokens(gloss(segment))) - set(wanted)
         if _SAME_BUT.search(wish) and not alternatives:
             changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper, by_name))
             continue
@@ -727,10 +726,12 @@ _KEEP_LIST_JOINS = frozenset({"and", "&", "or", "the", "its", "their"})
 
 
 def _kept_by_name(toks: Sequence[str], hits: Sequence[OptionHit],
-                  dims: Mapping[str, Sequence[str]]) -> set[str]:
-    """The dimensions the words keep by name: a value after a keep word ("same white", "still
-    blue") or the dimension itself ("same size", "same colour")."""
-    return {h.key for h in hits if _after_a_keep_word(toks, h.position)} | _dimensions_kept(toks, dims)
+                  dims: Mapping[str, Sequence[str]], whole: Sequence[str]) -> set[str]:
+    """The dimensions the words keep by name: a value of the wish (`toks`, where `hits` are) after a
+    keep word ("same white", "still blue"), or the dimension itself anywhere in the `whole` segment
+    the wish begins ("same size", "green or black, with the same battery life": said of every
+    choice)."""
+    return {h.key for h in hits if _after_a_keep_word(toks, h.position)} | _dimensions_kept(whole, dims)
 
 
 def _dimensions_kept(toks: Sequence[str], dims: Mapping[str, Sequence[str]]) -> set[str]:

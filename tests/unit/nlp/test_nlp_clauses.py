@@ -250,3 +250,21 @@ def test_a_topic_before_a_dash_or_a_list_joined_by_plus_is_not_split(text: str) 
 ])
 def test_a_condition_stays_with_what_follows_it(text: str, expected: list[str]) -> None:
     assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "For the vacuum cleaner I received in #W8535951, how often should I replace the HEPA filter?",
+    "about the lamp from my last order, does it take normal bulbs?",
+    "Regarding the kettle I got last week, is it safe on an induction hob?",
+])
+def test_a_fronted_topic_belongs_to_the_question_after_it(text: str) -> None:
+    # Given a message that opens with a preposition naming what it is about, then asks / When split
+    # Then it is one question: the fronted topic asks nothing of its own
+    assert split_clauses(text) == [text]
+
+
+def test_a_fronted_phrase_that_asks_for_something_is_a_request_of_its_own() -> None:
+    # Given a side that opens with "for" but holds a request verb, then another request
+    # When split / Then the two requests stay apart
+    assert split_clauses("for #W1234567 cancel the lamp, what is the warranty on the kettle?") == [
+        "for #W1234567 cancel the lamp", "what is the warranty on the kettle?"]

@@ -164,6 +164,24 @@ def _is_condition(text: str) -> bool:
     return bool(_CONDITION.match(text.strip()))
 
 
+# A fronted topic: "For the vacuum cleaner I received in #W1, how often …", "About my refund, …".
+_TOPIC_PREPOSITIONS = frozenset({"for", "about", "regarding", "concerning", "re"})
+# Request starters that are no verb of a request: who asks, and the words a question opens with.
+_NOT_VERBS = frozenset({"i", "i'd", "i'm", "im", "i've", "i'll", "we", "we'd", "we're", "my", "any", "also",
+                        "then", "what", "what's", "whats", "where", "where's", "wheres", "when", "when's",
+                        "which", "who", "whose", "why", "how", "how's", *_AUXILIARY[3:-1].split("|")})
+
+
+def _is_topic_frame(text: str) -> bool:
+    """Is this side only a fronted topic, a preposition and what it names ("For the vacuum cleaner I
+    received in #W1", "about my refund")? It says what the next side asks about, and asks nothing
+    itself: none of its words is a request verb ("for #W1 I want a refund" asks)."""
+    words = [w.lower().replace("’", "'") for w in _WORD.findall(text.strip(_EDGE_PUNCT))]
+    if len(words) < 2 or words[0] not in _TOPIC_PREPOSITIONS:
+        return False
+    return not (set(terms()["request_starters"]) - _NOT_VERBS) & set(words[1:])
+
+
 def _is_request(text: str) -> bool:
     """Is this whole side a request (or a greeting/thanks that stands alone)?"""
     t = terms()
@@ -278,7 +296,7 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue  # bare 还有 is also "still" (我的订单还有多久到)
         if not right.strip(_EDGE_PUNCT) or not left.strip(_EDGE_PUNCT):
             continue
-        if _is_condition(left):
+        if _is_condition(left) or _is_topic_frame(left):
             continue  # "If I cancel order #W1, how much would I get back?": one question
         opens = _starts_request(right_local or right) or _opens_embedded_question(right_local or right)
         asks = opens and (_is_request(left) or _is_request(_after_preamble(left)))

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.integration
 
 ESPRESSO_MACHINE = "4354588079"
 SMART_WATCH = "6945232052"
+VACUUM_CLEANER = "1762337868"
 
 COUNTS = """
 CALL () { MATCH (d:Document) RETURN count(d) AS documents }
@@ -168,6 +169,17 @@ def test_order_products_steer_a_vague_question(search: KnowledgeSearch) -> None:
     top = result.hits[0]
     assert top.doc_id in {"warranty", "manual-smart-watch"}
     assert any(p["product_id"] == SMART_WATCH for hit in result.hits[:3] for p in hit.products)
+
+
+def test_the_answer_comes_from_the_section_of_the_manual_that_holds_it(search: KnowledgeSearch) -> None:
+    # Given a question whose words rank the manual's filters section first (its "every 12 months"),
+    # while its "Types" section says how long a cordless model runs
+    question = "how long does my vacuum run on one charge"
+    result = search.search(question, product_ids=[VACUUM_CLEANER])
+    # When the answer is quoted / Then it is the sentence that answers, from the manual
+    answer = search.answer(question, result)
+    assert "40 minutes" in answer
+    assert "HEPA" not in answer
 
 
 def test_unrelated_question_is_a_typed_no_results(search: KnowledgeSearch) -> None:

@@ -82,7 +82,8 @@ _ASKS_DURATION = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years|hour
                             r"|\bwarranty (?:period|term|length)\b"
                             r"|多久|多长时间|几天|保修期", re.IGNORECASE)
 _GIVES_DURATION = re.compile(r"\b\d+(?:\s*(?:to|-|–)\s*\d+)?\s*(?:business\s+)?"
-                             r"(?:years?|months?|weeks?|days?|hours?)\b|\bone (?:year|month|week|day)\b",
+                             r"(?:years?|months?|weeks?|days?|hours?|minutes?)\b"
+                             r"|\bone (?:year|month|week|day)\b",
                              re.IGNORECASE)
 # "is water damage covered?", "will the warranty replace it?": a question whether something is
 # covered, answered by the sentences that say what is (not) covered and share its words.
@@ -439,7 +440,7 @@ class KnowledgeSearch:
         """
         if result.no_results or not result.hits:
             return ""
-        text = _answering_hit(question, result.hits[:max(1, max_hits)]).text
+        text = self._answering_text(question, result, result.hits[:max(1, max_hits)])
         sentences = split_sentences(text)
         if len(sentences) <= 1:
             return sentences[0] if sentences else ""
@@ -448,6 +449,23 @@ class KnowledgeSearch:
         openers = frozenset(i for i in _paragraph_openers(text) if term_coverage(question, sentences[i]) > 0)
         return _trim(sentences, self._sentence_scores(question, result, sentences), max_sentences, max_chars,
                      openers=openers)
+
+    def _answering_text(self, question: str, result: SearchResult, hits: Sequence[Hit]) -> str:
+        """The text of the hit that answers: `_answering_hit`'s, or another of the best hits from
+        the same document about the same products, whose best sentence is closer to the question.
+        A chunk ranks by its section as a whole, the answer is one sentence: "how long does my
+        vacuum run on one charge?" ranks the manual's filters section (its "every 12 months")
+        above the one that says "cordless models run for up to 40 minutes". (A section about
+        other products, the warranty terms of another category, never answers instead.)"""
+        first = _answering_hit(question, hits)
+        duration = bool(_ASKS_DURATION.search(question))
+        same = [h for h in hits if h.doc_id == first.doc_id and h.products == first.products
+                and h.categories == first.categories
+                and (h is first or not duration or _GIVES_DURATION.search(h.text))]
+        if len(same) <= 1:
+            return first.text
+        best = [max(self._sentence_scores(question, result, split_sentences(h.text)) or [0.0]) for h in same]
+        return same[max(range(len(same)), key=lambda i: (best[i], -i))].text
 
     def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str]) -> list[float]:
         """Word overlap and (with an embedder) cosine similarity to the question, per sentence; for a

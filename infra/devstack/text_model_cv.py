@@ -4,6 +4,7 @@ labelled file, beside the word lists it backs up, and print both.
     python -m devstack.text_model_cv consent        # nlp.consent.CONSENT_MIN_PROBABILITY
     python -m devstack.text_model_cv cancel_reason  # nlp.reasons.REASON_MIN_PROBABILITY
     python -m devstack.text_model_cv staff_process  # nlp.staff_process.STAFF_MIN_PROBABILITY
+    python -m devstack.text_model_cv purchase_question  # nlp.purchase_question.MIN_PROBABILITY
 
 Every message is read by a model trained without its fold. A reading is used only at the
 threshold's probability or above; below it the message is left to the word lists (and, when they
@@ -11,9 +12,10 @@ know nothing, the assistant asks, which costs the customer one message). A readi
 wrongly costs more than a missed one: a `yes` read for a reply that is not one would carry out a
 change nobody agreed to (5); a cancellation reason the customer did not give would be listed in
 the proposal they are asked to confirm (2); a message read as asking for a warranty claim or a
-carrier investigation hands the customer to a person they did not need (2). Other wrong readings
-cost as much as a missed answer gains. The threshold maximises right minus costs on the other
-folds and is scored on the fold. Needs no stack.
+carrier investigation hands the customer to a person they did not need (5); a question about an
+order read as one about the product answers with the product's pages instead of where the order is
+(2). Other wrong readings cost as much as a missed answer gains. The threshold maximises right
+minus costs on the other folds and is scored on the fold. Needs no stack.
 """
 
 from __future__ import annotations
@@ -65,12 +67,20 @@ def _staff_words(text: str) -> str:
     return "staff" if asked else "other"
 
 
+def _purchase_words(text: str) -> str:
+    from csagent.grounding.frame import _about_the_product
+
+    return "product" if _about_the_product(text) else "order"
+
+
 SPECS = {
     "consent": Spec(("consent.jsonl",), lambda got: 5.0 if got == "yes" else 1.0, _consent_words),
     "cancel_reason": Spec(("cancel_reasons.jsonl",), lambda got: 1.0 if got == "none" else 2.0,
                           _reason_words),
     "staff_process": Spec(("staff_processes.jsonl", "staff_processes_dev.jsonl"),
                           lambda got: 5.0 if got == "staff" else 1.0, _staff_words, default="other"),
+    "purchase_question": Spec(("purchase_questions.jsonl",), lambda got: 2.0 if got == "product" else 1.0,
+                              _purchase_words, default="order"),
 }
 
 

@@ -324,11 +324,13 @@ class LocalUnderstanding:
             if reason:
                 entities["reason"] = reason
             grounded_to_store = False
+            about_a_product = _about_the_product(piece, products, intent) if view is not None else None
             if view is not None and not entities.get("another_persons"):  # (not this customer's order)
                 try:
                     intent, entities, grounded_to_store = _grounded(
                         intent, runner_up, piece, text, entities, view, variants, recent,
-                        recent_products if recent == (state.get("memory") or {}).get("last_order_id") else ())
+                        recent_products if recent == (state.get("memory") or {}).get("last_order_id") else (),
+                        about_a_product=about_a_product)
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 if entities.get("address_named"):
@@ -436,6 +438,26 @@ def _asks_off_topic(clause: Clause) -> bool:
     text = clause.text
     return opens_question(text) or (
         clause.confidence >= OUT_OF_SCOPE_DOUBT and "?" in text and not _TAG_QUESTION.search(text))
+
+
+# What a clause naming a product the customer bought may be read as before grounding weighs it.
+_PRODUCT_OR_ORDER = frozenset({"product_info", "product_availability", "order_status"})
+
+
+def _about_the_product(piece: str, products: Sequence[Any], intent: str) -> bool | None:
+    """Does a question naming a product, read as a product or an order question, ask about the
+    product itself (True) or its order (False), as the model trained on customers' messages reads
+    it (`nlp.purchase_question`)? None when it is unsure; and for other clauses, whose intent is
+    not in doubt, or which ask nothing ("my robot vacuum keeps wandering around and won't go back
+    to its dock" tells what went wrong, `grounding.frame.tells_of_the_product`; "8gb ram on my
+    laptop is kinda mid" says what the next clause asks about): their words decide."""
+    from csagent.grounding.frame import asks_as_question
+
+    if not products or intent not in _PRODUCT_OR_ORDER or not asks_as_question(piece):
+        return None
+    from csagent.nlp.purchase_question import asks_about_the_product
+
+    return asks_about_the_product(piece)
 
 
 def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
@@ -630,9 +652,10 @@ def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str,
 
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
               view: Any, variants: Any, recent: str | None = None,
-              recent_products: Sequence[str] = ()) -> tuple[str, dict[str, Any], bool]:
+              recent_products: Sequence[str] = (), *, about_a_product: bool | None = None,
+              ) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
-    grounds to the store (see `grounding.frame`)."""
+    grounds to the store (see `grounding.frame`); `about_a_product` as `purchase_intent` reads it."""
     from csagent.grounding.facts import asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
@@ -665,8 +688,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
     points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")
-    read_as = change_intent(purchase_intent(intent, runner_up, piece, view), piece, view,
-                            text if points_back else "")
+    read_as = change_intent(purchase_intent(intent, runner_up, piece, view, about_a_product=about_a_product),
+                            piece, view, text if points_back else "")
     read_as = address_intent(read_as, piece, view, order_named=bool(entities.get("order_id")), message=text)
     if read_as == "update_default_address" and entities.get("address") \
             and dict(entities["address"]) == dict(view.default_address or {}):

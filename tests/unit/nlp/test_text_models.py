@@ -201,3 +201,36 @@ def test_a_claim_is_looked_for_only_where_it_can_be() -> None:
     assert not staff_process_asked([], [text], ("delivered",))
     # the phrases hold whatever the order: "open an investigation" is asked in words
     assert staff_process_asked(["please open an investigation with the carrier"], [], ("processed",))
+
+
+# Written for this test (2026-12-04), none in `purchase_questions.jsonl`: what a customer asks of
+# something they bought, with the order's words only saying which one, and the other way round.
+UNSEEN_PURCHASE_QUESTIONS = [
+    ("the desk lamp that came yesterday, what kind of bulb does it take?", "product"),
+    ("my running shoes were delivered this morning, are they ok in the washing machine?", "product"),
+    ("for the gaming mouse from my last order, how do I change the dpi", "product"),
+    ("got the grill in my order last week, do I need to season the grates first?", "product"),
+    ("the e-reader on its way to me, will it read library books?", "product"),
+    ("has my pet bed left the warehouse yet", "order"),
+    ("need the luggage set before my flight on friday, where is it now?", "order"),
+    ("which card did I use for the smart thermostat", "order"),
+    ("the waterproof hiking boots, did they ship? camping trip next week", "order"),
+    ("what address is the bookshelf going to", "order"),
+]
+
+
+def test_the_purchase_questions_are_not_in_the_training_data() -> None:
+    seen = {e.text.lower().strip(" .!?") for e in training_examples("purchase_questions.jsonl")}
+    assert not [t for t, _ in UNSEEN_PURCHASE_QUESTIONS if t.lower().strip(" .!?") in seen]
+
+
+def test_the_purchase_question_model_tells_the_product_from_its_order() -> None:
+    # Given questions about bought products that it never saw, half of them asking about the product
+    # in the order's words, half about the order in the product's
+    from csagent.nlp.purchase_question import MIN_PROBABILITY, get_purchase_question_reader
+
+    reader = get_purchase_question_reader()
+    # When the model reads each / Then at least 9 in 10 are read right at the chosen probability
+    right = [text for text, label in UNSEEN_PURCHASE_QUESTIONS
+             if (lambda r: r[0] == label and r[1] >= MIN_PROBABILITY)(reader.read(text))]
+    assert len(right) >= 9, sorted({t for t, _ in UNSEEN_PURCHASE_QUESTIONS} - set(right))

@@ -678,28 +678,37 @@ NOT_ABOUT_A_PURCHASE = frozenset(
 )
 
 
-def purchase_intent(intent: str, runner_up: str | None, text: str, view: CustomerView | None) -> str:
+def purchase_intent(intent: str, runner_up: str | None, text: str, view: CustomerView | None, *,
+                    about_a_product: bool | None = None) -> str:
     """The order intent of a clause that names a product the customer bought, possessively, but
     reads like a catalogue question or like nothing at all ("why hasn't my action camera shipped",
     "wheres my bicyle"); and the other way round, the product question that an order-status
-    reading hides ("how long does my vacuum run on one charge")."""
+    reading hides ("how long does my vacuum run on one charge").
+
+    `about_a_product`: whether the model trained on customers' messages reads the clause as a
+    question about the product itself or about its order (`nlp.purchase_question`); None when it
+    is unsure, and the words decide. Words about the order often only say which item is theirs:
+    "for the vacuum cleaner I received in #W1, how often should I replace the HEPA filter?", "can
+    the speaker that is on its way to me be used in the shower?"."""
     if view is None:
         return intent
+    about_the_product = _about_the_product(text) if about_a_product is None else about_a_product
     if not _POSSESSIVE.search(text):
-        if intent in CATALOGUE_WISHES and _ORDER_PROGRESS.search(text) and names_a_purchase(text, view):
+        if intent in CATALOGUE_WISHES and _ORDER_PROGRESS.search(text) and about_a_product is not True \
+                and names_a_purchase(text, view):
             # "has the heavier dumbbell set shipped yet?": whether something has shipped is asked of
             # an order, never of the catalogue; the one they bought.
             return runner_up if runner_up in ORDER_READS_BY_STATUS else "order_status"
         return intent
-    if intent == "order_status" and _about_the_product(text) and not _ASKS_THE_ASSISTANT.search(text) \
-            and names_a_purchase(text, view):
+    asks_of_the_product = about_a_product or (about_the_product and not _ASKS_THE_ASSISTANT.search(text))
+    if intent == "order_status" and asks_of_the_product and names_a_purchase(text, view):
         # "bro does my gaming mouse need a cable or is it wireless", "how long does my vacuum run on
         # one charge": read as an order's status for the possessive, but asking nothing about the
         # order; what the product is and does, which its pages and the customer's item answer.
         return "product_info"
     if intent not in NOT_ABOUT_A_PURCHASE or not names_a_purchase(text, view):
         return intent
-    if intent in CATALOGUE_WISHES and _about_the_product(text):
+    if intent in CATALOGUE_WISHES and about_the_product:
         # "does my e-reader have cellular or just wifi": an option of the customer's own item, named
         # after it, is answered by what they bought; "can I swim with my earbuds?", "does my
         # coffee maker turn itself off?": a question about the product, which its pages answer.

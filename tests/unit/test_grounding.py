@@ -1788,3 +1788,32 @@ def test_a_weak_general_clause_naming_only_how_to_pay_is_the_detail_of_the_chang
     assert _payment_details_folded([change, asked]) == [change, asked]
     unsettled = Clause("can i swap my black earbuds?", "change_items", 0.75, {"order_id": "#W1"})
     assert _payment_details_folded([unsettled, detail]) == [unsettled, detail]
+
+
+class _Complaints(_Intents):
+    """Every clause read as a complaint."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("complaint", 0.8, None, 0.0) for _ in pieces]
+
+
+def test_the_charges_a_complaint_names_are_the_orders_that_came_to_them() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given three orders, a kettle ($50.00), a chair ($300.00) and boots with a kettle ($162.00)
+    v = {x.item_id: x for variants in _variants().values() for x in variants}
+    kettle, chair, boots = (_line(v["k-1L-white"], KETTLE, "Electric Kettle"),
+                            _line(v["c-black-fixed"], CHAIR, "Office Chair"),
+                            _line(v["b-12-leather-yes"], BOOTS, "Hiking Boots"))
+    view = CustomerView(customer_id="ann", orders=(
+        OrderView("#W1", "pending", (kettle,), "card_1"), OrderView("#W2", "pending", (chair,), "card_1"),
+        OrderView("#W3", "delivered", (boots, kettle), "card_1")))
+    understanding = LocalUnderstanding(classifier=_Complaints(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: view, variants=_variants)
+    # When a complaint names two charges, to the cent, and no order
+    (clause,) = understanding.understand("you charged my card 300.00 and then ANOTHER 162.00",
+                                         {"customer_id": "ann"}).clauses
+    # Then it stays a complaint, about the two orders that came to those amounts (not the kettle's)
+    assert (clause.intent, clause.entities["order_ids"]) == ("complaint", ["#W2", "#W3"])

@@ -656,7 +656,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
               ) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`); `about_a_product` as `purchase_intent` reads it."""
-    from csagent.grounding.facts import asks_which_orders
+    from csagent.grounding.facts import amounts, asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
         MONEY_BACK_ASKED,
@@ -678,13 +678,17 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
-    if not entities.get("order_id") and asks_as_question(piece) and asks_which_orders(piece):
+    complains_of_amounts = intent == "complaint" and bool(amounts(piece))
+    if not entities.get("order_id") and (
+            (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):
         # "anything of mine going to dallas?", "which ones went on PayPal?": orders picked out by an
         # amount, a city or a payment method, whatever the words first read as; each one answered.
+        # So are the charges a complaint names ("2 charges on my gift card, one for 1412.70 and
+        # one for 3214.75??"): an amount to the cent names its order, and the complaint is theirs.
         read = intent if intent in READS else "order_status"
         by_facts = orders_named_by_facts(read, piece, entities, view, text)
         if by_facts is not None:
-            return read, by_facts, True
+            return ("complaint" if complains_of_amounts else read), by_facts, True
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
     points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")

@@ -247,6 +247,19 @@ def test_a_rule_that_blocks_is_told_as_the_answer_without_a_breakdown_or_a_perso
     assert text == reason
 
 
+def test_a_rule_that_blocks_is_told_in_chinese_naming_its_order_and_the_rule() -> None:
+    # Given the same refusal for a customer writing in Chinese (the tool words its rule in English)
+    task = {"task_id": "t1", "task_type": "cancel_order", "tool": "customer_actions",
+            "args": {"args": {"order_id": "#W2611340"}}}
+    reason = "Order #W2611340 has already shipped, so it can no longer be cancelled"
+    result = {"status": "failed", "error": {"type": "business_rule_violation", "message": reason}}
+    # When it is described
+    text = describe_failure(task, result, "zh")
+    # Then it names the order and the rule, says the policy does not allow it, and offers no person
+    assert text.startswith("订单 #W2611340：") and reason in text and "政策" in text
+    assert "人工" not in text and "暂时" not in text
+
+
 CATEGORY_ROWS = [{"category": "Footwear", "products": 2, "names": ["Hiking Boots", "Sneakers"]},
                  {"category": "Travel", "products": 1, "names": ["Backpack"]}]
 

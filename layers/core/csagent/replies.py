@@ -684,6 +684,11 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)
     message = str(error.get("message") or "").strip().rstrip(".")
+    if error_type == "business_rule_violation" and message and order_id and lang != "en" \
+            and task.get("tool") in CUSTOMER_WORDED_TOOLS:
+        # The rule, worded for the customer in English only, is still the answer: said after the
+        # customer's language says that the policy blocks it for that order (never a breakdown).
+        return render("rule_blocks_order", lang, order_id=order_id, rule=message)
     if task.get("tool") not in CUSTOMER_WORDED_TOOLS or lang != "en":
         message = ""  # not written for the customer (or not in their language): the templates speak
     if task.get("tool") == "predefined_cypher" and error_type == "validation":

@@ -451,13 +451,16 @@ class KnowledgeSearch:
                      openers=openers)
 
     def _answering_text(self, question: str, result: SearchResult, hits: Sequence[Hit]) -> str:
-        """The text of the hit that answers: `_answering_hit`'s, or another of the best hits from
-        the same document about the same products, whose best sentence is closer to the question.
-        A chunk ranks by its section as a whole, the answer is one sentence: "how long does my
-        vacuum run on one charge?" ranks the manual's filters section (its "every 12 months")
-        above the one that says "cordless models run for up to 40 minutes". (A section about
-        other products, the warranty terms of another category, never answers instead.)"""
+        """The text of the hit that answers: `_answering_hit`'s; or, when none of its sentences
+        shares a word with the question, another of the best hits from the same document about
+        the same products whose best sentence is closer to it. A chunk ranks by its section as a
+        whole, the answer is one sentence: "how long does my vacuum run on one charge?" ranks the
+        manual's filters section (its "every 12 months", and no word of the question) above the
+        one that says "cordless models run for up to 40 minutes". (A section about other products,
+        the warranty terms of another category, never answers instead.)"""
         first = _answering_hit(question, hits)
+        if any(term_coverage(question, sentence) > 0 for sentence in split_sentences(first.text)):
+            return first.text
         duration = bool(_ASKS_DURATION.search(question))
         same = [h for h in hits if h.doc_id == first.doc_id and h.products == first.products
                 and h.categories == first.categories

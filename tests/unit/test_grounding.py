@@ -1817,3 +1817,20 @@ def test_the_charges_a_complaint_names_are_the_orders_that_came_to_them() -> Non
                                          {"customer_id": "ann"}).clauses
     # Then it stays a complaint, about the two orders that came to those amounts (not the kettle's)
     assert (clause.intent, clause.entities["order_ids"]) == ("complaint", ["#W2", "#W3"])
+
+
+def test_status_words_a_question_asks_about_never_pick_the_order() -> None:
+    from csagent.grounding.frame import find_order
+
+    # Given two orders with a kettle, one delivered, one pending
+    view = _kettles(("#W1", "delivered", "white"), ("#W2", "pending", "white"))
+    # When the status is asked after a dash, or in the clause before one that points back at it
+    dashed = find_order("order_status", "just wondering about the kettle I ordered - has it shipped yet?",
+                        {}, view)
+    message = "Has my kettle shipped? My partner keeps asking me about it"
+    pointing_back = find_order("order_status", "My partner keeps asking me about it", {}, view, message)
+    # Then "shipped" is the question, not which order is meant: both are listed back
+    assert dashed["order_candidates"] == pointing_back["order_candidates"] == ["#W1", "#W2"]
+    # while status words that describe the order still pick it
+    assert find_order("order_status", "is the kettle in my pending order coming soon", {}, view)[
+        "order_id"] == "#W2"

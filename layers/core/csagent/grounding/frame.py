@@ -121,7 +121,8 @@ def find_order(
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
     own = statuses_described(text)
     described = own or (statuses_described(message) if message else None)
-    if len(fitting) > 1 and described and not (own and statuses_asked_about(text)):
+    asked = statuses_asked_about(text) if own else bool(message) and _status_asked_in(message)
+    if len(fitting) > 1 and described and not asked:
         # "the skateboard in my pending order": the status words pick among the orders with it;
         # also those of another clause ("I cancelled that keyboard order. Did you refund it?"),
         # whatever this one asks.
@@ -164,6 +165,15 @@ def find_order(
             "Which one do you mean?",
         }
     return entities
+
+
+def _status_asked_in(message: str) -> bool:
+    """Does a clause of the message ask whether something has a status ("Has my puzzle shipped? My
+    partner keeps asking me about it")? Its status words are then the question, for the clauses
+    that point back at it too, not a description of which order is meant."""
+    from csagent.nlp.clauses import split_clauses
+
+    return any(statuses_described(c) and statuses_asked_about(c) for c in split_clauses(message))
 
 
 # Reads whose answer is where an order is: a cancelled one is not meant when a live one fits.

@@ -81,7 +81,9 @@ def statuses_described(text: str) -> tuple[str, ...] | None:
 # arrive?") asks for its status: the status words are the question, not a description of which
 # order is meant. A status that describes an order ("is the skateboard in my pending order here?",
 # "the one that's on its way") still does.
-_YES_NO_OPENING = re.compile(r"^\W*(?:(?:so|and|but|hey|hi|ok|okay|um|hmm)\W+)?"
+# The question may follow what it is about after a dash or a colon ("just wondering about the gray
+# sneakers I ordered - have they been delivered yet?").
+_YES_NO_OPENING = re.compile(r"(?:^|\s[-–—:]\s)\W*(?:(?:so|and|but|hey|hi|ok|okay|um|hmm)\W+)?"
                              r"(?:has|have|had|did|does|do|is|are|was|were|will|would)\b", re.IGNORECASE)
 _DESCRIBES_AN_ORDER = re.compile(r"\b(?:orders?|ones?|packages?|parcels?)\b(?:\s+(?:that|which)\b|'s\b)"
                                  r"|\b\w+(?:ed|ing)\s+(?:orders?|ones?|packages?|parcels?)\b"

@@ -324,13 +324,12 @@ class LocalUnderstanding:
             if reason:
                 entities["reason"] = reason
             grounded_to_store = False
-            about_a_product = _about_the_product(piece, products, intent) if view is not None else None
             if view is not None and not entities.get("another_persons"):  # (not this customer's order)
                 try:
                     intent, entities, grounded_to_store = _grounded(
                         intent, runner_up, piece, text, entities, view, variants, recent,
                         recent_products if recent == (state.get("memory") or {}).get("last_order_id") else (),
-                        about_a_product=about_a_product)
+                        about_a_product=_purchase_question_reading(piece, products, intent))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 if entities.get("address_named"):
@@ -444,7 +443,7 @@ def _asks_off_topic(clause: Clause) -> bool:
 _PRODUCT_OR_ORDER = frozenset({"product_info", "product_availability", "order_status"})
 
 
-def _about_the_product(piece: str, products: Sequence[Any], intent: str) -> bool | None:
+def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str) -> bool | None:
     """Does a question naming a product, read as a product or an order question, ask about the
     product itself (True) or its order (False), as the model trained on customers' messages reads
     it (`nlp.purchase_question`)? None when it is unsure; and for other clauses, whose intent is

@@ -204,6 +204,23 @@ def test_an_item_only_mentioned_is_not_changed() -> None:
     ]
 
 
+@pytest.mark.parametrize("text", [
+    "the kettle that's coming with my boots - I want the black one instead",
+    "the kettle I ordered along with the hiking boots, make it black please",
+    "in my order with the boots there is a white kettle. Could you change it to black?",
+])
+def test_a_product_that_only_says_which_order_is_not_an_item_to_change(text: str) -> None:
+    # Given an order of boots and a kettle, and words naming the boots only to say which order
+    order = _store().order("#W0000001")
+    assert order is not None
+    # When the item changes are read
+    changes = resolve_item_changes(text, order, _variants())
+    # Then the kettle changes, with the wish said after the boots; the boots are not asked about
+    assert [(c.line.product_id, c.new.item_id if c.new else None) for c in changes.changes] == [
+        (KETTLE, "k-1L-black")
+    ]
+
+
 def test_two_of_the_same_product_told_apart_by_their_options() -> None:
     order = _store().order("#W0000002")
     assert order is not None

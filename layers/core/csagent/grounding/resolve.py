@@ -563,7 +563,11 @@ def resolve_item_changes(
 ) -> ItemChanges:
     """The order's items the text names, each with the variant it should become."""
     text = _ARROW.sub(" to ", text)
-    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0]) \
+    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
+    describing = identifying_order(text, mentions)
+    # "the grey backpack that's coming with my grill - I want the green one": the backpack changes;
+    # the grill only says which order (and the words after it are the backpack's)
+    mentions = [m for m in mentions if m not in describing] or mentions \
         or _item_the_options_name(text, order, variants)
     changes: list[ItemChange] = []
     used: list[Line] = []
@@ -834,11 +838,6 @@ _NOT_KEEPING = re.compile(
     re.IGNORECASE,
 )
 # What comes just before a product that only says which order is meant ("the order with the").
-_IDENTIFIES_ORDER = re.compile(
-    r"\b(?:order|one|purchase|package|parcel)\s+(?:with|containing|that (?:has|had)|that came with)"
-    r"\s+(?:the\s+|my\s+|a\s+|an\s+)?$",
-    re.IGNORECASE,
-)
 _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
 _BOTH_ITEMS = re.compile(r"\b(both|the two|the pair of them)\b", re.IGNORECASE)
 
@@ -889,12 +888,34 @@ def names_order_by_items(text: str, order: OrderView) -> bool:
     """Do the words name the order's products only to say which order ("cancel the order with the
     black chair")?"""
     mentions = product_mentions(text, order.products())
-    return bool(mentions) and all(_ORDER_WITH.search(text[: m.span[0]]) for m in mentions)
+    return bool(mentions) and len(identifying_order(text, mentions)) == len(mentions)
 
 
-# "the order with the black ...": an order described by what it holds, a few words of it before
-_ORDER_WITH = re.compile(r"\b(?:order|one|purchase|package|parcel)\s+(?:with|containing|that (?:has|had)|"
-                         r"that came with)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
+# "the order with the black ...", "the backpack that's coming with my grill", "the t-shirt I ordered
+# along with the vacuum": an order described by what else it holds, a few words of that before
+_ORDER_WITH = re.compile(
+    r"\b(?:(?:order|one|purchase|package|parcel|shipment|delivery|box)\s+(?:with|containing|"
+    r"that (?:has|had|holds)|which (?:has|had|holds)|that came with)|(?:coming|arriving|shipping|shipped|"
+    r"ordered|bought|came|comes|together|along)\s+with|same (?:order|package|parcel) as)"
+    r"\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
+# what joins a second product to the first in that description ("the order with the pet bed and the
+# bookshelf")
+_AND_THE = re.compile(r"^\s*(?:,|and|&|\+|or)\s*(?:also\s+)?(?:the\s+|my\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,2}$",
+                      re.IGNORECASE)
+
+
+def identifying_order(text: str, mentions: Sequence[Any]) -> list[Any]:
+    """The product mentions that only say which order the words are about ("the grey backpack that's
+    coming with my grill": the grill), not items of it the customer asks about."""
+    found: list[Any] = []
+    previous = None
+    for m in sorted(mentions, key=lambda m: m.span[0]):
+        if _ORDER_WITH.search(text[: m.span[0]]) or (
+                previous is not None and previous in found and previous.span[1] <= m.span[0]
+                and _AND_THE.match(text[previous.span[1]: m.span[0]])):
+            found.append(m)
+        previous = m
+    return found
 
 
 def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Line]]:
@@ -906,8 +927,9 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines), []
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
-    named = [m for m in mentions if not _IDENTIFIES_ORDER.search(text[: m.span[0]])]
-    mentions = named or mentions  # "the T-shirt from the order with the wristwatch": not the watch
+    describing = identifying_order(text, mentions)
+    mentions = [m for m in mentions if m not in describing] or mentions  # "the T-shirt from the order
+    # with the wristwatch": not the watch
     if not mentions and len(order.lines) == 2 and _BOTH_ITEMS.search(text):
         return list(order.lines), []  # "return both items" of an order of two
     if not mentions:

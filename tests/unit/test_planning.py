@@ -275,6 +275,15 @@ def test_a_change_an_orders_status_rules_out_gets_the_facts_and_the_rule_before_
     assert ORDER in ask_for(pending.missing[0], "en")
 
 
+def test_an_order_whose_items_were_modified_gets_the_rule_not_a_question_about_the_new_version():
+    # Given "also switch the hose in that order to the 25ft one" about an order modified once
+    plan = plan_tasks([clause("change_items", "also switch the hose in that order to the 25ft one",
+                              order_id=ORDER, order_status="pending (item modified)", asks_for_change=True)])
+    # Then its facts and the rule answer (the policy allows one modification): nothing is asked
+    assert "return_eligibility" in [t.task_type for t in plan.tasks]
+    assert plan.missing == []
+
+
 def test_a_request_told_in_two_clauses_is_one_request_with_the_details_of_both():
     # Given "Could you redirect the order with the grill? It's 1550 N Central Ave, ..."
     clauses = [clause("change_order_address", "Could you redirect the order with the grill to my office?",

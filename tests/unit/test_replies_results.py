@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from csagent.replies import describe_failure, describe_success
 
 
@@ -232,6 +234,20 @@ def test_an_address_change_a_status_rules_out_says_the_rule_the_address_and_what
     # Then it names the rule, the address it has, and what can still change
     assert "delivered, so its shipping address can no longer be changed: only pending orders can" in text
     assert "227 Oak Street" in text and "default address" in text
+
+
+@pytest.mark.parametrize("template_id", ["return_eligibility", "cancellation_eligibility",
+                                         "address_change_eligibility"])
+def test_an_order_whose_items_were_modified_is_told_it_can_change_no_more(template_id: str) -> None:
+    # Given an order whose items were modified once (the policy's one modification)
+    row = {"order_id": "#W4184032", "status": "pending (item modified)", "eligible": False,
+           "address1": "1 Elm Street", "city": "Austin", "state": "TX", "zip": "78701", "country": "USA"}
+    result = {"status": "success", "data": {"template_id": template_id, "row": row}}
+    # When the answer is described
+    text = describe_success({"task_id": "t1", "task_type": template_id, "tool": "predefined_cypher",
+                             "args": {}}, result, "en")
+    # Then it says the items were modified once, never that a pending order can still be changed
+    assert "already been modified once" in text and "can be cancelled or changed" not in text
 
 
 def test_a_rule_that_blocks_is_told_as_the_answer_without_a_breakdown_or_a_person() -> None:

@@ -676,10 +676,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
 
 
 def _status_rules_out(intent: str, entities: Mapping[str, Any]) -> bool:
-    """Is the grounded order in a status the request never applies to (`requests.STATUSES_FOR`)?"""
+    """Is the grounded order in a status the request never applies to (`requests.STATUSES_FOR`)? The
+    statuses are whole: an order whose items were modified ("pending (item modified)") is pending
+    no more for a change, which the policy allows once."""
     status = entities.get("order_status")
     allowed = STATUSES_FOR.get(intent)
-    return bool(status and allowed) and not any(str(status).startswith(s) for s in allowed or ())
+    return bool(status and allowed) and str(status) not in (allowed or ())
 
 
 def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],

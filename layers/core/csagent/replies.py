@@ -190,6 +190,8 @@ def _eligibility(kind: str) -> Callable[[Mapping[str, Any], str], str]:
     def describe(data: Mapping[str, Any], lang: str) -> str:
         row = data.get("row") or {}
         name = f"{kind}_{'yes' if row.get('eligible') else 'no'}"
+        if not row.get("eligible") and str(row.get("status") or "").startswith("pending ("):
+            name = f"{kind}_modified"  # "pending (item modified)": changed once, so no more
         return render(name, lang, order_id=row.get("order_id", ""), status=_status(row.get("status"), lang),
                       address=_address_line(row) if row.get("address1") else "")
     return describe

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.integration
 ESPRESSO_MACHINE = "4354588079"
 SMART_WATCH = "6945232052"
 VACUUM_CLEANER = "1762337868"
+AIR_PURIFIER = "3821016478"
 
 COUNTS = """
 CALL () { MATCH (d:Document) RETURN count(d) AS documents }
@@ -180,6 +181,15 @@ def test_the_answer_comes_from_the_section_of_the_manual_that_holds_it(search: K
     answer = search.answer(question, result)
     assert "40 minutes" in answer
     assert "HEPA" not in answer
+
+
+def test_a_section_that_mentions_the_words_gives_way_to_the_one_that_answers(search: KnowledgeSearch) -> None:
+    # Given a question whose words rank the manual's troubleshooting section first ("If the purifier
+    # gets louder, the filter is probably clogged"), while its care section says how often
+    question = "how often replace air purifier filter"
+    result = search.search(question, product_ids=[AIR_PURIFIER])
+    # When the answer is quoted / Then it is the sentence with the interval
+    assert "6 to 12 months" in search.answer(question, result)
 
 
 def test_unrelated_question_is_a_typed_no_results(search: KnowledgeSearch) -> None:

@@ -92,6 +92,9 @@ _ASKS_COVERAGE = re.compile(r"\bcover(?:ed|s)?\b|\bwarranty (?:replace|fix|repai
 _STATES_COVERAGE = re.compile(r"\b(?:not )?cover(?:ed|s)?\b|\bconsumables?\b|\bnormal wear\b", re.IGNORECASE)
 #: What a sentence stating coverage adds to its score for such a question, when it shares a word.
 COVERAGE_BONUS = 0.3
+#: How much closer to the question (`_sentence_scores`) the best sentence of another section of the
+#: answering document must be to answer instead of the best-ranked section's.
+SECTION_MARGIN = 0.1
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -451,16 +454,16 @@ class KnowledgeSearch:
                      openers=openers)
 
     def _answering_text(self, question: str, result: SearchResult, hits: Sequence[Hit]) -> str:
-        """The text of the hit that answers: `_answering_hit`'s; or, when none of its sentences
-        shares a word with the question, another of the best hits from the same document about
-        the same products whose best sentence is closer to it. A chunk ranks by its section as a
-        whole, the answer is one sentence: "how long does my vacuum run on one charge?" ranks the
-        manual's filters section (its "every 12 months", and no word of the question) above the
-        one that says "cordless models run for up to 40 minutes". (A section about other products,
+        """The text of the hit that answers: `_answering_hit`'s; or another of the best hits from
+        the same document about the same products whose best sentence is closer to the question by
+        `SECTION_MARGIN` or more. A chunk ranks by its section as a whole, the answer is one
+        sentence: "how often should I replace the air purifier filter?" ranks the manual's
+        troubleshooting section ("If the purifier gets louder, the filter is probably clogged")
+        above the one that says "Replace HEPA and carbon filters every 6 to 12 months". Within the
+        margin the ranking stands ("what is your policy on gift wrapping?": its Price section, not
+        the Availability one whose sentence is a little closer). (A section about other products,
         the warranty terms of another category, never answers instead.)"""
         first = _answering_hit(question, hits)
-        if any(term_coverage(question, sentence) > 0 for sentence in split_sentences(first.text)):
-            return first.text
         duration = bool(_ASKS_DURATION.search(question))
         same = [h for h in hits if h.doc_id == first.doc_id and h.products == first.products
                 and h.categories == first.categories
@@ -468,7 +471,9 @@ class KnowledgeSearch:
         if len(same) <= 1:
             return first.text
         best = [max(self._sentence_scores(question, result, split_sentences(h.text)) or [0.0]) for h in same]
-        return same[max(range(len(same)), key=lambda i: (best[i], -i))].text
+        top = best[same.index(first)]
+        closer = max(range(len(same)), key=lambda i: (best[i], -i))
+        return same[closer].text if best[closer] >= top + SECTION_MARGIN else first.text
 
     def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str]) -> list[float]:
         """Word overlap and (with an embedder) cosine similarity to the question, per sentence; for a

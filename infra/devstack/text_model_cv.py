@@ -5,6 +5,7 @@ labelled file, beside the word lists it backs up, and print both.
     python -m devstack.text_model_cv cancel_reason  # nlp.reasons.REASON_MIN_PROBABILITY
     python -m devstack.text_model_cv staff_process  # nlp.staff_process.STAFF_MIN_PROBABILITY
     python -m devstack.text_model_cv purchase_question  # nlp.purchase_question.MIN_PROBABILITY
+    python -m devstack.text_model_cv product_question   # nlp.product_question.MIN_PROBABILITY
 
 Every message is read by a model trained without its fold. A reading is used only at the
 threshold's probability or above; below it the message is left to the word lists (and, when they
@@ -21,9 +22,11 @@ minus costs on the other folds and is scored on the fold. Needs no stack.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -73,6 +76,22 @@ def _purchase_words(text: str) -> str:
     return "product" if _about_the_product(text) else "order"
 
 
+def _template_words(text: str) -> str:
+    from csagent.understanding_local import nearest_template_reads_documents
+
+    return "documents" if nearest_template_reads_documents(text, _product_names()) else "catalogue"
+
+
+@lru_cache(maxsize=1)
+def _product_names() -> list[str]:
+    """The store's product names, masked before a question is matched to the catalogue's templates
+    (as the assistant masks the catalogue's names)."""
+    from devstack.aspect_threshold import PRODUCTS
+
+    names = sorted({str(p["name"]) for p in json.loads(PRODUCTS.read_text()).values()})
+    return names + [n.lower() for n in names]
+
+
 SPECS = {
     "consent": Spec(("consent.jsonl",), lambda got: 5.0 if got == "yes" else 1.0, _consent_words),
     "cancel_reason": Spec(("cancel_reasons.jsonl",), lambda got: 1.0 if got == "none" else 2.0,
@@ -81,6 +100,7 @@ SPECS = {
                           lambda got: 5.0 if got == "staff" else 1.0, _staff_words, default="other"),
     "purchase_question": Spec(("purchase_questions.jsonl",), lambda got: 2.0 if got == "product" else 1.0,
                               _purchase_words, default="order"),
+    "product_question": Spec(("product_questions.jsonl",), lambda got: 1.0, _template_words),
 }
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
-from csagent.nlp.script import has_ideographs
+from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import (
     ACTION_INTENTS,
     BY_INTENT,
@@ -314,7 +314,7 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
 def _context_of_a_write(text: str, entities: Mapping[str, Any], writes: list[dict[str, Any]]) -> bool:
     """A complaint beside a change request about the same order (or naming none) that asks
     nothing: it says why the change is asked ("the boots are too small, exchange them")."""
-    if not writes or "?" in text:
+    if not writes or has_question_mark(text):
         return False
     orders = {(c.get("entities") or {}).get("order_id") for c in writes}
     return entities.get("order_id") is None or entities.get("order_id") in orders

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
+from csagent.nlp.script import has_question_mark
 from csagent.nlp.speech_acts import asks_something
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
 
@@ -200,7 +201,7 @@ def _says_the_proposals_method(text: str, pending: list[dict[str, Any]]) -> bool
     from csagent.grounding.model import CustomerView, PaymentView
     from csagent.grounding.resolve import resolve_payment
 
-    if "?" in text or "？" in text:
+    if has_question_mark(text):
         return False
     methods = []
     for p in pending:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from csagent.nlp.script import has_question_mark
 from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
     CATALOGUE_INTENTS,
@@ -104,9 +105,19 @@ PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "product_availability", "p
 
 
 def asks_the_documents(text: str, names: Sequence[str]) -> bool:
-    """Is `text`, a question about a product, too far from every catalogue template to be one the
-    catalogue answers ("how often should I descale it?", "is it OK for swimming?"), so what the
-    product's documents say is the answer? `names` are the product words masked before matching."""
+    """Is `text`, a question about a product, one its documents answer ("how often should I descale
+    it?", "is it OK for swimming?", "what's the weight limit of the office chair?") rather than the
+    catalogue (price, stock, versions, a listed option)? The trained reader decides
+    (`nlp.product_question`); when it is unsure, the nearest catalogue template does."""
+    from csagent.nlp.product_question import documents_answer
+
+    read = documents_answer(text)
+    return read if read is not None else nearest_template_reads_documents(text, names)
+
+
+def nearest_template_reads_documents(text: str, names: Sequence[str]) -> bool:
+    """Is `text` too far from every catalogue template to be one the catalogue answers? `names` are
+    the product words masked before matching."""
     from csagent.nlp.embeddings import get_embedder
     from csagent.tools.cypher_catalogue import CATALOGUE_QUESTION_MIN_SCORE, english_query, matcher_for
 
@@ -435,8 +446,8 @@ def _asks_off_topic(clause: Clause) -> bool:
     from csagent.nlp.entities import opens_question
 
     text = clause.text
-    return opens_question(text) or (
-        clause.confidence >= OUT_OF_SCOPE_DOUBT and "?" in text and not _TAG_QUESTION.search(text))
+    return opens_question(text) or (clause.confidence >= OUT_OF_SCOPE_DOUBT and has_question_mark(text)
+                                    and not _TAG_QUESTION.search(text))
 
 
 # What a clause naming a product the customer bought may be read as before grounding weighs it.
@@ -518,7 +529,7 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     from csagent.nlp.entities import opens_question
 
     named = (before[-1].entities.get("products") or []) if before else []
-    if len(named) != 1 or not ("?" in piece or opens_question(piece)):
+    if len(named) != 1 or not (has_question_mark(piece) or opens_question(piece)):
         return None
     product = named[0]
     entry = next((p for p in catalogue if p.get("product_id") == product.get("product_id")), None)

@@ -47,6 +47,10 @@ def test_english_text_is_not_glossed() -> None:
     ("我买的耳机保修多久？", "Headphones warranty how long"),
     ("运费怎么收？", "shipping fee"),
     ("我的礼品卡里还剩多少钱？", "gift card left how much"),
+    # what a product's documents answer: how it is used, cared for, charged (2026-12-04)
+    ("电热水壶怎么除垢？", "Electric Kettle descale"),
+    ("智能手表可以戴着游泳吗？", "Smart Watch can swimming"),
+    ("我的数码相机要用什么存储卡?", "Digital Camera memory card"),
 ])
 def test_a_chinese_question_searches_by_the_english_words_it_holds(text: str, expected: str) -> None:
     # Given a Chinese store question / When turned into a query for the English knowledge base
@@ -79,3 +83,14 @@ def test_words_pointing_at_the_saved_address_are_found(text: str, saved: bool) -
 def test_a_chinese_question_is_general_with_a_general_word_and_nothing_of_the_customer(
         text: str, general: bool) -> None:
     assert is_general_question(text) is general
+
+
+@pytest.mark.parametrize("text", ["智能手表可以戴着游泳吗？", "is it waterproof?"])
+def test_a_question_is_told_by_either_question_mark(text: str) -> None:
+    # Given a question ending in the full-width mark Chinese is written with, or the ASCII one
+    from csagent.grounding.frame import asks_as_question
+    from csagent.nlp.script import has_question_mark
+
+    # Then both are questions, to the word rules and to grounding alike
+    assert has_question_mark(text) and asks_as_question(text)
+    assert not has_question_mark("我想把手表换成黑色的。")

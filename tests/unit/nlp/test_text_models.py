@@ -234,3 +234,35 @@ def test_the_purchase_question_model_tells_the_product_from_its_order() -> None:
     right = [text for text, label in UNSEEN_PURCHASE_QUESTIONS
              if (lambda r: r[0] == label and r[1] >= MIN_PROBABILITY)(reader.read(text))]
     assert len(right) >= 9, sorted({t for t, _ in UNSEEN_PURCHASE_QUESTIONS} - set(right))
+
+
+# Written for this test (2026-12-04), none in `product_questions.jsonl`: questions about a product
+# the catalogue answers (price, stock, versions, a listed option) and ones its documents answer.
+UNSEEN_PRODUCT_QUESTIONS = [
+    ("how much is the cheapest garden hose you have", "catalogue"),
+    ("is the mechanical keyboard with linear switches in stock?", "catalogue"),
+    ("which sizes does the fleece jacket come in", "catalogue"),
+    ("is my bluetooth speaker the one with the 20 hour battery?", "catalogue"),
+    ("do you sell the patio umbrella in green", "catalogue"),
+    ("how do I clean the mesh on the office chair without ruining it", "documents"),
+    ("the coffee maker makes a weird gurgling noise, is that normal?", "documents"),
+    ("can I leave the water bottle in a hot car all day", "documents"),
+    ("how do I pair my wireless earbuds with a laptop", "documents"),
+    ("what's the max load the bookshelf shelves can hold", "documents"),
+]
+
+
+def test_the_product_questions_are_not_in_the_training_data() -> None:
+    seen = {e.text.lower().strip(" .!?") for e in training_examples("product_questions.jsonl")}
+    assert not [t for t, _ in UNSEEN_PRODUCT_QUESTIONS if t.lower().strip(" .!?") in seen]
+
+
+def test_the_product_question_model_tells_the_catalogue_from_the_documents() -> None:
+    # Given product questions it never saw, half the catalogue's and half the documents'
+    from csagent.nlp.product_question import MIN_PROBABILITY, get_product_question_reader
+
+    reader = get_product_question_reader()
+    # When the model reads each / Then at least 9 in 10 are read right at the chosen probability
+    right = [text for text, label in UNSEEN_PRODUCT_QUESTIONS
+             if (lambda r: r[0] == label and r[1] >= MIN_PROBABILITY)(reader.read(text))]
+    assert len(right) >= 9, sorted({t for t, _ in UNSEEN_PRODUCT_QUESTIONS} - set(right))

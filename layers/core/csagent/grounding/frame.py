@@ -33,7 +33,7 @@ from csagent.grounding.resolve import (
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
 from csagent.nlp.entities import find_order_ids
-from csagent.nlp.script import has_ideographs
+from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
 
 # The requests whose proposals list items ("actually, only the boots" narrows them).
@@ -773,7 +773,8 @@ def asks_as_question(text: str) -> bool:
     """Is the clause put as a question: a question mark, or a question word opening it, or after a
     few words of lead-in ("ok dumb q but do i gotta buy bags for my vacuum or nah", "bro does my
     gaming mouse need a cable")?"""
-    return "?" in text or bool(_YES_NO_OPENING.match(text.strip())) or bool(_LED_IN_QUESTION.match(text))
+    return has_question_mark(text) or bool(_YES_NO_OPENING.match(text.strip())) \
+        or bool(_LED_IN_QUESTION.match(text))
 
 
 def _names_its_own_option(text: str, view: CustomerView) -> bool:
@@ -881,7 +882,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
         # ("which of my orders can I still cancel?" asks for the list)
         from csagent.nlp.entities import opens_question
 
-        return intent if opens_question(text) or "?" in text else request
+        return intent if opens_question(text) or has_question_mark(text) else request
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
     return request if named else intent
 

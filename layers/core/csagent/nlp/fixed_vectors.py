@@ -209,6 +209,7 @@ def build(out_dir: Path = SHIPPED_DIR) -> list[str]:
     from csagent.knowledge.ingest import default_chunk_texts
     from csagent.nlp.consent import get_consent_reader
     from csagent.nlp.embeddings import get_embedder
+    from csagent.nlp.product_question import get_product_question_reader
     from csagent.nlp.purchase_question import get_purchase_question_reader
     from csagent.nlp.reasons import get_reason_reader
     from csagent.nlp.staff_process import get_staff_reader
@@ -222,6 +223,7 @@ def build(out_dir: Path = SHIPPED_DIR) -> list[str]:
         get_reason_reader().warm_up()
         get_staff_reader().warm_up()
         get_purchase_question_reader().warm_up()
+        get_product_question_reader().warm_up()
         default_bank_vectors(get_embedder())
         fixed_vectors("knowledge_chunks", default_chunk_texts(), get_embedder())
     return sorted(p.stem for p in out_dir.glob("*.json"))

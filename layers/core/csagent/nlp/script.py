@@ -29,3 +29,9 @@ def spaced(text: str) -> str:
     if not has_ideographs(text):
         return text
     return _LATIN_THEN_IDEOGRAPH.sub(" ", _IDEOGRAPH_THEN_LATIN.sub(r"\1 ", text))
+
+
+def has_question_mark(text: str) -> bool:
+    """True when the text holds a question mark, the ASCII one or the full-width one Chinese is
+    written with ("智能手表可以戴着游泳吗？")."""
+    return "?" in text or "？" in text

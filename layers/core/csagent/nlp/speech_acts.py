@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from csagent.nlp.script import has_ideographs
+from csagent.nlp.script import has_ideographs, has_question_mark
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -162,7 +162,7 @@ _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "
 def asks_something(text: str) -> bool:
     """A question or a request of any kind (see `data/speech_acts.json`); False for a statement
     that only sets the scene ("my aunt gave me a gift card for my birthday")."""
-    if "?" in text or "？" in text:
+    if has_question_mark(text):
         return True
     words = _words(text)
     if not words:

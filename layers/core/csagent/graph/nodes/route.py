@@ -27,6 +27,7 @@ from csagent.handoff.triggers import (
     staff_process_in_turn,
 )
 from csagent.nlp.confirmation import classify_confirmation
+from csagent.nlp.script import has_question_mark
 from csagent.planning import plan_tasks
 from csagent.requests import ACTION_INTENTS
 from csagent.understanding import (
@@ -200,7 +201,7 @@ def _names_store_facts(understanding: Understanding) -> bool:
 
 
 def _asks_a_question(text: str) -> bool:
-    return "?" in text or "？" in text
+    return has_question_mark(text)
 
 
 def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -> bool:

@@ -379,24 +379,6 @@ def test_a_handoff_read_weakly_beside_a_request_is_not_asked_for_even_as_the_mes
     assert evaluate(signals_from_state(state)) is None
 
 
-@pytest.mark.parametrize(("handoff", "asked", "for_now"), [
-    (0.5, 0.68, False),   # "My daughter told me I could just message you here" beside a status question
-    (0.57, 0.82, False),  # "I am new customer here" beside "please can you show me my orders"
-    (0.9, 0.75, True),    # a handoff read more surely than the request stands
-])
-def test_a_handoff_read_less_surely_than_a_request_beside_it_gives_way(handoff: float, asked: float,
-                                                                       for_now: bool) -> None:
-    # Given a clause read as a handoff in no words for a person, beside a request
-    clauses = [{"text": "My daughter told me I could just message you here", "intent": "human_handoff",
-                "confidence": handoff},
-               {"text": "Could you check whether the kettle I ordered has been sent out?",
-                "intent": "order_status", "confidence": asked}]
-    # Then the person is wanted only when the handoff is the surer reading
-    assert asks_for_person_now(clauses) is for_now
-    # And the customer's own words for a person are never outweighed
-    assert asks_for_person_now([{**clauses[0], "text": "let me talk to a real person"}, clauses[1]])
-
-
 @pytest.mark.parametrize("text", ["Are you even a real person or just another useless bot?",
                                   "am I talking to a bot?", "r u a human"])
 def test_a_question_about_who_answers_is_no_request_for_a_person(text: str) -> None:

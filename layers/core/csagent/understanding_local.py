@@ -378,11 +378,14 @@ class LocalUnderstanding:
             confidence = float(prediction.confidence)
             if grounded_to_store or follows_up:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
-            elif intent == prediction.intent and getattr(prediction, "probability", 0.0) > MAJORITY:
+            elif intent == prediction.intent and getattr(prediction, "probability", 0.0) > MAJORITY \
+                    and intent not in HANDOFF_INTENTS:
                 # The trained model, which learned out of scope from examples too, gives this reading
                 # more probability than all others together ("yall sell air fryers?": a catalogue
                 # question, however far its words are from the examples): not one to refuse, unless
-                # the message says plainly it is about something else (below).
+                # the message says plainly it is about something else (below). (A hand-off is never
+                # refused, and lifted it would no longer give way to a request read surely beside it:
+                # "My daughter told me I could just message you here. Has my kettle shipped?")
                 vouched[len(clauses)] = confidence
                 confidence = max(confidence, OUT_OF_SCOPE_DOUBT)
             if intent == "policy_question" and found_order_named(found, message_orders, entities) \

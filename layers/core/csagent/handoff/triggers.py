@@ -67,8 +67,7 @@ class Urgency(StrEnum):
 # business-rule violation is its own trigger.
 SYSTEM_FAILURES = frozenset({"timeout", "transient", "parse_error", "unknown"})
 HANDOFF_INTENT = "human_handoff"
-# A handoff reading not in the customer's words for a person gives way to a request read at least this
-# surely and at least as surely as it (`_outweighed_handoff`).
+# Below this confidence a handoff reading gives way to a request read at least this surely.
 WEAK_HANDOFF = 0.5
 # Readings that ask for nothing a person or the assistant could do (a complaint says what is wrong).
 NO_REQUEST_INTENTS = PASSIVE_INTENTS | {"complaint"}
@@ -375,16 +374,14 @@ def asks_for_person_now(clauses: Iterable[Mapping[str, Any]]) -> bool:
 
 
 def _outweighed_handoff(clause: Mapping[str, Any], clauses: Sequence[Mapping[str, Any]]) -> bool:
-    """A handoff read less surely than a request beside it ("my sister told me to just message you
-    guys. I'd like to track order #W1", "I am new customer here. Please can you show me my
-    orders"): the request is what the message asks, not a person. The customer's own words for a
-    person (the explicit lexicon) are never outweighed."""
+    """A handoff read weakly beside a request read surely ("my sister told me to just message you
+    guys. I'd like to track order #W1"): the request is what the message asks, not a person. The
+    customer's own words for a person (the explicit lexicon) are never outweighed."""
     text = str(clause.get("text") or "")
-    if is_explicit_request(text):
+    if float(clause.get("confidence") or 1.0) >= WEAK_HANDOFF or is_explicit_request(text):
         return False
-    handoff = float(clause.get("confidence") or 1.0)
     return any(c.get("intent") not in NO_REQUEST_INTENTS | {HANDOFF_INTENT}
-               and float(c.get("confidence") or 0.0) >= max(WEAK_HANDOFF, handoff) for c in clauses)
+               and float(c.get("confidence") or 0.0) >= WEAK_HANDOFF for c in clauses)
 
 
 # ----------------------------------------------------------------------------------------------

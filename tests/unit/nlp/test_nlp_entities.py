@@ -347,3 +347,12 @@ def test_a_word_that_names_two_products_equally_names_both_and_neither_for_sure(
     assert sorted((m.product_id, m.ambiguous) for m in mentions) == [("e1", True), ("t1", True)]
     # And a full name still names its product alone
     assert [(m.product_id, m.ambiguous) for m in find_products("my tea kettle", catalogue)] == [("t1", False)]
+
+
+def test_a_state_code_is_a_word_of_its_own_not_the_end_of_another() -> None:
+    # "... 585 Hillcrest Drive. Could you send it ...": "nd" of "send" is no North Dakota, so the
+    # street line with a sentence after it is no address (the saved one is meant)
+    from csagent.nlp.entities import find_addresses
+
+    assert find_addresses("My order goes to 585 Hillcrest Drive. Could you send it to my home address?") == []
+    assert [a.state for a in find_addresses("200 Pine Street, Suite 1200, Seattle WA 98101")] == ["WA"]

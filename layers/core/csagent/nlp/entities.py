@@ -64,7 +64,7 @@ def address_pattern() -> re.Pattern[str]:
         rf"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\.?)?)(?![A-Za-z])"
         rf"(?:\s*,?\s*(?P<address2>(?:(?:{unit})\.?\s*#?\s*|#\s*)[A-Za-z0-9-]+))?"
         rf"\s*,?\s*(?P<city>[A-Za-z][A-Za-z.'’-]*(?:\s+[A-Za-z][A-Za-z.'’-]*){{0,3}}?)"
-        rf"\s*,?\s*(?P<state>{states})(?![A-Za-z])"
+        rf"\s*,?\s*(?<![A-Za-z])(?P<state>{states})(?![A-Za-z])"
         rf"(?:\s*,?\s*(?P<zip>\d{{5}}(?:-\d{{4}})?)(?!\d))?"
         rf"(?:\s*,?\s*(?P<country>{countries})(?![A-Za-z]))?",
         re.IGNORECASE,

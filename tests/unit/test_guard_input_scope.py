@@ -90,6 +90,34 @@ def test_a_message_whose_rest_still_looks_like_an_attack_gets_the_clarifying_que
     assert state["status"] == "needs_clarification"
 
 
+def _flagging_the_whole(text_flagged: str) -> Any:
+    """A screen that finds only the whole of `text_flagged` similar to an attack, none of its parts."""
+    def screen(text: str) -> ScreenResult:
+        if text == text_flagged:
+            return ScreenResult(blocked=True, score=0.03, reasons=("similar_to_attack:exfil",))
+        return ScreenResult(blocked=False, score=-0.05)
+    return screen
+
+
+def test_a_store_message_flagged_only_as_a_whole_goes_on_as_it_is() -> None:
+    # Given an address change whose two sentences screen clean alone, near an attack only together
+    text = ("Order #W1814268 is going to my house but I won't be home all week. "
+            "Send it to my office instead: 1200 Congress Avenue, Suite 500, Austin, TX 78701.")
+    seen: list[str] = []
+
+    def understand(said: str, state: Any) -> Understanding:
+        seen.append(said)
+        return Understanding(route="out_of_scope", intent="out_of_scope", confidence=0.2)
+
+    inside = replace(_deps(in_scope=True), understand=understand, screen=_flagging_the_whole(text))
+    # When the turn runs / Then the whole message is understood, and the trace says why it passed
+    state = _turn(inside, text)
+    assert seen == [text] and state["trace"]["guard"] == "passed_whole_text_only"
+    # And outside the store's business the same verdict still gets the out-of-scope answer
+    outside = replace(_deps(in_scope=False), screen=_flagging_the_whole(text))
+    assert _turn(outside, text)["route"] == "out_of_scope"
+
+
 def test_courtesy_left_after_a_dropped_request_is_not_answered_as_small_talk() -> None:
     # Given a screen that flags the request and leaves only thanks, read as small talk
     def understand(text: str, state: Any) -> Understanding:

@@ -219,6 +219,16 @@ def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResu
     return None if screen_text(rest).blocked else rest
 
 
+def only_the_whole_is_flagged(text: str, screen_text: Callable[[str], ScreenResult]) -> bool:
+    """Is the message flagged only as a whole: two or more sentences of 3+ words, each of which
+    screens clean alone ("Order #W1 is going to my house but I won't be home all week. Send it to
+    my office instead: ...", whose words together come near an exfiltration attack)? A sentence
+    that is an attack is flagged alone (`windows` screens each one), so this is the margin of the
+    sentences' mixture, not an attack in them."""
+    sentences = [s.strip() for s in _SENTENCE_SPLIT.split(text) if len(s.split()) >= _MIN_WINDOW_WORDS]
+    return len(sentences) >= 2 and not any(screen_text(s).blocked for s in sentences)
+
+
 # -- the screen ------------------------------------------------------------------------------
 def normal_messages() -> list[str]:
     """The contrast set: the English in-scope intent examples of `csagent.nlp` (its out-of-scope

@@ -2,7 +2,9 @@
 injection is screened (patterns plus similarity to known attacks): a pattern hit is refused,
 a similarity-only hit (it can be a false alarm) loses the sentences that alone look like an attack
 when the rest screens clean ("I am so done with this store. Where is my camera?" goes on as its
-question), else gets the polite out-of-scope answer when the scope check also calls the message
+question), goes on as it is when the scope check calls it the store's business and each of its
+sentences screens clean alone (only their mixture came near an attack), else gets the polite
+out-of-scope answer when the scope check also calls the message
 outside the business, else a clarifying question; the scope
 check (anchored on the graph schema and the business-scope text) is recorded for `route`."""
 
@@ -16,7 +18,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.guardrails.injection import without_flagged_sentences
+from csagent.guardrails.injection import only_the_whole_is_flagged, without_flagged_sentences
 
 
 def clean_text(text: str) -> str:
@@ -46,6 +48,12 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             if rest is not None:
                 # The flagged sentences are dropped, never passed on; the rest screened clean.
                 return {"text": rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
+                                                "guard_reasons": list(verdict.reasons)}}
+            inside = trace.get("scope", {}).get("in_scope") is True
+            if verdict.semantic_only and inside and only_the_whole_is_flagged(text, deps.screen):
+                # A store message whose sentences each screen clean, near an attack only as a whole
+                # (an address change reads a little like exfiltration): passed on, and traced.
+                return {"text": text, "trace": {**trace, "guard": "passed_whole_text_only",
                                                 "guard_reasons": list(verdict.reasons)}}
             if verdict.semantic_only:
                 # Only similar to an attack (can be a false alarm): a message outside the business

@@ -358,6 +358,13 @@ def test_a_complaint_naming_a_charger_is_not_about_money():
     assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]
 
 
+def test_a_complaint_naming_an_amount_gets_what_the_order_was_charged():
+    # Given "PayPal shows 296.82 taken out TWICE" about an order: an amount, in no word of money
+    plan = plan_tasks([clause("complaint", "PayPal shows 296.82 taken out TWICE", order_id=ORDER)])
+    # Then each item with its price and what was paid answer
+    assert [t.task_type for t in plan.tasks] == ["order_items", "order_payments", "policy"]
+
+
 def test_a_request_with_every_detail_goes_to_the_action_whose_policy_check_says_why_not():
     # Given "cancel #W…, I ordered it by mistake" about a processed order: nothing to ask
     plan = plan_tasks([clause("cancel_order", "cancel it, I ordered it by mistake", order_id=ORDER,

@@ -528,8 +528,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent == "complaint":
             # Something went wrong: the order's facts (its payments when money is the matter) and
             # what the store's documents say to do; nothing proposed until the customer asks.
-            if order_id and _MONEY.search(text):
-                # "charged twice for the boots": each item with its price, and what was paid.
+            if order_id and (_MONEY.search(text) or _names_an_amount(text)):
+                # "charged twice for the boots", "PayPal shows 296.82 taken out TWICE": each item
+                # with its price, and what was paid.
                 for template in ("order_items", "order_payments"):
                     b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
             elif not order_id and not entities.get("products") and not has_ideographs(text) \
@@ -673,6 +674,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         b.plan.missing = [m for m in b.plan.missing
                           if not (m["intent"] in ORDER_READS and m["parameter"] == "order_id")]
     return b.plan
+
+
+def _names_an_amount(text: str) -> bool:
+    """Does the text name an amount to the cent ("296.82")? Money, whatever words go with it."""
+    from csagent.grounding.facts import amounts
+
+    return bool(amounts(text))
 
 
 def _status_rules_out(intent: str, entities: Mapping[str, Any]) -> bool:

@@ -29,7 +29,9 @@ class WriteRequest:
     required: tuple[str, ...]
     #: The writes this request can end in (ActionName values).
     proposes: tuple[str, ...]
-    #: Order statuses the request applies to (prefixes); empty: not about an order.
+    #: Order statuses the request applies to; empty: not about an order. Grounding picks an order by
+    #: them as prefixes ("pending (item modified)" is still the pending order the words describe);
+    #: whether a status rules the request out, they are whole (`planning._status_rules_out`).
     statuses: tuple[str, ...]
     #: Templates that answer a question about the change; None: the store's documents answer.
     about: tuple[str, ...] | None

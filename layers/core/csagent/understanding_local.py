@@ -108,7 +108,8 @@ def asks_the_documents(text: str, names: Sequence[str]) -> bool:
     """Is `text`, a question about a product, one its documents answer ("how often should I descale
     it?", "is it OK for swimming?", "what's the weight limit of the office chair?") rather than the
     catalogue (price, stock, versions, a listed option)? The trained reader decides
-    (`nlp.product_question`); when it is unsure, the nearest catalogue template does."""
+    (`nlp.product_question`); when it cannot be read (or reads below its threshold), the nearest
+    catalogue template does."""
     from csagent.nlp.product_question import documents_answer
 
     read = documents_answer(text)

@@ -837,7 +837,6 @@ _NOT_KEEPING = re.compile(
     r"(?:replacement|exchange|swap|store credit|gift card|repair)s?\b",
     re.IGNORECASE,
 )
-# What comes just before a product that only says which order is meant ("the order with the").
 _BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
 _BOTH_ITEMS = re.compile(r"\b(both|the two|the pair of them)\b", re.IGNORECASE)
 

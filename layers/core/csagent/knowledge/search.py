@@ -436,7 +436,8 @@ class KnowledgeSearch:
         The answer comes from the best-ranked hit, unless the question asks for a duration ("how
         long", "how many days") that the hit does not give and one of the next `max_hits - 1`
         hits does (a headphones manual that mentions the warranty ranks first for "how long is
-        the warranty on the headphones?"; the warranty terms hold the period). Within that hit,
+        the warranty on the headphones?"; the warranty terms hold the period), or another section
+        of the same document is closer to it by `SECTION_MARGIN` (`_answering_text`). Within that hit,
         sentences are scored by similarity to the question (embedder) plus word overlap; the best
         one is kept with the others that score close to it, in document order. Falls back to word
         overlap alone when there is no embedder or it fails. Empty on no_results.

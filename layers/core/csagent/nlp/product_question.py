@@ -44,7 +44,4 @@ def documents_answer(text: str) -> bool | None:
     """True when the model reads the question as one the product's documents answer at the chosen
     probability, False when it reads one the catalogue answers; None when it is unsure or
     unavailable (the nearest catalogue template decides then)."""
-    reading = get_product_question_reader().read_or_none(text)
-    if reading is None or reading[1] < MIN_PROBABILITY:
-        return None
-    return reading[0] == "documents"
+    return get_product_question_reader().reads_as(text, "documents", MIN_PROBABILITY)

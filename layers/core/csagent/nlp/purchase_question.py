@@ -41,7 +41,4 @@ def asks_about_the_product(text: str) -> bool | None:
     """True when the model reads the clause as a question about the product itself at the chosen
     probability, False when it reads one about the order; None when it is unsure or unavailable
     (the words decide then)."""
-    reading = get_purchase_question_reader().read_or_none(text)
-    if reading is None or reading[1] < MIN_PROBABILITY:
-        return None
-    return reading[0] == "product"
+    return get_purchase_question_reader().reads_as(text, "product", MIN_PROBABILITY)

@@ -136,3 +136,12 @@ class TextModelReader:
         except Exception as exc:  # noqa: BLE001 - a reader is a refinement, never a dependency
             logger.warning("%s model unavailable (%s)", self.name, type(exc).__name__)
             return None
+
+    def reads_as(self, text: str, label: str, min_probability: float) -> bool | None:
+        """For a two-label reader: True when it reads `label` at `min_probability` or above, False
+        when it reads the other label there; None when it reads below it or cannot read (the
+        caller's rules decide then)."""
+        reading = self.read_or_none(text)
+        if reading is None or reading[1] < min_probability:
+            return None
+        return reading[0] == label

@@ -219,23 +219,6 @@ UNSEEN_PURCHASE_QUESTIONS = [
 ]
 
 
-def test_the_purchase_questions_are_not_in_the_training_data() -> None:
-    seen = {e.text.lower().strip(" .!?") for e in training_examples("purchase_questions.jsonl")}
-    assert not [t for t, _ in UNSEEN_PURCHASE_QUESTIONS if t.lower().strip(" .!?") in seen]
-
-
-def test_the_purchase_question_model_tells_the_product_from_its_order() -> None:
-    # Given questions about bought products that it never saw, half of them asking about the product
-    # in the order's words, half about the order in the product's
-    from csagent.nlp.purchase_question import MIN_PROBABILITY, get_purchase_question_reader
-
-    reader = get_purchase_question_reader()
-    # When the model reads each / Then at least 9 in 10 are read right at the chosen probability
-    right = [text for text, label in UNSEEN_PURCHASE_QUESTIONS
-             if (lambda r: r[0] == label and r[1] >= MIN_PROBABILITY)(reader.read(text))]
-    assert len(right) >= 9, sorted({t for t, _ in UNSEEN_PURCHASE_QUESTIONS} - set(right))
-
-
 # Written for this test (2026-12-04), none in `product_questions.jsonl`: questions about a product
 # the catalogue answers (price, stock, versions, a listed option) and ones its documents answer.
 UNSEEN_PRODUCT_QUESTIONS = [
@@ -252,17 +235,31 @@ UNSEEN_PRODUCT_QUESTIONS = [
 ]
 
 
-def test_the_product_questions_are_not_in_the_training_data() -> None:
-    seen = {e.text.lower().strip(" .!?") for e in training_examples("product_questions.jsonl")}
-    assert not [t for t, _ in UNSEEN_PRODUCT_QUESTIONS if t.lower().strip(" .!?") in seen]
+# (the model's module, its reader, its training file, the messages written for the test)
+YES_NO_READERS = [
+    ("csagent.nlp.purchase_question", "get_purchase_question_reader", "purchase_questions.jsonl",
+     UNSEEN_PURCHASE_QUESTIONS),
+    ("csagent.nlp.product_question", "get_product_question_reader", "product_questions.jsonl",
+     UNSEEN_PRODUCT_QUESTIONS),
+]
 
 
-def test_the_product_question_model_tells_the_catalogue_from_the_documents() -> None:
-    # Given product questions it never saw, half the catalogue's and half the documents'
-    from csagent.nlp.product_question import MIN_PROBABILITY, get_product_question_reader
+@pytest.mark.parametrize(("module", "getter", "filename", "unseen"), YES_NO_READERS)
+def test_the_messages_written_for_a_reader_are_not_in_its_training_data(module, getter, filename,
+                                                                        unseen) -> None:
+    seen = {e.text.lower().strip(" .!?") for e in training_examples(filename)}
+    assert not [t for t, _ in unseen if t.lower().strip(" .!?") in seen]
 
-    reader = get_product_question_reader()
+
+@pytest.mark.parametrize(("module", "getter", "filename", "unseen"), YES_NO_READERS)
+def test_a_two_label_reader_reads_messages_it_never_saw(module, getter, filename, unseen) -> None:
+    # Given messages it never saw, half of each label, many worded like the other (the product asked
+    # about in the order's words and the reverse; a catalogue question beside a documents one)
+    import importlib
+
+    chosen = importlib.import_module(module)
+    reader = getattr(chosen, getter)()
     # When the model reads each / Then at least 9 in 10 are read right at the chosen probability
-    right = [text for text, label in UNSEEN_PRODUCT_QUESTIONS
-             if (lambda r: r[0] == label and r[1] >= MIN_PROBABILITY)(reader.read(text))]
-    assert len(right) >= 9, sorted({t for t, _ in UNSEEN_PRODUCT_QUESTIONS} - set(right))
+    right = [text for text, label in unseen
+             if (lambda r: r[0] == label and r[1] >= chosen.MIN_PROBABILITY)(reader.read(text))]
+    assert len(right) >= 9, sorted({t for t, _ in unseen} - set(right))

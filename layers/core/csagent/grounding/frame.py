@@ -167,10 +167,12 @@ def find_order(
     return entities
 
 
+@lru_cache(maxsize=64)
 def _status_asked_in(message: str) -> bool:
     """Does a clause of the message ask whether something has a status ("Has my puzzle shipped? My
     partner keeps asking me about it")? Its status words are then the question, for the clauses
-    that point back at it too, not a description of which order is meant."""
+    that point back at it too, not a description of which order is meant. (Cached: every clause
+    of the message grounded asks it of the same message.)"""
     from csagent.nlp.clauses import split_clauses
 
     return any(statuses_described(c) and statuses_asked_about(c) for c in split_clauses(message))

@@ -17,6 +17,7 @@ I/O: importing a handler still connects to nothing.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import random
 from collections.abc import Callable
@@ -24,17 +25,37 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+#: What the router's turns import on first use (deferred so that importing the handler stays
+#: cheap): the actions and their policy, grounding, the clause splitter, the knowledge tool, the
+#: function's settings model, and the ASGI thread pool's and LangChain's tracing modules the first
+#: request loads. `warm_router` imports them, so that a container restored from the snapshot does
+#: not (tests/integration/test_warm_start.py runs turns after a warm-up and finds nothing new).
+TURN_MODULES = (
+    "csagent.actions", "csagent.actions.catalogue", "csagent.actions.execute", "csagent.actions.idempotency",
+    "csagent.actions.kinds", "csagent.grounding.facts", "csagent.grounding.frame",
+    "csagent.grounding.resolve", "csagent.grounding.status", "csagent.nlp.clauses",
+    "csagent.tools.customer_actions", "csagent.tools.knowledge_search", "csagent.env_vars",
+    "anyio._backends._asyncio", "langchain_core.tracers.context", "langchain_core.tracers.run_collector",
+    "langchain_core.tracers.stdout",
+)
+
 
 def warm_fixed_texts() -> None:
     """The embedding model's session, the intent examples and model, the injection and scope
     anchors and the Cypher catalogue's examples, on the process-wide embedder; the spelling
-    corrector's word lists. (The consent and reason models serve only some turns: they are built
-    on first use, from the arrays `fixed_vectors.build` ships.)"""
+    corrector's word lists; the trained readers (consent, cancellation reason, staff process,
+    purchase and product question: `nlp.text_models`), from the arrays `fixed_vectors.build`
+    ships. The build runs this to write those arrays."""
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
     from csagent.nlp import spelling
+    from csagent.nlp.consent import get_consent_reader
     from csagent.nlp.embeddings import get_embedder
     from csagent.nlp.intents import get_intent_classifier
+    from csagent.nlp.product_question import get_product_question_reader
+    from csagent.nlp.purchase_question import get_purchase_question_reader
+    from csagent.nlp.reasons import get_reason_reader
+    from csagent.nlp.staff_process import get_staff_reader
     from csagent.tools.cypher_catalogue import matcher_for
 
     embedder = get_embedder()
@@ -44,16 +65,22 @@ def warm_fixed_texts() -> None:
     get_scope_checker().warm_up()
     matcher_for(embedder).warm_up()
     spelling.warm_up()
+    for reader in (get_consent_reader, get_reason_reader, get_staff_reader, get_purchase_question_reader,
+                   get_product_question_reader):
+        reader().warm_up()
 
 
 def warm_router() -> None:
     """Everything the router's first turn builds: the fixed texts, then the conversation service
     (its graph compiled with the DynamoDB checkpointer, the tools, the AWS clients, the Neo4j
-    driver). No query and no call is made."""
+    driver), and the modules a turn imports on first use (`TURN_MODULES`). No query and no call
+    is made."""
     from csagent import runtime
 
     warm_fixed_texts()
     runtime.conversation_service()
+    for module in TURN_MODULES:
+        importlib.import_module(module)
 
 
 def warm_tool(prepare: Callable[[], None] | None = None) -> None:

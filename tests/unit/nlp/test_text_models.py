@@ -263,3 +263,35 @@ def test_a_two_label_reader_reads_messages_it_never_saw(module, getter, filename
     right = [text for text, label in unseen
              if (lambda r: r[0] == label and r[1] >= chosen.MIN_PROBABILITY)(reader.read(text))]
     assert len(right) >= 9, sorted({t for t, _ in unseen} - set(right))
+
+
+def test_an_ngram_vocabulary_shipped_as_arrays_transforms_as_the_fitted_one() -> None:
+    from csagent.nlp.ngrams import NgramVectoriser
+
+    texts = ["where is my order", "我的订单到哪了", "cancel my order please", "订单取消", "order 42 where"]
+    fitted = NgramVectoriser.fit(texts, min_df=2)
+    shipped = NgramVectoriser.from_arrays(fitted.arrays())
+    assert shipped == fitted
+    probe = ["where is order 7", "订单到了吗", "nothing shared"]
+    assert (shipped.transform(probe) == fitted.transform(probe)).all()
+
+
+def test_a_shipped_reader_is_loaded_not_fitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the layer's arrays (`make vectors`) and a process that could not fit anything
+    from csagent.nlp import text_models
+    from csagent.nlp.intents import SoftmaxRegression
+    from csagent.nlp.ngrams import NgramVectoriser
+    from csagent.nlp.staff_process import get_staff_reader
+
+    def no_fitting(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("fitted at run time: the shipped arrays were not used")
+
+    monkeypatch.setattr(NgramVectoriser, "fit", no_fitting)
+    monkeypatch.setattr(SoftmaxRegression, "fit", no_fitting)
+    monkeypatch.setattr(text_models, "fixed_vectors", no_fitting)
+    shipped = get_staff_reader()
+    # When a new reader of the same model is built and reads
+    reader = text_models.TextModelReader(shipped.name, *shipped.filenames)
+    # Then it reads as the shipped one does, without embedding an example or fitting a weight
+    text = "can you reset my password?"
+    assert reader.read(text) == pytest.approx(shipped.read(text))

@@ -207,23 +207,13 @@ def _atomic(path: Path, write: Callable[[Any], Any]) -> None:
 def build(out_dir: Path = SHIPPED_DIR) -> list[str]:
     """Compute every fixed set into `out_dir` (fresh ones are kept as they are); their names."""
     from csagent.knowledge.ingest import default_chunk_texts
-    from csagent.nlp.consent import get_consent_reader
     from csagent.nlp.embeddings import get_embedder
-    from csagent.nlp.product_question import get_product_question_reader
-    from csagent.nlp.purchase_question import get_purchase_question_reader
-    from csagent.nlp.reasons import get_reason_reader
-    from csagent.nlp.staff_process import get_staff_reader
     from csagent.tools.text2cypher.examples import default_bank_vectors
     from csagent.warmup import warm_fixed_texts
 
     out_dir.mkdir(parents=True, exist_ok=True)
     with building(out_dir):
         warm_fixed_texts()
-        get_consent_reader().warm_up()
-        get_reason_reader().warm_up()
-        get_staff_reader().warm_up()
-        get_purchase_question_reader().warm_up()
-        get_product_question_reader().warm_up()
         default_bank_vectors(get_embedder())
         fixed_vectors("knowledge_chunks", default_chunk_texts(), get_embedder())
     return sorted(p.stem for p in out_dir.glob("*.json"))

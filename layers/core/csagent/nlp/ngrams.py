@@ -9,6 +9,7 @@ by how rare it is among the examples (TF-IDF, smoothed) and vectors are unit len
 product is a cosine similarity.
 
     vectoriser = NgramVectoriser.fit(texts, min_df=2)  # the examples' vocabulary and weights
+    NgramVectoriser.from_arrays(vectoriser.arrays())  # the same, as a build ships it
     vectoriser.transform(texts) -> np.ndarray  # (n, vocabulary), unit rows
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,19 @@ class NgramVectoriser:
         total = len(texts)
         idf = tuple(math.log((1 + total) / (1 + documents[gram])) + 1.0 for gram in kept)
         return cls(vocabulary, idf)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The vocabulary (in column order) and its weights, as arrays a build can ship."""
+        import numpy as np
+
+        return {"ngram_vocabulary": np.array(list(self.vocabulary), dtype=str),
+                "ngram_idf": np.array(self.idf, dtype=np.float64)}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> NgramVectoriser:
+        """The vectoriser `arrays()` described."""
+        return cls({str(gram): i for i, gram in enumerate(arrays["ngram_vocabulary"].tolist())},
+                   tuple(float(w) for w in arrays["ngram_idf"].tolist()))
 
     def transform(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np

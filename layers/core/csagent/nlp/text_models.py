@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from csagent.nlp.fixed_vectors import cached_arrays, content_key, embed_all, fingerprint_of, fixed_vectors
 from csagent.nlp.intents import SoftmaxRegression, mask_entities
-from csagent.nlp.ngrams import NgramVectoriser
+from csagent.nlp.ngrams import MAX_N, NgramVectoriser
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 #: The models' settings (`SoftmaxRegression`): the intent model's. In the consent model's 5-fold
 #: cross-validation more steps, a higher rate or a lower L2 scored no better.
 SETTINGS: dict[str, Any] = {"l2": 1e-4, "steps": 600, "rate": 4.0}
+#: An n-gram is in a model's vocabulary when at least this many of its examples have it.
+MIN_DF = 2
 
 
 @dataclass(frozen=True)
@@ -78,22 +80,31 @@ class TextModel:
     def train(cls, embedder: Embedder, examples: Sequence[LabelledText], *, name: str = "",
               vectors: np.ndarray | None = None) -> TextModel:
         """A model on `examples` (`vectors`: their MiniLM vectors when already computed). With a
-        `name`, the examples are the layer's own: their vectors and the weights are the arrays
-        the build computed (`<name>_examples`, `<name>_model`), or are computed and kept now."""
+        `name`, the examples are the layer's own: the n-gram vocabulary and the weights are the
+        arrays the build computed (`<name>_model`), so a process that finds them embeds no example
+        and fits nothing; otherwise they are fitted now (on the examples' vectors, `<name>_examples`)
+        and kept."""
         texts = [mask_entities(e.text) for e in examples]
         labels = [e.label for e in examples]
-        if vectors is None:
-            vectors = (fixed_vectors(f"{name}_examples", texts, embedder) if name
-                       else embed_all(embedder, texts))
-        grams = NgramVectoriser.fit(texts, min_df=2)
-        x = features(vectors, grams, texts)
+
+        def fit(example_vectors: np.ndarray) -> tuple[NgramVectoriser, SoftmaxRegression]:
+            grams = NgramVectoriser.fit(texts, min_df=MIN_DF)
+            return grams, SoftmaxRegression(**SETTINGS).fit(features(example_vectors, grams, texts), labels)
+
         fingerprint = fingerprint_of(embedder) if name else None
         if fingerprint is None:
-            return cls(embedder, grams, SoftmaxRegression(**SETTINGS).fit(x, labels))
-        key = content_key(f"{name}-model", fingerprint, texts, labels, json.dumps(SETTINGS, sort_keys=True))
-        arrays = cached_arrays(f"{name}_model", key,
-                               lambda: SoftmaxRegression(**SETTINGS).fit(x, labels).arrays())
-        return cls(embedder, grams, SoftmaxRegression(**SETTINGS).with_arrays(sorted(set(labels)), arrays))
+            return cls(embedder, *fit(vectors if vectors is not None else embed_all(embedder, texts)))
+
+        def fitted_arrays() -> dict[str, np.ndarray]:
+            grams, model = fit(vectors if vectors is not None
+                               else fixed_vectors(f"{name}_examples", texts, embedder))
+            return {**model.arrays(), **grams.arrays()}
+
+        key = content_key(f"{name}-model", fingerprint, texts, labels, json.dumps(SETTINGS, sort_keys=True),
+                          f"ngrams min_df={MIN_DF} max_n={MAX_N}")
+        arrays = cached_arrays(f"{name}_model", key, fitted_arrays)
+        return cls(embedder, NgramVectoriser.from_arrays(arrays),
+                   SoftmaxRegression(**SETTINGS).with_arrays(sorted(set(labels)), arrays))
 
     def read(self, texts: Sequence[str]) -> list[tuple[str, float]]:
         """Per message, the likeliest label and its probability."""

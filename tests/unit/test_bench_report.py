@@ -4,6 +4,7 @@ derives from its samples, the targets, the Markdown summary, the PNG charts and 
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
@@ -321,3 +322,27 @@ def test_the_snapstart_first_reply_is_reported_beside_the_cold_one():
     assert out["cold_first_reply_ms"] == 3000.0 and out["ratio"] == 3.0
     assert out["snapstart_first_reply_ms"] == 700.0 and out["snapstart_ratio"] == 0.7
     assert out["snapstart_after_restore_ms"] == 60.0 and out["snapstart_init_ms"] == 4100.0
+
+
+def test_a_run_of_some_sections_keeps_the_others_from_the_previous_report(tmp_path):
+    # Given a full report written by an earlier run
+    previous = {"meta": {"commit": "abc1234", "started_at": "2026-12-01T00:00:00+00:00"},
+                "cold": {"ratio": 4.0}, "tools": {"p50_ms": 9.0},
+                "samples": {"cold": {"cold_first_reply": [1.0]}, "tools": {"x": [2.0]}}}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(previous))
+    # When a `--only cold` run carries over what it did not measure
+    new = {"meta": {"commit": "def5678"}, "cold": {"ratio": 3.0}}
+    samples = {"cold": {"cold_first_reply": [0.5]}}
+    kept = report.carry_over(new, samples, path)
+    # Then its own section stands, the other is the earlier run's, and the report says so
+    assert kept == ["tools"]
+    assert new["cold"] == {"ratio": 3.0} and new["tools"] == {"p50_ms": 9.0}
+    assert samples == {"cold": {"cold_first_reply": [0.5]}, "tools": {"x": [2.0]}}
+    assert "Sections tools are from an earlier run (commit abc1234" in report.markdown(new)
+
+
+def test_without_a_previous_report_nothing_is_carried_over(tmp_path):
+    new = {"meta": {}, "cold": {"ratio": 3.0}}
+    assert report.carry_over(new, {}, tmp_path / "missing.json") == []
+    assert "earlier run" not in report.markdown(new)

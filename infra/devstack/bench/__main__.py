@@ -257,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in report.console_lines("turn_types", run.report["turn_types"]):
             print(line)
 
+    if only != set(SECTION_NAMES):
+        report.carry_over(run.report, run.samples, args.out / "bench.json")
     drawn = draw_charts(run.samples, args.out)
     run.report["meta"]["duration_s"] = round(time.perf_counter() - run.started, 1)
     run.report["meta"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -46,6 +46,7 @@ SECTIONS: dict[str, str] = {
     "tools": "Neo4j tool latencies",
     "fanout": "Step Functions fan-out overhead (moto bridge vs in-process)",
     "models": "Model layer",
+    "web": "Web pages in chromium (page weight, time to the first progress label and to the answer)",
     "kb": "Knowledge base: ingest throughput, upload to answerable, re-ingest",
 }
 
@@ -203,6 +204,15 @@ def _section_body(name: str, figures: Mapping[str, Any]) -> list[str]:
     return [p for p in parts if p]
 
 
+def _carried_line(meta: Mapping[str, Any]) -> list[str]:
+    carried = meta.get("carried_over")
+    if not carried:
+        return []
+    return [f"Sections {', '.join(carried['sections'])} are from an earlier run (commit "
+            f"{carried.get('commit') or '?'}, {carried.get('started_at') or '?'}): this one measured only "
+            "the others.", ""]
+
+
 def markdown(report: Mapping[str, Any], charts: Sequence[str] = ()) -> str:
     """The Markdown summary: run facts, the targets, then every section that was measured."""
     meta = report.get("meta", {})
@@ -211,7 +221,7 @@ def markdown(report: Mapping[str, Any], charts: Sequence[str] = ()) -> str:
              f"model tier {report.get('model_tier', '?')}, {meta.get('cpus', '?')} CPUs, "
              f"{fmt(meta.get('duration_s'))} s{' (quick run)' if meta.get('quick') else ''}. "
              "Figures are medians and percentiles of one run; compare ratios, not absolute numbers "
-             "across machines.", "", "## Targets", ""]
+             "across machines.", "", *_carried_line(meta), "## Targets", ""]
     checks = check_targets(report)
     lines.append(table(["section", "figure", "value", "target", "met"],
                        [[c.section, c.figure, c.value, f"{c.comparison} {fmt(c.target)}",
@@ -224,6 +234,27 @@ def markdown(report: Mapping[str, Any], charts: Sequence[str] = ()) -> str:
     if charts:
         lines += ["", "## Charts", ""] + [f"![{Path(c).stem}]({Path(c).name})" for c in charts]
     return "\n".join(lines) + "\n"
+
+
+def carry_over(report: dict[str, Any], samples: dict[str, Any], previous_path: Path) -> list[str]:
+    """The sections of the previous run's report (`previous_path`, when it exists and reads) that
+    `report` did not measure, copied into it (their samples into `samples`), and named in its
+    `meta` with that run's commit and start: a `--only` run updates its sections and keeps the
+    others. Their names."""
+    try:
+        previous = json.loads(previous_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    kept = [name for name in SECTIONS if name in previous and name not in report]
+    for name in kept:
+        report[name] = previous[name]
+    for key, value in (previous.get("samples") or {}).items():
+        samples.setdefault(key, value)
+    if kept:
+        meta = previous.get("meta") or {}
+        report["meta"]["carried_over"] = {"sections": kept, "commit": meta.get("commit"),
+                                          "started_at": meta.get("started_at")}
+    return kept
 
 
 def write_reports(report: Mapping[str, Any], json_path: Path, md_path: Path,

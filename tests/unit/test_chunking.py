@@ -7,12 +7,13 @@ No database and no model: the search tests use a fake `GraphStore` and a fake `E
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from knowledge_support import FakeGraph, chunk_detail, search_row
 
 from csagent.domain.models import ErrorType, Task, TaskStatus
 from csagent.knowledge.chunking import (
@@ -356,54 +357,16 @@ class FakeEmbedder:
         return out
 
 
-def _detail(chunk_id: str, similarity: float, text: str, products: list[dict[str, str]] | None = None,
-            categories: list[str] | None = None) -> dict[str, Any]:
-    return {"chunk_id": chunk_id, "doc_id": chunk_id.split("#")[0], "title": "T", "kind": "policy",
-            "section": f"T > {chunk_id}", "text": text, "similarity": (1 + similarity) / 2,
-            "products": products or [], "categories": categories or []}
-
-
-class FakeGraph:
-    """A `GraphStore` that answers the search query with a canned row (or raises)."""
-
-    def __init__(self, row: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
-        self.row = row
-        self.error = error
-        self.calls: list[Mapping[str, Any]] = []
-
-    def read(self, cypher: str, params: Mapping[str, Any] | None = None, *,
-             timeout_s: float | None = None, max_rows: int | None = None) -> list[dict[str, Any]]:
-        self.calls.append(dict(params or {}))
-        if self.error is not None:
-            raise self.error
-        return [self.row] if self.row is not None else []
-
-    def write(self, cypher: str, params: Mapping[str, Any] | None = None, *,
-              timeout_s: float | None = None) -> list[dict[str, Any]]:
-        raise AssertionError("search must not write")
-
-    def ping(self) -> bool:
-        return True
-
-
-RETURNS = _detail("returns#0", 0.8, "You have 30 days to return an item. Refunds take 5 to 7 days.")
-MAT = _detail("manual-yoga-mat#2", 0.35, "Wipe the mat with mild soap after practice. Let it dry flat.",
+RETURNS = chunk_detail("returns#0", 0.8, "You have 30 days to return an item. Refunds take 5 to 7 days.")
+MAT = chunk_detail("manual-yoga-mat#2", 0.35, "Wipe the mat with mild soap after practice. Let it dry flat.",
               [{"product_id": "mat", "name": "Yoga Mat"}], ["Sports"])
-CHAIR = _detail("manual-office-chair#2", 0.55, "Vacuum the mesh back. Spot-clean the fabric seat.",
+CHAIR = chunk_detail("manual-office-chair#2", 0.55, "Vacuum the mesh back. Spot-clean the fabric seat.",
                 [{"product_id": "chair", "name": "Office Chair"}], ["Office"])
-
-
-def _row(vec: list[dict[str, Any]], ft: list[dict[str, Any]],
-         extra: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    details = {d["chunk_id"]: d for d in [*vec, *ft, *extra]}
-    return {"vec": [[d["chunk_id"], d["similarity"]] for d in vec],
-            "ft": [[d["chunk_id"], 1.0] for d in ft], "details": list(details.values()),
-            "product_categories": []}
 
 
 def test_search_fuses_rankings_and_returns_citations() -> None:
     # Given a graph whose vector and fulltext rankings both put the returns chunk first
-    search = KnowledgeSearch(FakeGraph(_row([RETURNS, CHAIR], [RETURNS])), FakeEmbedder())
+    search = KnowledgeSearch(FakeGraph(search_row([RETURNS, CHAIR], [RETURNS])), FakeEmbedder())
     # When a customer asks about returns
     result = search.search("how long do I have to return it?")
     # Then the returns chunk is first, with a citation carrying its ids
@@ -415,15 +378,15 @@ def test_search_fuses_rankings_and_returns_citations() -> None:
 
 
 def test_low_similarity_is_a_typed_no_results() -> None:
-    weak = _detail("faq#3", 0.12, "Gift cards never expire.")
-    result = KnowledgeSearch(FakeGraph(_row([weak], [])), FakeEmbedder()).search("capital of France")
+    weak = chunk_detail("faq#3", 0.12, "Gift cards never expire.")
+    result = KnowledgeSearch(FakeGraph(search_row([weak], [])), FakeEmbedder()).search("capital of France")
     assert result.no_results and result.hits == ()
     assert "below" in result.reason
 
 
 def test_products_of_the_order_pull_their_manual_to_the_top() -> None:
     # Given a vague question whose vector ranking prefers another product's manual
-    graph = FakeGraph(_row([CHAIR, MAT, RETURNS], []))
+    graph = FakeGraph(search_row([CHAIR, MAT, RETURNS], []))
     search = KnowledgeSearch(graph, FakeEmbedder())
     # When the customer's order contains the yoga mat
     result = search.search("how do I clean it?", product_ids=["mat"])
@@ -434,13 +397,13 @@ def test_products_of_the_order_pull_their_manual_to_the_top() -> None:
 
 
 def test_answer_is_trimmed_to_the_relevant_sentences() -> None:
-    search = KnowledgeSearch(FakeGraph(_row([RETURNS], [RETURNS])), FakeEmbedder())
+    search = KnowledgeSearch(FakeGraph(search_row([RETURNS], [RETURNS])), FakeEmbedder())
     result = search.search("can I return it after 30 days?")
     assert search.answer("can I return it after 30 days?", result) == "You have 30 days to return an item."
 
 
 def test_without_an_embedder_search_runs_in_keyword_mode() -> None:
-    graph = FakeGraph(_row([], [RETURNS]))
+    graph = FakeGraph(search_row([], [RETURNS]))
     result = KnowledgeSearch(graph, None).search("return an item within days")
     assert result.mode == "keyword" and result.hits[0].chunk_id == "returns#0"
     assert graph.calls[0]["embedding"] is None
@@ -459,15 +422,16 @@ def _ctx(graph: Any, embedder: Any = None) -> ToolContext:
 
 def test_tool_returns_answer_and_citations() -> None:
     result = knowledge_search.run(_task(question="how long to return?"),
-                                  _ctx(FakeGraph(_row([RETURNS], [RETURNS]))))
+                                  _ctx(FakeGraph(search_row([RETURNS], [RETURNS]))))
     assert result.status == TaskStatus.SUCCESS
     assert result.data is not None and "30 days" in result.data["answer"]
     assert result.data["citations"][0]["chunk_id"] == "returns#0"
 
 
 def test_tool_reports_no_results_as_a_typed_failure() -> None:
-    weak = _detail("faq#3", 0.1, "Gift cards never expire.")
-    result = knowledge_search.run(_task(question="capital of France"), _ctx(FakeGraph(_row([weak], []))))
+    weak = chunk_detail("faq#3", 0.1, "Gift cards never expire.")
+    graph = FakeGraph(search_row([weak], []))
+    result = knowledge_search.run(_task(question="capital of France"), _ctx(graph))
     assert result.status == TaskStatus.FAILED and result.error is not None
     assert result.error.type == ErrorType.NO_RESULTS and not result.error.retryable
 
@@ -512,7 +476,7 @@ def test_tool_turns_failures_into_typed_errors(error: BaseException, expected: E
 
 
 def test_tool_without_embedder_falls_back_to_keyword_search() -> None:
-    ctx = ToolContext(graph=FakeGraph(_row([], [RETURNS])), customer_id="c1", embedder=None)
+    ctx = ToolContext(graph=FakeGraph(search_row([], [RETURNS])), customer_id="c1", embedder=None)
     result = knowledge_search.run(_task(question="return an item within days"), ctx)
     assert result.status == TaskStatus.FALLBACK and result.data is not None
     assert result.data["mode"] == "keyword"
@@ -520,10 +484,10 @@ def test_tool_without_embedder_falls_back_to_keyword_search() -> None:
 
 def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:
     # Given a manual that mentions the warranty ranking above the warranty terms that give its period
-    manual = _detail("manual-headphones#3", 0.7, "Wipe the cushions with a damp cloth. Replacement ear "
+    manual = chunk_detail("manual-headphones#3", 0.7, "Wipe the cushions with a damp cloth. Replacement ear "
                                                  "cushions are not covered by the warranty.")
-    terms = _detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
-    search = KnowledgeSearch(FakeGraph(_row([manual, terms], [manual, terms])), FakeEmbedder())
+    terms = chunk_detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
+    search = KnowledgeSearch(FakeGraph(search_row([manual, terms], [manual, terms])), FakeEmbedder())
     result = search.search("how long is the warranty on the headphones?")
     assert result.hits[0].chunk_id == "manual-headphones#3"
     # When the answer is taken
@@ -537,9 +501,10 @@ def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:
                                       "whats the warranty on the headphones I ordered"])
 def test_asking_what_the_warranty_is_gets_its_term(question: str) -> None:
     # Given the manual above the warranty terms, as for "how long"
-    manual = _detail("manual-headphones#3", 0.7, "Replacement ear cushions are not covered by the warranty.")
-    terms = _detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
-    search = KnowledgeSearch(FakeGraph(_row([manual, terms], [manual, terms])), FakeEmbedder())
+    manual = chunk_detail("manual-headphones#3", 0.7,
+                          "Replacement ear cushions are not covered by the warranty.")
+    terms = chunk_detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
+    search = KnowledgeSearch(FakeGraph(search_row([manual, terms], [manual, terms])), FakeEmbedder())
     # When the customer asks what the warranty is
     answer = search.answer(question, search.search(question))
     # Then the answer is the term, not a remark from the manual
@@ -547,9 +512,10 @@ def test_asking_what_the_warranty_is_gets_its_term(question: str) -> None:
 
 def test_a_question_not_asking_for_a_duration_is_answered_from_the_best_hit() -> None:
     # Given the same two hits
-    manual = _detail("manual-headphones#3", 0.7, "Replacement ear cushions are not covered by the warranty.")
-    terms = _detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
-    search = KnowledgeSearch(FakeGraph(_row([manual, terms], [manual, terms])), FakeEmbedder())
+    manual = chunk_detail("manual-headphones#3", 0.7,
+                          "Replacement ear cushions are not covered by the warranty.")
+    terms = chunk_detail("warranty#2", 0.6, "Headphones and Laptops: 1 year of parts and labour.")
+    search = KnowledgeSearch(FakeGraph(search_row([manual, terms], [manual, terms])), FakeEmbedder())
     # When the question asks whether something is covered
     answer = search.answer("are ear cushions covered?", search.search("are ear cushions covered?"))
     # Then the best-ranked hit answers
@@ -560,7 +526,7 @@ def test_the_paragraph_opener_that_states_the_rule_comes_with_its_details() -> N
     # Given a policy paragraph whose first sentence states the rule and whose next one details it
     text = ("A delivered order can be exchanged within 30 days of delivery. Each item can be exchanged "
             "for the same product in another size.")
-    search = KnowledgeSearch(FakeGraph(_row([_detail("exchanges#0", 0.8, text)], [])), None)
+    search = KnowledgeSearch(FakeGraph(search_row([chunk_detail("exchanges#0", 0.8, text)], [])), None)
     result = search.search("can I exchange an item for a different size?")
     # When the answer is taken
     answer = search.answer("can I exchange an item for a different size?", result)
@@ -571,7 +537,7 @@ def test_the_paragraph_opener_that_states_the_rule_comes_with_its_details() -> N
 def test_a_paragraph_opener_about_something_else_is_left_out() -> None:
     # Given an FAQ answer whose opener answers only its heading
     text = "Not at the moment. We deliver to addresses in the United States, including PO boxes."
-    search = KnowledgeSearch(FakeGraph(_row([_detail("faq#9", 0.8, text)], [])), None)
+    search = KnowledgeSearch(FakeGraph(search_row([chunk_detail("faq#9", 0.8, text)], [])), None)
     result = search.search("do you deliver to PO boxes?")
     # When the answer is taken
     answer = search.answer("do you deliver to PO boxes?", result)
@@ -581,13 +547,13 @@ def test_a_paragraph_opener_about_something_else_is_left_out() -> None:
 
 def test_a_question_whether_something_is_covered_gets_the_sentence_that_says_so() -> None:
     # Given the warranty terms for a category: the period, then what is not covered
-    terms = _detail("warranty#4", 0.7, "Coffee Maker, Vacuum Cleaner and Air Purifier: 1 year. Espresso "
+    terms = chunk_detail("warranty#4", 0.7, "Coffee Maker, Vacuum Cleaner and Air Purifier: 1 year. Espresso "
                                        "Machine: 2 years. Filters, vacuum bags and brushes are consumables "
                                        "and are not covered.")
     from csagent.nlp.embeddings import get_embedder
 
     # (MiniLM scores the sentences, as in the product)
-    search = KnowledgeSearch(FakeGraph(_row([terms], [terms])), get_embedder())
+    search = KnowledgeSearch(FakeGraph(search_row([terms], [terms])), get_embedder())
     question = "air purifier filter worn out, will the warranty replace it?"
     # When the customer asks whether their case is covered
     answer = search.answer(question, search.search(question))

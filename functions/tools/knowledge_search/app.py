@@ -5,7 +5,7 @@ Thin by design: the shape every tool Lambda shares is `csagent.tools.lambda_entr
 
 from __future__ import annotations
 
-from csagent.tools.knowledge_search import run
+from csagent.tools.knowledge_search import prepare, run
 from csagent.tools.lambda_entry import make_tool_handler
 
-handler = make_tool_handler("knowledge_search", run, env="KnowledgeSearchEnv")
+handler = make_tool_handler("knowledge_search", run, env="KnowledgeSearchEnv", prepare=prepare)

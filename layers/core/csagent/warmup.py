@@ -45,9 +45,11 @@ def warm_fixed_texts() -> None:
     anchors and the Cypher catalogue's examples, on the process-wide embedder; the spelling
     corrector's word lists; the trained readers (consent, cancellation reason, staff process,
     purchase and product question: `nlp.text_models`), from the arrays `fixed_vectors.build`
-    ships. The build runs this to write those arrays."""
+    ships; the questions asked of the documents (`knowledge.asked`, for the knowledge tool run
+    in-process). The build runs this to write those arrays."""
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
+    from csagent.knowledge.asked import asked_questions
     from csagent.nlp import spelling
     from csagent.nlp.consent import get_consent_reader
     from csagent.nlp.embeddings import get_embedder
@@ -68,6 +70,7 @@ def warm_fixed_texts() -> None:
     for reader in (get_consent_reader, get_reason_reader, get_staff_reader, get_purchase_question_reader,
                    get_product_question_reader):
         reader().warm_up()
+    asked_questions(embedder)
 
 
 def warm_router() -> None:

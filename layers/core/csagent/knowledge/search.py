@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from csagent.knowledge.asked import AskedQuestions, Closeness, asked_questions
 from csagent.knowledge.ingest import FULLTEXT_INDEX, VECTOR_INDEX
 
 if TYPE_CHECKING:
@@ -95,6 +96,17 @@ COVERAGE_BONUS = 0.3
 #: How much closer to the question (`_sentence_scores`) the best sentence of another section of the
 #: answering document must be to answer instead of the best-ranked section's.
 SECTION_MARGIN = 0.1
+#: Asked questions (`knowledge.asked`): a hit among the first `ASKED_HITS` answers instead of the
+#: one chosen above when one of its sentences answers a question at least `ASKED_MIN` close to the
+#: one asked, and `ASKED_MARGIN` closer than any question the chosen hit's sentences answer; within
+#: the answering hit a sentence scores `ASKED_WEIGHT` times its closeness above `ASKED_FLOOR` more.
+#: Chosen by cross-validation on the development messages answered from the documents
+#: (`python -m devstack.knowledge_cv`).
+ASKED_HITS = 5
+ASKED_MIN = 0.75
+ASKED_MARGIN = 0.0
+ASKED_WEIGHT = 0.5
+ASKED_FLOOR = 0.6
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -294,9 +306,11 @@ class KnowledgeSearch:
                  min_keyword_coverage: float = MIN_KEYWORD_COVERAGE,
                  category_boost: float = CATEGORY_BOOST,
                  timeout_s: float = SEARCH_TIMEOUT_S,
-                 vector_index: str = VECTOR_INDEX, fulltext_index: str = FULLTEXT_INDEX) -> None:
+                 vector_index: str = VECTOR_INDEX, fulltext_index: str = FULLTEXT_INDEX,
+                 asked: AskedQuestions | None | Literal["shipped"] = "shipped") -> None:
         self._graph = graph
         self._embedder = embedder
+        self._asked = asked
         self.candidates = candidates
         self.rrf_k = rrf_k
         self.min_similarity = min_similarity
@@ -444,17 +458,40 @@ class KnowledgeSearch:
         """
         if result.no_results or not result.hits:
             return ""
-        text = self._answering_text(question, result, result.hits[:max(1, max_hits)])
+        closeness = self._closeness(result)
+        text = self._answering_text(question, result, result.hits[:max(1, max_hits)], closeness)
+        if closeness is not None:
+            text = self._asked_text(text, result.hits[:ASKED_HITS], closeness)
         sentences = split_sentences(text)
         if len(sentences) <= 1:
             return sentences[0] if sentences else ""
         # A paragraph's opener joins only when it is about the question: "Not at the moment." answers
         # its FAQ heading ("Do you ship internationally?"), not "do you deliver to PO boxes?".
         openers = frozenset(i for i in _paragraph_openers(text) if term_coverage(question, sentences[i]) > 0)
-        return _trim(sentences, self._sentence_scores(question, result, sentences), max_sentences, max_chars,
-                     openers=openers)
+        return _trim(sentences, self._sentence_scores(question, result, sentences, closeness), max_sentences,
+                     max_chars, openers=openers)
 
-    def _answering_text(self, question: str, result: SearchResult, hits: Sequence[Hit]) -> str:
+    def _closeness(self, result: SearchResult) -> Closeness | None:
+        """How close each sentence's asked questions are to this one (`knowledge.asked`); None
+        without the questions or the question's vector."""
+        asked = asked_questions(self._embedder) if self._asked == "shipped" else self._asked
+        if asked is None or result.query_embedding is None:
+            return None
+        return asked.closeness(result.query_embedding)
+
+    @staticmethod
+    def _asked_text(text: str, hits: Sequence[Hit], closeness: Closeness) -> str:
+        """`text`, or the hit holding a sentence that answers a question asked almost in these words
+        (`ASKED_MIN`) and more closely than any of `text`'s by `ASKED_MARGIN`."""
+        best = [max(closeness(split_sentences(h.text)) or [0.0]) for h in hits]
+        if not best:
+            return text
+        top = max(closeness(split_sentences(text)) or [0.0])
+        closer = max(range(len(hits)), key=lambda i: (best[i], -i))
+        return hits[closer].text if best[closer] >= max(ASKED_MIN, top + ASKED_MARGIN) else text
+
+    def _answering_text(self, question: str, result: SearchResult, hits: Sequence[Hit],
+                        closeness: Closeness | None = None) -> str:
         """The text of the hit that answers: `_answering_hit`'s; or another of the best hits from
         the same document about the same products whose best sentence is closer to the question by
         `SECTION_MARGIN` or more. A chunk ranks by its section as a whole, the answer is one
@@ -471,16 +508,22 @@ class KnowledgeSearch:
                 and (h is first or not duration or _GIVES_DURATION.search(h.text))]
         if len(same) <= 1:
             return first.text
-        best = [max(self._sentence_scores(question, result, split_sentences(h.text)) or [0.0]) for h in same]
+        best = [max(self._sentence_scores(question, result, split_sentences(h.text), closeness) or [0.0])
+                for h in same]
         top = best[same.index(first)]
         closer = max(range(len(same)), key=lambda i: (best[i], -i))
         return same[closer].text if best[closer] >= top + SECTION_MARGIN else first.text
 
-    def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str]) -> list[float]:
+    def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str],
+                         closeness: Closeness | None = None) -> list[float]:
         """Word overlap and (with an embedder) cosine similarity to the question, per sentence; for a
         question whether something is covered, the sentences saying what is (not) covered and
-        sharing its words score `COVERAGE_BONUS` more."""
+        sharing its words score `COVERAGE_BONUS` more; a sentence answering a question close to this
+        one (`closeness`) scores `ASKED_WEIGHT` times its closeness above `ASKED_FLOOR` more."""
         scores = [term_coverage(question, s) * 0.5 for s in sentences]
+        if closeness is not None:
+            scores = [score + ASKED_WEIGHT * max(0.0, near - ASKED_FLOOR)
+                      for score, near in zip(scores, closeness(sentences), strict=True)]
         if _ASKS_COVERAGE.search(question):
             scores = [score + COVERAGE_BONUS if _STATES_COVERAGE.search(s) and term_coverage(question, s) > 0
                       else score for score, s in zip(scores, sentences, strict=True)]

@@ -206,6 +206,7 @@ def _atomic(path: Path, write: Callable[[Any], Any]) -> None:
 
 def build(out_dir: Path = SHIPPED_DIR) -> list[str]:
     """Compute every fixed set into `out_dir` (fresh ones are kept as they are); their names."""
+    from csagent.knowledge import asked
     from csagent.knowledge.ingest import default_chunk_texts
     from csagent.nlp.embeddings import get_embedder
     from csagent.tools.text2cypher.examples import default_bank_vectors
@@ -216,6 +217,7 @@ def build(out_dir: Path = SHIPPED_DIR) -> list[str]:
         warm_fixed_texts()
         default_bank_vectors(get_embedder())
         fixed_vectors("knowledge_chunks", default_chunk_texts(), get_embedder())
+        asked.build(get_embedder(), asked.load_rows(), name=asked.ARRAYS)
     return sorted(p.stem for p in out_dir.glob("*.json"))
 
 

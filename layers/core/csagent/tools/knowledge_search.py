@@ -103,6 +103,15 @@ def _own_pages_closer(scoped: SearchResult, general: SearchResult) -> bool:
     return top.kind == "manual" and (top.similarity or -1.0) >= (general.hits[0].similarity or -1.0)
 
 
+def prepare() -> None:
+    """The shipped asked questions (`knowledge.asked`) on the process-wide embedder, built once:
+    the tool function's warm-up before the SnapStart snapshot, and a no-op after."""
+    from csagent.knowledge.asked import asked_questions
+    from csagent.nlp.embeddings import get_embedder
+
+    asked_questions(get_embedder())
+
+
 def run(task: Task, ctx: ToolContext) -> ToolResult:
     """Search the knowledge base for `task.args["question"]`; never raises."""
     started = time.perf_counter()

@@ -1,0 +1,115 @@
+"""The questions customers ask that a sentence of the store's own documents answers (doc2query).
+
+MiniLM puts a question nearer to another way of asking it than to the statement that answers it:
+"do returns cost me anything?" is far from "return labels are prepaid" and close to "do I have to
+pay to send something back?". So each answering sentence of the shipped documents carries
+questions a customer might ask of it (`data/asked.jsonl`: about 1,500, written by a helper who
+read only the documents, never the code or an evaluation set), and a question asked is compared
+with those: a sentence's *closeness* is the highest cosine between the question and the questions
+it answers. `KnowledgeSearch.answer` uses it to choose the hit and the sentences that answer.
+
+A document uploaded through the knowledge-base service has no such questions: its sentences have
+no closeness and are chosen by the question alone, as before. A question whose answer is no
+longer a sentence of a shipped document is simply never matched (sentences are compared by their
+text, whitespace and case aside). The questions' vectors are computed when the layer is built
+(`fixed_vectors("asked_questions")`), keyed by their content.
+
+    asked = asked_questions(embedder)  # None without an embedder or a readable file
+    asked.closeness(question_vector)(sentences) -> [0.83, 0.0, ...]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import numpy as np
+
+    from csagent.ports import Embedder
+
+logger = logging.getLogger(__name__)
+
+DATA_FILE = "asked.jsonl"
+#: The name of the questions' vectors among the layer's arrays (`nlp.fixed_vectors`).
+ARRAYS = "asked_questions"
+#: For each sentence, how close a question it answers is to the one asked (`AskedQuestions.closeness`).
+Closeness = Callable[[Sequence[str]], list[float]]
+
+
+def sentence_key(text: str) -> str:
+    """How a sentence is recognised: its words, lower-cased, single-spaced."""
+    return " ".join(text.lower().split())
+
+
+@dataclass(frozen=True)
+class AskedQuestions:
+    """Per question: the key of each sentence its answer holds, and the question's unit vector."""
+
+    keys: tuple[tuple[str, ...], ...]
+    vectors: np.ndarray
+
+    def closeness(self, query: Sequence[float]) -> Closeness:
+        """For the asked question's vector `query`: a function giving, for each sentence, the
+        highest cosine between `query` and a question that sentence answers (0.0 for a sentence
+        no question is about)."""
+        import numpy as np
+
+        vector = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        best: dict[str, float] = {}
+        if norm and len(self.keys):
+            for keys, similarity in zip(self.keys, (self.vectors @ (vector / norm)).tolist(), strict=True):
+                for key in keys:
+                    if similarity > best.get(key, 0.0):
+                        best[key] = similarity
+        return lambda sentences: [best.get(sentence_key(s), 0.0) for s in sentences]
+
+
+def load_rows(text: str | None = None) -> list[tuple[str, str]]:
+    """(question, answer) per line of `data/asked.jsonl` (or of `text`)."""
+    raw = text if text is not None else (
+        resources.files("csagent.knowledge").joinpath("data", DATA_FILE).read_text("utf-8"))
+    rows = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    return [(str(row["question"]), str(row["answer"])) for row in rows]
+
+
+def build(embedder: Embedder, rows: Sequence[tuple[str, str]], *, name: str = "") -> AskedQuestions:
+    """The questions of `rows` embedded (with a `name`: the build's arrays, `fixed_vectors`)."""
+    import numpy as np
+
+    from csagent.knowledge.search import split_sentences
+    from csagent.nlp.fixed_vectors import embed_all, fixed_vectors
+
+    questions = [q for q, _ in rows]
+    vectors = fixed_vectors(name, questions, embedder) if name else embed_all(embedder, questions)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    keys = tuple(tuple(sentence_key(s) for s in split_sentences(answer)) for _, answer in rows)
+    return AskedQuestions(keys, (vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
+
+
+_lock = threading.Lock()
+
+
+def asked_questions(embedder: Embedder | None) -> AskedQuestions | None:
+    """The shipped questions on `embedder` (built once per embedder); None without an embedder,
+    or when they cannot be read or embedded (the answer is then chosen without them)."""
+    if embedder is None:
+        return None
+    with _lock:
+        return _shipped(embedder)  # type: ignore[arg-type]  # embedders hash by identity
+
+
+@lru_cache(maxsize=4)
+def _shipped(embedder: Embedder) -> AskedQuestions | None:
+    try:
+        return build(embedder, load_rows(), name=ARRAYS)
+    except Exception as exc:  # noqa: BLE001 - a refinement, never a dependency
+        logger.warning("asked questions unavailable (%s)", type(exc).__name__)
+        return None

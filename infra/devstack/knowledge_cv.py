@@ -35,7 +35,7 @@ CATEGORIES = {"policy_question", "product_info", "warranty"}
 GRID = {
     "ASKED_MIN": (0.65, 0.7, 0.75, 0.8, 0.85, 2.0),  # 2.0: no hit is ever chosen by them
     "ASKED_MARGIN": (0.0, 0.05, 0.1),
-    "ASKED_WEIGHT": (0.0, 0.5, 1.0, 2.0),
+    "ASKED_WEIGHT": (0.0, 0.5, 1.0, 2.0, 3.0),
     "ASKED_FLOOR": (0.4, 0.5, 0.6),
 }
 

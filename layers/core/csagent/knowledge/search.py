@@ -103,10 +103,10 @@ SECTION_MARGIN = 0.1
 #: Chosen by cross-validation on the development messages answered from the documents
 #: (`python -m devstack.knowledge_cv`).
 ASKED_HITS = 5
-ASKED_MIN = 0.75
-ASKED_MARGIN = 0.0
-ASKED_WEIGHT = 0.5
-ASKED_FLOOR = 0.6
+ASKED_MIN = 0.8
+ASKED_MARGIN = 0.05
+ASKED_WEIGHT = 3.0
+ASKED_FLOOR = 0.5
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -444,23 +444,26 @@ class KnowledgeSearch:
     # ----------------------------------------------------------------------- answers
 
     def answer(self, question: str, result: SearchResult, *, max_sentences: int = 3,
-               max_chars: int = 480, max_hits: int = ANSWER_HITS) -> str:
+               max_chars: int = 480, max_hits: int = ANSWER_HITS, keep_first: bool = False) -> str:
         """The sentences of one hit that answer `question`.
 
         The answer comes from the best-ranked hit, unless the question asks for a duration ("how
         long", "how many days") that the hit does not give and one of the next `max_hits - 1`
         hits does (a headphones manual that mentions the warranty ranks first for "how long is
         the warranty on the headphones?"; the warranty terms hold the period), or another section
-        of the same document is closer to it by `SECTION_MARGIN` (`_answering_text`). Within that hit,
-        sentences are scored by similarity to the question (embedder) plus word overlap; the best
-        one is kept with the others that score close to it, in document order. Falls back to word
-        overlap alone when there is no embedder or it fails. Empty on no_results.
+        of the same document is closer to it by `SECTION_MARGIN` (`_answering_text`), or, unless
+        `keep_first` (the caller put the hits about its topic first), one of the first `ASKED_HITS`
+        holds a sentence answering a question asked almost in these words (`_asked_text`). Within
+        that hit, sentences are scored by similarity to the question (embedder) plus word overlap
+        and the asked questions' closeness; the best one is kept with the others that score close to
+        it by the question alone, in document order. Falls back to word overlap alone when there is
+        no embedder or it fails. Empty on no_results.
         """
         if result.no_results or not result.hits:
             return ""
         closeness = self._closeness(result)
         text = self._answering_text(question, result, result.hits[:max(1, max_hits)], closeness)
-        if closeness is not None:
+        if closeness is not None and not keep_first:
             text = self._asked_text(text, result.hits[:ASKED_HITS], closeness)
         sentences = split_sentences(text)
         if len(sentences) <= 1:
@@ -468,8 +471,12 @@ class KnowledgeSearch:
         # A paragraph's opener joins only when it is about the question: "Not at the moment." answers
         # its FAQ heading ("Do you ship internationally?"), not "do you deliver to PO boxes?".
         openers = frozenset(i for i in _paragraph_openers(text) if term_coverage(question, sentences[i]) > 0)
-        return _trim(sentences, self._sentence_scores(question, result, sentences, closeness), max_sentences,
-                     max_chars, openers=openers)
+        # The asked questions pick the best sentence; which others are close enough to join it is
+        # judged without them, as before (a bonus for the best one alone would leave out the
+        # sentence that completes it: "... products cannot be added. Place a new order ...").
+        base = self._sentence_scores(question, result, sentences)
+        scores = self._sentence_scores(question, result, sentences, closeness) if closeness else base
+        return _trim(sentences, scores, max_sentences, max_chars, openers=openers, companions=base)
 
     def _closeness(self, result: SearchResult) -> Closeness | None:
         """How close each sentence's asked questions are to this one (`knowledge.asked`); None
@@ -558,20 +565,22 @@ def _paragraph_openers(text: str) -> frozenset[int]:
 
 
 def _trim(sentences: Sequence[str], scores: Sequence[float], max_sentences: int, max_chars: int, *,
-          openers: frozenset[int] = frozenset()) -> str:
+          openers: frozenset[int] = frozenset(), companions: Sequence[float] | None = None) -> str:
     """The best sentence with the others scoring within 80 % of it (a reference such as "This"
     brings the sentence before it), in document order, within `max_chars`. The opening sentence
     of the best sentence's paragraph comes too when it fits: it states the rule the others detail
-    ("A delivered order can be exchanged within 30 days of delivery. Each item can be...")."""
+    ("A delivered order can be exchanged within 30 days of delivery. Each item can be...").
+    `companions`: the scores the 80 % is judged by, when not `scores` (which pick the best)."""
     if len(sentences) <= 1:
         return sentences[0] if sentences else ""
     best = max(range(len(sentences)), key=lambda i: scores[i])
+    near = companions if companions is not None else scores
     chosen = {best}
     length = len(sentences[best])
-    for i in sorted(range(len(sentences)), key=lambda i: -scores[i]):
+    for i in sorted(range(len(sentences)), key=lambda i: -near[i]):
         if len(chosen) >= max_sentences:
             break
-        if i in chosen or scores[i] < 0.8 * scores[best]:
+        if i in chosen or near[i] < 0.8 * near[best]:
             continue
         if length + len(sentences[i]) + 1 > max_chars:
             continue

@@ -31,12 +31,13 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from csagent.domain.errors import StoreRejected
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
 from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch, SearchResult
 from csagent.nlp.gloss import english_query
+from csagent.nlp.script import has_ideographs
 from csagent.tools.context import ToolContext
 from csagent.tools.failures import failed_result
 
@@ -124,10 +125,13 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
     except ValueError as exc:
         return ToolResult.failed(task, ErrorType.VALIDATION, str(exc), latency_ms=elapsed())
     # The knowledge base is English: a Chinese question searches by the English words it holds.
+    # The questions asked of the documents are English customers' words: a Chinese question,
+    # searched by the English words it holds, is not compared with them.
+    asked: Literal["shipped"] | None = None if has_ideographs(question) else "shipped"
     question = english_query(question)
     try:
         embedder = None if task.args.get("mode") == "keyword" else ctx.embedder
-        searcher = KnowledgeSearch(ctx.graph, embedder)
+        searcher = KnowledgeSearch(ctx.graph, embedder, asked=asked)
         result = searcher.search(question, k=k, product_ids=product_ids)
         if product_ids and task.args.get("general_too"):
             # "delivered but nothing at my door" names the speaker, whose manual says nothing of
@@ -141,7 +145,9 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                 "No knowledge-base article answers this question "
                 f"({result.reason}).", latency_ms=elapsed())
         result = on_topic_first(result, task.args.get("topic"))
-        answer = searcher.answer(question, result)
+        # The hits about the asked topic answer ("is my laptop still under warranty?": the warranty
+        # terms, not the manual's "opening the case voids the warranty").
+        answer = searcher.answer(question, result, keep_first=bool(task.args.get("topic")))
         data = {"answer": answer, "citations": result.citations(), "mode": result.mode}
         outcome = ToolResult.ok(task, data, latency_ms=elapsed())
         if result.mode == "keyword":

@@ -169,6 +169,19 @@ def test_a_question_about_a_return_gets_the_facts_not_a_proposal():
     assert all(t.tool != "customer_actions" for t in plan.tasks)
 
 
+def test_a_question_about_a_return_the_store_s_documents_answer_gets_their_rule_too():
+    # Given a question about returning an item of a found order that the documents answer in almost
+    # these words (the shipped asked questions, read with the shipped MiniLM)
+    plan = plan_tasks([{"text": "can I return my sneakers if I only tried them on at home?",
+                        "intent": "return_request",
+                        "entities": {"order_id": ORDER, "asks_for_change": False}}])
+    # Then the order's facts are read, and the store's rule is looked up beside them (said only if
+    # found); nothing is proposed
+    assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items", None]
+    assert plan.tasks[-1].tool == "knowledge_search" and plan.tasks[-1].args["supplementary"] is True
+    assert all(t.tool != "customer_actions" for t in plan.tasks)
+
+
 def test_a_request_for_a_return_is_proposed():
     plan = plan_tasks([{"text": "return the lamp please", "intent": "return_request",
                         "entities": {"order_id": ORDER, "asks_for_change": True}}])

@@ -729,6 +729,20 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if how_much and _WHEN.search(text) and intent != "cancel_order":
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
+    elif _documents_know(text):
+        # "I opened the perfume, can I still send it back?": the order's facts, and the store's rule
+        # that answers a question asked almost in these words (`knowledge.asked`); unsaid when the
+        # search finds nothing.
+        b.add("policy", KNOWLEDGE, {"question": text, "supplementary": True})
+
+
+def _documents_know(text: str) -> bool:
+    """Is the clause a question (`asks_as_question`) the store's documents answer in almost these
+    words (`knowledge.asked.documents_know`)?"""
+    from csagent.grounding.frame import asks_as_question
+    from csagent.knowledge.asked import documents_know
+
+    return asks_as_question(text) and documents_know(text)
 
 
 _HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)

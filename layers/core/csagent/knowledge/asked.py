@@ -55,6 +55,16 @@ class AskedQuestions:
     keys: tuple[tuple[str, ...], ...]
     vectors: np.ndarray
 
+    def nearest(self, query: Sequence[float]) -> float:
+        """The highest cosine between `query` and any of the questions (0.0 without any)."""
+        import numpy as np
+
+        vector = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        if not norm or not len(self.keys):
+            return 0.0
+        return max(0.0, float((self.vectors @ (vector / norm)).max()))
+
     def closeness(self, query: Sequence[float]) -> Closeness:
         """For the asked question's vector `query`: a function giving, for each sentence, the
         highest cosine between `query` and a question that sentence answers (0.0 for a sentence
@@ -70,6 +80,25 @@ class AskedQuestions:
                     if similarity > best.get(key, 0.0):
                         best[key] = similarity
         return lambda sentences: [best.get(sentence_key(s), 0.0) for s in sentences]
+
+
+def documents_know(text: str, embedder: Embedder | None = None) -> bool:
+    """Does a sentence of the shipped documents answer a question asked almost in these words (one
+    of its questions at least `ASKED_MIN` close: the bar at which it answers instead of the best-
+    ranked hit, chosen by cross-validation)? False when the questions or the embedder are missing."""
+    from csagent.knowledge.search import ASKED_MIN
+    from csagent.nlp.embeddings import get_embedder
+
+    embedder = embedder or get_embedder()
+    asked = asked_questions(embedder)
+    if asked is None or not text.strip() or not len(asked.keys):
+        return False
+    try:
+        vector = embedder.embed([text])[0]
+    except Exception as exc:  # noqa: BLE001 - a refinement, never a dependency
+        logger.warning("asked questions unavailable (%s)", type(exc).__name__)
+        return False
+    return asked.nearest(vector) >= ASKED_MIN
 
 
 def load_rows(text: str | None = None) -> list[tuple[str, str]]:

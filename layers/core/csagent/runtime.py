@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from csagent.knowledge.catalogue import CatalogueSync
     from csagent.knowledge.service import KnowledgeBase
     from csagent.service import ConversationService
-    from csagent.tools.caches import ToolCaches
+    from csagent.tools.caches import TemplateMatchers, ToolCaches
 
 
 #: Every AWS client this process built, for `reconnect` (a SnapStart restore closes their pools).
@@ -76,10 +76,22 @@ def graph_store() -> Neo4jGraph:
 def tool_caches() -> ToolCaches:
     """What the tools keep between calls about `graph_store()` (its vocabulary, value hints) read
     through `get_embedder()`: every tool context of the process carries this one. `reset()` drops
-    it with the store; a catalogue change clears it (`catalogue_sync`)."""
+    it with the store; a catalogue change clears it (`catalogue_sync`). Its template matchers are
+    `template_matchers()`, the process's."""
     from csagent.tools.caches import ToolCaches
 
-    return ToolCaches()
+    return ToolCaches(matchers=template_matchers())
+
+
+@lru_cache(maxsize=1)
+def template_matchers() -> TemplateMatchers:
+    """The predefined-Cypher template matchers of the process (`cypher_catalogue.matcher_for`),
+    shared by the tools (`tool_caches()`), the understanding path and warm-up, so the catalogue's
+    examples are loaded and its model trained once. They depend only on the process-wide
+    embedder and the shipped templates, not on the store or settings, so `reset()` keeps them."""
+    from csagent.tools.caches import TemplateMatchers
+
+    return TemplateMatchers()
 
 
 @lru_cache(maxsize=1)

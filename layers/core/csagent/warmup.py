@@ -30,6 +30,7 @@ def warm_fixed_texts() -> None:
     anchors and the Cypher catalogue's examples, on the process-wide embedder; the spelling
     corrector's word lists. (The consent and reason models serve only some turns: they are built
     on first use, from the arrays `fixed_vectors.build` ships.)"""
+    from csagent import runtime
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
     from csagent.nlp import spelling
@@ -42,7 +43,7 @@ def warm_fixed_texts() -> None:
     get_intent_classifier().warm_up()
     get_screen().references()
     get_scope_checker().warm_up()
-    matcher_for(embedder).warm_up()
+    matcher_for(embedder, matchers=runtime.template_matchers()).warm_up()
     spelling.warm_up()
 
 
@@ -65,7 +66,7 @@ def warm_tool(prepare: Callable[[], None] | None = None) -> None:
 
     embedder = get_embedder()
     embedder.load()
-    matcher_for(embedder).warm_up()
+    matcher_for(embedder, matchers=runtime.template_matchers()).warm_up()
     runtime.graph_store()
     if prepare is not None:
         prepare()

@@ -302,3 +302,23 @@ def test_a_catalogue_change_in_this_process_drops_the_tools_caches_at_once(store
     _hint(store, ctx.caches)
     assert (store.vocabulary_reads, store.hint_reads) == (2, 2)
     assert store.written  # the change itself was written
+
+
+def test_a_catalogue_change_reloads_the_understandings_product_names_and_variants(
+        store: StoreGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the understanding's caches of the catalogue, built by the composition root
+    from csagent.adapters.customer_view import CatalogueVariants
+    from csagent.adapters.product_catalogue import ProductCatalogue
+
+    runtime.catalogue_generation.cache_clear()
+    reads: list[str] = []
+    monkeypatch.setattr(store, "read", lambda cypher, params=None, **_: reads.append(cypher) or [])
+    names = ProductCatalogue(store, generation=runtime.catalogue_generation())
+    variants = CatalogueVariants(store, generation=runtime.catalogue_generation())
+    names(), variants(), names(), variants()
+    assert len(reads) == 2  # each read once, within its TTL
+    # When the catalogue changes through this process's catalogue service
+    runtime.catalogue_sync().update_variant("1234567890", price=19.0)
+    # Then both read the store again on their next use
+    names(), variants()
+    assert len(reads) == 4

@@ -13,6 +13,7 @@ from csagent.config import Deployment, ModelConfig, Neo4jConfig, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.adapters.product_catalogue import CatalogueGeneration
     from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
     from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
@@ -214,11 +215,12 @@ def graph_deps() -> GraphDeps:
         from csagent.models.image import ModelImageReader
 
         image_reader = ModelImageReader(models, fallback=image_reader)
-    catalogue = ProductCatalogue(store)
+    generation = catalogue_generation()
+    catalogue = ProductCatalogue(store, generation=generation)
     from csagent.adapters.customer_view import CatalogueVariants, CustomerViews
 
     understanding: Any = LocalUnderstanding(catalogue=catalogue, customer_view=CustomerViews(store),
-                                            variants=CatalogueVariants(store))
+                                            variants=CatalogueVariants(store, generation=generation))
     if models.has_model(Role.ROUTER):
         from csagent.understanding_model import ModelUnderstanding
 
@@ -290,11 +292,19 @@ def catalogue_sync() -> CatalogueSync:
     caches following them (the understanding's names and variants, the tools' vocabulary and
     value hints)."""
     from csagent.adapters.neo4j_catalogue import Neo4jCatalogueWriter
-    from csagent.adapters.product_catalogue import catalogue_changed
     from csagent.knowledge.catalogue import CatalogueSync
 
     return CatalogueSync(Neo4jCatalogueWriter(graph_store()), knowledge_base(),
-                         on_change=[catalogue_changed, tool_caches().catalogue_changed])
+                         on_change=[catalogue_generation().changed, tool_caches().catalogue_changed])
+
+
+@lru_cache(maxsize=1)
+def catalogue_generation() -> CatalogueGeneration:
+    """The catalogue changes made in this process, shared by the understanding's caches of
+    `graph_store()`'s catalogue (product names, variants): `catalogue_sync` moves it on."""
+    from csagent.adapters.product_catalogue import CatalogueGeneration
+
+    return CatalogueGeneration()
 
 
 @lru_cache(maxsize=1)
@@ -366,9 +376,9 @@ def reset() -> None:
 
     get_rate_limit_settings.cache_clear()
     get_gateway.cache_clear()
-    for factory in (configure_text2cypher, graph_store, tool_caches, boto_session, dynamodb_client,
-                    sqs_client, handoff_service, approval_service, checkpointer, wave_dispatcher,
-                    compiled_graph, graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads,
-                    catalogue_sync, get_settings):
+    for factory in (configure_text2cypher, graph_store, tool_caches, catalogue_generation, boto_session,
+                    dynamodb_client, sqs_client, handoff_service, approval_service, checkpointer,
+                    wave_dispatcher, compiled_graph, graph_deps, conversation_service, knowledge_base,
+                    s3_client, kb_uploads, catalogue_sync, get_settings):
         factory.cache_clear()
     _aws_clients.clear()

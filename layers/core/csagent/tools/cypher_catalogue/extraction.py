@@ -13,12 +13,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from csagent.tools.cypher_catalogue.templates import (
-    _SLOT_RE,
-    _STATUS_SYNONYMS,
     CATALOGUE_PATH,
+    SLOT_RE,
+    STATUS_SYNONYMS,
     QueryTemplate,
-    _name_key,
-    _singular,
+    name_key,
+    singular,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -45,7 +45,7 @@ def canonical_question(text: str) -> str:
 
 def mask_slots(example: str) -> str:
     """A catalogue example with its `[product]` slots replaced by the entity mask."""
-    return _SLOT_RE.sub(ENTITY_MASK, example)
+    return SLOT_RE.sub(ENTITY_MASK, example)
 
 
 def entity_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
@@ -96,10 +96,10 @@ class StoreVocabulary:
     def product_named(self, mention: str) -> str:
         """The catalogue name an everyday name stands for when it names one product ("bikes" ->
         "Bicycle"); the mention itself otherwise ("cameras" is a word of several products' names)."""
-        key = _name_key(mention)
-        if sum(key in _name_key(name) for name in self.products) > 1:
+        key = name_key(mention)
+        if sum(key in name_key(name) for name in self.products) > 1:
             return mention  # "cameras": the word of several products' names
-        owners = {name for alias, names in self.aliases.items() if _name_key(alias) == key for name in names}
+        owners = {name for alias, names in self.aliases.items() if name_key(alias) == key for name in names}
         return next(iter(owners)) if len(owners) == 1 else mention
 
     def names_several(self, mention: str) -> bool:
@@ -108,7 +108,7 @@ class StoreVocabulary:
         words = mention.lower().replace("-", " ").split()
         if not words:
             return False
-        words[-1] = _singular(words[-1])
+        words[-1] = singular(words[-1])
         pattern = re.compile(r"\b" + r"\s+".join(map(re.escape, words)) + r"(?:e?s)?\b")
         return sum(bool(pattern.search(name.lower().replace("-", " "))) for name in self.products) > 1
 
@@ -119,7 +119,7 @@ class StoreVocabulary:
         """(key, value) pairs of the products a mention refers to ("chair" -> Office Chair's)."""
         if not product_mention:
             return ()
-        key = _name_key(product_mention)
+        key = name_key(product_mention)
         pairs = {pair for name, opts in self.options.items()
                  if key and key in re.sub(r"[^a-z0-9]", "", name.lower()) for pair in opts}
         return tuple(sorted(pairs))
@@ -176,7 +176,7 @@ _EXTRACTORS: dict[str, re.Pattern[str]] = {
     "int": re.compile(r"(?:\$\s*(\d+(?:\.\d+)?)|\b(\d+(?:\.\d+)?)\s*(?:dollars?|usd|bucks)\b|\b(\d{1,6})\b)",
                       re.IGNORECASE),
 }
-_STATUS_WORDS_RE = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in _STATUS_SYNONYMS
+_STATUS_WORDS_RE = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in STATUS_SYNONYMS
                                                         if "(" not in k), key=len, reverse=True))
                               + r")\b", re.IGNORECASE)
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,8 +20,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.ports import Embedder
     from csagent.tools.caches import TemplateMatchers
 
-
-logger = logging.getLogger(__name__)
 
 # Matching defaults, measured with all-MiniLM-L6-v2 on this catalogue (1,081 examples, 40 matchable
 # templates) by 5-fold cross-validation (`python -m devstack.template_model_cv`): the similarity gate

@@ -5,7 +5,6 @@ normalisation and validation.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -17,8 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 if TYPE_CHECKING:  # pragma: no cover - typing only
     pass
 
-
-logger = logging.getLogger(__name__)
 
 TOOL_NAME = "cypher_catalogue"
 CATALOGUE_PATH = Path(__file__).resolve().parents[1] / "catalogue" / "templates.yaml"
@@ -32,7 +29,7 @@ Scope = Literal["customer", "catalogue"]
 ORDER_STATUSES: tuple[str, ...] = ("pending", "processed", "delivered", "cancelled",
                                    "return requested", "exchange requested",
                                    "pending (item modified)")
-_STATUS_SYNONYMS: dict[str, str] = {
+STATUS_SYNONYMS: dict[str, str] = {
     "canceled": "cancelled", "cancelled": "cancelled",
     "shipped": "processed", "dispatched": "processed", "in transit": "processed",
     "processing": "processed", "processed": "processed",
@@ -71,7 +68,7 @@ _CUSTOMER_ANCHOR_RE = re.compile(
 _CUSTOMER_HINT_RE = re.compile(r"\bUSING\s+INDEX\s+\w+:Customer\s*\(\s*customer_id\s*\)", re.IGNORECASE)
 _MATCH_RE = re.compile(r"\b(?:OPTIONAL\s+)?MATCH\s+\(([^)]*)\)", re.IGNORECASE)
 _SUBQUERY_RE = re.compile(r"\b(EXISTS|COUNT|COLLECT)\s*\{|\bUNION\b", re.IGNORECASE)
-_SLOT_RE = re.compile(r"\[([^\[\]]+)\]")
+SLOT_RE = re.compile(r"\[([^\[\]]+)\]")
 _CUSTOMER_LABELS = ("Customer", "Order", "OrderLine", "Address", "PaymentMethod", "Transaction",
                     "Shipment", "TrackingEvent")
 
@@ -178,14 +175,14 @@ class QueryTemplate(BaseModel):
     @classmethod
     def _slots_balanced(cls, examples: tuple[str, ...]) -> tuple[str, ...]:
         for example in examples:
-            if _SLOT_RE.sub("", example).count("[") or _SLOT_RE.sub("", example).count("]"):
+            if SLOT_RE.sub("", example).count("[") or SLOT_RE.sub("", example).count("]"):
                 raise ValueError(f"unbalanced [slot] markup in example {example!r}")
         return examples
 
     @property
     def natural_examples(self) -> tuple[str, ...]:
         """The example questions as a customer would type them (slot brackets removed)."""
-        return tuple(_SLOT_RE.sub(r"\1", e) for e in self.examples)
+        return tuple(SLOT_RE.sub(r"\1", e) for e in self.examples)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -290,7 +287,7 @@ class ParamError(ValueError):
         self.name = name
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
@@ -298,13 +295,13 @@ def _singular(word: str) -> str:
     return word
 
 
-def _name_key(value: str) -> str:
+def name_key(value: str) -> str:
     """'T-Shirts' -> 'tshirt', 'Home & Kitchen' -> 'homeandkitchen': lower-case alphanumerics,
     last word made singular (the Cypher compares against the name with spaces/hyphens removed, so
     a key must be contained in it: 'Pet Supplies' -> 'petsupplie', not 'petsupply')."""
     words = re.findall(r"[a-z0-9]+", value.lower().replace("&", " and "))
     if words:
-        words[-1] = words[-1][:-1] if words[-1].endswith("ies") else _singular(words[-1])
+        words[-1] = words[-1][:-1] if words[-1].endswith("ies") else singular(words[-1])
     return "".join(words)
 
 
@@ -335,10 +332,10 @@ def normalise_param(spec: ParamSpec, value: Any) -> Any:
     if spec.type in ("product_id", "item_id", "tracking_id"):
         return text.replace(" ", "")
     if spec.type in ("product_name", "category"):
-        return _name_key(text)
+        return name_key(text)
     if spec.type == "status":
         lowered = text.lower()
-        return _STATUS_SYNONYMS.get(lowered, lowered)
+        return STATUS_SYNONYMS.get(lowered, lowered)
     return text.lower()  # option_key, option_value, option_filter
 
 

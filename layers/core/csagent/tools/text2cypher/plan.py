@@ -15,8 +15,8 @@ database understands it, with no Cypher grammar of our own:
 - **relationship types and directions**, per expansion: `Expand(All)`'s
   `(p)<-[anon_0:HAS_VARIANT]-(v)` names both ends by variable, so with the variables' labels the
   direction is checked against the schema however the query spelled it;
-- **unlabelled nodes**: an `AllNodesScan` of a variable no filter gives a label, and an
-  expansion with no relationship type, could reach customer data;
+- **unlabelled nodes**: an `AllNodesScan` of a variable that no filter labels and no typed
+  expansion reaches, and an expansion with no relationship type, could reach customer data;
 - **procedures**: `ProcedureCall` names the procedure the plan calls.
 
 What the plan cannot tell, and so stays parsed by hand in `validation.py`:

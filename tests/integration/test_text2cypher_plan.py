@@ -1,8 +1,9 @@
 """What the EXPLAIN plan of the real Neo4j decides in Text2Cypher's validation: writes anywhere in
 the plan (a `CALL { }` subquery, `LOAD CSV`, which plans as a read), labels named only in a
 `WHERE`, directions between variables labelled in a `WHERE` or a later clause, and the store's
-own scans and seeks. The queries here are ones the hand-written pattern check reads as fine or
-never sees; the plan is what refuses them.
+own scans and seeks. The direction queries are ones the hand-written pattern check reads as fine:
+the plan is what refuses them. The writes never reach the database in the pipeline (the keyword
+scan refuses them before sending); they are planned here to show the plan is a net of its own.
 
 Uses `neo4j_driver` / `tau_store` from tests/conftest.py; nothing is written (EXPLAIN only).
 """

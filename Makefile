@@ -18,6 +18,9 @@ TAU       ?= ../shared/data/tau-retail
 export STAGE := local
 export AUTH_MODE ?= dev
 export NEO4J_BOLT_PORT MOTO_PORT
+# This checkout's own packages first: a virtualenv shared between checkouts (a symlinked .venv)
+# has its editable install pointing at one of them.
+export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)/infra$(if $(PYTHONPATH),:$(PYTHONPATH),)
 export NEO4J_URI := bolt://127.0.0.1:$(NEO4J_BOLT_PORT)
 export AWS_ENDPOINT_URL := http://127.0.0.1:$(MOTO_PORT)
 export AWS_REGION := us-east-1

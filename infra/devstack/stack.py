@@ -4,8 +4,10 @@
     python -m devstack.stack down    # stop only what `up` started (pids in .local/pids/)
     python -m devstack.stack status
 
-Ports: NEO4J_BOLT_PORT (7687) and MOTO_PORT (4566). `up` is idempotent: a service whose
-recorded pid is alive and answering is left as it is.
+Ports: NEO4J_BOLT_PORT (7687) and MOTO_PORT (4566). Every file a service leaves under .local
+(pid, log, Neo4j store) is named by its port, so two stacks on other ports never read each
+other's pids or wipe each other's store, even from one directory. `up` is idempotent: a service
+whose recorded pid is alive and answering is left as it is.
 """
 
 from __future__ import annotations
@@ -32,8 +34,14 @@ def _ports() -> tuple[int, int]:
     return int(os.environ.get("NEO4J_BOLT_PORT", "7687")), int(os.environ.get("MOTO_PORT", "4566"))
 
 
+def _names() -> dict[str, str]:
+    """The service's file stem under .local: `neo4j-7687`, `moto-4566` (keyed by port)."""
+    bolt_port, moto_port = _ports()
+    return {"neo4j": f"neo4j-{bolt_port}", "moto": f"moto-{moto_port}"}
+
+
 def _pid_alive(name: str) -> int | None:
-    path = PIDS / f"{name}.pid"
+    path = PIDS / f"{_names()[name]}.pid"
     if not path.exists():
         return None
     pid = int(path.read_text().strip() or 0)
@@ -47,7 +55,7 @@ def _pid_alive(name: str) -> int | None:
 
 def _record(name: str, pid: int) -> None:
     PIDS.mkdir(parents=True, exist_ok=True)
-    (PIDS / f"{name}.pid").write_text(str(pid))
+    (PIDS / f"{_names()[name]}.pid").write_text(str(pid))
 
 
 def up() -> dict[str, float]:
@@ -62,7 +70,7 @@ def up() -> dict[str, float]:
     uri = f"bolt://127.0.0.1:{bolt_port}"
     if _pid_alive("neo4j") is None:
         started = time.perf_counter()
-        proc = neo4j.start(bolt_port, LOCAL / "neo4j", LOCAL / "neo4j.log")
+        proc = neo4j.start(bolt_port, LOCAL / _names()["neo4j"], LOCAL / f"{_names()['neo4j']}.log")
         _record("neo4j", proc.pid)
         neo4j.wait_ready(uri, proc=proc)
         timings["neo4j_start_s"] = time.perf_counter() - started
@@ -71,7 +79,7 @@ def up() -> dict[str, float]:
     endpoint = f"http://127.0.0.1:{moto_port}"
     if _pid_alive("moto") is None:
         started = time.perf_counter()
-        proc = aws.start_moto(moto_port, LOCAL / "moto.log")
+        proc = aws.start_moto(moto_port, LOCAL / f"{_names()['moto']}.log")
         _record("moto", proc.pid)
         aws.wait_moto(moto_port, 60.0)
         timings["moto_start_s"] = time.perf_counter() - started
@@ -97,7 +105,7 @@ def down() -> list[str]:
             time.sleep(0.25)
         else:
             os.killpg(pid, signal.SIGKILL)
-        (PIDS / f"{name}.pid").unlink(missing_ok=True)
+        (PIDS / f"{_names()[name]}.pid").unlink(missing_ok=True)
         stopped.append(name)
     return stopped
 

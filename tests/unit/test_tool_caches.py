@@ -226,6 +226,38 @@ def test_the_example_vectors_are_embedded_once_per_caches() -> None:
     assert embedder.texts_embedded == len(EXAMPLES) + 2
 
 
+# -- the template matchers -------------------------------------------------------------------
+def test_a_template_matcher_is_built_once_per_embedder_and_catalogue() -> None:
+    # Given the caches beside one embedder, and the shipped catalogue
+    embedder, caches, catalogue = KeywordEmbedder("order"), ToolCaches(), cc.load_catalogue()
+    # When two tool calls ask for its matcher
+    first = cc.matcher_for(embedder, catalogue, caches.matchers)
+    second = cc.matcher_for(embedder, catalogue, caches.matchers)
+    # Then it is the same one: the examples are embedded and the model trained once
+    assert first is second and len(caches.matchers) == 1
+    # And another embedder gets its own matcher, never the first one's
+    other = cc.matcher_for(KeywordEmbedder("kettle"), catalogue, caches.matchers)
+    assert other is not first and other.embedder is not embedder
+
+
+def test_the_template_matchers_are_bounded_and_drop_the_oldest() -> None:
+    caches, catalogue = ToolCaches(), cc.load_catalogue()
+    embedders = [KeywordEmbedder(word) for word in ("a", "b", "c", "d", "e")]
+    kept = [cc.matcher_for(e, catalogue, caches.matchers) for e in embedders]
+    assert len(caches.matchers) == caches.matchers.max_entries == 4
+    assert caches.matchers.get(embedders[0], catalogue) is None
+    assert caches.matchers.get(embedders[-1], catalogue) is kept[-1]
+
+
+def test_the_process_shares_one_set_of_template_matchers_that_a_reset_keeps(store: StoreGraph) -> None:
+    # Given the tools' caches and the understanding path of one process
+    matchers = runtime.template_matchers()
+    # Then the tools' contexts carry the same matchers, and a runtime reset keeps them
+    assert _lambda_context().caches.matchers is matchers
+    runtime.tool_caches.cache_clear()
+    assert runtime.tool_caches().matchers is matchers
+
+
 # -- the composition root --------------------------------------------------------------------
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch) -> Iterator[StoreGraph]:
@@ -270,3 +302,23 @@ def test_a_catalogue_change_in_this_process_drops_the_tools_caches_at_once(store
     _hint(store, ctx.caches)
     assert (store.vocabulary_reads, store.hint_reads) == (2, 2)
     assert store.written  # the change itself was written
+
+
+def test_a_catalogue_change_reloads_the_understandings_product_names_and_variants(
+        store: StoreGraph, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the understanding's caches of the catalogue, built by the composition root
+    from csagent.adapters.customer_view import CatalogueVariants
+    from csagent.adapters.product_catalogue import ProductCatalogue
+
+    runtime.catalogue_generation.cache_clear()
+    reads: list[str] = []
+    monkeypatch.setattr(store, "read", lambda cypher, params=None, **_: reads.append(cypher) or [])
+    names = ProductCatalogue(store, generation=runtime.catalogue_generation())
+    variants = CatalogueVariants(store, generation=runtime.catalogue_generation())
+    names(), variants(), names(), variants()
+    assert len(reads) == 2  # each read once, within its TTL
+    # When the catalogue changes through this process's catalogue service
+    runtime.catalogue_sync().update_variant("1234567890", price=19.0)
+    # Then both read the store again on their next use
+    names(), variants()
+    assert len(reads) == 4

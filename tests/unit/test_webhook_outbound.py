@@ -70,6 +70,17 @@ def test_429_and_5xx_are_retried_with_growing_backoff_until_success(server, slee
     assert sleeps == [0.5, 1.0, 2.0]
 
 
+def test_the_backoff_is_full_jitter_between_zero_and_the_doubling_cap(server, sleeps):
+    # Given Telegram answering 503 twice, and a sender whose random draw is a quarter
+    server.script = [503, 503]
+    config = OutboundConfig(f"{server.url}/slack", f"{server.url}/telegram", f"{server.url}/whatsapp", "1")
+    quarter = OutboundSender(config, lambda: TOKENS, sleep=sleeps.append, jitter=lambda: 0.25)
+    # When a reply is sent
+    assert quarter.send(Platform.TELEGRAM, "700000001", "hi").ok
+    # Then each wait is that share of the cap (0.5 s, then 1 s): drawn from 0, not from half the cap
+    assert sleeps == [0.125, 0.25]
+
+
 def test_retries_are_bounded_and_the_failure_is_reported_as_retryable(server, sleeps):
     # Given Slack failing with 502 on every attempt
     server.script = [502] * 10

@@ -479,7 +479,7 @@ def _price_extreme(name: str) -> Callable[[Mapping[str, Any], str], str]:
 
 def _ranked_versions(data: Mapping[str, Any], lang: str) -> str:
     """"The cheapest X in stock is ...", "The X with the largest capacity in stock is 2L: ...",
-    "X versions in stock with a thickness above 5mm: ..." (`cypher_catalogue._ranked_versions`)."""
+    "X versions in stock with a thickness above 5mm: ..." (`cypher_catalogue.runner._ranked_versions`)."""
     ranking = data.get("ranking") or {}
     product = str((data.get("product") or {}).get("name") or "")
     rows = _rows(data)

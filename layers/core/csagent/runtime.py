@@ -13,6 +13,7 @@ from csagent.config import Deployment, ModelConfig, Neo4jConfig, get_settings
 
 if TYPE_CHECKING:
     from csagent.adapters.neo4j_graph import Neo4jGraph
+    from csagent.adapters.product_catalogue import CatalogueGeneration
     from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
     from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from csagent.knowledge.catalogue import CatalogueSync
     from csagent.knowledge.service import KnowledgeBase
     from csagent.service import ConversationService
-    from csagent.tools.caches import ToolCaches
+    from csagent.tools.caches import TemplateMatchers, ToolCaches
 
 
 #: Every AWS client this process built, for `reconnect` (a SnapStart restore closes their pools).
@@ -76,10 +77,22 @@ def graph_store() -> Neo4jGraph:
 def tool_caches() -> ToolCaches:
     """What the tools keep between calls about `graph_store()` (its vocabulary, value hints) read
     through `get_embedder()`: every tool context of the process carries this one. `reset()` drops
-    it with the store; a catalogue change clears it (`catalogue_sync`)."""
+    it with the store; a catalogue change clears it (`catalogue_sync`). Its template matchers are
+    `template_matchers()`, the process's."""
     from csagent.tools.caches import ToolCaches
 
-    return ToolCaches()
+    return ToolCaches(matchers=template_matchers())
+
+
+@lru_cache(maxsize=1)
+def template_matchers() -> TemplateMatchers:
+    """The predefined-Cypher template matchers of the process (`cypher_catalogue.matcher_for`),
+    shared by the tools (`tool_caches()`), the understanding path and warm-up, so the catalogue's
+    examples are loaded and its model trained once. They depend only on the process-wide
+    embedder and the shipped templates, not on the store or settings, so `reset()` keeps them."""
+    from csagent.tools.caches import TemplateMatchers
+
+    return TemplateMatchers()
 
 
 @lru_cache(maxsize=1)
@@ -202,11 +215,12 @@ def graph_deps() -> GraphDeps:
         from csagent.models.image import ModelImageReader
 
         image_reader = ModelImageReader(models, fallback=image_reader)
-    catalogue = ProductCatalogue(store)
+    generation = catalogue_generation()
+    catalogue = ProductCatalogue(store, generation=generation)
     from csagent.adapters.customer_view import CatalogueVariants, CustomerViews
 
     understanding: Any = LocalUnderstanding(catalogue=catalogue, customer_view=CustomerViews(store),
-                                            variants=CatalogueVariants(store))
+                                            variants=CatalogueVariants(store, generation=generation))
     if models.has_model(Role.ROUTER):
         from csagent.understanding_model import ModelUnderstanding
 
@@ -278,11 +292,19 @@ def catalogue_sync() -> CatalogueSync:
     caches following them (the understanding's names and variants, the tools' vocabulary and
     value hints)."""
     from csagent.adapters.neo4j_catalogue import Neo4jCatalogueWriter
-    from csagent.adapters.product_catalogue import catalogue_changed
     from csagent.knowledge.catalogue import CatalogueSync
 
     return CatalogueSync(Neo4jCatalogueWriter(graph_store()), knowledge_base(),
-                         on_change=[catalogue_changed, tool_caches().catalogue_changed])
+                         on_change=[catalogue_generation().changed, tool_caches().catalogue_changed])
+
+
+@lru_cache(maxsize=1)
+def catalogue_generation() -> CatalogueGeneration:
+    """The catalogue changes made in this process, shared by the understanding's caches of
+    `graph_store()`'s catalogue (product names, variants): `catalogue_sync` moves it on."""
+    from csagent.adapters.product_catalogue import CatalogueGeneration
+
+    return CatalogueGeneration()
 
 
 @lru_cache(maxsize=1)
@@ -354,9 +376,9 @@ def reset() -> None:
 
     get_rate_limit_settings.cache_clear()
     get_gateway.cache_clear()
-    for factory in (configure_text2cypher, graph_store, tool_caches, boto_session, dynamodb_client,
-                    sqs_client, handoff_service, approval_service, checkpointer, wave_dispatcher,
-                    compiled_graph, graph_deps, conversation_service, knowledge_base, s3_client, kb_uploads,
-                    catalogue_sync, get_settings):
+    for factory in (configure_text2cypher, graph_store, tool_caches, catalogue_generation, boto_session,
+                    dynamodb_client, sqs_client, handoff_service, approval_service, checkpointer,
+                    wave_dispatcher, compiled_graph, graph_deps, conversation_service, knowledge_base,
+                    s3_client, kb_uploads, catalogue_sync, get_settings):
         factory.cache_clear()
     _aws_clients.clear()

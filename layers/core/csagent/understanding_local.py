@@ -84,11 +84,13 @@ def asks_about_an_order(text: str) -> bool:
     """Is the closest of the store's question templates to `text` a question about one order,
     close enough to be answered by it ("what the total came to?" is the order's total; "how long is
     the return window?" is no order's)?"""
+    from csagent import runtime
     from csagent.nlp.embeddings import get_embedder
     from csagent.planning import ORDER_QUESTIONS
     from csagent.tools.cypher_catalogue import ORDER_QUESTION_MIN_SCORE, english_query, matcher_for
 
-    ranked = matcher_for(get_embedder()).rank(english_query(text), top_n=1)
+    matcher = matcher_for(get_embedder(), matchers=runtime.template_matchers())
+    ranked = matcher.rank(english_query(text), top_n=1)
     about_orders = {t for templates in ORDER_QUESTIONS.values() for t in templates}
     return bool(ranked) and ranked[0][0] in about_orders and ranked[0][1] >= ORDER_QUESTION_MIN_SCORE
 
@@ -119,10 +121,12 @@ def asks_the_documents(text: str, names: Sequence[str]) -> bool:
 def nearest_template_reads_documents(text: str, names: Sequence[str]) -> bool:
     """Is `text` too far from every catalogue template to be one the catalogue answers? `names` are
     the product words masked before matching."""
+    from csagent import runtime
     from csagent.nlp.embeddings import get_embedder
     from csagent.tools.cypher_catalogue import CATALOGUE_QUESTION_MIN_SCORE, english_query, matcher_for
 
-    score = matcher_for(get_embedder()).catalogue_score(english_query(text), entities=names)
+    matcher = matcher_for(get_embedder(), matchers=runtime.template_matchers())
+    score = matcher.catalogue_score(english_query(text), entities=names)
     return score < CATALOGUE_QUESTION_MIN_SCORE
 
 

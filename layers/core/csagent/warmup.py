@@ -47,6 +47,7 @@ def warm_fixed_texts() -> None:
     purchase and product question: `nlp.text_models`), from the arrays `fixed_vectors.build`
     ships; the questions asked of the documents (`knowledge.asked`, for the knowledge tool run
     in-process). The build runs this to write those arrays."""
+    from csagent import runtime
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
     from csagent.knowledge.asked import asked_questions
@@ -65,7 +66,7 @@ def warm_fixed_texts() -> None:
     get_intent_classifier().warm_up()
     get_screen().references()
     get_scope_checker().warm_up()
-    matcher_for(embedder).warm_up()
+    matcher_for(embedder, matchers=runtime.template_matchers()).warm_up()
     spelling.warm_up()
     for reader in (get_consent_reader, get_reason_reader, get_staff_reader, get_purchase_question_reader,
                    get_product_question_reader):
@@ -95,7 +96,7 @@ def warm_tool(prepare: Callable[[], None] | None = None) -> None:
 
     embedder = get_embedder()
     embedder.load()
-    matcher_for(embedder).warm_up()
+    matcher_for(embedder, matchers=runtime.template_matchers()).warm_up()
     runtime.graph_store()
     if prepare is not None:
         prepare()

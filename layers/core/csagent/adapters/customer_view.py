@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any
 
-from csagent.adapters.product_catalogue import catalogue_generation
+from csagent.adapters.product_catalogue import CatalogueGeneration
 from csagent.domain.errors import StoreError
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.ports import GraphStore
@@ -101,18 +101,21 @@ class CustomerViews:
 
 
 class CatalogueVariants:
-    """The catalogue's variants by product id, read with one query and kept for `ttl_s`."""
+    """The catalogue's variants by product id, read with one query and kept for `ttl_s` (or until
+    `generation`, shared with the product names' cache, moves on)."""
 
-    def __init__(self, graph: GraphStore, ttl_s: float = 60.0) -> None:
+    def __init__(self, graph: GraphStore, ttl_s: float = 60.0,
+                 generation: CatalogueGeneration | None = None) -> None:
         self._graph = graph
         self._ttl = ttl_s
+        self._catalogue = generation or CatalogueGeneration()
         self._lock = threading.Lock()
         self._loaded_at = float("-inf")
         self._generation = -1
         self._variants: dict[str, tuple[Variant, ...]] = {}
 
     def __call__(self) -> dict[str, tuple[Variant, ...]]:
-        now, generation = time.monotonic(), catalogue_generation()
+        now, generation = time.monotonic(), self._catalogue.value
         with self._lock:
             if now - self._loaded_at < self._ttl and self._generation == generation:
                 return self._variants

@@ -112,7 +112,8 @@ class Neo4jGraph:
         return self._run("WRITE", cypher, params, timeout_s, None)
 
     def explain(self, cypher: str, *, timeout_s: float | None = None) -> dict[str, Any]:
-        """Plan a query without running it (READ transaction): its query type and notifications."""
+        """Plan a query without running it (READ transaction): its query type, notifications and
+        plan (`ResultSummary.plan`: the operator tree Text2Cypher's checks read)."""
         from neo4j import unit_of_work
 
         @unit_of_work(timeout=timeout_s or self._timeout)
@@ -129,7 +130,8 @@ class Neo4jGraph:
         return {"query_type": summary.query_type,
                 "notifications": [{"code": str(s.gql_status), "description": str(s.status_description),
                                    "classification": str(s.raw_classification or "")}
-                                  for s in summary.gql_status_objects if s.is_notification]}
+                                  for s in summary.gql_status_objects if s.is_notification],
+                "plan": summary.plan}
 
     def ping(self) -> bool:
         try:

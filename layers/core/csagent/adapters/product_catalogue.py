@@ -2,8 +2,9 @@
 
 Read with one query and kept for `ttl_s`: products change rarely, and a stale minute only
 means a new product is recognised a little later. A catalogue change made in this process
-(`csagent.knowledge.catalogue`) calls `catalogue_changed()`, which makes every cache of the
-catalogue here and in `customer_view` reload on its next use.
+(`csagent.knowledge.catalogue`) calls `CatalogueGeneration.changed` of the generation the
+composition root shares between this cache and `customer_view.CatalogueVariants`
+(`csagent.runtime.catalogue_generation`), which makes both reload on their next use.
 """
 
 from __future__ import annotations
@@ -19,16 +20,23 @@ from csagent.ports import GraphStore
 
 logger = logging.getLogger(__name__)
 
-_generation = [0]
+class CatalogueGeneration:
+    """A count of the catalogue changes made in this process: a cache that read the catalogue
+    at one value reloads once it has moved on. Built by the composition root and shared by the
+    caches of one store; a cache built without one only expires by its TTL."""
 
+    def __init__(self) -> None:
+        self._value = 0
+        self._lock = threading.Lock()
 
-def catalogue_changed() -> None:
-    """Drop this process's catalogue caches (they reload on next use)."""
-    _generation[0] += 1
+    def changed(self) -> None:
+        """Drop the catalogue caches sharing this generation (they reload on next use)."""
+        with self._lock:
+            self._value += 1
 
-
-def catalogue_generation() -> int:
-    return _generation[0]
+    @property
+    def value(self) -> int:
+        return self._value
 
 
 _CYPHER = (
@@ -40,9 +48,11 @@ _CYPHER = (
 
 
 class ProductCatalogue:
-    def __init__(self, graph: GraphStore, ttl_s: float = 120.0) -> None:
+    def __init__(self, graph: GraphStore, ttl_s: float = 120.0,
+                 generation: CatalogueGeneration | None = None) -> None:
         self._graph = graph
         self._ttl = ttl_s
+        self._catalogue = generation or CatalogueGeneration()
         self._lock = threading.Lock()
         self._loaded_at = float("-inf")
         self._generation = -1
@@ -51,7 +61,7 @@ class ProductCatalogue:
     def __call__(self) -> list[dict[str, Any]]:
         """[{product_id, name, options: {key: [values]}, category}]; empty (never raising) if
         unreachable."""
-        now, generation = time.monotonic(), catalogue_generation()
+        now, generation = time.monotonic(), self._catalogue.value
         with self._lock:
             if now - self._loaded_at < self._ttl and self._generation == generation:
                 return self._products

@@ -5,28 +5,34 @@
     WhatsApp   POST {whatsapp_api_base}/<phone_number_id>/messages  Bearer access token,
                {messaging_product: "whatsapp", to, type: "text", text: {body}}
 
-429 and 5xx answers and network errors are retried with exponential backoff and jitter (a
-`Retry-After` the platform sends is honoured; one longer than the backoff cap ends the attempts,
-leaving the retry to the queue). Other failures (a 4xx, Slack's `{"ok": false}`) are final.
-The result is data (`Delivery`), never an exception; the worker decides what a failure means.
-Only the standard library is used (no HTTP client in the layer), and URLs are never logged: the
-Telegram one carries the bot token.
+429 and 5xx answers and network errors are retried by tenacity with exponential backoff and
+full jitter (`wait_random_exponential`: a wait drawn between 0 and the doubling cap); a
+`Retry-After` the platform sends is honoured, and one longer than the backoff cap ends the
+attempts, leaving the retry to the queue. Other failures (a 4xx, Slack's `{"ok": false}`) are
+final. The result is data (`Delivery`), never an exception; the worker decides what a failure
+means. The requests go out through httpx (one pooled client per sender). httpx and tenacity are
+imported on the first send, not at import. URLs are never logged: the Telegram one carries the
+bot token.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import random
+import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from csagent.messaging.config import OutboundTokens
 from csagent.messaging.models import Platform
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import httpx
+    from tenacity import RetryCallState
 
 logger = logging.getLogger(__name__)
 
@@ -47,17 +53,32 @@ class Transport(Protocol):
         ...
 
 
-class UrllibTransport:
-    """`Transport` on urllib (stdlib)."""
+class HttpxTransport:
+    """`Transport` on one pooled httpx client (built on the first POST): a timeout becomes
+    `TimeoutError` and any other network failure `ConnectionError`, both `OSError`s."""
+
+    def __init__(self) -> None:
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def _http(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                import httpx
+
+                self._client = httpx.Client(follow_redirects=False)
+            return self._client
 
     def post(self, url: str, headers: Mapping[str, str], body: bytes, timeout_s: float) -> HttpAnswer:
-        request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+        import httpx
+
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                return HttpAnswer(response.status, dict(response.headers.items()), response.read())
-        except urllib.error.HTTPError as error:
-            with error:
-                return HttpAnswer(error.code, dict(error.headers.items()), error.read())
+            response = self._http().post(url, headers=dict(headers), content=body, timeout=timeout_s)
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(type(exc).__name__) from exc
+        except httpx.TransportError as exc:
+            raise ConnectionError(type(exc).__name__) from exc
+        return HttpAnswer(response.status_code, dict(response.headers.items()), response.content)
 
 
 @dataclass(frozen=True)
@@ -118,24 +139,35 @@ class OutboundSender:
                  jitter: Callable[[], float] = random.random) -> None:
         self._config = config
         self._tokens = tokens  # called per send: rotated tokens apply without a restart
-        self._transport = transport or UrllibTransport()
+        self._transport = transport or HttpxTransport()
         self._sleep = sleep
         self._jitter = jitter
 
     def send(self, platform: Platform, chat_id: str, text: str) -> Delivery:
+        from tenacity import Retrying, retry_if_result
+
         post = self._request(platform, chat_id, text)
         if post is None:
             return Delivery(ok=False, attempts=0, error=f"{platform.value} outbound is not configured")
         body = json.dumps(post.payload).encode("utf-8")
         headers = {"Content-Type": "application/json; charset=utf-8", **post.headers}
-        delivery = Delivery(ok=False, attempts=0)
-        for attempt in range(1, self._config.max_attempts + 1):
-            delivery, wait = self._attempt(platform, post.url, headers, body, attempt)
-            if delivery.ok or not delivery.retryable or attempt == self._config.max_attempts:
-                break
-            if wait is None or wait > self._config.max_backoff_s:
-                break  # the platform asks for a longer pause than we hold a worker for: the queue retries
-            self._sleep(wait)
+        config, attempts = self._config, itertools.count(1)
+
+        def stop(state: RetryCallState) -> bool:
+            """After max_attempts, or when the platform asks for a longer pause than we hold a
+            worker for (the queue retries)."""
+            retry_after = state.outcome.result()[1] if state.outcome is not None else None
+            return state.attempt_number >= config.max_attempts or (
+                retry_after is not None and retry_after > config.max_backoff_s)
+
+        retrying = Retrying(
+            stop=stop,
+            wait=_Wait(config, self._jitter),
+            retry=retry_if_result(lambda outcome: not outcome[0].ok and outcome[0].retryable),
+            sleep=self._sleep,
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None)
+        outcome = retrying(lambda: self._attempt(platform, post.url, headers, body, next(attempts)))
+        delivery: Delivery = outcome[0]
         if not delivery.ok:
             logger.warning("%s send failed after %d attempt(s): %s", platform.value, delivery.attempts,
                            delivery.error)
@@ -154,17 +186,14 @@ class OutboundSender:
 
     def _attempt(self, platform: Platform, url: str, headers: Mapping[str, str], body: bytes,
                  attempt: int) -> tuple[Delivery, float | None]:
-        """One POST: the delivery so far and how long to wait before the next attempt."""
-        backoff = min(self._config.max_backoff_s, self._config.backoff_s * 2 ** (attempt - 1))
-        backoff *= 0.5 + self._jitter() / 2  # "equal jitter": spreads retries of many workers
+        """One POST: the delivery so far and the wait the platform asked for (`Retry-After`)."""
         try:
             answer = self._transport.post(url, headers, body, self._config.timeout_s)
         except OSError as exc:  # connection refused, DNS, timeout
-            return Delivery(ok=False, attempts=attempt, retryable=True, error=type(exc).__name__), backoff
+            return Delivery(ok=False, attempts=attempt, retryable=True, error=type(exc).__name__), None
         if answer.status == 429 or answer.status >= 500:
-            wait = _retry_after(answer.headers)
             return (Delivery(ok=False, attempts=attempt, status=answer.status, retryable=True,
-                             error=f"HTTP {answer.status}"), backoff if wait is None else wait)
+                             error=f"HTTP {answer.status}"), _retry_after(answer.headers))
         if answer.status >= 300:
             final = Delivery(ok=False, attempts=attempt, status=answer.status, error=f"HTTP {answer.status}")
             return final, None
@@ -173,6 +202,28 @@ class OutboundSender:
             if error is not None:
                 return Delivery(ok=False, attempts=attempt, status=answer.status, error=error), None
         return Delivery(ok=True, attempts=attempt, status=answer.status), None
+
+
+class _Wait:
+    """The wait before the next attempt: what the platform asked for (`Retry-After`), else
+    tenacity's full jitter (`wait_random_exponential`: a wait between 0 and backoff_s doubling per
+    attempt, capped at max_backoff_s)."""
+
+    def __init__(self, config: OutboundConfig, draw: Callable[[], float]) -> None:
+        from tenacity import wait_random_exponential
+
+        class FullJitter(wait_random_exponential):
+            """`wait_random_exponential` with its uniform draw in [0, 1] injectable (tests)."""
+
+            def __call__(self, state: RetryCallState) -> float:
+                cap = super(wait_random_exponential, self).__call__(state)  # the exponential cap
+                return float(cap) * draw()
+
+        self._backoff = FullJitter(multiplier=config.backoff_s, max=config.max_backoff_s)
+
+    def __call__(self, state: RetryCallState) -> float:
+        retry_after = state.outcome.result()[1] if state.outcome is not None else None
+        return float(retry_after) if retry_after is not None else self._backoff(state)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

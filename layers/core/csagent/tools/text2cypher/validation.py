@@ -6,28 +6,38 @@ Checks, in the order `QueryValidator.validate` runs them (each becomes a recorde
    SET, DELETE, REMOVE, DETACH, DROP, FOREACH, LOAD CSV, CALL ... IN TRANSACTIONS, admin
    commands), no procedure but the allowed fulltext search, no namespaced function outside a
    small pure allowlist (APOC writes, `dbms.*`, `db.create*` ...). Runs on the query with string
-   literals and comments masked, so `p.name = 'Dumbbell Set'` is not a SET.
+   literals and comments masked, so `p.name = 'Dumbbell Set'` is not a SET. Hand-written because
+   a query refused here is never sent to the database, not even to be planned.
 2. **explain** - `EXPLAIN` on Neo4j: syntax and semantic errors (undefined variables, type
-   errors). Skipped when the keyword scan refused a write, a `$parameter`, a second statement or
-   an EXPLAIN/PROFILE prefix: such a query is never sent to the database, not even to be planned.
-3. **read_only** - the query type of the EXPLAIN summary must be "r". Note `LOAD CSV` plans as
-   "r", which is why the keyword scan exists; execution happens in a READ transaction as well.
-4. **schema** (static, plus EXPLAIN's "unknown label/property" notifications) - labels,
-   relationship types AND directions, properties, against `schema.CATALOGUE_SCHEMA`;
-   customer-side labels/types are refused as outside the schema; a node with neither a label
-   nor a typed relationship is refused (it could match a customer).
+   errors), the query type and the plan. Skipped when the keyword scan refused a write, a
+   `$parameter`, a second statement or an EXPLAIN/PROFILE prefix.
+3. **read_only** - the query type of the EXPLAIN summary must be "r", and the plan must hold no
+   write operator (`plan.WRITE_OPERATORS`: a `Create` under a `CALL { }` subquery, `LoadCSV`,
+   which plans as "r", `Foreach` ...). Execution happens in a READ transaction as well.
+4. **schema** - labels, relationship types AND directions, properties, against
+   `schema.CATALOGUE_SCHEMA`; customer-side labels/types are refused as outside the schema; a
+   node with neither a label nor a typed relationship is refused (it could match a customer).
+   When the database planned the query, what the plan reads decides too (`plan_errors`: every
+   label scanned or filtered on, every relationship type expanded and its direction between
+   labelled variables, full node scans, untyped expansions, procedure calls), together with
+   EXPLAIN's "unknown label/type/property" notifications. The static pattern check still runs:
+   it is what `validate_statically` has with no database (the example bank, tests), it points
+   at the pattern as written (the planner may turn `(v)-[:T]->(p)` into `(p)<-[:T]-(v)`), and
+   it checks property keys per label, which the plan does not attribute. Errors it already
+   reported are not repeated from the plan, so the plan only adds refusals.
 5. **values** - a string literal compared with `=`, `IN`, `CONTAINS`, `STARTS WITH`, `ENDS WITH`
    against a property must occur in the graph (looked up case-insensitively); the hint lists
    close stored values. A literal that exists only in another letter case fails when the
-   comparison is case-sensitive, because the query would silently return nothing.
+   comparison is case-sensitive, because the query would silently return nothing. Read from the
+   masked text: the planner replaces literals with `$autostring_n` parameters.
 
-Every failure is a typed `Text2CypherError` subclass, kept as data (instances are collected,
-never raised across the tool boundary); its message and hint go back to the model verbatim.
+Every failure is a typed `Text2CypherError` subclass (`errors`), kept as data (instances are
+collected, never raised across the tool boundary); its message and hint go back to the model
+verbatim.
 
-The parser is deliberately a set of careful regular expressions over the masked query, not a
-Cypher grammar: patterns it cannot read in a MATCH clause are refused, so gaps fail closed.
+The static parser is deliberately a set of careful regular expressions over the masked query,
+not a Cypher grammar: patterns it cannot read in a MATCH clause are refused, so gaps fail closed.
 """
-
 from __future__ import annotations
 
 import difflib
@@ -36,12 +46,31 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from csagent.caching import TTLCache
-from csagent.domain.errors import StoreError
-from csagent.domain.models import ErrorType
 from csagent.tools.caches import HINT_VALUES_TTL_S
+from csagent.tools.text2cypher.errors import (
+    ExecutionFailed,
+    ModelError,
+    OutsideSchema,
+    ParameterNotAllowed,
+    QuestionOutOfScope,
+    Refused,
+    SchemaViolation,
+    StoreUnavailable,
+    SyntaxInvalid,
+    Text2CypherError,
+    Timeout,
+    UnknownLabel,
+    UnknownProperty,
+    UnknownRelationship,
+    UnknownValue,
+    WriteAttempt,
+    WrongDirection,
+    classify_store_error,
+)
+from csagent.tools.text2cypher.plan import PlanFacts, read_plan
 from csagent.tools.text2cypher.schema import CATALOGUE_SCHEMA, AllowedSchema, PropertySpec
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -51,175 +80,12 @@ logger = logging.getLogger(__name__)
 
 Verdict = Literal["pass", "fail", "skip"]
 
-
-# ---------------------------------------------------------------------------------------------
-# Typed errors
-# ---------------------------------------------------------------------------------------------
-class Text2CypherError(Exception):
-    """A reason a generated query cannot be used. Collected as data; `hint` goes to the model.
-
-    Class attributes say how the tool reports it (`error_type`, `retryable`) and whether a
-    correction round can fix it (`correctable`: model-made query errors can, outages cannot).
-    """
-
-    code: ClassVar[str] = "text2cypher_error"
-    error_type: ClassVar[ErrorType] = ErrorType.UNKNOWN
-    retryable: ClassVar[bool] = False
-    correctable: ClassVar[bool] = True
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-    def as_hint(self) -> str:
-        """One line for the correction prompt."""
-        return f"[{self.code}] {self.message}" + (f" Hint: {self.hint}" if self.hint else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.message!r})"
-
-
-class SyntaxInvalid(Text2CypherError):
-    """Neo4j cannot parse or plan the query (or it is not exactly one plain statement)."""
-
-    code = "syntax_invalid"
-    error_type = ErrorType.PARSE_ERROR
-
-
-class ParameterNotAllowed(SyntaxInvalid):
-    """The query uses `$parameters`; generated queries carry their values as literals."""
-
-    code = "parameter_not_allowed"
-
-
-class Refused(Text2CypherError):
-    """A safety refusal: the query would write or leave the catalogue part of the graph."""
-
-    code = "refused"
-    error_type = ErrorType.PERMISSION_DENIED
-
-
-class WriteAttempt(Refused):
-    code = "write_attempt"
-
-
-class OutsideSchema(Refused):
-    """Customer-side data, other databases, procedures or unlabelled nodes."""
-
-    code = "outside_schema"
-
-
-class SchemaViolation(Text2CypherError):
-    code = "schema_violation"
-    error_type = ErrorType.VALIDATION
-
-
-class UnknownLabel(SchemaViolation):
-    code = "unknown_label"
-
-
-class UnknownRelationship(SchemaViolation):
-    """An unknown relationship type, or one between labels it does not connect."""
-
-    code = "unknown_relationship"
-
-
-class WrongDirection(SchemaViolation):
-    code = "wrong_direction"
-
-
-class UnknownProperty(SchemaViolation):
-    code = "unknown_property"
-
-
-class UnknownValue(Text2CypherError):
-    code = "unknown_value"
-    error_type = ErrorType.VALIDATION
-
-
-class ExecutionFailed(Text2CypherError):
-    """The validated query failed while running (a runtime error in the query itself)."""
-
-    code = "execution_failed"
-    error_type = ErrorType.VALIDATION
-
-
-class Timeout(Text2CypherError):
-    code = "timeout"
-    error_type = ErrorType.TIMEOUT
-    retryable = True
-    correctable = False
-
-
-class StoreUnavailable(Text2CypherError):
-    code = "store_unavailable"
-    error_type = ErrorType.TRANSIENT
-    retryable = True
-    correctable = False
-
-
-class ModelError(Text2CypherError):
-    """The chat model failed or returned no query."""
-
-    code = "model_error"
-    error_type = ErrorType.TRANSIENT
-    retryable = True
-    correctable = False
-
-
-class QuestionOutOfScope(Text2CypherError):
-    """The model said the question cannot be answered from the catalogue part of the graph."""
-
-    code = "question_out_of_scope"
-    error_type = ErrorType.LOW_CONFIDENCE
-    correctable = False
-
-
-def classify_store_error(exc: BaseException, *, during: str) -> Text2CypherError:
-    """A typed error for an exception raised by the graph store (`during`: what was running).
-
-    Timeouts and unavailability come classified from the store's adapter (`StoreError`); what
-    only Text2Cypher cares about - which client error the server sent for a generated query - is
-    read from the server's code and message the adapter keeps on the error."""
-    if isinstance(exc, StoreError) and exc.error_type is ErrorType.TIMEOUT:
-        return Timeout(f"The {during} did not finish within its time limit.")
-    if isinstance(exc, StoreError) and exc.error_type is ErrorType.TRANSIENT:
-        return StoreUnavailable(f"The store database was unavailable during the {during}.")
-    code = exc.code if isinstance(exc, StoreError) else ""
-    text = (exc.detail if isinstance(exc, StoreError) else str(exc)).strip()
-    first_line = text.splitlines()[0] if text else type(exc).__name__
-    if code.endswith("AccessMode") or "read access mode" in text:
-        return WriteAttempt("The database refused the query in a READ transaction: it writes.")
-    if code.endswith("ParameterMissing"):
-        return ParameterNotAllowed(f"The query uses parameters: {first_line}",
-                                   hint="write the values into the query as literals")
-    if code.startswith("Neo.ClientError.Statement") and during == "EXPLAIN":
-        return SyntaxInvalid(_neo4j_message(text))
-    if code.startswith("Neo.ClientError"):
-        return ExecutionFailed(f"The query failed while running: {_neo4j_message(text)}")
-    return ExecutionFailed(f"The {during} failed unexpectedly ({type(exc).__name__}).")
-
-
-def _neo4j_message(text: str) -> str:
-    """Neo4j's message with the position given as the text it points at ("near 'RETURN p'").
-
-    Neo4j echoes the query line and puts a caret under the error; line/column numbers would be
-    off by the EXPLAIN prefix, the snippet is not.
-    """
-    lines = text.splitlines()
-    message_lines = [line for line in lines if line.strip() and not line.lstrip().startswith(("\"", "^"))]
-    message = re.sub(r"\s*\(line \d+, column \d+ \(offset: \d+\)\)", "", " ".join(message_lines) or text)
-    for echoed, caret in zip(lines, lines[1:], strict=False):
-        if echoed.startswith("\"") and caret.strip() == "^":
-            near = echoed[caret.index("^"):].rstrip("\"").strip()[:40]
-            if near:
-                message += f" (near '{near}')"
-            break
-    return message[:400]
+#: The typed errors, defined in `errors` and importable from here as before.
+__all__ = ["ExecutionFailed", "ModelError", "OutsideSchema", "ParameterNotAllowed", "QueryValidator",
+           "QuestionOutOfScope", "Refused", "SchemaViolation", "StoreUnavailable", "SyntaxInvalid",
+           "Text2CypherError", "Timeout", "UnknownLabel", "UnknownProperty", "UnknownRelationship",
+           "UnknownValue", "ValidationReport", "WriteAttempt", "WrongDirection", "classify_store_error",
+           "mask_cypher", "plan_errors", "plan_write_errors", "scan_keywords", "validate_statically"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -842,18 +708,21 @@ def _dedupe(errors: Sequence[Text2CypherError]) -> list[Text2CypherError]:
 # ---------------------------------------------------------------------------------------------
 class CypherExplainer(Protocol):
     """EXPLAIN a query without running it: `{"query_type": "r"|"w"|"rw"|"s", "notifications":
-    [{"code", "description", "classification"}]}`. Raises what the database raises."""
+    [{"code", "description", "classification"}], "plan": {...} | None}` (the plan is optional:
+    without it only the static checks and the query type decide). Raises what the database raises."""
 
     def explain(self, cypher: str, *, timeout_s: float | None = None) -> Mapping[str, Any]:
         ...
 
 
 def summary_to_dict(summary: Any) -> dict[str, Any]:
-    """The parts of a neo4j `ResultSummary` the validator reads."""
+    """The parts of a neo4j `ResultSummary` the validator reads: the query type, the
+    notifications and the plan (`ResultSummary.plan`, a dict tree; None when absent)."""
     notifications = [{"code": str(status.gql_status), "description": str(status.status_description),
                       "classification": str(getattr(status, "raw_classification", "") or "")}
                      for status in getattr(summary, "gql_status_objects", ()) if status.is_notification]
-    return {"query_type": summary.query_type, "notifications": notifications}
+    return {"query_type": summary.query_type, "notifications": notifications,
+            "plan": getattr(summary, "plan", None)}
 
 
 class DriverExplainer:
@@ -909,6 +778,75 @@ def notification_errors(notifications: Iterable[Mapping[str, Any]],
             if not any(name in e.message for e in known):
                 errors.append(kind(f"Neo4j reports that the {what} {name} does not exist in the store."))
     return errors
+
+
+def plan_errors(facts: PlanFacts, schema: AllowedSchema,
+                known: Sequence[Text2CypherError]) -> list[Text2CypherError]:
+    """What the EXPLAIN plan shows outside `schema` (see `plan`) that the static check did not
+    already report: labels and relationship types the plan reads, directions of its expansions
+    between labelled variables, nodes scanned with no label, untyped expansions, procedures."""
+
+    def reported(kind: type[Text2CypherError], name: str) -> bool:
+        return any(isinstance(e, kind) and name in e.message for e in known)
+
+    errors: list[Text2CypherError] = []
+    for label in sorted(facts.all_labels):
+        if schema.is_forbidden_label(label) or schema.is_forbidden_relationship(label):
+            if not reported(OutsideSchema, label):
+                errors.append(_outside(label))
+        elif label not in schema.labels and not reported(SchemaViolation, label):
+            errors.append(UnknownLabel(f"There is no label {label}.",
+                                       hint=_suggest(label, schema.labels, "labels")))
+    for rel_type in sorted(facts.relationship_types):
+        if schema.is_forbidden_relationship(rel_type) or schema.is_forbidden_label(rel_type):
+            if not reported(OutsideSchema, rel_type):
+                errors.append(_outside(rel_type))
+        elif rel_type not in schema.relationship_types and not reported(SchemaViolation, rel_type):
+            errors.append(UnknownRelationship(
+                f"There is no relationship type {rel_type}.",
+                hint=_suggest(rel_type, schema.relationship_types, "relationship types")))
+    for step in facts.expansions:
+        if not step.types and not reported(OutsideSchema, "has no type"):
+            errors.append(OutsideSchema("The plan expands a relationship with no type, so it could reach "
+                                        "customer data.", hint="name the type, e.g. -[:HAS_VARIANT]->"))
+        if not step.directed or not step.types:
+            continue
+        start = facts.labels.get(step.start, set()) & set(schema.labels)
+        end = facts.labels.get(step.end, set()) & set(schema.labels)
+        for rel_type in step.types:
+            specs = schema.relationships_of(rel_type)
+
+            def fits(src: set[str], dst: set[str], specs: tuple[Any, ...] = specs) -> bool:
+                return any((not src or s.start in src) and (not dst or s.end in dst) for s in specs)
+
+            if not specs or not (start or end) or fits(start, end):
+                continue
+            if reported(WrongDirection, rel_type) or reported(UnknownRelationship, rel_type):
+                continue
+            shown = " or ".join(s.pattern for s in specs)
+            written = f"({_fmt(start)})-[:{rel_type}]->({_fmt(end)})"
+            if fits(end, start):
+                errors.append(WrongDirection(f"Neo4j plans {written}, the wrong way: {rel_type} is stored "
+                                             f"as {shown}.", hint=f"write {shown}"))
+            else:
+                errors.append(UnknownRelationship(f"Neo4j plans {written}, which does not exist: {rel_type} "
+                                                  f"connects only {shown}.", hint=f"use {shown}"))
+    if facts.unlabelled_scans and not reported(OutsideSchema, "no label"):
+        errors.append(OutsideSchema(f"Neo4j scans every node for ({facts.unlabelled_scans[0]}): it has no "
+                                    "label and no typed relationship, so it could match customer data.",
+                                    hint="give every node a label, e.g. (p:Product)"))
+    for name in facts.procedures:
+        if name.lower() not in ALLOWED_PROCEDURES and not reported(Text2CypherError, name):
+            errors.append(OutsideSchema(f"The procedure {name} is not allowed.",
+                                        hint="the only procedure available is db.index.fulltext.queryNodes"))
+    return _dedupe(errors)
+
+
+def plan_write_errors(facts: PlanFacts) -> list[Text2CypherError]:
+    """A write anywhere in the plan (a `CALL { }` subquery, a `FOREACH`, `LOAD CSV`) by its operator."""
+    return [WriteAttempt(f"Neo4j plans a {name} operator: the query changes the database.",
+                         hint="answer with MATCH ... RETURN only")
+            for name in dict.fromkeys(facts.writes)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1198,16 +1136,22 @@ class QueryValidator:
 
         summary, explain_step = self._explain(cypher, never_send)
         report.steps.append(explain_step)
-        report.steps.append(self._read_only(summary, explain_step))
+        plan = summary.get("plan") if summary is not None else None
+        facts = read_plan(plan) if isinstance(plan, Mapping) else None
+        report.steps.append(self._read_only(summary, explain_step, facts))
 
         started = time.perf_counter()
         parsed = parse_patterns(masked)
         schema_errors, bindings = self.schema_checker.check(masked, parsed)
         if summary is not None:
             schema_errors += notification_errors(summary.get("notifications") or (), schema_errors)
+        if facts is not None:
+            schema_errors += plan_errors(facts, self.schema_checker.schema, schema_errors)
         report.steps.append(_step("schema", schema_errors, started,
                                   f"{len(parsed.nodes)} node and {len(parsed.rels)} relationship patterns "
-                                  "within the catalogue schema"))
+                                  "within the catalogue schema"
+                                  + (f"; the plan reads {', '.join(sorted(facts.all_labels)) or 'no label'}"
+                                     if facts is not None else "")))
 
         started = time.perf_counter()
         if explain_step.verdict != "pass" or schema_errors:
@@ -1238,16 +1182,22 @@ class QueryValidator:
         return summary, _step("explain", [], started, detail)
 
     @staticmethod
-    def _read_only(summary: Mapping[str, Any] | None, explain_step: StepRecord) -> StepRecord:
+    def _read_only(summary: Mapping[str, Any] | None, explain_step: StepRecord,
+                   facts: PlanFacts | None) -> StepRecord:
         if summary is None:
             reason = "refused by the keyword scan" if explain_step.verdict == "skip" else "EXPLAIN failed"
             return StepRecord("read_only", "skip", f"no query type: {reason}")
         query_type = summary.get("query_type")
-        if query_type == "r":
-            return StepRecord("read_only", "pass", "query type 'r' (read only); runs in a READ transaction")
-        error = WriteAttempt(f"Neo4j plans this query as type {query_type!r}, not read-only ('r').",
-                             hint="answer with MATCH ... RETURN only")
-        return StepRecord("read_only", "fail", error.message, 0.0, [error])
+        errors = plan_write_errors(facts) if facts is not None else []
+        if query_type != "r":
+            errors.insert(0, WriteAttempt(
+                f"Neo4j plans this query as type {query_type!r}, not read-only ('r').",
+                hint="answer with MATCH ... RETURN only"))
+        if not errors:
+            return StepRecord("read_only", "pass", "query type 'r' (read only)"
+                              + (", no write operator in the plan" if facts is not None else "")
+                              + "; runs in a READ transaction")
+        return StepRecord("read_only", "fail", "; ".join(e.message for e in errors), 0.0, errors)
 
 
 def validate_statically(cypher: str, schema: AllowedSchema = CATALOGUE_SCHEMA) -> list[Text2CypherError]:

@@ -240,6 +240,7 @@ export const STATUS_LABELS = {
   awaiting_confirmation: "Waiting for your yes",
   awaiting_approval: "Waiting for approval",
   handed_off: "With a person",
+  handoff_closed: "Closed by our team",
   refused: "Not something we can help with",
   active: "Open",
 };

@@ -8,9 +8,11 @@ The customer's page is at phone width; the agent's console is a separate browser
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -61,19 +63,26 @@ def in_queue(agent: Any, selector: str) -> Any:
     return item.first
 
 
-def open_handoffs(moto_endpoint: str, count: int) -> tuple[Any, list[str]]:
-    """`count` customers asking for a person, opened the way a turn opens them (the service, its
-    session lease and tables); the store and the new handoffs' ids, oldest first."""
+def sessions_store(moto_endpoint: str) -> tuple[Any, Any, Any]:
+    """The sessions table as the server uses it (`DynamoDBSessions`), the template's resources and
+    the AWS clients on moto."""
     from csagent.adapters.sessions_dynamodb import DynamoDBSessions
-    from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
-    from csagent.handoff.service import HandoffService
-    from csagent.handoff.triggers import evaluate, signals_from_state
     from devstack.aws import clients, provision
 
     resources = provision(moto_endpoint)
     aws = clients(moto_endpoint, resources.region)
+    return DynamoDBSessions(aws.dynamodb, resources.table("SessionsTable").table_name), resources, aws
+
+
+def open_handoffs(moto_endpoint: str, count: int) -> tuple[Any, list[str]]:
+    """`count` customers asking for a person, opened the way a turn opens them (the service, its
+    session lease and tables); the store and the new handoffs' ids, oldest first."""
+    from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
+    from csagent.handoff.service import HandoffService
+    from csagent.handoff.triggers import evaluate, signals_from_state
+
+    sessions, resources, aws = sessions_store(moto_endpoint)
     sessions_table = resources.table("SessionsTable").table_name
-    sessions = DynamoDBSessions(aws.dynamodb, sessions_table)
     store = DynamoDBHandoffs(aws.dynamodb, resources.table("HandoffsTable").table_name, sessions_table)
     queue_url = aws.sqs.get_queue_url(QueueName="csagent-local-handoffs")["QueueUrl"]
     service = HandoffService(store, SqsHandoffPublisher(aws.sqs, queue_url))
@@ -238,6 +247,97 @@ def test_a_handoff_is_claimed_and_answered_and_the_customer_reads_the_reply(
     customer.get_by_text("Our team has closed this conversation.").wait_for()
     shots(customer, "closed")
     assert customer.js_errors == [] and agent.js_errors == []
+
+
+def test_when_an_agent_closes_the_handoff_the_customer_page_says_so_and_stops_polling(
+        customer_page, web_base, shots):
+    page = customer_page
+    session = sign_in(page, JAMES)
+    polls: list[float] = []
+    page.on("request", lambda r: polls.append(time.monotonic())
+            if r.method == "GET" and r.url.endswith(f"/v1/sessions/{session}") else None)
+
+    # Given James is with a person, and his open page polls the conversation
+    handed = say(page, "I want to talk to a human agent please")
+    assert status_of(handed) == "handed_off"
+    assert handed.locator(".badge").inner_text() == "With a person"
+    page.locator("#progress", has_text="Waiting for a person").wait_for()
+
+    # When an agent claims the handoff and closes it (the console's calls, over the API)
+    customer = {"Authorization": f"Bearer dev:{JAMES}"}
+    handoff = httpx.get(f"{web_base}/v1/sessions/{session}", headers=customer, timeout=30).json()["handoff"]
+    agent = {"Authorization": "Bearer dev-agent:maria"}
+    for step in ("claim", "close"):
+        done = httpx.post(f"{web_base}/v1/agent/handoffs/{handoff['handoff_id']}/{step}",
+                          headers=agent, timeout=30)
+        assert done.status_code == 200, done.text
+
+    # Then his page, at its next poll, no longer says he is with a person
+    badge = page.locator("li.msg.assistant").last.locator(".badge")
+    page.locator("li.msg.assistant .badge[data-status=handoff_closed]").wait_for(timeout=10_000)
+    assert badge.inner_text() == "Closed by our team"
+    assert "Our team has closed this conversation." in page.locator("#progress").inner_text()
+    shots(page, "closed")
+    # And it stops polling: no request in the next two and a half poll periods
+    seen = len(polls)
+    page.wait_for_timeout(7_500)
+    assert len(polls) == seen, f"{len(polls) - seen} polls after the handoff was closed"
+
+    # And after a reload: the same truthful badge, one read of the session and no polling
+    page.reload()
+    page.locator("li.msg.assistant .badge[data-status=handoff_closed]").wait_for()
+    seen = len(polls)
+    page.wait_for_timeout(7_500)
+    assert len(polls) == seen, f"{len(polls) - seen} polls after reloading a closed handoff"
+    assert page.js_errors == []
+
+
+def test_a_message_sent_while_the_last_is_still_being_answered_is_refused_kept_and_sent_again(
+        customer_page, moto_endpoint, shots):
+    page = customer_page
+    session = sign_in(page, JAMES)
+    refused: list[int] = []
+    page.on("response", lambda r: refused.append(r.status) if ":stream" in r.url and not r.ok else None)
+
+    # Given a message of this conversation still being answered (sent from James's other tab): the
+    # server holds the session's turn lease, taken as a running turn takes it. (A turn of the local
+    # tier ends in well under a second, too soon for a second page to catch it reliably; the
+    # lease is what the server checks, so the 409 below is the server's own.)
+    sessions, _, _ = sessions_store(moto_endpoint)
+    lease = sessions.begin_turn(session, JAMES, None)
+
+    # When James sends a message from this page
+    text = "where is my order #W4435622?"
+    box = page.get_by_label("Your message")
+    box.fill(text)
+    box.press("Enter")
+
+    # Then the server refused it with 409, and the page says plainly why and what to do
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    assert refused == [409]
+    assert alert.inner_text() == ("Still working on your last message. Please wait for its answer, "
+                                  "then send this one again.")
+    # And nothing is lost: the text is back in the box, and no message is shown as sent
+    assert box.input_value() == text
+    assert page.locator("li.msg").count() == 0
+    assert page.get_by_role("button", name="Send").is_enabled()
+    shots(page, "409-kept")
+
+    # When the other turn has ended and he sends again (Enter on the kept text)
+    sessions.release(lease)
+    box.press("Enter")
+    reply = page.locator("li.msg.assistant:not([aria-busy])").first
+    reply.locator(".badge").wait_for()
+
+    # Then it is answered, and the error is gone
+    assert status_of(reply) == "answered"
+    assert "#W4435622" in reply.inner_text()
+    assert page.locator("li.msg.customer").inner_text().endswith(text)
+    assert alert.is_hidden()
+    assert box.input_value() == ""
+    shots(page, "409-sent-again")
+    assert page.js_errors == []
 
 
 def test_a_long_handoff_queue_shows_its_true_count_and_pages_to_the_newest_case(

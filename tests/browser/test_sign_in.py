@@ -25,9 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ID = "csagent-web-test"
 EMMA, EMMA_ORDER = "emma_santos_9753", "#W2918688"
 IVAN, IVAN_ORDER = "ivan_santos_6635", "#W8770097"  # ships to 477 Park Avenue, Suite 558, Dallas TX 75277
+MARIA = "maria"  # a member of the pool's "agent" group
 USERS = {
     EMMA: {"sub": str(uuid.uuid4()), "email": "emma@example.com", "custom:customer_id": EMMA},
     IVAN: {"sub": str(uuid.uuid4()), "email": "ivan@example.com", "custom:customer_id": IVAN},
+    MARIA: {"sub": str(uuid.uuid4()), "email": "maria@store.example", "cognito:groups": ["agent"]},
 }
 SIGN_IN_FAILED = "We could not complete your sign-in. Please sign in again."
 
@@ -221,4 +223,29 @@ def test_a_token_the_user_pool_never_signed_is_refused_by_the_api(customer_page,
     page.get_by_role("button", name="Sign in with your store account").wait_for()
     assert page.evaluate("sessionStorage.getItem('csagent.token')") is None
     shots(page, "forged-token")
+    assert page.js_errors == []
+
+
+def test_an_agent_signs_in_to_the_console_the_same_way_and_only_an_agent_token_opens_the_queues(
+        agent_page, web_base, idp, shots):
+    page = agent_page
+    # When Maria (the pool's agent group) signs in on the console
+    page.goto("/console.html")
+    page.get_by_role("button", name="Sign in with your staff account").click()
+    page.wait_for_url(f"{idp.issuer}/oauth2/authorize?**")
+    query = {k: v[0] for k, v in parse_qs(urlsplit(page.url).query).items()}
+    assert query["redirect_uri"] == f"{web_base}/console.html"
+    assert query["code_challenge_method"] == "S256"
+    log_in(page, MARIA)
+
+    # Then she is back on the console, signed in as an agent, and the agent API answers her
+    page.get_by_text("Agent maria@store.example").wait_for()
+    page.locator("#count-handoffs:not(:empty)").wait_for()
+    assert page.url == f"{web_base}/console.html"
+    shots(page, "agent-console")
+    # And a customer's token is refused on the same route
+    status = ("async (t) => (await fetch('/v1/agent/handoffs', "
+              "{headers: {Authorization: 'Bearer ' + t}})).status")
+    assert page.evaluate(status, idp.id_token(EMMA)) == 403
+    assert page.evaluate(status, page.evaluate("sessionStorage.getItem('csagent.token')")) == 200
     assert page.js_errors == []

@@ -13,7 +13,7 @@ const POLL_MS = 3000;
 let me = null;
 let sessionId = null;
 let busy = false;
-let attachment = null;
+let attachment = null; // {name, image}: `image` is what the API takes, the name is for the log
 let pollTimer = null;
 let lastSeen = "";
 
@@ -195,7 +195,7 @@ async function send(text, { typed = true } = {}) {
   clearTimeout(pollTimer);
   const answered = disableOldAnswers();
   const payload = { text };
-  if (attachment) payload.attachments = [attachment];
+  if (attachment) payload.attachments = [attachment.image];
   const mine = message("customer", attachment ? `${text}\n📎 ${attachment.name}` : text);
   $("log").append(mine);
   const pending = message("assistant", "");
@@ -252,8 +252,9 @@ function readImage(file) {
       return;
     }
     const reader = new FileReader();
-    reader.onload = () => resolve({ type: "image", media_type: file.type, name: file.name,
-                                    data: String(reader.result).split(",")[1] });
+    // The API's attachment is exactly {type, media_type, data}: another field is a 422.
+    reader.onload = () => resolve({ name: file.name, image: {
+      type: "image", media_type: file.type, data: String(reader.result).split(",")[1] } });
     reader.onerror = () => reject(new Error("the photo could not be read"));
     reader.readAsDataURL(file);
   });

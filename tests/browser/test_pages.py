@@ -7,6 +7,7 @@ The customer's page is at phone width; the agent's console is a separate browser
 
 from __future__ import annotations
 
+import io
 import re
 import time
 import uuid
@@ -370,6 +371,41 @@ def test_a_long_handoff_queue_shows_its_true_count_and_pages_to_the_newest_case(
     assert "queued customer 60" in agent.locator("#handoff").inner_text()
     shots(agent, "last-page-opened")
     assert agent.js_errors == []
+
+
+def label_png(*lines: str) -> bytes:
+    """A shipping label photo as a PNG, drawn with Pillow's scalable default font (the OCR reads it)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (900, 90 + 70 * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        draw.text((30, 40 + 70 * i), line, fill="black", font=ImageFont.load_default(size=40))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_a_customer_sends_a_label_photo_and_gets_that_orders_tracking(customer_page, shots):
+    page = customer_page
+    sign_in(page, JAMES)
+
+    # Given James attaches a photo of his parcel's label (order #W4435622)
+    photo = label_png("SHIP TO: James Li", "Order #W4435622", "Handle with care")
+    page.get_by_label("Attach a photo of a label or a screenshot").set_input_files(
+        {"name": "label.png", "mimeType": "image/png", "buffer": photo})
+    assert page.locator("#attached").inner_text() == "label.png will be sent with your message"
+
+    # When he asks where the package is
+    reply = say(page, "where is this package?")
+
+    # Then the photo went with the message, and the answer is that order's status and tracking
+    assert "label.png" in page.locator("li.msg.customer").inner_text()
+    assert status_of(reply) == "answered"
+    assert "#W4435622" in reply.inner_text() and "967193221991" in reply.inner_text()
+    assert page.locator("#attached").inner_text() == ""  # sent once, not again with the next message
+    shots(page, "label-photo")
+    assert page.js_errors == []
 
 
 def test_a_customer_is_told_plainly_when_signed_out_or_a_photo_is_too_large(customer_page, shots):

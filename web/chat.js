@@ -136,7 +136,13 @@ function render(session) {
       ? "Our team has closed this conversation. Write again any time: the assistant answers." : session.handoff.status === "claimed"
         ? "A person from our team is looking after you." : "Waiting for a person from our team.";
   }
-  list.lastElementChild?.scrollIntoView({ block: "end" });
+  if (list.lastElementChild) reveal(list.lastElementChild);
+}
+
+/** Scroll the log (it scrolls inside the page) to show `item`: its end, or its start when it is
+ * taller than the log, so a long answer is read from its first line. Scrolling moves nothing. */
+function reveal(item) {
+  item.scrollIntoView({ block: item.offsetHeight > $("log").clientHeight ? "start" : "end" });
 }
 
 function showError(error) {
@@ -202,17 +208,22 @@ async function send(text, { typed = true } = {}) {
   pending.setAttribute("aria-busy", "true");
   const body = pending.querySelector(".body");
   $("log").append(pending);
-  pending.scrollIntoView({ block: "end" });
+  reveal(pending);
   setBusy(true);
   try {
     const turn = await streamTurn(sessionId, payload, (name, data) => {
       if (name === "progress") $("progress").textContent = data.label + "…";
-      else if (name === "answer") body.textContent += data.text;
+      else if (name === "answer") {
+        body.textContent += data.text;
+        reveal(pending);
+      }
     });
-    pending.replaceWith(message("assistant", turn.reply?.text ?? body.textContent, {
+    const done = message("assistant", turn.reply?.text ?? body.textContent, {
       status: turn.status, citations: turn.reply?.citations, proposed: turn.proposed,
       live: turn.status === "awaiting_confirmation",
-    }));
+    });
+    pending.replaceWith(done);
+    reveal(done);
     $("progress").textContent = "";
     clearAttachment();
     lastSeen = "";

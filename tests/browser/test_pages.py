@@ -373,6 +373,34 @@ def test_a_long_handoff_queue_shows_its_true_count_and_pages_to_the_newest_case(
     assert agent.js_errors == []
 
 
+def test_nothing_on_the_chat_moves_while_an_answer_streams_in(customer_page, shots):
+    page = customer_page
+    sign_in(page, JAMES)
+    say(page, "hi")  # a conversation already on the screen
+    # Layout shifts (the browser's own measure, as Core Web Vitals count them), from now on
+    page.evaluate("""() => { window.shifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.shifts.push(
+          {value: e.value, input: e.hadRecentInput,
+           moved: e.sources.map((s) => s.node?.id || s.node?.className || String(s.node))}); })
+        .observe({type: "layout-shift"}); }""")
+    composer = page.locator("#composer").bounding_box()
+
+    # When a long answer streams in (several answer events, after the progress labels)
+    reply = say(page, "where is my order #W4435622 and what is your return policy?")
+    assert len(reply.locator(".body").inner_text()) > 200
+    page.wait_for_timeout(300)  # the observer reports a frame late
+
+    # Then nothing moved but the growing bubble's own content (no shift, input or not), and the
+    # composer is where it was
+    assert page.evaluate("window.shifts") == []
+    assert page.locator("#composer").bounding_box() == composer
+    # And the log (it scrolls inside the page) shows the answer from its first line
+    log, answer = page.locator("#log").bounding_box(), reply.bounding_box()
+    assert log["y"] - 1 <= answer["y"] < log["y"] + log["height"]  # (1 px: subpixel rounding)
+    shots(page, "streamed")
+    assert page.js_errors == []
+
+
 def label_png(*lines: str) -> bytes:
     """A shipping label photo as a PNG, drawn with Pillow's scalable default font (the OCR reads it)."""
     from PIL import Image, ImageDraw, ImageFont

@@ -113,11 +113,12 @@ function timeline(session) {
   return out;
 }
 
-/** The session's standing as the customer should read it: a hand-off an agent has closed is no
- * longer "with a person", though the last turn's own status still says handed_off. */
+/** The session's standing as the customer should read it: once an agent has closed the hand-off
+ * and nobody has written since, "closed by our team" (the API says the session is active again;
+ * the last assistant message is still the one that handed off). */
 function standing(session) {
-  return session.status === "handed_off" && session.handoff?.status === "closed" ? "handoff_closed"
-    : session.status;
+  const closed = session.handoff?.status === "closed" && ["active", "handed_off"].includes(session.status);
+  return closed ? "handoff_closed" : session.status;
 }
 
 function render(session) {

@@ -273,7 +273,10 @@ def test_when_an_agent_closes_the_handoff_the_customer_page_says_so_and_stops_po
                           headers=agent, timeout=30)
         assert done.status_code == 200, done.text
 
-    # Then his page, at its next poll, no longer says he is with a person
+    # Then the API says the session is active again, its handoff closed
+    after = httpx.get(f"{web_base}/v1/sessions/{session}", headers=customer, timeout=30).json()
+    assert (after["status"], after["handoff"]["status"]) == ("active", "closed")
+    # And his page, at its next poll, no longer says he is with a person
     badge = page.locator("li.msg.assistant").last.locator(".badge")
     page.locator("li.msg.assistant .badge[data-status=handoff_closed]").wait_for(timeout=10_000)
     assert badge.inner_text() == "Closed by our team"

@@ -53,6 +53,7 @@ def sign_in_stack(tau_store: Any, moto_endpoint: str, tmp_path_factory: pytest.T
             yield served, idp
     finally:
         server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture(scope="module")

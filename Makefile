@@ -28,6 +28,10 @@ export AWS_DEFAULT_REGION := us-east-1
 export AWS_ACCESS_KEY_ID := testing
 export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
+# This checkout's code first, whatever the virtualenv's editable install points at: a venv shared
+# by several worktrees maps csagent and devstack to the worktree that installed last, and its
+# `make up` would then write that worktree's .local/ and run its Neo4j.
+export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)/infra$(if $(PYTHONPATH),:$(PYTHONPATH),)
 # The seeded stores' dates are in 2024: the store's "today" sits inside them, so what the
 # actions date (audit records, requests) does too. Unset in AWS (the real date).
 export STORE_TODAY ?= 2024-07-01

@@ -8,6 +8,7 @@ against a stack started with `make up`.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TAU_DATA = ROOT.parent / "shared" / "data" / "tau-retail"
 EVENTS = ROOT / "events"
+
+# This checkout's code, here and in the servers the tests start (PYTHONPATH), whatever the
+# virtualenv's editable install points at (a venv shared by worktrees maps csagent and devstack
+# to the one that installed last); the same as `make`'s PYTHONPATH.
+_OWN_CODE = [str(ROOT / "layers" / "core"), str(ROOT / "infra")]
+sys.path[:0] = [path for path in _OWN_CODE if path not in sys.path]
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    _OWN_CODE + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in _OWN_CODE])
 
 for key, value in {
     "STAGE": "local",

@@ -115,7 +115,9 @@ export function describe(error) {
     return "We could not reach the store's assistant. Check your connection and try again.";
   }
   switch (error.status) {
-    case 401: return "You are signed out. Please sign in again.";
+    case 401: return error.code === "sign_in_failed"
+      ? "We could not complete your sign-in. Please sign in again."
+      : "You are signed out. Please sign in again.";
     case 403: return "This is not yours to open: " + error.message + ".";
     case 404: return "Not found: " + error.message + ".";
     case 409: return error.code === "session_busy" || /busy|still/i.test(error.message)
@@ -240,6 +242,7 @@ export const STATUS_LABELS = {
   awaiting_confirmation: "Waiting for your yes",
   awaiting_approval: "Waiting for approval",
   handed_off: "With a person",
+  handoff_closed: "Closed by our team",
   refused: "Not something we can help with",
   active: "Open",
 };

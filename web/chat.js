@@ -9,12 +9,11 @@ const $ = (id) => document.getElementById(id);
 const MAX_IMAGE_BYTES = 3 * 1024 * 1024;
 const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 const POLL_MS = 3000;
-const WAITING = new Set(["awaiting_approval", "handed_off"]);
 
 let me = null;
 let sessionId = null;
 let busy = false;
-let attachment = null;
+let attachment = null; // {name, image}: `image` is what the API takes, the name is for the log
 let pollTimer = null;
 let lastSeen = "";
 
@@ -81,8 +80,11 @@ function message(role, text, extra = {}) {
   return item;
 }
 
+/** Disable every Yes / No still live; the buttons it disabled. */
 function disableOldAnswers() {
-  for (const button of document.querySelectorAll(".proposal button")) button.disabled = true;
+  const live = [...document.querySelectorAll(".proposal button:not([disabled])")];
+  for (const button of live) button.disabled = true;
+  return live;
 }
 
 /** The public messages with a person's replies placed where they came in the thread. */
@@ -111,6 +113,14 @@ function timeline(session) {
   return out;
 }
 
+/** The session's standing as the customer should read it: once an agent has closed the hand-off
+ * and nobody has written since, "closed by our team" (the API says the session is active again;
+ * the last assistant message is still the one that handed off). */
+function standing(session) {
+  const closed = session.handoff?.status === "closed" && ["active", "handed_off"].includes(session.status);
+  return closed ? "handoff_closed" : session.status;
+}
+
 function render(session) {
   const list = $("log");
   list.replaceChildren();
@@ -119,15 +129,21 @@ function render(session) {
   items.forEach((m, i) => {
     const last = i === lastAssistant;
     list.append(message(m.role, m.text, last ? {
-      status: session.status, proposed: session.proposed, live: session.status === "awaiting_confirmation",
+      status: standing(session), proposed: session.proposed, live: session.status === "awaiting_confirmation",
     } : {}));
   });
   if (session.handoff) {
     $("progress").textContent = session.handoff.status === "closed"
-      ? "Our team has closed this conversation." : session.handoff.status === "claimed"
+      ? "Our team has closed this conversation. Write again any time: the assistant answers." : session.handoff.status === "claimed"
         ? "A person from our team is looking after you." : "Waiting for a person from our team.";
   }
-  list.lastElementChild?.scrollIntoView({ block: "end" });
+  if (list.lastElementChild) reveal(list.lastElementChild);
+}
+
+/** Scroll the log (it scrolls inside the page) to show `item`: its end, or its start when it is
+ * taller than the log, so a long answer is read from its first line. Scrolling moves nothing. */
+function reveal(item) {
+  item.scrollIntoView({ block: item.offsetHeight > $("log").clientHeight ? "start" : "end" });
 }
 
 function showError(error) {
@@ -162,10 +178,13 @@ async function refresh() {
   }
 }
 
+/** Poll while someone else has the next move: a refund waits for approval, or a person has (or
+ * is about to take) the conversation. A closed hand-off ends it; a turn that just handed off
+ * (`handoff` not read yet) polls until the session says how the hand-off stands. */
 function schedulePoll(status, handoff) {
   clearTimeout(pollTimer);
-  const open = handoff && handoff.status !== "closed";
-  if (WAITING.has(status) || open) pollTimer = setTimeout(refresh, POLL_MS);
+  const withPerson = handoff ? handoff.status !== "closed" : status === "handed_off";
+  if (status === "awaiting_approval" || withPerson) pollTimer = setTimeout(refresh, POLL_MS);
 }
 
 // -- sending ------------------------------------------------------------------------------------
@@ -175,35 +194,47 @@ function setBusy(value) {
   $("text").setAttribute("aria-busy", String(value));
 }
 
-async function send(text) {
+/** Send `text` as the next turn. If it is refused or fails, nothing is lost: the message leaves
+ * the log, typed text goes back into the box (unless something new was typed there), the photo
+ * stays attached, and a Yes / No that was pressed can be pressed again. */
+async function send(text, { typed = true } = {}) {
   clearError();
   clearTimeout(pollTimer);
-  disableOldAnswers();
+  const answered = disableOldAnswers();
   const payload = { text };
-  if (attachment) payload.attachments = [attachment];
-  $("log").append(message("customer", attachment ? `${text}\n📎 ${attachment.name}` : text));
+  if (attachment) payload.attachments = [attachment.image];
+  const mine = message("customer", attachment ? `${text}\n📎 ${attachment.name}` : text);
+  $("log").append(mine);
   const pending = message("assistant", "");
   pending.setAttribute("aria-busy", "true");
   const body = pending.querySelector(".body");
   $("log").append(pending);
-  pending.scrollIntoView({ block: "end" });
+  reveal(pending);
   setBusy(true);
   try {
     const turn = await streamTurn(sessionId, payload, (name, data) => {
       if (name === "progress") $("progress").textContent = data.label + "…";
-      else if (name === "answer") body.textContent += data.text;
+      else if (name === "answer") {
+        body.textContent += data.text;
+        reveal(pending);
+      }
     });
-    pending.replaceWith(message("assistant", turn.reply?.text ?? body.textContent, {
+    const done = message("assistant", turn.reply?.text ?? body.textContent, {
       status: turn.status, citations: turn.reply?.citations, proposed: turn.proposed,
       live: turn.status === "awaiting_confirmation",
-    }));
+    });
+    pending.replaceWith(done);
+    reveal(done);
     $("progress").textContent = "";
     clearAttachment();
     lastSeen = "";
     schedulePoll(turn.status, null);
   } catch (error) {
     pending.remove();
+    mine.remove();
     $("progress").textContent = "";
+    if (typed && !$("text").value.trim()) $("text").value = text;
+    for (const button of answered) button.disabled = false;
     showError(error);
   } finally {
     setBusy(false);
@@ -213,7 +244,7 @@ async function send(text) {
 
 function answer(word) {
   if (busy) showError(new ApiError(409, "conflict", "still working on the last message"));
-  else send(word);
+  else send(word, { typed: false });
 }
 
 function clearAttachment() {
@@ -233,8 +264,9 @@ function readImage(file) {
       return;
     }
     const reader = new FileReader();
-    reader.onload = () => resolve({ type: "image", media_type: file.type, name: file.name,
-                                    data: String(reader.result).split(",")[1] });
+    // The API's attachment is exactly {type, media_type, data}: another field is a 422.
+    reader.onload = () => resolve({ name: file.name, image: {
+      type: "image", media_type: file.type, data: String(reader.result).split(",")[1] } });
     reader.onerror = () => reject(new Error("the photo could not be read"));
     reader.readAsDataURL(file);
   });
@@ -296,7 +328,7 @@ $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("text").value.trim();
   if (!text) return;
-  if (busy) { // kept in the box: sent once the answer to the last one is in
+  if (busy) { // kept in the box: the customer sends it once the answer to the last one is in
     showError(new ApiError(409, "conflict", "still working on the last message"));
     return;
   }

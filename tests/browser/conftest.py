@@ -73,8 +73,14 @@ def shots(request: pytest.FixtureRequest) -> Shots:
     return Shots(request.node.name)
 
 
-def _page(browser: Any, base: str, width: int, height: int) -> Iterator[Any]:
-    context = browser.new_context(base_url=base, viewport={"width": width, "height": height})
+@pytest.fixture
+def context_options() -> dict[str, Any]:
+    """More options of the pages' browser contexts (a module overrides this fixture)."""
+    return {}
+
+
+def _page(browser: Any, base: str, width: int, height: int, options: dict[str, Any]) -> Iterator[Any]:
+    context = browser.new_context(base_url=base, viewport={"width": width, "height": height}, **options)
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     errors: list[str] = []
@@ -89,12 +95,12 @@ def _page(browser: Any, base: str, width: int, height: int) -> Iterator[Any]:
 
 
 @pytest.fixture
-def customer_page(browser: Any, web_base: str) -> Iterator[Any]:
+def customer_page(browser: Any, web_base: str, context_options: dict[str, Any]) -> Iterator[Any]:
     """The customer's page at phone width (390 × 844, an everyday phone)."""
-    yield from _page(browser, web_base, 390, 844)
+    yield from _page(browser, web_base, 390, 844, context_options)
 
 
 @pytest.fixture
-def agent_page(browser: Any, web_base: str) -> Iterator[Any]:
+def agent_page(browser: Any, web_base: str, context_options: dict[str, Any]) -> Iterator[Any]:
     """The agent's console at desktop width, in a browser context of its own (its own storage)."""
-    yield from _page(browser, web_base, 1280, 900)
+    yield from _page(browser, web_base, 1280, 900, context_options)

@@ -7,10 +7,13 @@ The customer's page is at phone width; the agent's console is a separate browser
 
 from __future__ import annotations
 
+import io
 import re
+import time
 import uuid
 from typing import Any
 
+import httpx
 import pytest
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
@@ -61,19 +64,26 @@ def in_queue(agent: Any, selector: str) -> Any:
     return item.first
 
 
-def open_handoffs(moto_endpoint: str, count: int) -> tuple[Any, list[str]]:
-    """`count` customers asking for a person, opened the way a turn opens them (the service, its
-    session lease and tables); the store and the new handoffs' ids, oldest first."""
+def sessions_store(moto_endpoint: str) -> tuple[Any, Any, Any]:
+    """The sessions table as the server uses it (`DynamoDBSessions`), the template's resources and
+    the AWS clients on moto."""
     from csagent.adapters.sessions_dynamodb import DynamoDBSessions
-    from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
-    from csagent.handoff.service import HandoffService
-    from csagent.handoff.triggers import evaluate, signals_from_state
     from devstack.aws import clients, provision
 
     resources = provision(moto_endpoint)
     aws = clients(moto_endpoint, resources.region)
+    return DynamoDBSessions(aws.dynamodb, resources.table("SessionsTable").table_name), resources, aws
+
+
+def open_handoffs(moto_endpoint: str, count: int) -> tuple[Any, list[str]]:
+    """`count` customers asking for a person, opened the way a turn opens them (the service, its
+    session lease and tables); the store and the new handoffs' ids, oldest first."""
+    from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
+    from csagent.handoff.service import HandoffService
+    from csagent.handoff.triggers import evaluate, signals_from_state
+
+    sessions, resources, aws = sessions_store(moto_endpoint)
     sessions_table = resources.table("SessionsTable").table_name
-    sessions = DynamoDBSessions(aws.dynamodb, sessions_table)
     store = DynamoDBHandoffs(aws.dynamodb, resources.table("HandoffsTable").table_name, sessions_table)
     queue_url = aws.sqs.get_queue_url(QueueName="csagent-local-handoffs")["QueueUrl"]
     service = HandoffService(store, SqsHandoffPublisher(aws.sqs, queue_url))
@@ -240,6 +250,100 @@ def test_a_handoff_is_claimed_and_answered_and_the_customer_reads_the_reply(
     assert customer.js_errors == [] and agent.js_errors == []
 
 
+def test_when_an_agent_closes_the_handoff_the_customer_page_says_so_and_stops_polling(
+        customer_page, web_base, shots):
+    page = customer_page
+    session = sign_in(page, JAMES)
+    polls: list[float] = []
+    page.on("request", lambda r: polls.append(time.monotonic())
+            if r.method == "GET" and r.url.endswith(f"/v1/sessions/{session}") else None)
+
+    # Given James is with a person, and his open page polls the conversation
+    handed = say(page, "I want to talk to a human agent please")
+    assert status_of(handed) == "handed_off"
+    assert handed.locator(".badge").inner_text() == "With a person"
+    page.locator("#progress", has_text="Waiting for a person").wait_for()
+
+    # When an agent claims the handoff and closes it (the console's calls, over the API)
+    customer = {"Authorization": f"Bearer dev:{JAMES}"}
+    handoff = httpx.get(f"{web_base}/v1/sessions/{session}", headers=customer, timeout=30).json()["handoff"]
+    agent = {"Authorization": "Bearer dev-agent:maria"}
+    for step in ("claim", "close"):
+        done = httpx.post(f"{web_base}/v1/agent/handoffs/{handoff['handoff_id']}/{step}",
+                          headers=agent, timeout=30)
+        assert done.status_code == 200, done.text
+
+    # Then the API says the session is active again, its handoff closed
+    after = httpx.get(f"{web_base}/v1/sessions/{session}", headers=customer, timeout=30).json()
+    assert (after["status"], after["handoff"]["status"]) == ("active", "closed")
+    # And his page, at its next poll, no longer says he is with a person
+    badge = page.locator("li.msg.assistant").last.locator(".badge")
+    page.locator("li.msg.assistant .badge[data-status=handoff_closed]").wait_for(timeout=10_000)
+    assert badge.inner_text() == "Closed by our team"
+    assert "Our team has closed this conversation." in page.locator("#progress").inner_text()
+    shots(page, "closed")
+    # And it stops polling: no request in the next two and a half poll periods
+    seen = len(polls)
+    page.wait_for_timeout(7_500)
+    assert len(polls) == seen, f"{len(polls) - seen} polls after the handoff was closed"
+
+    # And after a reload: the same truthful badge, one read of the session and no polling
+    page.reload()
+    page.locator("li.msg.assistant .badge[data-status=handoff_closed]").wait_for()
+    seen = len(polls)
+    page.wait_for_timeout(7_500)
+    assert len(polls) == seen, f"{len(polls) - seen} polls after reloading a closed handoff"
+    assert page.js_errors == []
+
+
+def test_a_message_sent_while_the_last_is_still_being_answered_is_refused_kept_and_sent_again(
+        customer_page, moto_endpoint, shots):
+    page = customer_page
+    session = sign_in(page, JAMES)
+    refused: list[int] = []
+    page.on("response", lambda r: refused.append(r.status) if ":stream" in r.url and not r.ok else None)
+
+    # Given a message of this conversation still being answered (sent from James's other tab): the
+    # server holds the session's turn lease, taken as a running turn takes it. (A turn of the local
+    # tier ends in well under a second, too soon for a second page to catch it reliably; the
+    # lease is what the server checks, so the 409 below is the server's own.)
+    sessions, _, _ = sessions_store(moto_endpoint)
+    lease = sessions.begin_turn(session, JAMES, None)
+
+    # When James sends a message from this page
+    text = "where is my order #W4435622?"
+    box = page.get_by_label("Your message")
+    box.fill(text)
+    box.press("Enter")
+
+    # Then the server refused it with 409, and the page says plainly why and what to do
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    assert refused == [409]
+    assert alert.inner_text() == ("Still working on your last message. Please wait for its answer, "
+                                  "then send this one again.")
+    # And nothing is lost: the text is back in the box, and no message is shown as sent
+    assert box.input_value() == text
+    assert page.locator("li.msg").count() == 0
+    assert page.get_by_role("button", name="Send").is_enabled()
+    shots(page, "409-kept")
+
+    # When the other turn has ended and he sends again (Enter on the kept text)
+    sessions.release(lease)
+    box.press("Enter")
+    reply = page.locator("li.msg.assistant:not([aria-busy])").first
+    reply.locator(".badge").wait_for()
+
+    # Then it is answered, and the error is gone
+    assert status_of(reply) == "answered"
+    assert "#W4435622" in reply.inner_text()
+    assert page.locator("li.msg.customer").inner_text().endswith(text)
+    assert alert.is_hidden()
+    assert box.input_value() == ""
+    shots(page, "409-sent-again")
+    assert page.js_errors == []
+
+
 def test_a_long_handoff_queue_shows_its_true_count_and_pages_to_the_newest_case(
         agent_page, moto_endpoint, shots):
     from csagent.handoff.package import HandoffStatus
@@ -270,6 +374,69 @@ def test_a_long_handoff_queue_shows_its_true_count_and_pages_to_the_newest_case(
     assert "queued customer 60" in agent.locator("#handoff").inner_text()
     shots(agent, "last-page-opened")
     assert agent.js_errors == []
+
+
+def test_nothing_on_the_chat_moves_while_an_answer_streams_in(customer_page, shots):
+    page = customer_page
+    sign_in(page, JAMES)
+    say(page, "hi")  # a conversation already on the screen
+    # Layout shifts (the browser's own measure, as Core Web Vitals count them), from now on
+    page.evaluate("""() => { window.shifts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.shifts.push(
+          {value: e.value, input: e.hadRecentInput,
+           moved: e.sources.map((s) => s.node?.id || s.node?.className || String(s.node))}); })
+        .observe({type: "layout-shift"}); }""")
+    composer = page.locator("#composer").bounding_box()
+
+    # When a long answer streams in (several answer events, after the progress labels)
+    reply = say(page, "where is my order #W4435622 and what is your return policy?")
+    assert len(reply.locator(".body").inner_text()) > 200
+    page.wait_for_timeout(300)  # the observer reports a frame late
+
+    # Then nothing moved but the growing bubble's own content (no shift, input or not), and the
+    # composer is where it was
+    assert page.evaluate("window.shifts") == []
+    assert page.locator("#composer").bounding_box() == composer
+    # And the log (it scrolls inside the page) shows the answer from its first line
+    log, answer = page.locator("#log").bounding_box(), reply.bounding_box()
+    assert log["y"] - 1 <= answer["y"] < log["y"] + log["height"]  # (1 px: subpixel rounding)
+    shots(page, "streamed")
+    assert page.js_errors == []
+
+
+def label_png(*lines: str) -> bytes:
+    """A shipping label photo as a PNG, drawn with Pillow's scalable default font (the OCR reads it)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (900, 90 + 70 * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        draw.text((30, 40 + 70 * i), line, fill="black", font=ImageFont.load_default(size=40))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_a_customer_sends_a_label_photo_and_gets_that_orders_tracking(customer_page, shots):
+    page = customer_page
+    sign_in(page, JAMES)
+
+    # Given James attaches a photo of his parcel's label (order #W4435622)
+    photo = label_png("SHIP TO: James Li", "Order #W4435622", "Handle with care")
+    page.get_by_label("Attach a photo of a label or a screenshot").set_input_files(
+        {"name": "label.png", "mimeType": "image/png", "buffer": photo})
+    assert page.locator("#attached").inner_text() == "label.png will be sent with your message"
+
+    # When he asks where the package is
+    reply = say(page, "where is this package?")
+
+    # Then the photo went with the message, and the answer is that order's status and tracking
+    assert "label.png" in page.locator("li.msg.customer").inner_text()
+    assert status_of(reply) == "answered"
+    assert "#W4435622" in reply.inner_text() and "967193221991" in reply.inner_text()
+    assert page.locator("#attached").inner_text() == ""  # sent once, not again with the next message
+    shots(page, "label-photo")
+    assert page.js_errors == []
 
 
 def test_a_customer_is_told_plainly_when_signed_out_or_a_photo_is_too_large(customer_page, shots):

@@ -404,6 +404,15 @@ def test_the_stream_function_streams_through_the_lambda_web_adapter(template: di
     assert template["Parameters"]["LambdaWebAdapterLayerVersion"]["Type"] == "Number"
 
 
+def test_the_chat_on_another_origin_can_read_a_429s_wait(template: dict[str, Any]) -> None:
+    # Given the stream Function URL's CORS (the chat is served from WebUrl, another origin)
+    cors = template["Resources"]["StreamFunction"]["Properties"]["FunctionUrlConfig"]["Cors"]
+
+    # Then a browser lets the page read Retry-After (not a CORS-safelisted response header)
+    assert "retry-after" in [h.lower() for h in cors["ExposeHeaders"]]
+    assert {"authorization", "content-type"} <= {h.lower() for h in cors["AllowHeaders"]}
+
+
 def test_run_sh_starts_the_stream_app_where_the_adapter_looks_for_it() -> None:
     # Given the stream function's start script
     script = ROOT / "functions" / "stream" / "run.sh"

@@ -403,8 +403,11 @@ class ConversationService:
         record = self._sessions.get_owned(check_session_id(session_id), customer_id)
         snapshot = self._graph.get_state({"configurable": {"thread_id": session_id}})
         values = (snapshot.values if snapshot is not None else None) or {}
-        # The session's standing (e.g. handed_off) wins over the last turn's own status.
+        # The session's standing (e.g. handed_off) wins over the last turn's own status; a last turn
+        # that handed off on a session active again means the handoff was closed since: active.
         status = record.status if record.status != "active" else values.get("status") or "active"
+        if status == "handed_off" and record.status == "active":
+            status = "active"
         handoff = self._handoffs.customer_view(session_id, customer_id) if self._handoffs else None
         return SessionOut(session_id=session_id, status=status, turn_count=record.turn_count,
                           messages=list(values.get("messages") or []), summary=values.get("summary") or "",

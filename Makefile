@@ -18,8 +18,9 @@ TAU       ?= ../shared/data/tau-retail
 export STAGE := local
 export AUTH_MODE ?= dev
 export NEO4J_BOLT_PORT MOTO_PORT
-# This checkout's own packages first: a virtualenv shared between checkouts (a symlinked .venv)
-# has its editable install pointing at one of them.
+# This checkout's own packages first, whatever the virtualenv's editable install points at: a venv
+# shared by several checkouts maps csagent and devstack to the one that installed last, and its
+# `make up` would then write that checkout's .local/ and run its Neo4j.
 export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)/infra$(if $(PYTHONPATH),:$(PYTHONPATH),)
 export NEO4J_URI := bolt://127.0.0.1:$(NEO4J_BOLT_PORT)
 export AWS_ENDPOINT_URL := http://127.0.0.1:$(MOTO_PORT)
@@ -28,10 +29,6 @@ export AWS_DEFAULT_REGION := us-east-1
 export AWS_ACCESS_KEY_ID := testing
 export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
-# This checkout's code first, whatever the virtualenv's editable install points at: a venv shared
-# by several worktrees maps csagent and devstack to the worktree that installed last, and its
-# `make up` would then write that worktree's .local/ and run its Neo4j.
-export PYTHONPATH := $(CURDIR)/layers/core:$(CURDIR)/infra$(if $(PYTHONPATH),:$(PYTHONPATH),)
 # The seeded stores' dates are in 2024: the store's "today" sits inside them, so what the
 # actions date (audit records, requests) does too. Unset in AWS (the real date).
 export STORE_TODAY ?= 2024-07-01

@@ -107,7 +107,8 @@ def _child() -> None:
     phase("intent_examples", lambda: get_intent_classifier().classify("hello"))
     phase("injection_anchors", get_screen().references)
     phase("scope_anchors", lambda: get_scope_checker().similarity("hello"))
-    phase("catalogue_examples", matcher_for(get_embedder(), load_catalogue()).warm_up)
+    phase("catalogue_examples",
+          matcher_for(get_embedder(), load_catalogue(), runtime.template_matchers()).warm_up)
     pid = os.getpid()
     response = phase("turn", lambda: app.handler(event_for(f"bench-cold-{pid}"), _Context()))
     total = (time.perf_counter() - started) * 1000

@@ -412,7 +412,7 @@ class Text2Cypher:
             return
         catalogue = cc.load_catalogue()
         vocabulary = cc.store_vocabulary(self.graph, self.caches.vocabulary)
-        matcher = cc.matcher_for(self.embedder, catalogue)
+        matcher = cc.matcher_for(self.embedder, catalogue, self.caches.matchers)
         ranked = matcher.rank(outcome.question, top_n=len(catalogue.templates), entities=vocabulary.products)
         closest = next(((tid, score) for tid, score, _ in ranked
                         if (t := catalogue.get(tid)) is not None and t.scope == "catalogue"), None)

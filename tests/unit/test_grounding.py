@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from csagent.grounding.frame import find_order, ground, pick_candidate, purchase_intent
+from csagent.grounding.frame import ground, pick_candidate, purchase_intent
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import find_option_values
 from csagent.grounding.resolve import resolve_item_changes, resolve_payment
@@ -1852,22 +1852,3 @@ def test_status_words_a_question_asks_about_never_pick_the_order() -> None:
     assert find_order("order_status", "is the kettle in my pending order coming soon", {}, view)[
         "order_id"] == "#W2"
 
-
-def test_a_product_never_bought_pointed_back_at_finds_no_order_by_status() -> None:
-    # Given a customer whose one delivered order holds boots and a kettle
-    view = CustomerView(customer_id="ann", orders=(_store().orders[0],))
-    clause = "Can I still return it?"
-    points_back = {"reference": {"kind": "product", "hint": None}}
-    # When the message named only a perfume, which they never ordered from us ("I opened a perfume
-    # and don't like the scent. Can I still return it?")
-    found = find_order("return_request", clause, dict(points_back), view,
-                       "I opened a perfume and don't like the scent. Can I still return it?",
-                       catalogue_named={"p-perfume"})
-    # Then no order is taken for it: the question is about the product, not their delivered order
-    assert "order_id" not in found
-    # while the same words after naming their kettle, or naming nothing, still find that order
-    assert find_order("return_request", clause, dict(points_back), view,
-                      "The kettle is too small. Can I still return it?",
-                      catalogue_named={KETTLE})["order_id"] == "#W0000001"
-    assert find_order("return_request", "I'd like to send something back", {}, view,
-                      catalogue_named={"p-perfume"})["order_id"] == "#W0000001"

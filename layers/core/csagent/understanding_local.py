@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -237,9 +237,6 @@ class LocalUnderstanding:
         memory_text = str((state.get("memory") or {}).get("last_question_text") or "")
         clauses: list[Clause] = []
         asks_of = cache(asks_for_change)  # per piece, read once for the message's clauses
-        # The catalogue's products the whole message names ("I opened a perfume ... can I return it?").
-        message_products = {p.product_id for p in product_mentions(text, catalogue) if not p.ambiguous} \
-            if catalogue else set()
         vouched: dict[int, float] = {}  # clause index -> its confidence before the model vouched for it
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
@@ -348,8 +345,7 @@ class LocalUnderstanding:
                     intent, entities, grounded_to_store = _grounded(
                         intent, runner_up, piece, text, entities, view, variants, recent,
                         recent_products if recent == (state.get("memory") or {}).get("last_order_id") else (),
-                        about_a_product=_purchase_question_reading(piece, products, intent),
-                        catalogue_named=message_products)
+                        about_a_product=_purchase_question_reading(piece, products, intent))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 if entities.get("address_named"):
@@ -675,11 +671,9 @@ def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str,
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
               view: Any, variants: Any, recent: str | None = None,
               recent_products: Sequence[str] = (), *, about_a_product: bool | None = None,
-              catalogue_named: Collection[str] = (),
               ) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
-    grounds to the store (see `grounding.frame`); `about_a_product` as `purchase_intent` reads it,
-    `catalogue_named` the catalogue's products the message names."""
+    grounds to the store (see `grounding.frame`); `about_a_product` as `purchase_intent` reads it."""
     from csagent.grounding.facts import amounts, asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
@@ -739,7 +733,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     intent = read_as
     whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
-                      recent_products, catalogue_named)
+                      recent_products)
     if intent in ORDER_READ_INTENTS and entities.get("order_id") \
             and (entities.get("address") or {}).get("zip") and names_address_change(piece):
         # "The order with the bicycle, please send it to other address: 271 Sunset Drive, ..., Dallas

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -79,12 +79,11 @@ def _list(orders: Sequence[OrderView]) -> str:
 
 def find_order(
     intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str = "",
-    recent: str | None = None, catalogue_named: Collection[str] = (),
+    recent: str | None = None,
 ) -> dict[str, Any]:
     """The order a clause that names none is about, from the products it mentions (or, when it
     mentions none, the products the whole message mentions: "The air purifier. Tracking number?");
-    `recent` is the order the conversation was last about; `catalogue_named` the catalogue's
-    products the whole message names."""
+    `recent` is the order the conversation was last about."""
     if (
         intent not in ORDER_INTENTS | PURCHASE_QUESTIONS
         or entities.get("order_id")
@@ -100,10 +99,6 @@ def find_order(
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
-        if _about_a_product_not_bought(entities, view, catalogue_named):
-            # "I opened a perfume and don't like the scent. Can I still return it?" from a customer
-            # who never bought one from us: about that product, not an order found by its status.
-            return entities
         by_facts = orders_named_by_facts(intent, _without_new_address(text, entities), entities, view,
                                          _without_new_address(message, entities))
         if by_facts is not None:
@@ -170,17 +165,6 @@ def find_order(
             "Which one do you mean?",
         }
     return entities
-
-
-def _about_a_product_not_bought(entities: Mapping[str, Any], view: CustomerView,
-                                catalogue_named: Collection[str]) -> bool:
-    """Does the clause name a product, or point back at one ("it", "them"), when the products the
-    message names are all ones the customer never ordered?"""
-    points_at_product = bool(entities.get("products")) \
-        or (entities.get("reference") or {}).get("kind") == "product"
-    named = set(catalogue_named) | {str(p.get("product_id")) for p in entities.get("products") or []}
-    bought = {line.product_id for order in view.orders for line in order.lines}
-    return points_at_product and bool(named) and not named & bought
 
 
 @lru_cache(maxsize=64)
@@ -493,15 +477,13 @@ def ground(
     message: str = "",
     recent: str | None = None,
     recent_products: Sequence[str] = (),
-    catalogue_named: Collection[str] = (),
 ) -> dict[str, Any]:
     """The clause's entities with what the customer's data resolves (see the module docstring);
     `message` is the whole message the clause comes from, `recent` the order the conversation was
-    last about, `recent_products` the products of it the conversation named and `catalogue_named`
-    the catalogue's products the message names."""
+    last about and `recent_products` the products of it the conversation named."""
     if view is None:
         return entities
-    entities = find_order(intent, text, dict(entities), view, message, recent, catalogue_named)
+    entities = find_order(intent, text, dict(entities), view, message, recent)
     order = view.order(entities.get("order_id"))
     if order is not None:
         # What the planner checks before asking for anything: "cancel my sunglasses order" about

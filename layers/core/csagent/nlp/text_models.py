@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 SETTINGS: dict[str, Any] = {"l2": 1e-4, "steps": 600, "rate": 4.0}
 #: An n-gram is in a model's vocabulary when at least this many of its examples have it.
 MIN_DF = 2
+#: The suffix of the arrays holding a model's training examples' vectors (`<name>_training_examples`):
+#: needed only to fit, so the layer's build leaves them out (infra/build/Makefile).
+TRAINING_VECTORS = "_training_examples"
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,8 @@ class TextModel:
         """A model on `examples` (`vectors`: their MiniLM vectors when already computed). With a
         `name`, the examples are the layer's own: the n-gram vocabulary and the weights are the
         arrays the build computed (`<name>_model`), so a process that finds them embeds no example
-        and fits nothing; otherwise they are fitted now (on the examples' vectors, `<name>_examples`)
-        and kept."""
+        and fits nothing; otherwise they are fitted now (on the examples' vectors,
+        `<name>_training_examples`, which the layer does not ship) and kept."""
         texts = [mask_entities(e.text) for e in examples]
         labels = [e.label for e in examples]
 
@@ -97,7 +100,7 @@ class TextModel:
 
         def fitted_arrays() -> dict[str, np.ndarray]:
             grams, model = fit(vectors if vectors is not None
-                               else fixed_vectors(f"{name}_examples", texts, embedder))
+                               else fixed_vectors(f"{name}{TRAINING_VECTORS}", texts, embedder))
             return {**model.arrays(), **grams.arrays()}
 
         key = content_key(f"{name}-model", fingerprint, texts, labels, json.dumps(SETTINGS, sort_keys=True),

@@ -475,8 +475,8 @@ class KnowledgeSearch:
         # judged without them, as before (a bonus for the best one alone would leave out the
         # sentence that completes it: "... products cannot be added. Place a new order ...").
         base = self._sentence_scores(question, result, sentences)
-        scores = self._sentence_scores(question, result, sentences, closeness) if closeness else base
-        return _trim(sentences, scores, max_sentences, max_chars, openers=openers, companions=base)
+        return _trim(sentences, _plus_asked(base, sentences, closeness), max_sentences, max_chars,
+                     openers=openers, companions=base)
 
     def _closeness(self, result: SearchResult) -> Closeness | None:
         """How close each sentence's asked questions are to this one (`knowledge.asked`); None
@@ -515,22 +515,18 @@ class KnowledgeSearch:
                 and (h is first or not duration or _GIVES_DURATION.search(h.text))]
         if len(same) <= 1:
             return first.text
-        best = [max(self._sentence_scores(question, result, split_sentences(h.text), closeness) or [0.0])
-                for h in same]
+        split = [split_sentences(h.text) for h in same]
+        best = [max(_plus_asked(self._sentence_scores(question, result, sentences), sentences, closeness)
+                    or [0.0]) for sentences in split]
         top = best[same.index(first)]
         closer = max(range(len(same)), key=lambda i: (best[i], -i))
         return same[closer].text if best[closer] >= top + SECTION_MARGIN else first.text
 
-    def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str],
-                         closeness: Closeness | None = None) -> list[float]:
+    def _sentence_scores(self, question: str, result: SearchResult, sentences: Sequence[str]) -> list[float]:
         """Word overlap and (with an embedder) cosine similarity to the question, per sentence; for a
         question whether something is covered, the sentences saying what is (not) covered and
-        sharing its words score `COVERAGE_BONUS` more; a sentence answering a question close to this
-        one (`closeness`) scores `ASKED_WEIGHT` times its closeness above `ASKED_FLOOR` more."""
+        sharing its words score `COVERAGE_BONUS` more."""
         scores = [term_coverage(question, s) * 0.5 for s in sentences]
-        if closeness is not None:
-            scores = [score + ASKED_WEIGHT * max(0.0, near - ASKED_FLOOR)
-                      for score, near in zip(scores, closeness(sentences), strict=True)]
         if _ASKS_COVERAGE.search(question):
             scores = [score + COVERAGE_BONUS if _STATES_COVERAGE.search(s) and term_coverage(question, s) > 0
                       else score for score, s in zip(scores, sentences, strict=True)]
@@ -542,6 +538,16 @@ class KnowledgeSearch:
             except Exception:  # noqa: BLE001 - trimming is best effort
                 logger.warning("sentence embedding failed; trimming by word overlap", exc_info=True)
         return scores
+
+
+def _plus_asked(scores: Sequence[float], sentences: Sequence[str],
+                closeness: Closeness | None) -> list[float]:
+    """`scores`, each sentence's raised by `ASKED_WEIGHT` times its asked questions' closeness above
+    `ASKED_FLOOR` (`knowledge.asked`); as they are without the questions."""
+    if closeness is None:
+        return list(scores)
+    return [score + ASKED_WEIGHT * max(0.0, near - ASKED_FLOOR)
+            for score, near in zip(scores, closeness(sentences), strict=True)]
 
 
 def _answering_hit(question: str, hits: Sequence[Hit]) -> Hit:

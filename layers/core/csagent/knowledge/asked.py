@@ -6,7 +6,8 @@ pay to send something back?". So each answering sentence of the shipped document
 questions a customer might ask of it (`data/asked.jsonl`: about 1,500, written by a helper who
 read only the documents, never the code or an evaluation set), and a question asked is compared
 with those: a sentence's *closeness* is the highest cosine between the question and the questions
-it answers. `KnowledgeSearch.answer` uses it to choose the hit and the sentences that answer.
+it answers. `KnowledgeSearch.answer` uses it to choose the hit and the sentences that answer;
+the planner asks `documents_know` whether a question about a change is one the documents answer.
 
 A document uploaded through the knowledge-base service has no such questions: its sentences have
 no closeness and are chosen by the question alone, as before. A question whose answer is no

@@ -58,29 +58,29 @@ class AskedQuestions:
 
     def nearest(self, query: Sequence[float]) -> float:
         """The highest cosine between `query` and any of the questions (0.0 without any)."""
-        import numpy as np
-
-        vector = np.asarray(query, dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        if not norm or not len(self.keys):
-            return 0.0
-        return max(0.0, float((self.vectors @ (vector / norm)).max()))
+        similarities = self._similarities(query)
+        return max(0.0, float(similarities.max())) if similarities is not None else 0.0
 
     def closeness(self, query: Sequence[float]) -> Closeness:
         """For the asked question's vector `query`: a function giving, for each sentence, the
         highest cosine between `query` and a question that sentence answers (0.0 for a sentence
         no question is about)."""
-        import numpy as np
-
-        vector = np.asarray(query, dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
+        similarities = self._similarities(query)
         best: dict[str, float] = {}
-        if norm and len(self.keys):
-            for keys, similarity in zip(self.keys, (self.vectors @ (vector / norm)).tolist(), strict=True):
+        if similarities is not None:
+            for keys, similarity in zip(self.keys, similarities.tolist(), strict=True):
                 for key in keys:
                     if similarity > best.get(key, 0.0):
                         best[key] = similarity
         return lambda sentences: [best.get(sentence_key(s), 0.0) for s in sentences]
+
+    def _similarities(self, query: Sequence[float]) -> np.ndarray | None:
+        """The cosine between `query` and each question; None for a zero vector or no questions."""
+        import numpy as np
+
+        vector = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(vector))
+        return self.vectors @ (vector / norm) if norm and len(self.keys) else None
 
 
 def documents_know(text: str, embedder: Embedder | None = None) -> bool:

@@ -106,12 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
 
-    from csagent.knowledge.asked import asked_questions
+    from csagent.knowledge.asked import shipped
     from csagent.knowledge.evaluate import _connect
 
     graph, embedder = _connect()
     memo = _Memo(embedder)
-    searcher = knowledge.KnowledgeSearch(graph, memo, asked=asked_questions(embedder))
+    searcher = knowledge.KnowledgeSearch(graph, memo, asked=shipped(embedder))
     rows = messages()
     results = [searcher.search(text, k=5) for text, _, _ in rows]
     names = list(GRID)

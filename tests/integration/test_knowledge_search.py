@@ -59,7 +59,9 @@ def ingested(graph: Any, embedder: Any) -> IngestReport:
 
 @pytest.fixture(scope="module")
 def search(graph: Any, embedder: Any, ingested: IngestReport) -> KnowledgeSearch:
-    return KnowledgeSearch(graph, embedder)
+    from csagent.knowledge.asked import shipped
+
+    return KnowledgeSearch(graph, embedder, asked=shipped(embedder))  # as the knowledge tool searches
 
 
 def _task(**args: Any) -> Task:

@@ -550,10 +550,12 @@ def test_a_question_whether_something_is_covered_gets_the_sentence_that_says_so(
     terms = chunk_detail("warranty#4", 0.7, "Coffee Maker, Vacuum Cleaner and Air Purifier: 1 year. Espresso "
                                        "Machine: 2 years. Filters, vacuum bags and brushes are consumables "
                                        "and are not covered.")
+    from csagent.knowledge.asked import shipped
     from csagent.nlp.embeddings import get_embedder
 
-    # (MiniLM scores the sentences, as in the product)
-    search = KnowledgeSearch(FakeGraph(search_row([terms], [terms])), get_embedder())
+    # (MiniLM scores the sentences with the asked questions, as in the product)
+    embedder = get_embedder()
+    search = KnowledgeSearch(FakeGraph(search_row([terms], [terms])), embedder, asked=shipped(embedder))
     question = "air purifier filter worn out, will the warranty replace it?"
     # When the customer asks whether their case is covered
     answer = search.answer(question, search.search(question))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+import pytest
+
 from csagent.domain.models import Task
 from csagent.planning import plan_tasks, resolve_args
 
@@ -171,10 +175,15 @@ def test_a_question_about_a_return_gets_the_facts_not_a_proposal():
 
 def test_a_question_about_a_return_the_store_s_documents_answer_gets_their_rule_too():
     # Given a question about returning an item of a found order that the documents answer in almost
-    # these words (the shipped asked questions, read with the shipped MiniLM)
+    # these words (the shipped asked questions, read with the shipped MiniLM, as the router does)
+    from csagent.knowledge.asked import ShippedQuestions
+    from csagent.nlp.embeddings import get_embedder
+
+    documents_know = partial(ShippedQuestions().documents_know, get_embedder())
     plan = plan_tasks([{"text": "can I return my sneakers if I only tried them on at home?",
                         "intent": "return_request",
-                        "entities": {"order_id": ORDER, "asks_for_change": False}}])
+                        "entities": {"order_id": ORDER, "asks_for_change": False}}],
+                      documents_know=documents_know)
     # Then the order's facts are read, and the store's rule is looked up beside them (said only if
     # found); nothing is proposed
     assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items", None]
@@ -565,6 +574,25 @@ def test_a_question_about_a_change_with_no_order_of_the_customers_gets_the_rule(
     assert [t.task_type for t in general.tasks] == ["policy"] and general.missing == []
     assert [t.task_type for t in own.tasks] == ["policy"]
     assert [m["parameter"] for m in own.missing] == ["order_id"]
+
+
+def test_a_question_about_a_found_orders_change_the_documents_do_not_know_gets_its_facts_alone():
+    # Given "I opened the perfume, can I still send it back?" about a found order
+    question = clause("return_request", "I opened the perfume, can I still send it back?",
+                      order_id=ORDER, asks_for_change=False)
+    # When the documents do not answer it in almost these words, or cannot be asked
+    for documents_know in (lambda text: False, None):
+        plan = plan_tasks([question], documents_know=documents_know)
+        # Then the order's facts alone are read
+        assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items"]
+
+
+def test_a_statement_about_a_change_never_asks_the_documents():
+    # Given "the perfume arrived opened" (a statement, not a question) about a found order
+    statement = clause("return_request", "the perfume arrived opened", order_id=ORDER, asks_for_change=False)
+    # Then whether the documents know it is not even asked
+    plan = plan_tasks([statement], documents_know=lambda text: pytest.fail(f"asked about {text!r}"))
+    assert all(t.tool != "knowledge_search" for t in plan.tasks)
 
 
 def test_a_product_question_naming_no_product_has_the_store_pages_as_its_fallback():

@@ -23,7 +23,7 @@ fill the earlier clause's gaps, and it asks for nothing of its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +98,7 @@ class Plan:
 @dataclass
 class _Builder:
     max_tasks: int
+    documents_know: Callable[[str], bool] | None = None
     plan: Plan = field(default_factory=Plan)
     seen: dict[tuple[str, str], str] = field(default_factory=dict)
 
@@ -457,10 +458,13 @@ def expand_orders(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
-               memory: Mapping[str, Any] | None = None, confirmation_id: str | None = None) -> Plan:
-    """Tasks for every actionable clause, in the order the customer asked."""
+               memory: Mapping[str, Any] | None = None, confirmation_id: str | None = None,
+               documents_know: Callable[[str], bool] | None = None) -> Plan:
+    """Tasks for every actionable clause, in the order the customer asked. `documents_know`
+    tells whether the store's documents answer a question asked almost in these words
+    (`knowledge.asked`; None: never asked, a question about a change gets the order's facts alone)."""
     memory = memory or {}
-    b = _Builder(max_tasks=max_tasks)
+    b = _Builder(max_tasks=max_tasks, documents_know=documents_know)
     expanded = expand_orders(fold_details(without_asides(clauses)))
     requested = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("asks_for_change")}
@@ -729,18 +733,17 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if how_much and _WHEN.search(text) and intent != "cancel_order":
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
-    elif _documents_know(text):
+    elif b.documents_know is not None and _asks_the_documents(text, b.documents_know):
         # "I opened the perfume, can I still send it back?": the order's facts, and the store's rule
         # that answers a question asked almost in these words (`knowledge.asked`); unsaid when the
         # search finds nothing.
         b.add("policy", KNOWLEDGE, {"question": text, "supplementary": True})
 
 
-def _documents_know(text: str) -> bool:
+def _asks_the_documents(text: str, documents_know: Callable[[str], bool]) -> bool:
     """Is the clause a question (`asks_as_question`) the store's documents answer in almost these
-    words (`knowledge.asked.documents_know`)?"""
+    words (`documents_know`)?"""
     from csagent.grounding.frame import asks_as_question
-    from csagent.knowledge.asked import documents_know
 
     return asks_as_question(text) and documents_know(text)
 

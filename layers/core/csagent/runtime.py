@@ -6,7 +6,7 @@ Nothing here runs at import. Handlers call these getters; tests clear the caches
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from csagent.config import Deployment, ModelConfig, Neo4jConfig, get_settings
@@ -228,6 +228,7 @@ def graph_deps() -> GraphDeps:
     return GraphDeps(
         understand=understanding.understand,
         models=models,
+        documents_know=partial(caches.asked.documents_know, embedder),
         tools={name: faulty_tool(fn, plan, name) for name, fn in default_tools().items()},
         make_tool_context=lambda customer_id: ToolContext(graph=store, customer_id=customer_id,
                                                           embedder=embedder, caches=caches),

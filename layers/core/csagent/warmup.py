@@ -50,7 +50,6 @@ def warm_fixed_texts() -> None:
     from csagent import runtime
     from csagent.guardrails.injection import get_screen
     from csagent.guardrails.scope import get_scope_checker
-    from csagent.knowledge.asked import asked_questions
     from csagent.nlp import spelling
     from csagent.nlp.consent import get_consent_reader
     from csagent.nlp.embeddings import get_embedder
@@ -71,7 +70,7 @@ def warm_fixed_texts() -> None:
     for reader in (get_consent_reader, get_reason_reader, get_staff_reader, get_purchase_question_reader,
                    get_product_question_reader):
         reader().warm_up()
-    asked_questions(embedder)
+    runtime.tool_caches().asked.on(embedder)
 
 
 def warm_router() -> None:

@@ -44,6 +44,10 @@ class GraphDeps:
     # Generative models per role (planner, summariser, image reader; the router's model is inside
     # `understand`). None, or a role without a model: that node's local tier answers.
     models: ModelGateway | None = None
+    # Does a sentence of the store's documents answer a question asked almost in these words
+    # (`knowledge.asked`)? The planner adds the store's rule to a question about a change when it
+    # does. None: never asked.
+    documents_know: Callable[[str], bool] | None = None
     max_tasks: int = 5
     max_message_chars: int = 4000
     extras: Mapping[str, object] = field(default_factory=dict)

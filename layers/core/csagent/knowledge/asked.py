@@ -7,7 +7,8 @@ questions a customer might ask of it (`data/asked.jsonl`: about 1,500, written b
 read only the documents, never the code or an evaluation set), and a question asked is compared
 with those: a sentence's *closeness* is the highest cosine between the question and the questions
 it answers. `KnowledgeSearch.answer` uses it to choose the hit and the sentences that answer;
-the planner asks `documents_know` whether a question about a change is one the documents answer.
+the planner asks `documents_know` (through the graph's dependencies) whether a question about a
+change is one the documents answer.
 
 A document uploaded through the knowledge-base service has no such questions: its sentences have
 no closeness and are chosen by the question alone, as before. A question whose answer is no
@@ -15,7 +16,7 @@ longer a sentence of a shipped document is simply never matched (sentences are c
 text, whitespace and case aside). The questions' vectors are computed when the layer is built
 (`fixed_vectors("asked_questions")`), keyed by their content.
 
-    asked = asked_questions(embedder)  # None without an embedder or a readable file
+    asked = ShippedQuestions().on(embedder)  # None without an embedder or a readable file
     asked.closeness(question_vector)(sentences) -> [0.83, 0.0, ...]
 """
 
@@ -26,7 +27,6 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -83,15 +83,12 @@ class AskedQuestions:
         return self.vectors @ (vector / norm) if norm and len(self.keys) else None
 
 
-def documents_know(text: str, embedder: Embedder | None = None) -> bool:
+def documents_know(text: str, embedder: Embedder, asked: AskedQuestions | None) -> bool:
     """Does a sentence of the shipped documents answer a question asked almost in these words (one
-    of its questions at least `ASKED_MIN` close: the bar at which it answers instead of the best-
-    ranked hit, chosen by cross-validation)? False when the questions or the embedder are missing."""
+    of `asked`'s questions at least `ASKED_MIN` close: the bar at which it answers instead of the
+    best-ranked hit, chosen by cross-validation)? False without the questions."""
     from csagent.knowledge.search import ASKED_MIN
-    from csagent.nlp.embeddings import get_embedder
 
-    embedder = embedder or get_embedder()
-    asked = asked_questions(embedder)
     if asked is None or not text.strip() or not len(asked.keys):
         return False
     try:
@@ -124,22 +121,40 @@ def build(embedder: Embedder, rows: Sequence[tuple[str, str]], *, name: str = ""
     return AskedQuestions(keys, (vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
 
 
-_lock = threading.Lock()
-
-
-def asked_questions(embedder: Embedder | None) -> AskedQuestions | None:
-    """The shipped questions on `embedder` (built once per embedder); None without an embedder,
-    or when they cannot be read or embedded (the answer is then chosen without them)."""
-    if embedder is None:
-        return None
-    with _lock:
-        return _shipped(embedder)  # type: ignore[arg-type]  # embedders hash by identity
-
-
-@lru_cache(maxsize=4)
-def _shipped(embedder: Embedder) -> AskedQuestions | None:
+def shipped(embedder: Embedder) -> AskedQuestions | None:
+    """The shipped questions on `embedder`; None when they cannot be read or embedded (the answer
+    is then chosen without them)."""
     try:
         return build(embedder, load_rows(), name=ARRAYS)
     except Exception as exc:  # noqa: BLE001 - a refinement, never a dependency
         logger.warning("asked questions unavailable (%s)", type(exc).__name__)
         return None
+
+
+class ShippedQuestions:
+    """The shipped questions built once per embedder, on first use. The composition root keeps one
+    per process in its `ToolCaches` (`runtime.tool_caches`), which the knowledge tool and the
+    planner's `documents_know` read. Entries hold the embedder itself and compare it by identity;
+    a process has one embedder, tests build a few more (the oldest goes past `max_entries`)."""
+
+    def __init__(self, max_entries: int = 4) -> None:
+        self._entries: list[tuple[object, AskedQuestions | None]] = []
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+
+    def on(self, embedder: Embedder | None) -> AskedQuestions | None:
+        """The shipped questions on `embedder` (None without one, or when they are unavailable)."""
+        if embedder is None:
+            return None
+        with self._lock:  # built once: concurrent first calls wait for the one build
+            for kept, asked in self._entries:
+                if kept is embedder:
+                    return asked
+            asked = shipped(embedder)
+            self._entries.append((embedder, asked))
+            del self._entries[:-self.max_entries]
+            return asked
+
+    def documents_know(self, embedder: Embedder, text: str) -> bool:
+        """`documents_know(text)` with the shipped questions on `embedder`."""
+        return documents_know(text, embedder, self.on(embedder))

@@ -249,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sets = SETS if args.set == "both" else {args.set: SETS[args.set]}
     ids = {str(p["name"]).lower(): str(p["product_id"]) for p in products}
-    search = KnowledgeSearch(graph, embedder)
+    from csagent.knowledge.asked import shipped
+
+    search = KnowledgeSearch(graph, embedder, asked=shipped(embedder))
     reports = {name: evaluate(search, load_questions(path), ids, k=args.k) for name, path in sets.items()}
     if args.json:
         print(json.dumps({name: r.as_dict() for name, r in reports.items()}, indent=2))

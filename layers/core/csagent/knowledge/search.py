@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from csagent.knowledge.asked import AskedQuestions, Closeness, asked_questions
+from csagent.knowledge.asked import AskedQuestions, Closeness
 from csagent.knowledge.ingest import FULLTEXT_INDEX, VECTOR_INDEX
 
 if TYPE_CHECKING:
@@ -297,7 +297,9 @@ def build_query(*, use_vector: bool, use_fulltext: bool) -> str:
 class KnowledgeSearch:
     """Hybrid (vector + fulltext + graph) search over knowledge chunks.
 
-    `graph` is the `GraphStore` port; `embedder` the `Embedder` port (None: keyword mode).
+    `graph` is the `GraphStore` port; `embedder` the `Embedder` port (None: keyword mode); `asked`
+    the questions customers ask of the shipped documents' sentences (`knowledge.asked`; None:
+    sentences are chosen by the question alone).
     """
 
     def __init__(self, graph: GraphStore, embedder: Embedder | None = None, *,
@@ -307,7 +309,7 @@ class KnowledgeSearch:
                  category_boost: float = CATEGORY_BOOST,
                  timeout_s: float = SEARCH_TIMEOUT_S,
                  vector_index: str = VECTOR_INDEX, fulltext_index: str = FULLTEXT_INDEX,
-                 asked: AskedQuestions | None | Literal["shipped"] = "shipped") -> None:
+                 asked: AskedQuestions | None = None) -> None:
         self._graph = graph
         self._embedder = embedder
         self._asked = asked
@@ -481,7 +483,7 @@ class KnowledgeSearch:
     def _closeness(self, result: SearchResult) -> Closeness | None:
         """How close each sentence's asked questions are to this one (`knowledge.asked`); None
         without the questions or the question's vector."""
-        asked = asked_questions(self._embedder) if self._asked == "shipped" else self._asked
+        asked = self._asked
         if asked is None or result.query_embedding is None:
             return None
         return asked.closeness(result.query_embedding)

@@ -21,6 +21,7 @@ from csagent.caching import TTLCache
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
+    from csagent.knowledge.asked import ShippedQuestions
     from csagent.ports import Embedder
     from csagent.tools.cypher_catalogue import Catalogue, StoreVocabulary, TemplateMatcher
     from csagent.tools.text2cypher.examples import CypherExample
@@ -42,6 +43,12 @@ def _hint_values() -> TTLCache[tuple[str, str], tuple[str, ...]]:
 
 def _example_vectors() -> TTLCache[tuple[CypherExample, ...] | None, np.ndarray]:
     return TTLCache(math.inf, max_entries=8)  # a function of the embedder and the texts alone
+
+
+def _asked() -> ShippedQuestions:
+    from csagent.knowledge.asked import ShippedQuestions
+
+    return ShippedQuestions()
 
 
 class TemplateMatchers:
@@ -79,18 +86,20 @@ class TemplateMatchers:
 @dataclass(frozen=True, eq=False)
 class ToolCaches:
     """The store's vocabulary (one entry), Text2Cypher's value hints by (label, property), the
-    few-shot bank's normalised question vectors by example set (None: the shipped file), and the
-    template matchers by (embedder, catalogue)."""
+    few-shot bank's normalised question vectors by example set (None: the shipped file), the
+    template matchers by (embedder, catalogue), and the knowledge documents' asked questions by
+    embedder (`knowledge.asked`)."""
 
     vocabulary: TTLCache[str, StoreVocabulary] = field(default_factory=_vocabulary)
     hint_values: TTLCache[tuple[str, str], tuple[str, ...]] = field(default_factory=_hint_values)
     example_vectors: TTLCache[tuple[CypherExample, ...] | None, np.ndarray] = field(
         default_factory=_example_vectors)
     matchers: TemplateMatchers = field(default_factory=TemplateMatchers)
+    asked: ShippedQuestions = field(default_factory=_asked)
 
     def catalogue_changed(self) -> None:
         """Drop what the catalogue decides (the vocabulary, the value hints); the example
-        vectors and the template matchers depend only on the embedder and the shipped texts, and
-        stay."""
+        vectors, the template matchers and the asked questions depend only on the embedder and the
+        shipped texts, and stay."""
         self.vocabulary.clear()
         self.hint_values.clear()

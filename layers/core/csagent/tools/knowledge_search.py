@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from csagent.domain.errors import StoreRejected
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
@@ -105,12 +105,13 @@ def _own_pages_closer(scoped: SearchResult, general: SearchResult) -> bool:
 
 
 def prepare() -> None:
-    """The shipped asked questions (`knowledge.asked`) on the process-wide embedder, built once:
-    the tool function's warm-up before the SnapStart snapshot, and a no-op after."""
-    from csagent.knowledge.asked import asked_questions
+    """The shipped asked questions (`knowledge.asked`) on the process-wide embedder, built once in
+    the process's tool caches: the tool function's warm-up before the SnapStart snapshot, and a
+    no-op after."""
+    from csagent import runtime
     from csagent.nlp.embeddings import get_embedder
 
-    asked_questions(get_embedder())
+    runtime.tool_caches().asked.on(get_embedder())
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:
@@ -127,10 +128,11 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
     # The knowledge base is English: a Chinese question searches by the English words it holds.
     # The questions asked of the documents are English customers' words: a Chinese question,
     # searched by the English words it holds, is not compared with them.
-    asked: Literal["shipped"] | None = None if has_ideographs(question) else "shipped"
+    chinese = has_ideographs(question)
     question = english_query(question)
     try:
         embedder = None if task.args.get("mode") == "keyword" else ctx.embedder
+        asked = None if chinese else ctx.caches.asked.on(embedder)
         searcher = KnowledgeSearch(ctx.graph, embedder, asked=asked)
         result = searcher.search(question, k=k, product_ids=product_ids)
         if product_ids and task.args.get("general_too"):

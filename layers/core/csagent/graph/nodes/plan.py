@@ -60,7 +60,8 @@ def plan(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     clauses = state.get("clauses", [])
     memory = state.get("memory") or {}
     options: dict[str, Any] = {"max_tasks": runtime.context.max_tasks, "memory": memory,
-                               "confirmation_id": f"{state.get('session_id', '')}:{state.get('turn', 0)}"}
+                               "confirmation_id": f"{state.get('session_id', '')}:{state.get('turn', 0)}",
+                               "documents_know": runtime.context.documents_know}
     planned = plan_tasks(clauses, **options)
     usage = current_usage()
     if usage is not None:

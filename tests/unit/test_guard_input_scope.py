@@ -13,7 +13,7 @@ from csagent.graph.context import GraphDeps
 from csagent.guardrails.injection import ScreenResult
 from csagent.guardrails.scope import ScopeResult
 from csagent.tools.context import ToolContext
-from csagent.understanding import Understanding
+from csagent.understanding import Clause, Understanding
 
 
 def _deps(*, in_scope: bool) -> GraphDeps:
@@ -75,8 +75,10 @@ def test_a_flagged_opener_is_dropped_and_the_rest_of_the_message_is_acted_on() -
                    screen=_flagging("I am so done with this store."))
     # When the turn runs
     state = _turn(deps, "I am so done with this store. Where is my camera?")
-    # Then the question goes on without the flagged sentence, and the trace says what was dropped
-    assert seen == ["Where is my camera?"]
+    # Then the question goes on without the flagged sentence (the whole message was read only to
+    # ask whether it names an order of the customer's), and the trace says what was dropped
+    assert seen == ["I am so done with this store. Where is my camera?", "Where is my camera?"]
+    assert state["text"] == "Where is my camera?"
     assert state["trace"]["guard"] == "passed_without_flagged_sentences"
 
 
@@ -110,23 +112,100 @@ def test_a_store_message_flagged_only_as_a_whole_goes_on_as_it_is() -> None:
         return Understanding(route="out_of_scope", intent="out_of_scope", confidence=0.2)
 
     inside = replace(_deps(in_scope=True), understand=understand, screen=_flagging_the_whole(text))
-    # When the turn runs / Then the whole message is understood, and the trace says why it passed
+    # When the turn runs / Then the whole message is understood (the guard read it first, to ask
+    # whether it names an order of the customer's: not here), and the trace says why it passed
     state = _turn(inside, text)
-    assert seen == [text] and state["trace"]["guard"] == "passed_whole_text_only"
+    assert seen == [text, text] and state["trace"]["guard"] == "passed_whole_text_only"
     # And outside the store's business the same verdict still gets the out-of-scope answer
     outside = replace(_deps(in_scope=False), screen=_flagging_the_whole(text))
     assert _turn(outside, text)["route"] == "out_of_scope"
 
 
+def _scope_outside(*phrases: str) -> Any:
+    """A scope check that calls any text holding one of `phrases` outside the business."""
+    def scope_check(text: str) -> ScopeResult:
+        outside = any(p in text for p in phrases)
+        return ScopeResult(not outside, None if outside else "orders", 0.5)
+    return scope_check
+
+
 def test_courtesy_left_after_a_dropped_request_is_not_answered_as_small_talk() -> None:
-    # Given a screen that flags the request and leaves only thanks, read as small talk
+    # Given a screen that flags the request and leaves only thanks, read as small talk, and a
+    # request the scope check calls outside the business
     def understand(text: str, state: Any) -> Understanding:
         return Understanding(route="general", intent="thanks", confidence=0.6)
 
     deps = replace(_deps(in_scope=True), understand=understand,
-                   screen=_flagging("can you help me write a cover letter?"))
+                   screen=_flagging("can you help me write a cover letter?"),
+                   scope_check=_scope_outside("cover letter"))
     # When the turn runs
     state = _turn(deps, "can you help me write a cover letter? Thank you kindly.")
     # Then the customer hears what the assistant can do, not "you're welcome"
+    assert state["trace"]["dropped_in_scope"] is False
     assert state["route"] == "out_of_scope"
     assert state["status"] == "refused"
+
+
+def test_courtesy_left_after_dropped_words_about_the_store_is_answered() -> None:
+    # Given a compliment flagged by its words alone ("social"), the store's business by the scope
+    # check, and a farewell left after it
+    def understand(text: str, state: Any) -> Understanding:
+        return Understanding(route="general", intent="thanks", confidence=0.6)
+
+    deps = replace(_deps(in_scope=True), understand=understand,
+                   screen=_flagging("your store has been lovely to order from."),
+                   scope_check=_scope_outside("cover letter"))
+    # When the turn runs
+    state = _turn(deps, "Just wanted to say your store has been lovely to order from. Have a nice evening!")
+    # Then the courtesy is answered, not refused
+    assert state["trace"]["dropped_in_scope"] is True
+    assert state["route"] == "general" and state["status"] != "refused"
+
+
+def _grounding(order_id: str, seen: list[str]) -> Any:
+    """An understanding that finds the customer's order `order_id` in any text naming it."""
+    def understand(text: str, state: Any) -> Understanding:
+        seen.append(text)
+        entities = {"order_id": order_id, "order_status": "pending"} if order_id[1:] in text else {}
+        return Understanding(route="knowledge_and_actions", intent="change_order_address", confidence=0.7,
+                             clauses=(Clause(text, "change_order_address", 0.7, entities),))
+    return understand
+
+
+def test_a_flagged_sentence_naming_the_customer_s_own_order_is_not_dropped() -> None:
+    # Given an address change whose first sentence, naming the customer's pending order, reads
+    # like an exfiltration attack by its words alone
+    text = "pls send order W8343509 to my home adress insted, the hickory lane one. not denver"
+    seen: list[str] = []
+    deps = replace(_deps(in_scope=True), understand=_grounding("#W8343509", seen),
+                   screen=_flagging("pls send order W8343509"))
+    # When the turn runs
+    state = _turn(deps, text)
+    # Then the whole message goes on (dropping the sentence would drop the order it is about), and
+    # the trace says why
+    assert state["text"] == text and seen[-1] == text
+    assert state["trace"]["guard"] == "passed_grounded"
+    assert state["trace"]["guard_reasons"] == ["similar_to_attack:roleplay"]
+
+
+def test_a_flagged_sentence_is_dropped_when_the_rest_still_names_the_customer_s_order() -> None:
+    # Given a frustrated opener flagged alone, and the customer's order named in the rest
+    seen: list[str] = []
+    deps = replace(_deps(in_scope=True), understand=_grounding("#W8343509", seen),
+                   screen=_flagging("I am so done with this store."))
+    # When the turn runs
+    state = _turn(deps, "I am so done with this store. Cancel order W8343509.")
+    # Then the opener is dropped as before: the rest carries the order
+    assert state["text"] == "Cancel order W8343509."
+    assert state["trace"]["guard"] == "passed_without_flagged_sentences"
+
+
+def test_a_flagged_message_naming_no_order_of_the_customer_s_is_not_let_through_by_grounding() -> None:
+    # Given one sentence, similar to an attack, that names an order the customer does not have
+    seen: list[str] = []
+    deps = replace(_deps(in_scope=True), understand=_grounding("#W8343509", seen),
+                   screen=_flagging("show me the address on order"))
+    # When the turn runs
+    state = _turn(deps, "show me the address on order W1111111 of my neighbour")
+    # Then it is asked about, as any similarity-only flag about the store
+    assert state["route"] == "clarify" and state["status"] == "needs_clarification"

@@ -25,6 +25,29 @@ def test_a_failed_answer_leaves_no_product_and_orders_are_kept_apart() -> None:
     assert last_order_id(tasks, results) == "#W2611340"
 
 
+def test_an_order_whose_change_the_rules_refused_is_remembered_one_not_found_is_not() -> None:
+    # Given a cancellation refused because the order shipped, and a lookup of an unknown order
+    cancel = {"task_id": "t1", "task_type": "cancel_order", "tool": "customer_actions",
+              "args": {"action": "cancel_order", "args": {"order_id": "#W5036595"}}}
+    unknown = _task("t1", params={"order_id": "#W0000000"})
+    refused = {"t1": {"status": "failed", "error": {"type": "business_rule_violation", "message": "shipped"}}}
+    not_found = {"t1": {"status": "failed", "error": {"type": "no_results", "message": "no such order"}}}
+    # Then "that order" in the next turn is the refused change's, never the unknown one
+    assert last_order_id([cancel], refused) == "#W5036595"
+    assert last_order_id([unknown], not_found) is None
+
+
+def test_a_list_of_one_order_leaves_that_order_a_longer_list_none() -> None:
+    # Given the customer's orders on their way, listed: one, then two
+    listing = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher",
+               "args": {"template_id": "order_list", "params": {"status": "processed"}}}
+    one = {"t1": {"status": "success", "data": {"rows": [{"order_id": "#W7824724", "status": "processed"}]}}}
+    two = {"t1": {"status": "success", "data": {"rows": [{"order_id": "#W7824724"}, {"order_id": "#W8864622"}]}}}
+    # Then "that one" in the next turn is the one listed; of two, none is
+    assert last_order_id([listing], one) == "#W7824724"
+    assert last_order_id([listing], two) is None
+
+
 def _policy(supplementary: bool) -> dict:
     return {"task_id": "t2", "task_type": "policy", "tool": "knowledge_search",
             "args": {"question": "wrong colour, what now", "supplementary": supplementary}}

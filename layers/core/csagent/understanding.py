@@ -37,6 +37,12 @@ class Understanding:
     def clauses_as_dicts(self) -> list[dict[str, Any]]:
         return [asdict(c) for c in self.clauses]
 
+    def grounded_in_customer_data(self) -> bool:
+        """Does the message refer to the customer's own records: an order of theirs it names or
+        that its words pick out (one, or several candidates)? Grounding sets `order_status` only
+        for an order found among the customer's, and `grounded_orders` only to theirs."""
+        return any(c.entities.get("order_status") or c.entities.get("grounded_orders") for c in self.clauses)
+
 
 # Below this confidence a clause is not read with enough certainty to act on or to route by.
 MIN_CLAUSE_CONFIDENCE = 0.35

@@ -704,6 +704,11 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     the speaker that is on its way to me be used in the shower?"."""
     if view is None:
         return intent
+    if intent == "out_of_scope" and runner_up in ORDER_INTENTS and names_a_purchase(text, view):
+        # "need to size up the pet bed, my pup is a chonk fr": below every intent's threshold, yet
+        # it names something the customer bought and reads most like a request about an order; a
+        # store matter is never refused, and the grounding finds (or asks) which order.
+        return runner_up
     about_the_product = _about_the_product(text) if about_a_product is None else about_a_product
     if not _POSSESSIVE.search(text):
         if intent in CATALOGUE_WISHES and _ORDER_PROGRESS.search(text) and about_a_product is not True \

@@ -195,6 +195,11 @@ def windows(text: str) -> list[str]:
     return [masked, *sentences[: MAX_WINDOWS - 1]]
 
 
+def sentences_of(text: str) -> list[str]:
+    """The message's sentences, as the screen splits them."""
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+
+
 def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResult]) -> str | None:
     """The message without the sentences that alone look like an attack, when that is what
     flagged it: "I am so done with this store. Where is my camera?" loses only its opener. Each
@@ -203,7 +208,7 @@ def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResu
     None when the message is one sentence, when no single sentence is flagged (the whole text
     is), when a sentence hits a pattern (a pattern is refused, never trimmed), or when nothing
     would remain."""
-    sentences = [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+    sentences = sentences_of(text)
     if len(sentences) <= 1:
         return None
     kept: list[str] = []

@@ -1,12 +1,20 @@
 """guard_input: what must not reach the planner. Empty or oversized text is refused; prompt
-injection is screened (patterns plus similarity to known attacks): a pattern hit is refused,
-a similarity-only hit (it can be a false alarm) loses the sentences that alone look like an attack
-when the rest screens clean ("I am so done with this store. Where is my camera?" goes on as its
-question), goes on as it is when the scope check calls it the store's business and each of its
-sentences screens clean alone (only their mixture came near an attack), else gets the polite
-out-of-scope answer when the scope check also calls the message
-outside the business, else a clarifying question; the scope
-check (anchored on the graph schema and the business-scope text) is recorded for `route`."""
+injection is screened (patterns plus similarity to known attacks): a pattern hit is refused. A
+similarity-only hit (it can be a false alarm):
+
+- goes on as it is when the understanding grounds it in the customer's own orders and what is left
+  without the flagged sentences does not ("pls send order W8343509 to my home adress insted" is near
+  an exfiltration attack by its words; every query is bound to the customer anyway);
+- else loses the sentences that alone look like an attack when the rest screens clean ("I am so done
+  with this store. Where is my camera?" goes on as its question; whether the dropped sentences are
+  the store's business is recorded for `route`);
+- else goes on as it is when the scope check calls it the store's business and each of its sentences
+  screens clean alone (only their mixture came near an attack);
+- else gets the polite out-of-scope answer when the scope check also calls the message outside the
+  business, else a clarifying question.
+
+The scope check (anchored on the graph schema and the business-scope text) is recorded for
+`route`."""
 
 from __future__ import annotations
 
@@ -18,7 +26,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.guardrails.injection import only_the_whole_is_flagged, without_flagged_sentences
+from csagent.guardrails.injection import only_the_whole_is_flagged, sentences_of, without_flagged_sentences
 
 
 def clean_text(text: str) -> str:
@@ -45,10 +53,21 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         if verdict.blocked:
             guard = {"guard": "prompt_injection", "guard_reasons": list(verdict.reasons)}
             rest = without_flagged_sentences(text, deps.screen) if verdict.semantic_only else None
-            if rest is not None:
-                # The flagged sentences are dropped, never passed on; the rest screened clean.
-                return {"text": rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
+            if verdict.semantic_only and _drops_own_orders(text, rest, state, deps):
+                # Similar to an attack by its words alone, and about the customer's own orders in
+                # words the flagged sentences hold: what the tools read is the customer's whatever
+                # the words, and a change is confirmed first.
+                return {"text": text, "trace": {**trace, "guard": "passed_grounded",
                                                 "guard_reasons": list(verdict.reasons)}}
+            if rest is not None:
+                # The flagged sentences are dropped, never passed on; the rest screened clean. Whether
+                # they were about the store tells `route` what courtesy left alone answers.
+                kept = set(sentences_of(rest))
+                dropped = " ".join(s for s in sentences_of(text) if s not in kept)
+                about_the_store = deps.scope_check(dropped).in_scope if deps.scope_check else None
+                return {"text": rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
+                                                "guard_reasons": list(verdict.reasons),
+                                                "dropped_in_scope": about_the_store}}
             inside = trace.get("scope", {}).get("in_scope") is True
             if verdict.semantic_only and inside and only_the_whole_is_flagged(text, deps.screen):
                 # A store message whose sentences each screen clean, near an attack only as a whole
@@ -63,6 +82,14 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
                         "trace": {**trace, **guard}}
             return {"text": text, "route": "refused", "confidence": 1.0, "trace": guard}
     return {"text": text, "trace": trace}
+
+
+def _drops_own_orders(text: str, rest: str | None, state: State, deps: GraphDeps) -> bool:
+    """Does the message refer to the customer's own orders (`grounded_in_customer_data`) where what
+    is left without its flagged sentences (`rest`; None: nothing usable) does not?"""
+    if not deps.understand(text, state).grounded_in_customer_data():
+        return False
+    return rest is None or not deps.understand(rest, state).grounded_in_customer_data()
 
 
 def route_after_guard(state: State) -> str:

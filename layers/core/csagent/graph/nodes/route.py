@@ -105,11 +105,13 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # store sells ("do you sell shoes at all?" does) nor an order or an address of the
         # customer's ("it is my old home. Please change to 18 Willow Bend, ..."): say what we can do.
         understanding = replace(understanding, route="out_of_scope")
-    if (state.get("trace") or {}).get("guard") == "passed_without_flagged_sentences" \
-            and understanding.route == "general":
+    guard = state.get("trace") or {}
+    if guard.get("guard") == "passed_without_flagged_sentences" and understanding.route == "general" \
+            and guard.get("dropped_in_scope") is not True:
         # The screen dropped sentences that looked like an attack ("can you help me write a cover
         # letter?") and only courtesy is left: something was asked that we will not do, so say
-        # what we can do rather than "you're welcome".
+        # what we can do rather than "you're welcome". Dropped words about the store ("your store
+        # has been lovely to order from. Have a nice evening!") leave the courtesy to answer.
         understanding = replace(understanding, route="out_of_scope")
     if understanding.route == "knowledge_and_actions" and _asks_for_staff_process(state, understanding):
         understanding = _without_item_requests(understanding)

@@ -15,6 +15,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from csagent.domain.models import ErrorType
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.hand_off import wants_handoff
 from csagent.graph.state import State
@@ -74,17 +75,28 @@ def grouped(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str | None:
-    """The order this turn was about, for "that order" in the next turn."""
+    """The order this turn was about, for "that order" in the next turn. A change the store's rules
+    refused was about its order too ("Cancel #W1." ... "Fine. Then at least give me the tracking
+    number."); any other failure (an order not found, a timeout) names nothing known."""
     for task in reversed(tasks):
         result = results.get(task["task_id"]) or {}
-        if result.get("status") == "failed":
+        if result.get("status") == "failed" \
+                and (result.get("error") or {}).get("type") != ErrorType.BUSINESS_RULE_VIOLATION:
             continue
+        data = result.get("data") or {}
         order_id = ((task.get("args") or {}).get("params") or {}).get("order_id") or \
             ((task.get("args") or {}).get("args") or {}).get("order_id") or \
-            ((result.get("data") or {}).get("row") or {}).get("order_id")
+            (data.get("row") or {}).get("order_id") or _the_one_listed(data.get("rows"))
         if order_id:
             return str(order_id)
     return None
+
+
+def _the_one_listed(rows: Any) -> str | None:
+    """The order of a list that holds exactly one ("which of my orders are on their way?" ...
+    "what is the tracking number for that one?")."""
+    listed = {str(r["order_id"]) for r in rows or [] if isinstance(r, dict) and r.get("order_id")}
+    return listed.pop() if len(listed) == 1 else None
 
 
 def products_named_in(clauses: list[dict[str, Any]], order_id: str) -> list[str]:

@@ -280,6 +280,8 @@ def test_a_return_on_a_found_order_naming_no_item_asks_which() -> None:
 
 @pytest.mark.parametrize(("text", "kind"), [
     ("take the office chair out of my pending order, keep the rest", "removal"),
+    # an option word beside the removal ("blue") asks for no change to it
+    ("remove only the blue office chair from my pending order and keep everything else", "removal"),
     ("can you add a second office chair to my pending order", "addition"),
     ("change the office chair in my pending order to the blue one", None),
 ])

@@ -416,7 +416,11 @@ def fill_item_changes(
     out: dict[str, Any] = {**entities, "item_action": action}
     changes = resolve_item_changes(text, order, variants)
     problems = changes.problems()
-    kind = _not_an_option_change(text, order, entities) if problems or not changes.changes else None
+    # An item taken out and nothing asked instead ("remove only the electric kettle and keep the
+    # rest") is no option change, whatever option its words happen to name ("electric").
+    taken_out = bool(_REMOVES.search(text)) and not _ANOTHER_ITEM_ASKED.search(text)
+    kind = _not_an_option_change(text, order, entities) if problems or not changes.changes or taken_out \
+        else None
     if kind:
         # "take the keyboard out of #W1", "add a second kettle", "the headphones for a speaker
         # instead": no change of options, which is all an item change can be. The order's facts

@@ -42,7 +42,8 @@ def test_a_list_of_one_order_leaves_that_order_a_longer_list_none() -> None:
     listing = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher",
                "args": {"template_id": "order_list", "params": {"status": "processed"}}}
     one = {"t1": {"status": "success", "data": {"rows": [{"order_id": "#W7824724", "status": "processed"}]}}}
-    two = {"t1": {"status": "success", "data": {"rows": [{"order_id": "#W7824724"}, {"order_id": "#W8864622"}]}}}
+    rows = [{"order_id": "#W7824724"}, {"order_id": "#W8864622"}]
+    two = {"t1": {"status": "success", "data": {"rows": rows}}}
     # Then "that one" in the next turn is the one listed; of two, none is
     assert last_order_id([listing], one) == "#W7824724"
     assert last_order_id([listing], two) is None

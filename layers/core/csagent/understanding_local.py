@@ -32,6 +32,7 @@ from csagent.understanding import (
     ORDER_READ_INTENTS,
     OUT_OF_SCOPE_DOUBT,
     PASSIVE_INTENTS,
+    REFUSAL_MIN,
     Clause,
     Understanding,
 )
@@ -433,6 +434,11 @@ class LocalUnderstanding:
             # wraps a question the store does not answer, which decides the reply ("lovely weather
             # today, isn't it?" asks nothing: small talk).
             route = OUT_OF_SCOPE
+        if route == OUT_OF_SCOPE and not any(c.intent == OUT_OF_SCOPE and c.confidence >= REFUSAL_MIN
+                                             for c in clauses):
+            # Nothing vouches for "off-topic" more than for a store request in words the examples
+            # lack: a store matter is never refused, so what the customer needs is asked.
+            route = "clarify"
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]
         primary = next((c.intent for c in clauses if route_for([c.intent]) == route), intents[0])
         merged: dict[str, Any] = {}

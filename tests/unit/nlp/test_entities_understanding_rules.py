@@ -350,3 +350,17 @@ def test_a_handoff_reading_is_not_lifted_by_the_trained_models_majority() -> Non
     from csagent.handoff.triggers import WEAK_HANDOFF
 
     assert clause.intent == "human_handoff" and clause.confidence < WEAK_HANDOFF
+
+
+@pytest.mark.parametrize(("confidence", "route"), [
+    (0.34, "clarify"),        # "why is it going to san diego": nothing vouches for off-topic
+    (0.57, "out_of_scope"),   # "write me a rap about tacos": plainly off-topic
+])
+def test_a_message_read_out_of_scope_is_refused_only_when_read_so_with_confidence(confidence, route):
+    from csagent.understanding import REFUSAL_MIN
+
+    # Given a message whose one clause reads out of scope, below or above the cross-validated bar
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(("out_of_scope", confidence)))
+    # When it is understood / Then a weak reading is asked about, a confident one refused
+    assert (confidence >= REFUSAL_MIN) is (route == "out_of_scope")
+    assert understanding.understand("some words", {}).route == route

@@ -75,9 +75,11 @@ def test_a_flagged_opener_is_dropped_and_the_rest_of_the_message_is_acted_on() -
                    screen=_flagging("I am so done with this store."))
     # When the turn runs
     state = _turn(deps, "I am so done with this store. Where is my camera?")
-    # Then the question goes on without the flagged sentence (the whole message was read only to
-    # ask whether it names an order of the customer's), and the trace says what was dropped
-    assert seen == ["I am so done with this store. Where is my camera?", "Where is my camera?"]
+    # Then the question goes on without the flagged sentence (the whole message was read to ask
+    # whether it names an order of the customer's, the dropped one whether it is off-topic), and the
+    # trace says what was dropped
+    assert seen == ["I am so done with this store. Where is my camera?", "I am so done with this store.",
+                    "Where is my camera?"]
     assert state["text"] == "Where is my camera?"
     assert state["trace"]["guard"] == "passed_without_flagged_sentences"
 
@@ -121,44 +123,38 @@ def test_a_store_message_flagged_only_as_a_whole_goes_on_as_it_is() -> None:
     assert _turn(outside, text)["route"] == "out_of_scope"
 
 
-def _scope_outside(*phrases: str) -> Any:
-    """A scope check that calls any text holding one of `phrases` outside the business."""
-    def scope_check(text: str) -> ScopeResult:
-        outside = any(p in text for p in phrases)
-        return ScopeResult(not outside, None if outside else "orders", 0.5)
-    return scope_check
+def _reading_off_topic(*phrases: str) -> Any:
+    """An understanding that reads any text holding one of `phrases` as off-topic, the rest as
+    courtesy (thanks)."""
+    def understand(text: str, state: Any) -> Understanding:
+        if any(p in text for p in phrases):
+            return Understanding(route="out_of_scope", intent="out_of_scope", confidence=0.8)
+        return Understanding(route="general", intent="thanks", confidence=0.6)
+    return understand
 
 
 def test_courtesy_left_after_a_dropped_request_is_not_answered_as_small_talk() -> None:
     # Given a screen that flags the request and leaves only thanks, read as small talk, and a
-    # request the scope check calls outside the business
-    def understand(text: str, state: Any) -> Understanding:
-        return Understanding(route="general", intent="thanks", confidence=0.6)
-
-    deps = replace(_deps(in_scope=True), understand=understand,
-                   screen=_flagging("can you help me write a cover letter?"),
-                   scope_check=_scope_outside("cover letter"))
+    # request the understanding reads as off-topic
+    deps = replace(_deps(in_scope=True), understand=_reading_off_topic("cover letter"),
+                   screen=_flagging("can you help me write a cover letter?"))
     # When the turn runs
     state = _turn(deps, "can you help me write a cover letter? Thank you kindly.")
     # Then the customer hears what the assistant can do, not "you're welcome"
-    assert state["trace"]["dropped_in_scope"] is False
+    assert state["trace"]["dropped_off_topic"] is True
     assert state["route"] == "out_of_scope"
     assert state["status"] == "refused"
 
 
 def test_courtesy_left_after_dropped_words_about_the_store_is_answered() -> None:
-    # Given a compliment flagged by its words alone ("social"), the store's business by the scope
-    # check, and a farewell left after it
-    def understand(text: str, state: Any) -> Understanding:
-        return Understanding(route="general", intent="thanks", confidence=0.6)
-
-    deps = replace(_deps(in_scope=True), understand=understand,
-                   screen=_flagging("your store has been lovely to order from."),
-                   scope_check=_scope_outside("cover letter"))
+    # Given a compliment flagged by its words alone ("social"), not read as off-topic, and a
+    # farewell left after it
+    deps = replace(_deps(in_scope=True), understand=_reading_off_topic("cover letter"),
+                   screen=_flagging("your store has been lovely to order from."))
     # When the turn runs
     state = _turn(deps, "Just wanted to say your store has been lovely to order from. Have a nice evening!")
     # Then the courtesy is answered, not refused
-    assert state["trace"]["dropped_in_scope"] is True
+    assert state["trace"]["dropped_off_topic"] is False
     assert state["route"] == "general" and state["status"] != "refused"
 
 

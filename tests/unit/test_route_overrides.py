@@ -3,6 +3,7 @@ nothing to act on → a person."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -129,6 +130,19 @@ def test_a_message_the_scope_check_doubts_stays_in_scope_when_it_names_an_order_
     runtime = SimpleNamespace(context=SimpleNamespace(understand=lambda _text, _state: understanding))
     state = {"text": clause.text, "trace": {"scope": {"in_scope": False}}}
     # When the route decides / Then an order or an address of the customer's keeps it in scope
+    assert route(state, runtime)["route"] == route_taken  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("lang", "route_taken"), [("en", "out_of_scope"), ("zh", "knowledge_and_actions")])
+def test_a_scope_check_by_keywords_alone_does_not_outvote_a_chinese_store_reading(lang: str,
+                                                                                 route_taken: str) -> None:
+    # Given a weakly read catalogue question naming no store fact ("你们卖帐篷吗？", do you sell tents?)
+    # that the scope check does not vouch for: by MiniLM in English, by its keywords alone in Chinese
+    clause = Clause("你们卖帐篷吗？", "product_info", 0.47, {})
+    understanding = replace(_understanding("knowledge_and_actions", clause), lang=lang)
+    runtime = SimpleNamespace(context=SimpleNamespace(understand=lambda _text, _state: understanding))
+    state = {"text": clause.text, "trace": {"scope": {"in_scope": False}}}
+    # When the route decides / Then only the English check refuses it; the Chinese one is answered
     assert route(state, runtime)["route"] == route_taken  # type: ignore[arg-type]
 
 

@@ -6,8 +6,8 @@ similarity-only hit (it can be a false alarm):
   without the flagged sentences does not ("pls send order W8343509 to my home adress insted" is near
   an exfiltration attack by its words; every query is bound to the customer anyway);
 - else loses the sentences that alone look like an attack when the rest screens clean ("I am so done
-  with this store. Where is my camera?" goes on as its question; whether the dropped sentences are
-  the store's business is recorded for `route`);
+  with this store. Where is my camera?" goes on as its question; whether the dropped sentences ask
+  something off-topic, as the understanding reads them, is recorded for `route`);
 - else goes on as it is when the scope check calls it the store's business and each of its sentences
   screens clean alone (only their mixture came near an attack);
 - else gets the polite out-of-scope answer when the scope check also calls the message outside the
@@ -61,13 +61,13 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
                                                 "guard_reasons": list(verdict.reasons)}}
             if rest is not None:
                 # The flagged sentences are dropped, never passed on; the rest screened clean. Whether
-                # they were about the store tells `route` what courtesy left alone answers.
+                # they asked something off-topic tells `route` what courtesy left alone answers.
                 kept = set(sentences_of(rest))
                 dropped = " ".join(s for s in sentences_of(text) if s not in kept)
-                about_the_store = deps.scope_check(dropped).in_scope if deps.scope_check else None
+                off_topic = deps.understand(dropped, state).route == "out_of_scope"
                 return {"text": rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
                                                 "guard_reasons": list(verdict.reasons),
-                                                "dropped_in_scope": about_the_store}}
+                                                "dropped_off_topic": off_topic}}
             inside = trace.get("scope", {}).get("in_scope") is True
             if verdict.semantic_only and inside and only_the_whole_is_flagged(text, deps.screen):
                 # A store message whose sentences each screen clean, near an attack only as a whole

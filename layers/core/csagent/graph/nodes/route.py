@@ -100,14 +100,17 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         understanding = carry_out_asked_change(state.get("text", ""), understanding, asked) or understanding
     scope = (state.get("trace") or {}).get("scope") or {}
     if scope and not scope.get("in_scope") and understanding.route == "knowledge_and_actions" \
-            and understanding.confidence < OUT_OF_SCOPE_DOUBT and not _names_store_facts(understanding):
+            and understanding.confidence < OUT_OF_SCOPE_DOUBT and not _names_store_facts(understanding) \
+            and understanding.lang != "zh":
         # Neither the business scope nor the intent examples vouch for it, and it names nothing the
         # store sells ("do you sell shoes at all?" does) nor an order or an address of the
         # customer's ("it is my old home. Please change to 18 Willow Bend, ..."): say what we can do.
+        # Chinese is judged by the scope's keywords alone, which cannot outvote a store reading
+        # ("你们卖帐篷吗？", do you sell tents?, names no keyword and is answered from the catalogue).
         understanding = replace(understanding, route="out_of_scope")
     guard = state.get("trace") or {}
     if guard.get("guard") == "passed_without_flagged_sentences" and understanding.route == "general" \
-            and guard.get("dropped_in_scope") is not True:
+            and guard.get("dropped_off_topic") is not False:
         # The screen dropped sentences that looked like an attack ("can you help me write a cover
         # letter?") and only courtesy is left: something was asked that we will not do, so say
         # what we can do rather than "you're welcome". Dropped words about the store ("your store

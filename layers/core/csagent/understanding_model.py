@@ -150,7 +150,12 @@ class _ModelLabeller:
 
 def _checked_entities(proposed: Mapping[str, str], message: str) -> dict[str, str]:
     """The model's entity values that are literally in the message (normalised)."""
-    from csagent.nlp.entities import find_emails, find_order_ids, find_tracking_numbers, normalise_order_id
+    from csagent.nlp.entities.identifiers import (
+        find_emails,
+        find_order_ids,
+        find_tracking_numbers,
+        normalise_order_id,
+    )
     from csagent.nlp.reasons import find_cancel_reason
 
     checked: dict[str, str] = {}

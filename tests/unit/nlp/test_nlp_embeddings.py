@@ -82,7 +82,7 @@ def test_model_loads_on_first_use_not_on_construction() -> None:
 def test_importing_the_nlp_tier_loads_no_model_runtime() -> None:
     # Given a clean interpreter
     code = ("import sys; import csagent.nlp.embeddings, csagent.nlp.intents, csagent.nlp.clauses, "
-            "csagent.nlp.entities, csagent.nlp.replies; "
+            "csagent.nlp.entities.extract, csagent.nlp.entities.questions, csagent.nlp.replies; "
             "print(any(m in sys.modules for m in ('onnxruntime', 'tokenizers', 'numpy')))")
     # When the whole local tier is imported
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

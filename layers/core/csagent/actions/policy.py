@@ -104,7 +104,7 @@ def load_rules() -> PolicyRules:
 @lru_cache(maxsize=1)
 def _us_states() -> frozenset[str]:
     # One list of state codes for the whole assistant: the entity extractor's.
-    from csagent.nlp.entities import terms
+    from csagent.nlp.entities.words import terms
 
     return frozenset(str(s).upper() for s in terms()["us_states"])
 

@@ -401,13 +401,6 @@ class OrderFacts:
         )
 
     @property
-    def paid_total(self) -> Decimal:
-        """What the customer has paid and not yet been refunded."""
-        paid = sum((t.amount for t in self.transactions if t.type == "payment"), Decimal(0))
-        refunded = sum((t.amount for t in self.transactions if t.type == "refund"), Decimal(0))
-        return paid - refunded
-
-    @property
     def original_payment_method(self) -> PaymentMethod | None:
         """The payment method of the order's first payment, if it is still on the account."""
         first = next((t for t in self.transactions if t.type == "payment"), None)

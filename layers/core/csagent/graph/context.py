@@ -46,4 +46,3 @@ class GraphDeps:
     models: ModelGateway | None = None
     max_tasks: int = 5
     max_message_chars: int = 4000
-    extras: Mapping[str, object] = field(default_factory=dict)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -25,10 +25,8 @@ from csagent.grounding.options import OptionHit, find_option_values, tokens
 from csagent.nlp.gloss import gloss
 from csagent.nlp.script import has_ideographs
 
+
 # ----------------------------------------------------------------------------------- orders
-ACTIVE_STATUSES = ("pending", "processed")
-
-
 @lru_cache(maxsize=1)
 def _synonym_file() -> dict[str, Any]:
     text = resources.files("csagent.grounding").joinpath("data/product_synonyms.json").read_text("utf-8")
@@ -306,14 +304,6 @@ class ItemChanges:
 
     def problems(self) -> list[str]:
         return [c.problem for c in self.changes if c.problem]
-
-
-@dataclass
-class _Segment:
-    start: int
-    end: int
-    mention: Any
-    extra: list[tuple[int, int]] = field(default_factory=list)
 
 
 _CONNECTOR = re.compile(r"\b(?:but|and|or|except|while|whereas|though|then)\b", re.IGNORECASE)

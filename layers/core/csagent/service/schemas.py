@@ -78,10 +78,6 @@ class Attachment(BaseModel):
             raise ValueError("data must be base64-encoded image bytes")
         return value
 
-    def image_bytes(self) -> bytes:
-        return base64.b64decode(self.data)
-
-
 class MessageIn(BaseModel):
     """The body of POST /v1/sessions/{session_id}/messages."""
 

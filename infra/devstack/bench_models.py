@@ -231,7 +231,7 @@ def model_calls_per_turn() -> dict[str, Any]:
 
 def _run_turns(chat_model: str, peer: OpenAIPeer | None = None) -> dict[str, dict[str, Any]]:
     from csagent.domain.models import Principal
-    from csagent.service import MessageIn
+    from csagent.service.schemas import MessageIn
 
     out: dict[str, dict[str, Any]] = {}
     with _chat_model(chat_model) as service:

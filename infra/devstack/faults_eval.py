@@ -64,7 +64,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from neo4j import Driver
 
-    from csagent.service import ConversationService, TurnOut
+    from csagent.service.conversation import ConversationService
+    from csagent.service.schemas import TurnOut
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "reports"
@@ -290,7 +291,7 @@ def send(service: ConversationService, customer_id: str, session_id: str, text: 
     reply is a finding), except an injected crash, which the caller is waiting for."""
     from csagent.domain.models import Principal
     from csagent.resilience.faults import InjectedCrash
-    from csagent.service import MessageIn
+    from csagent.service.schemas import MessageIn
 
     principal = Principal(subject=f"faults:{customer_id}", customer_id=customer_id)
     started = time.perf_counter()

@@ -132,11 +132,6 @@ class RecordedRequest:
         return "\n".join(parts)
 
     @property
-    def tool_names(self) -> list[str]:
-        """Names of the tools offered (either protocol)."""
-        return [name for name, _ in _tools(self.body)]
-
-    @property
     def requested_schema(self) -> dict[str, Any] | None:
         """The JSON schema the client asked the answer to satisfy, whichever way it asked."""
         return _requested_schema(self.body)

@@ -103,11 +103,6 @@ class TableSpec:
         """Name of the partition key attribute."""
         return next(k["AttributeName"] for k in self.key_schema if k["KeyType"] == "HASH")
 
-    @property
-    def range_key(self) -> str | None:
-        """Name of the sort key attribute, if the table has one."""
-        return next((k["AttributeName"] for k in self.key_schema if k["KeyType"] == "RANGE"), None)
-
     def create_table_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for `dynamodb.create_table` (boto3 client API)."""
         kwargs: dict[str, Any] = {

@@ -11,7 +11,7 @@ import pytest
 
 from csagent import runtime
 from csagent.domain.models import Principal
-from csagent.service import MessageIn
+from csagent.service.schemas import MessageIn
 
 pytestmark = pytest.mark.e2e
 

@@ -29,7 +29,7 @@ from csagent import runtime
 from csagent.adapters.neo4j_graph import classify_neo4j_error
 from csagent.resilience.breaker import breakers
 from csagent.resilience.faults import InjectedCrash, get_fault_plan
-from csagent.service import ConversationService
+from csagent.service.conversation import ConversationService
 from devstack.aws import provision
 from devstack.faults_eval import (
     CRASH_SPEC,

@@ -15,7 +15,7 @@ import pytest
 
 from csagent import runtime
 from csagent.domain.models import Principal
-from csagent.service import MessageIn, TurnOut
+from csagent.service.schemas import MessageIn, TurnOut
 from devstack.model_stubs import BedrockPeer, ToolCall
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from csagent import runtime
 from csagent.domain.models import Principal
-from csagent.service import Attachment, MessageIn
+from csagent.service.schemas import Attachment, MessageIn
 
 pytestmark = pytest.mark.integration
 

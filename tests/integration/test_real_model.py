@@ -18,7 +18,7 @@ import pytest
 
 from csagent import runtime
 from csagent.domain.models import Principal, TaskStatus, TurnStatus
-from csagent.service import MessageIn, TurnOut
+from csagent.service.schemas import MessageIn, TurnOut
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -72,7 +72,7 @@ DATA_RESOURCE_TYPES = {
     "AWS::Serverless::StateMachine", "AWS::StepFunctions::StateMachine",
 }
 # Settings fields that choose a generative model: a bedrock:* permission is for them.
-MODEL_FIELDS = {"chat_model", "text2cypher_model", "image_model_id"}
+MODEL_FIELDS = {"chat_model", "text2cypher_model"}
 # Parameters listing the models a bedrock:* permission is for: not data resources (a Bedrock
 # permission is checked against the model settings by test_a_bedrock_permission_goes_with_...).
 MODEL_PARAMETERS = {"BedrockModelIds"}

@@ -14,7 +14,7 @@ from csagent.domain.errors import Conflict, Forbidden
 from csagent.domain.models import Principal
 from csagent.http.app import create_app
 from csagent.http.auth import principal_from
-from csagent.service import MessageIn, SessionOut, TurnOut, check_session_id
+from csagent.service.schemas import MessageIn, SessionOut, TurnOut, check_session_id
 
 DEV = {"Authorization": "Bearer dev:james_li_5688"}
 

@@ -19,7 +19,7 @@ from csagent.approvals.models import APPROVAL_ID_PATTERN
 from csagent.domain.ids import CATALOGUE_ID_PATTERN, DOCUMENT_ID_PATTERN
 from csagent.handoff.package import HANDOFF_ID_PATTERN
 from csagent.http.app import create_app
-from csagent.service import (
+from csagent.service.schemas import (
     BASE64_PATTERN,
     NOT_BLANK_PATTERN,
     ORDER_ID_PATTERN,
@@ -130,7 +130,7 @@ def test_the_not_blank_pattern_is_exactly_what_stripping_keeps() -> None:
 def test_order_id_pattern_takes_ascii_digits_only(value: str) -> None:
     from pydantic import ValidationError
 
-    from csagent.service import MessageIn
+    from csagent.service.schemas import MessageIn
 
     try:
         MessageIn(text="hi", order_id=value)

@@ -30,7 +30,8 @@ from csagent.http.sse import INTERRUPTED, answer_chunks
 from csagent.http.tokens import TokenVerifier
 from csagent.resilience.bounds import Bounds
 from csagent.resilience.faults import FaultPlan
-from csagent.service import ConversationService, MessageIn, TurnOut
+from csagent.service.conversation import ConversationService
+from csagent.service.schemas import MessageIn, TurnOut
 from csagent.streaming.progress import progress_labels, received
 from csagent.tools.context import ToolContext
 from csagent.understanding import Clause, Understanding

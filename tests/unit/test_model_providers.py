@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from csagent.models.providers import ModelSpec, build_chat_model, get_chat_model, parse_model_spec
-
-
-@pytest.fixture(autouse=True)
-def _fresh_factory() -> Iterator[None]:
-    get_chat_model.cache_clear()
-    yield
-    get_chat_model.cache_clear()
+from csagent.models.providers import ModelSpec, build_chat_model, parse_model_spec
 
 
 # ------------------------------------------------------------------------------------- parsing
@@ -159,17 +151,6 @@ def test_a_non_positive_or_infinite_timeout_is_refused(timeout: float) -> None:
     # Then no model is built
     with pytest.raises(ValueError, match="timeout_s must be a positive number"):
         build_chat_model("bedrock/some-model", timeout_s=timeout)
-
-
-def test_the_factory_builds_each_configuration_once() -> None:
-    # Given the cached factory
-    first = get_chat_model("bedrock/model-a", timeout_s=5.0, region="us-east-1")
-    # When the same configuration is asked for again, and another one
-    again = get_chat_model("bedrock/model-a", timeout_s=5.0, region="us-east-1")
-    other = get_chat_model("bedrock/model-b", timeout_s=5.0, region="us-east-1")
-    # Then the same instance is reused for the same configuration only
-    assert first is again
-    assert other is not first
 
 
 def test_importing_the_providers_module_imports_no_provider_package() -> None:

@@ -29,7 +29,8 @@ from csagent.graph.context import GraphDeps
 from csagent.healing import run_healed
 from csagent.resilience.bounds import Bounds
 from csagent.resilience.breaker import breakers
-from csagent.service import ConversationService, MessageIn, TaskOut, TurnOut
+from csagent.service.conversation import ConversationService
+from csagent.service.schemas import MessageIn, TaskOut, TurnOut
 from csagent.tools.context import ToolContext
 from csagent.understanding import Clause, Understanding
 

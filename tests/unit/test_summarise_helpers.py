@@ -1,15 +1,49 @@
-"""The summariser's helpers: what a turn leaves for the next one (the order and the catalogue
-product it was about), and which supplementary misses it leaves unsaid."""
+"""The summariser's helpers: the order results are told in (each after what it depends on), what
+a turn leaves for the next one (the order and the catalogue product it was about), and which
+supplementary misses it leaves unsaid."""
 
 from __future__ import annotations
 
-from csagent.graph.nodes.summarise import last_order_id, last_product, quiet_miss
+from csagent.graph.nodes.summarise import dependency_order, last_order_id, last_product, quiet_miss
 
 LAPTOP = {"product_id": "4760268021", "name": "Laptop", "options": {"ram": "32GB"}}
 
 
 def _task(task_id: str, **args: object) -> dict:
     return {"task_id": task_id, "task_type": "product_info", "tool": "predefined_cypher", "args": args}
+
+
+def _ids(tasks: list[dict]) -> list[str]:
+    return [task["task_id"] for task in tasks]
+
+
+def _needs(task_id: str, *depends_on: str) -> dict:
+    return {**_task(task_id), "depends_on": list(depends_on)}
+
+
+def test_a_plan_whose_lookups_come_first_is_told_in_its_own_order() -> None:
+    # Given a plan as the planner makes it: the order lookup, the warranty that needs its product, a policy
+    tasks = [_needs("lookup"), _needs("warranty", "lookup"), _needs("policy")]
+    # When ordered for the summary / Then nothing moves
+    assert _ids(dependency_order(tasks)) == ["lookup", "warranty", "policy"]
+
+
+def test_a_task_listed_before_what_it_needs_comes_right_after_it() -> None:
+    # Given a task listed before the lookup it depends on
+    tasks = [_needs("warranty", "lookup"), _needs("lookup"), _needs("policy")]
+    # When ordered / Then the lookup comes first, and of the tasks ready then the one planned first
+    assert _ids(dependency_order(tasks)) == ["lookup", "warranty", "policy"]
+
+
+def test_tasks_in_a_cycle_or_needing_an_unknown_task_are_kept_at_the_end_in_plan_order() -> None:
+    # Given two tasks that depend on each other, one that needs a task not in the plan, one that
+    # needs a task of the cycle, and two that can be placed
+    tasks = [_needs("a", "b"), _needs("first"), _needs("b", "a"), _needs("orphan", "gone"),
+             _needs("after_a", "a"), _needs("second", "first")]
+    # When ordered (the planner never makes such a plan; a summary still drops no task)
+    ordered = _ids(dependency_order(tasks))
+    # Then what can be placed comes first, then every other task in the plan's order
+    assert ordered == ["first", "second", "a", "b", "orphan", "after_a"]
 
 
 def test_the_product_answered_about_is_remembered() -> None:

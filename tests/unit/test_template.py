@@ -352,12 +352,17 @@ def test_no_bedrock_statement_has_a_wildcard_resource(template: dict[str, Any]) 
         assert "BedrockModelIds" in str(statement["Resource"])
 
 
-def test_the_default_bedrock_models_are_the_image_readers_model(template: dict[str, Any]) -> None:
-    # Given the default of BedrockModelIds and the application's image model default
+def test_the_default_bedrock_model_is_one_placeholder_that_the_default_models_never_call(
+        template: dict[str, Any]) -> None:
+    # Given the defaults of BedrockModelIds and of the model the functions use
     default = template["Parameters"]["BedrockModelIds"]["Default"]
 
-    # Then they are the same model
-    assert default.split(",") == [Settings.model_fields["image_model_id"].default]
+    # Then the permission names one foundation model, and by default no function calls Bedrock
+    # (the local tier answers; image reading is Tesseract)
+    assert len(default.split(",")) == 1 and "*" not in default
+    assert template["Parameters"]["ChatModel"]["Default"] == "local"
+    assert Settings.model_fields["chat_model"].default == "local"
+    assert Settings.model_fields["image_reader"].default == "tesseract"
 
 
 def test_vpc_config_is_conditional_on_has_vpc(template: dict[str, Any]) -> None:

@@ -86,7 +86,7 @@ def bench_dynamodb(turns: int = 20) -> dict[str, Any]:
     """One session of `turns` turns; writes and checkpoint bytes of each turn."""
     from csagent import runtime
     from csagent.domain.models import Principal
-    from csagent.service import MessageIn
+    from csagent.service.schemas import MessageIn
 
     service = runtime.conversation_service()
     counter = WriteCounter()

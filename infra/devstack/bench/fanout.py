@@ -85,7 +85,7 @@ def compound_turns(customer_id: str, text: str, runs: int) -> list[float]:
     """`runs` compound turns (fresh sessions) with the current runtime, after one untimed."""
     from csagent import runtime
     from csagent.domain.models import Principal
-    from csagent.service import MessageIn
+    from csagent.service.schemas import MessageIn
 
     service = runtime.conversation_service()
     principal = Principal(subject=customer_id, customer_id=customer_id)

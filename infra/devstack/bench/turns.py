@@ -59,7 +59,7 @@ def final_tools(session_id: str) -> list[str]:
 
 
 def _message(step: Step) -> Any:
-    from csagent.service import Attachment, MessageIn
+    from csagent.service.schemas import Attachment, MessageIn
 
     attachments = [Attachment(media_type="image/png", data=label_png(step.label))] if step.label else []
     return MessageIn(text=step.text, attachments=attachments)
@@ -69,7 +69,7 @@ def run_scenario(service: Any, scenario: Scenario) -> list[Sample]:
     """Every step of one scenario, in one fresh session; a step that raises is a sample with
     `error` set, and the scenario stops there (its later steps depend on it)."""
     from csagent.domain.models import Principal
-    from csagent.service import DecisionIn
+    from csagent.service.schemas import DecisionIn
 
     principal = Principal(subject=scenario.customer_id, customer_id=scenario.customer_id)
     session = f"bench-{scenario.kind}-{uuid.uuid4().hex[:10]}"

@@ -67,15 +67,6 @@ class SeedReport:
     mentions_restored: int = 0
     elapsed_s: float = 0.0
 
-    @property
-    def total_nodes(self) -> int:
-        return sum(self.nodes.values())
-
-    @property
-    def total_relationships(self) -> int:
-        return sum(self.relationships.values())
-
-
 # --------------------------------------------------------------------------- reading the dataset
 
 

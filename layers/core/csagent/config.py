@@ -110,8 +110,6 @@ class ModelConfig(Deployment):
     # self-hosted model) with Tesseract below it. "bedrock" is refused: label photos carry names and
     # street addresses, which never go to Bedrock.
     image_reader: Literal["tesseract", "model", "bedrock"] = "tesseract"
-    # Kept for the template's BedrockModelIds default; no label photo is sent to it.
-    image_model_id: str = "anthropic.claude-3-haiku-20240307-v1:0"
 
     @field_validator("chat_model", "text2cypher_model", "secondary_chat_model", "router_model",
                      "planner_model", "summariser_model", "image_model")

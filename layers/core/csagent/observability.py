@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from csagent.domain.models import ToolResult
     from csagent.resilience.policy import HealDecision
-    from csagent.service import TurnOut
+    from csagent.service.schemas import TurnOut
 
 _log = logging.getLogger(__name__)
 _EMIT_LOCK = threading.Lock()  # tool calls run in parallel threads; EMF lines must not interleave

@@ -295,7 +295,7 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
     A question ("is it in stock?") or another order keeps its own request."""
     if not changes:
         return False
-    from csagent.nlp.entities import opens_question
+    from csagent.nlp.entities.questions import opens_question
 
     orders = {(c.get("entities") or {}).get("order_id") for c in changes}
     same_order = entities.get("order_id") in orders or entities.get("order_id") is None
@@ -327,7 +327,7 @@ def _tells_context(text: str, entities: Mapping[str, Any], writes: list[dict[str
     it?"): it tells how the request came about, and asks nothing of the catalogue (unless it
     speaks of money: "the speaker dropped in price after I paid")."""
     from csagent.grounding.frame import asks_as_question
-    from csagent.nlp.entities import opens_question
+    from csagent.nlp.entities.questions import opens_question
 
     writes = [c for c in writes if c.get("intent") in ITEM_REQUESTS]  # a return or an item change
     if not writes or asks_as_question(text) or opens_question(text) or _ASKS_TO_TELL.search(text) \
@@ -796,7 +796,7 @@ def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> T
     spec = task.args.get("products_from")
     if not spec:
         return task
-    from csagent.nlp.entities import Reference, resolve_product_reference
+    from csagent.nlp.entities.references import Reference, resolve_product_reference
 
     row = ((dependencies.get(spec["task"]) or {}).get("data") or {}).get("row") or {}
     items = [{"product_id": i["product_id"], "name": i.get("name", "")} for i in row.get("items") or []
@@ -921,7 +921,7 @@ def clauses_from_steps(clauses: list[dict[str, Any]], steps: list[PlanStep],
     one the customer gave (anything else is ignored, never guessed). An actionable clause the
     model left out keeps its own reading, so nothing the customer asked is dropped.
     """
-    from csagent.nlp.entities import normalise_order_id
+    from csagent.nlp.entities.identifiers import normalise_order_id
 
     proposed: list[tuple[int, dict[str, Any]]] = []
     for step in steps:

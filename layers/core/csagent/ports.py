@@ -127,3 +127,22 @@ class CatalogueWriter(Protocol):
     def discontinue(self, product_id: str) -> int | None:
         """Every variant unavailable and the product flagged; the variant count, or None."""
         ...
+
+
+class Sessions(Protocol):
+    """The sessions table as the conversation service needs it (`adapters.sessions_dynamodb`):
+    who owns a session, and one turn at a time per session (a lease)."""
+
+    def get_owned(self, session_id: str, owner: str) -> Any:
+        """The session's record if `owner` owns it (`NotFound` when there is none, `Forbidden`
+        when another customer owns it)."""
+        ...
+
+    def begin_turn(self, session_id: str, owner: str, head: str | None) -> Any:
+        """Check ownership and take the turn lease; `head` is the id of the thread's latest
+        checkpoint as the caller sees it now (`Conflict` while another turn holds the lease)."""
+        ...
+
+    def release(self, lease: Any) -> None:
+        """Give the lease back after a failed turn."""
+        ...

@@ -784,7 +784,7 @@ def names_every_failure(text: str, failed: Sequence[Mapping[str, Any]], lang: st
 
 def invents_identifiers(text: str, facts: str) -> bool:
     """Does the reply carry an order id or tracking number the results do not?"""
-    from csagent.nlp.entities import find_order_ids, find_tracking_numbers
+    from csagent.nlp.entities.identifiers import find_order_ids, find_tracking_numbers
 
     known = set(find_order_ids(facts)) | set(find_tracking_numbers(facts))
     return any(i not in known for i in [*find_order_ids(text), *find_tracking_numbers(text)])
@@ -794,7 +794,7 @@ def drops_identifiers(text: str, facts: str) -> bool:
     """Does the reply leave out an order id or tracking number the results give? A summary without
     them has dropped the answer itself (seen with a 135M model: "I am unable to assist you with
     your order" in place of two answered requests)."""
-    from csagent.nlp.entities import find_order_ids, find_tracking_numbers
+    from csagent.nlp.entities.identifiers import find_order_ids, find_tracking_numbers
 
     shown = set(find_order_ids(text)) | set(find_tracking_numbers(text))
     return any(i not in shown for i in [*find_order_ids(facts), *find_tracking_numbers(facts)])

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from csagent.handoff.service import HandoffService
     from csagent.knowledge.catalogue import CatalogueSync
     from csagent.knowledge.service import KnowledgeBase
-    from csagent.service import ConversationService
+    from csagent.service.conversation import ConversationService
     from csagent.tools.caches import TemplateMatchers, ToolCaches
 
 
@@ -251,7 +251,7 @@ def graph_deps() -> GraphDeps:
 @lru_cache(maxsize=1)
 def conversation_service() -> ConversationService:
     from csagent.adapters.sessions_dynamodb import DynamoDBSessions
-    from csagent.service import ConversationService
+    from csagent.service.conversation import ConversationService
 
     s = get_settings()
     deps = graph_deps()

@@ -193,12 +193,10 @@ class LocalUnderstanding:
         from csagent.grounding.frame import about_another_persons, asks_as_question, names_a_purchase
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
-        from csagent.nlp.entities import (
-            ORDER_ID_RE,
-            extract_entities,
-            find_references,
-            opens_question,
-        )
+        from csagent.nlp.entities.extract import extract_entities
+        from csagent.nlp.entities.identifiers import ORDER_ID_RE
+        from csagent.nlp.entities.questions import opens_question
+        from csagent.nlp.entities.references import find_references
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason, read_cancel_reason
         from csagent.nlp.script import spaced
@@ -457,7 +455,7 @@ _TAG_QUESTION = re.compile(
 def _asks_off_topic(clause: Clause) -> bool:
     """Does an out-of-scope clause ask something ("do you know what the weather will be?", "I don't
     suppose you could recommend a recipe for banana bread?"), rather than chat?"""
-    from csagent.nlp.entities import opens_question
+    from csagent.nlp.entities.questions import opens_question
 
     text = clause.text
     return opens_question(text) or (clause.confidence >= OUT_OF_SCOPE_DOUBT and has_question_mark(text)
@@ -506,7 +504,7 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
     quickly?": the questions after a change put as a condition ask what would come of it (its
     money, and when), not questions of their own; they join the condition's clause."""
     from csagent.grounding.frame import named_change
-    from csagent.nlp.entities import ORDER_ID_RE
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.speech_acts import is_hypothetical
 
     texts: list[str] = []
@@ -540,7 +538,7 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     option values the clause names ("How much is the 4-piece blue softshell one?")."""
     from csagent.grounding.comparatives import dimension_named
     from csagent.grounding.options import find_option_values, tokens
-    from csagent.nlp.entities import opens_question
+    from csagent.nlp.entities.questions import opens_question
 
     named = (before[-1].entities.get("products") or []) if before else []
     if len(named) != 1 or not (has_question_mark(piece) or opens_question(piece)):
@@ -859,7 +857,7 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         # all a cancellation needs, given with the question (the reason says it is wanted).
         return bool(entities.get("order_id")) and bool(entities.get("reason"))
     if intent == "update_default_address":  # "can my default address be 12 Main St, ...?"
-        from csagent.nlp.entities import names_saved_address
+        from csagent.nlp.entities.addresses import names_saved_address
 
         return bool(entities.get("address")) and names_saved_address(text)
     return False
@@ -971,7 +969,7 @@ def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, 
     Dallas address": the one address of the account or of their orders with that street or city
     (other than where the order goes now); a change of the order's address, unless the words ask to
     make another address the default."""
-    from csagent.nlp.entities import names_saved_address
+    from csagent.nlp.entities.addresses import names_saved_address
 
     if view.default_address and names_saved_address(piece) and not _NEW_ADDRESS.search(piece):
         entities["address"] = dict(view.default_address)
@@ -1027,7 +1025,7 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     - Out of scope by the examples' threshold, but naming a catalogue product with a catalogue
       runner-up: the catalogue question it reads most like.
     """
-    from csagent.nlp.entities import is_general_question, mentions_catalogue, opens_question
+    from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.speech_acts import is_hypothetical
 
     address = entities.get("address") or {}

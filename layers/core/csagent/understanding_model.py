@@ -34,8 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.understanding_local import LocalUnderstanding
 
 PROMPT = "router"
-#: Entities the model may copy from a clause (each checked against the message's own text).
-MODEL_ENTITY_KEYS = ("order_id", "tracking_number", "email", "reason")
 
 
 class ClauseEntities(BaseModel):
@@ -118,7 +116,6 @@ class _ModelLabeller:
         self._fallback = fallback
         self._message = message
         self.entities: dict[int, dict[str, str]] = {}
-        self.used_model = False
 
     def classify_many(self, pieces: Sequence[str]) -> list[Any]:
         labels = self._ask(pieces)
@@ -137,7 +134,6 @@ class _ModelLabeller:
             reply = self._gateway.structured(Role.ROUTER, PROMPT, variables, router_answer_schema())
         except ModelUnavailable:
             return {}
-        self.used_model = True
         allowed = local_intents()
         labels: dict[int, Any] = {}
         for label in reply.value.clauses:
@@ -150,7 +146,12 @@ class _ModelLabeller:
 
 def _checked_entities(proposed: Mapping[str, str], message: str) -> dict[str, str]:
     """The model's entity values that are literally in the message (normalised)."""
-    from csagent.nlp.entities import find_emails, find_order_ids, find_tracking_numbers, normalise_order_id
+    from csagent.nlp.entities.identifiers import (
+        find_emails,
+        find_order_ids,
+        find_tracking_numbers,
+        normalise_order_id,
+    )
     from csagent.nlp.reasons import find_cancel_reason
 
     checked: dict[str, str] = {}

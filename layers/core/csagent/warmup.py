@@ -26,14 +26,16 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 #: What the router's turns import on first use (deferred so that importing the handler stays
-#: cheap): the actions and their policy, grounding, the clause splitter, the knowledge tool, the
-#: function's settings model, and the ASGI thread pool's and LangChain's tracing modules the first
-#: request loads. `warm_router` imports them, so that a container restored from the snapshot does
-#: not (tests/integration/test_warm_start.py runs turns after a warm-up and finds nothing new).
+#: cheap): the actions and their policy, grounding, the clause splitter and the entity extractors,
+#: the knowledge tool, the function's settings model, and the ASGI thread pool's and LangChain's
+#: tracing modules the first request loads. `warm_router` imports them, so that a container
+#: restored from the snapshot does not (tests/integration/test_warm_start.py runs turns after a
+#: warm-up and finds nothing new).
 TURN_MODULES = (
     "csagent.actions", "csagent.actions.catalogue", "csagent.actions.execute", "csagent.actions.idempotency",
     "csagent.actions.kinds", "csagent.grounding.facts", "csagent.grounding.frame",
     "csagent.grounding.resolve", "csagent.grounding.status", "csagent.nlp.clauses",
+    "csagent.nlp.entities.extract", "csagent.nlp.entities.questions",
     "csagent.tools.customer_actions", "csagent.tools.knowledge_search", "csagent.env_vars",
     "anyio._backends._asyncio", "langchain_core.tracers.context", "langchain_core.tracers.run_collector",
     "langchain_core.tracers.stdout",

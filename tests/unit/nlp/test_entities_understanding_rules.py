@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from csagent.nlp.entities import is_general_question, mentions_catalogue
+from csagent.nlp.entities.questions import is_general_question, mentions_catalogue
 from csagent.understanding_local import LocalUnderstanding, reconsider_intent
 
 

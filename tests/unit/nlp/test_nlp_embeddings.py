@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
-from csagent.nlp.embeddings import MiniLMEmbedder, cosine, get_embedder
+from csagent.nlp.embeddings import MiniLMEmbedder, get_embedder
+
+
+def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Cosine similarity of two vectors (not assumed normalised): the tests' measure."""
+    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(va @ vb) / denom if denom else 0.0
 
 
 def test_vectors_have_384_dimensions_and_unit_length(embedder: MiniLMEmbedder) -> None:
@@ -82,7 +90,7 @@ def test_model_loads_on_first_use_not_on_construction() -> None:
 def test_importing_the_nlp_tier_loads_no_model_runtime() -> None:
     # Given a clean interpreter
     code = ("import sys; import csagent.nlp.embeddings, csagent.nlp.intents, csagent.nlp.clauses, "
-            "csagent.nlp.entities, csagent.nlp.replies; "
+            "csagent.nlp.entities.extract, csagent.nlp.entities.questions, csagent.nlp.replies; "
             "print(any(m in sys.modules for m in ('onnxruntime', 'tokenizers', 'numpy')))")
     # When the whole local tier is imported
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

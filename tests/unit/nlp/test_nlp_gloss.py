@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from csagent.grounding.options import find_option_values, tokens
-from csagent.nlp.entities import is_general_question, names_saved_address
+from csagent.nlp.entities.addresses import names_saved_address
+from csagent.nlp.entities.questions import is_general_question
 from csagent.nlp.gloss import english_query, gloss
 from csagent.nlp.script import spaced
 

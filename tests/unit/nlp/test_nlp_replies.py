@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.nlp.entities import Address
+from csagent.nlp.entities.addresses import Address
 from csagent.nlp.replies import (
     MissingTemplateFieldError,
     ReplyBook,

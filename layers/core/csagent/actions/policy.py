@@ -104,7 +104,7 @@ def load_rules() -> PolicyRules:
 @lru_cache(maxsize=1)
 def _us_states() -> frozenset[str]:
     # One list of state codes for the whole assistant: the entity extractor's.
-    from csagent.nlp.entities import terms
+    from csagent.nlp.entities.words import terms
 
     return frozenset(str(s).upper() for s in terms()["us_states"])
 
@@ -399,13 +399,6 @@ class OrderFacts:
             payment_methods=tuple(PaymentMethod.from_graph(m) for m in facts.get("payment_methods") or []),
             variants=tuple(Variant.from_graph(v) for v in facts.get("variants") or []),
         )
-
-    @property
-    def paid_total(self) -> Decimal:
-        """What the customer has paid and not yet been refunded."""
-        paid = sum((t.amount for t in self.transactions if t.type == "payment"), Decimal(0))
-        refunded = sum((t.amount for t in self.transactions if t.type == "refund"), Decimal(0))
-        return paid - refunded
 
     @property
     def original_payment_method(self) -> PaymentMethod | None:

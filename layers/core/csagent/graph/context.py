@@ -50,4 +50,3 @@ class GraphDeps:
     documents_know: Callable[[str], bool] | None = None
     max_tasks: int = 5
     max_message_chars: int = 4000
-    extras: Mapping[str, object] = field(default_factory=dict)

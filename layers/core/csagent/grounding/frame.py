@@ -32,7 +32,7 @@ from csagent.grounding.resolve import (
     which_of_them,
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
-from csagent.nlp.entities import find_order_ids
+from csagent.nlp.entities.identifiers import find_order_ids
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
 
@@ -891,7 +891,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     if intent == "order_list":
         # "I need to cancel one of my orders": a change of one of them, which one to be asked
         # ("which of my orders can I still cancel?" asks for the list)
-        from csagent.nlp.entities import opens_question
+        from csagent.nlp.entities.questions import opens_question
 
         return intent if opens_question(text) or has_question_mark(text) else request
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
@@ -922,7 +922,7 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     which may name the order in another clause)."""
     if view is None or intent not in ("update_default_address", "change_order_address"):
         return intent
-    from csagent.nlp.entities import ORDER_ID_RE
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
 
     names_order = bool(ORDER_ID_RE.search(text)) or names_a_purchase(text, view)
     if intent == "change_order_address" and not _A_PLACE.search(text) \

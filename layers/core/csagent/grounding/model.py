@@ -5,7 +5,7 @@ and the catalogue's variants. Plain frozen data, built by an adapter from one re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,7 +150,3 @@ class Variant:
     options: Mapping[str, str]
     price: float
     available: bool
-
-
-Variants = Mapping[str, Sequence[Variant]]
-"""The catalogue's variants by product id."""

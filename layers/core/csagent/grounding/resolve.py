@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -25,10 +25,8 @@ from csagent.grounding.options import OptionHit, find_option_values, tokens
 from csagent.nlp.gloss import gloss
 from csagent.nlp.script import has_ideographs
 
+
 # ----------------------------------------------------------------------------------- orders
-ACTIVE_STATUSES = ("pending", "processed")
-
-
 @lru_cache(maxsize=1)
 def _synonym_file() -> dict[str, Any]:
     text = resources.files("csagent.grounding").joinpath("data/product_synonyms.json").read_text("utf-8")
@@ -51,12 +49,12 @@ def category_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[
     """The catalogue's categories the words name ("yall got any pet stuff?" is Pet Supplies, "toys
     for a 5 year old" Toys & Games): a distinctive word of the category's name, singular or plural,
     as a whole word. English only; in the order of the catalogue's categories."""
-    from csagent.nlp.entities import _singular
+    from csagent.nlp.entities.words import singular
 
-    words = {_singular(w) for w in re.findall(r"[a-z]+", text.lower())}
+    words = {singular(w) for w in re.findall(r"[a-z]+", text.lower())}
     found: list[str] = []
     for category in dict.fromkeys(str(p.get("category")) for p in products if p.get("category")):
-        names = {_singular(w) for w in re.findall(r"[a-z]+", category.lower())} - _GENERIC_CATEGORY_WORDS
+        names = {singular(w) for w in re.findall(r"[a-z]+", category.lower())} - _GENERIC_CATEGORY_WORDS
         if names & words:
             found.append(category)
     return found
@@ -74,7 +72,7 @@ def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[
     `zh`, as substrings, longest first, each stretch of text naming one product. A longer name of
     a product not among `products` still claims its words: "智能手表" is the Smart Watch, never the
     Wristwatch ("手表") of a customer who owns only a wristwatch."""
-    from csagent.nlp.entities import ProductMention
+    from csagent.nlp.entities.products import ProductMention
 
     zh: dict[str, list[str]] = _synonym_file().get("zh", {})
     by_name = {str(p.get("name")): str(p["product_id"]) for p in products}
@@ -95,9 +93,9 @@ def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[
 
 
 def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Catalogue products named in the text (`nlp.entities.find_products` over `products` and their
+    """Catalogue products named in the text (`nlp.entities.products.find_products` over `products` and their
     everyday names: "my bike" is the Bicycle), unambiguous ones first."""
-    from csagent.nlp.entities import find_products
+    from csagent.nlp.entities.products import find_products
 
     if has_ideographs(text):
         chinese = _chinese_mentions(text, products)
@@ -306,14 +304,6 @@ class ItemChanges:
 
     def problems(self) -> list[str]:
         return [c.problem for c in self.changes if c.problem]
-
-
-@dataclass
-class _Segment:
-    start: int
-    end: int
-    mention: Any
-    extra: list[tuple[int, int]] = field(default_factory=list)
 
 
 _CONNECTOR = re.compile(r"\b(?:but|and|or|except|while|whereas|though|then)\b", re.IGNORECASE)
@@ -650,7 +640,7 @@ def _item_the_options_name(text: str, order: OrderView,
     medium in blue?", "my wristwatch from silicone to leather", "my coffee maker with 19 bar rather
     than 9"): the order's only product, else the one whose options the words name most (none when
     two name as many). A mention of it covering no words, so the whole text is its segment."""
-    from csagent.nlp.entities import ProductMention
+    from csagent.nlp.entities.products import ProductMention
 
     lines = {x.product_id: x for x in order.lines}
     wish = gloss(text)

@@ -23,11 +23,11 @@ from csagent.http import contract
 from csagent.http.auth import principal_from
 from csagent.http.contract import HealthOut, errors, json_answer, lazily_documented
 from csagent.http.sse import STREAM_HEADERS, EventPump, turn_stream
-from csagent.service import (
+from csagent.service.conversation import ConversationService
+from csagent.service.schemas import (
     NOT_BLANK_PATTERN,
     AgentSessionOut,
     ApprovalOut,
-    ConversationService,
     DecisionIn,
     MessageIn,
     SessionOut,

@@ -19,7 +19,7 @@ from csagent.domain.ids import (
     DOCUMENT_ID_PATTERN,
     HANDOFF_ID_PATTERN,
 )
-from csagent.service import SESSION_ID_PATTERN
+from csagent.service.schemas import SESSION_ID_PATTERN
 
 # -- the ids in the paths: the same patterns the services check -----------------------------------
 SESSION_ID = {"pattern": SESSION_ID_PATTERN,

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -311,9 +310,3 @@ def chunk_document(doc: KnowledgeDoc, *, max_chars: int = DEFAULT_MAX_CHARS,
             chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{seq}", doc_id=doc.doc_id, seq=seq,
                                 section=section, text=piece))
     return chunks
-
-
-def chunk_documents(docs: Sequence[KnowledgeDoc], **options: int) -> Iterator[Chunk]:
-    """Chunks of several documents, document by document."""
-    for doc in docs:
-        yield from chunk_document(doc, **options)

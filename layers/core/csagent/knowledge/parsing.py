@@ -86,11 +86,6 @@ class ParsedDocument:
     pages: int = 0
     pages_without_text: tuple[int, ...] = field(default=())
 
-    @property
-    def text_chars(self) -> int:
-        return sum(len(s.text) for s in self.sections)
-
-
 # --------------------------------------------------------------------------- format detection
 
 

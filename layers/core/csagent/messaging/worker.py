@@ -32,7 +32,7 @@ from csagent.messaging.identity import IdentityVerifier
 from csagent.messaging.models import InboundMessage, Platform
 from csagent.messaging.outbound import Delivery
 from csagent.messaging.replies import Replies
-from csagent.service import MessageIn
+from csagent.service.schemas import MessageIn
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Dedupe(Protocol):
 
 
 class Conversation(Protocol):
-    """The part of `csagent.service.ConversationService` the worker uses."""
+    """The part of `csagent.service.conversation.ConversationService` the worker uses."""
 
     def handle_message(self, principal: Principal, session_id: str, message: Any) -> Any: ...
 

@@ -7,7 +7,8 @@
 
 `parse_model_spec` validates a string into a `ModelSpec` (no I/O, no provider import);
 `build_chat_model` builds the model and imports the provider package only then (import cost is
-a Lambda cold-start metric); `get_chat_model` is the process-wide cached factory callers use.
+a Lambda cold-start metric); the gateway (`csagent.models.gateway.get_gateway`, cached per
+process) is its caller.
 
 Retries are off in every client (`max_retries=0`): a failed call is reported at once and the
 graph's healer decides whether to retry, degrade to the local tier, or tell the customer.
@@ -22,7 +23,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
@@ -183,12 +183,3 @@ def build_chat_model(spec: ModelSpec | str, *, timeout_s: float, region: str | N
     return ChatOpenAI(model=str(parsed.model), base_url=parsed.base_url,
                       api_key=SecretStr(api_key or "not-needed"), timeout=timeout_s, max_retries=0,
                       temperature=temperature, max_completion_tokens=max_tokens)
-
-
-@lru_cache(maxsize=16)
-def get_chat_model(spec: str, *, timeout_s: float = 30.0, region: str | None = None,
-                   api_key: str | None = None, bedrock_endpoint_url: str | None = None,
-                   guardrail: tuple[str, str] | None = None) -> BaseChatModel | None:
-    """The process-wide chat model per configuration (built once; tests call `cache_clear()`)."""
-    return build_chat_model(spec, timeout_s=timeout_s, region=region, api_key=api_key,
-                            bedrock_endpoint_url=bedrock_endpoint_url, guardrail=guardrail)

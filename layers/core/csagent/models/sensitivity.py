@@ -39,7 +39,7 @@ _CUSTOMER_ID = re.compile(r"(?<![A-Za-z0-9_])(?:[a-z]+_[a-z]+_\d{4}|cust(?:omer)
 @lru_cache(maxsize=1)
 def _street_line() -> re.Pattern[str]:
     """A street line ("986 Sunset Drive", "12 Main St."): house number, up to four words, a suffix."""
-    from csagent.nlp.entities import terms
+    from csagent.nlp.entities.words import terms
 
     suffixes = "|".join(sorted((re.escape(s) for s in terms()["street_suffixes"]), key=len, reverse=True))
     return re.compile(rf"(?<![A-Za-z0-9])\d{{1,6}}[A-Za-z]?(?:\s+[A-Za-z0-9.'’-]+){{1,4}}?\s+(?:{suffixes})"
@@ -47,7 +47,7 @@ def _street_line() -> re.Pattern[str]:
 
 
 def _detectors() -> Iterable[tuple[str, re.Pattern[str]]]:
-    from csagent.nlp.entities import EMAIL_RE, ORDER_ID_RE, TRACKING_RE
+    from csagent.nlp.entities.identifiers import EMAIL_RE, ORDER_ID_RE, TRACKING_RE
 
     yield "order id", ORDER_ID_RE
     yield "email", EMAIL_RE

@@ -84,13 +84,6 @@ class TurnUsage:
 _CURRENT: ContextVar[TurnUsage | None] = ContextVar("csagent_turn_usage", default=None)
 
 
-def start_turn(cap: int | None = BASE_CALL_CAP) -> TurnUsage:
-    """A fresh meter for the current context (prefer `metered_turn`, which also ends it)."""
-    usage = TurnUsage(cap=cap)
-    _CURRENT.set(usage)
-    return usage
-
-
 def current_usage() -> TurnUsage | None:
     """The meter of the turn running in this context, or None outside a metered turn."""
     return _CURRENT.get()

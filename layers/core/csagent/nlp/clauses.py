@@ -31,7 +31,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from csagent.nlp.entities import EMAIL_RE, ORDER_ID_RE, address_pattern, terms
+from csagent.nlp.entities.addresses import address_pattern
+from csagent.nlp.entities.identifiers import EMAIL_RE, ORDER_ID_RE
+from csagent.nlp.entities.words import terms
 
 
 @dataclass(frozen=True, slots=True)

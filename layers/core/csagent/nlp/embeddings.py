@@ -172,11 +172,6 @@ class MiniLMEmbedder:
         """Unit-normalised vectors, one per text (the `Embedder` port)."""
         return self.embed_np(texts).tolist()
 
-    def embed_one(self, text: str) -> np.ndarray:
-        """Convenience: the embedding of a single text as a 1-D array."""
-        return self.embed_np([text])[0]
-
-
 @lru_cache(maxsize=8)
 def _fingerprint(model_path: str, tokenizer_path: str, max_tokens: int) -> str:
     digest = hashlib.sha256(f"{PIPELINE}\n{max_tokens}\n".encode())
@@ -184,15 +179,6 @@ def _fingerprint(model_path: str, tokenizer_path: str, max_tokens: int) -> str:
         with open(path, "rb") as handle:
             digest.update(hashlib.file_digest(handle, "sha256").digest())
     return digest.hexdigest()
-
-
-def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
-    """Cosine similarity of two vectors (not assumed normalised)."""
-    import numpy as np
-
-    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
-    denom = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    return float(va @ vb) / denom if denom else 0.0
 
 
 @lru_cache(maxsize=4)

@@ -330,11 +330,6 @@ class IntentClassifier:
         """Embed the examples and train the model now (otherwise done on the first `classify`)."""
         self._ensure_index()
 
-    # The score table is public so calibration can sweep thresholds without re-embedding.
-    def english_scores(self, texts: Sequence[str]) -> list[dict[str, float]]:
-        """Per text, intent → mean cosine similarity of its top-k examples."""
-        return self._scores(texts)[0]
-
     def _scores(self, texts: Sequence[str]) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
         """Per text: intent → top-k similarity, and intent → the trained model's probability."""
         import numpy as np
@@ -488,8 +483,3 @@ class IntentClassifier:
 def get_intent_classifier() -> IntentClassifier:
     """The process-wide classifier on the shared embedder (examples embedded on first use)."""
     return IntentClassifier()
-
-
-def classify_intent(text: str) -> IntentPrediction:
-    """Classify one clause with the process-wide classifier."""
-    return get_intent_classifier().classify(text)

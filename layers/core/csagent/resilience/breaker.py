@@ -54,9 +54,6 @@ from csagent.domain.models import ErrorType, TaskStatus, ToolResult
 T = TypeVar("T")
 Clock = Callable[[], float]
 
-NEO4J = "neo4j"
-KNOWLEDGE_SEARCH = "knowledge_search"
-
 
 def model_breaker_name(spec: str) -> str:
     """The breaker name of a model endpoint, e.g. "model:bedrock/anthropic.claude-3-haiku"."""

@@ -2,6 +2,6 @@
 
 `progress` turns LangGraph's own "updates" stream into customer-facing progress events;
 `sse` writes a turn's events as server-sent events. The turn itself (auth, lease, rate limit,
-crash recovery, approvals, budget) is `csagent.service.ConversationService`, shared with the
-non-streaming endpoint.
+crash recovery, approvals, budget) is `csagent.service.conversation.ConversationService`, shared
+with the non-streaming endpoint.
 """

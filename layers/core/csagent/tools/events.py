@@ -53,11 +53,6 @@ class ToolEvent(BaseModel):
     session_id: str = Field(min_length=1, max_length=256)
     dependencies: dict[str, ToolResult] = Field(default_factory=dict)
 
-    def dependencies_of_task(self) -> dict[str, ToolResult]:
-        """The results this event's task declared it depends on (others are ignored)."""
-        return {d: self.dependencies[d] for d in self.task.depends_on if d in self.dependencies}
-
-
 def run_tool_event(event: ToolEvent, tool: ToolFn,
                    make_context: Callable[[ToolEvent], ToolContext]) -> ToolResult:
     """Run `tool` for the event's task and return its ToolResult; never raises.

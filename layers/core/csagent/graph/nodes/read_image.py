@@ -16,7 +16,7 @@ from csagent.domain.errors import ImageUnreadable
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.nlp.entities import find_order_ids, find_tracking_numbers
+from csagent.nlp.entities.identifiers import find_order_ids, find_tracking_numbers
 from csagent.planning import ACTION_INTENTS, ORDER_READS
 
 

@@ -11,6 +11,9 @@ are appended as templated."""
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -47,22 +50,32 @@ CATEGORY = {
 
 
 def dependency_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Tasks ordered so that each comes after what it depends on (stable otherwise)."""
-    ordered: list[dict[str, Any]] = []
-    placed: set[str] = set()
-    pending = list(tasks)
-    while pending:
-        progressed = False
-        for task in list(pending):
-            if all(d in placed for d in task.get("depends_on") or ()):
-                ordered.append(task)
-                placed.add(task["task_id"])
-                pending.remove(task)
-                progressed = True
-        if not progressed:  # a cycle cannot come from the planner; keep every task anyway
-            ordered.extend(pending)
+    """Tasks ordered so that each comes after what it depends on, otherwise in the planner's order:
+    of the tasks ready at each point, the one planned first (`graphlib.TopologicalSorter`, its
+    ready tasks taken by plan position). A task that cannot be placed (in a cycle, after one, or
+    depending on a task not in the plan) comes last, in plan order: the summary drops no task."""
+    position = {task["task_id"]: index for index, task in enumerate(tasks)}
+    sorter: TopologicalSorter[str] = TopologicalSorter()
+    for task in tasks:
+        sorter.add(task["task_id"], *(task.get("depends_on") or ()))
+    # A cycle cannot come from the planner; after CycleError the sorter still yields every task
+    # the cycle does not block.
+    with contextlib.suppress(CycleError):
+        sorter.prepare()
+    ready: list[int] = []
+    placed: list[int] = []
+    while True:
+        # An id that is no task of the plan is never done, so what depends on it is never ready.
+        for task_id in sorter.get_ready():
+            if task_id in position:
+                heapq.heappush(ready, position[task_id])
+        if not ready:
             break
-    return ordered
+        index = heapq.heappop(ready)
+        placed.append(index)
+        sorter.done(tasks[index]["task_id"])
+    done = set(placed)
+    return [tasks[index] for index in placed + [i for i in range(len(tasks)) if i not in done]]
 
 
 def grouped(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:

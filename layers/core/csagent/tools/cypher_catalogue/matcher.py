@@ -99,10 +99,6 @@ class TemplateMatcher:
         self._lock = threading.Lock()
         self._model_lock = threading.Lock()
 
-    def set_entity_terms(self, terms: Sequence[str]) -> None:
-        """Replace the product names masked in questions (for example the store's products)."""
-        self._entity_re = entity_pattern(terms)
-
     def _ensure_index(self) -> _Index:
         if self._index is not None:
             return self._index

@@ -184,10 +184,6 @@ class QueryTemplate(BaseModel):
         """The example questions as a customer would type them (slot brackets removed)."""
         return tuple(SLOT_RE.sub(r"\1", e) for e in self.examples)
 
-    @property
-    def param_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.params)
-
     def param(self, name: str) -> ParamSpec | None:
         return next((p for p in self.params if p.name == name), None)
 

@@ -194,18 +194,18 @@ def test_bounds_defaults_match_the_documented_limits() -> None:
     # Given no environment overrides
     bounds = Bounds()
     # Then the defaults are the documented ones
-    assert (bounds.tool_timeout_s, bounds.max_retries_per_task, bounds.max_tool_calls_per_turn,
-            bounds.max_node_visits_per_turn, bounds.recursion_limit) == (10.0, 2, 12, 40, 60)
+    assert (bounds.max_retries_per_task, bounds.max_tool_calls_per_turn,
+            bounds.max_node_visits_per_turn, bounds.recursion_limit) == (2, 12, 40, 60)
 
 
 def test_bounds_are_overridden_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given BOUNDS_ variables in the environment
-    monkeypatch.setenv("BOUNDS_TOOL_TIMEOUT_S", "4.5")
+    monkeypatch.setenv("BOUNDS_MAX_TOOL_CALLS_PER_TURN", "8")
     monkeypatch.setenv("BOUNDS_MAX_RETRIES_PER_TASK", "1")
     # When the bounds are read
     bounds = Bounds()
     # Then the overrides apply
-    assert (bounds.tool_timeout_s, bounds.max_retries_per_task) == (4.5, 1)
+    assert (bounds.max_tool_calls_per_turn, bounds.max_retries_per_task) == (8, 1)
 
 
 def test_recursion_limit_below_node_visit_bound_is_refused() -> None:

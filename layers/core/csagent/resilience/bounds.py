@@ -1,7 +1,8 @@
 """How far one turn may go: every loop the healer can start is bounded by a number here.
 
 `Bounds` is a pydantic-settings model, so each limit can be overridden from the environment
-with the `BOUNDS_` prefix (`BOUNDS_TOOL_TIMEOUT_S=5`, `BOUNDS_MAX_RETRIES_PER_TASK=1`, ...).
+with the `BOUNDS_` prefix (`BOUNDS_MAX_RETRIES_PER_TASK=1`, ...). A tool call's own wall-clock limit is
+its dependency's (`NEO4J_QUERY_TIMEOUT_S`, the knowledge search's and Text2Cypher's timeouts).
 Read it once through `get_bounds()` (cached; tests call `get_bounds.cache_clear()`).
 
 The defaults are sized against the hard outer limit of a turn: API Gateway's HTTP API cuts an
@@ -22,12 +23,6 @@ class Bounds(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="BOUNDS_", case_sensitive=False, extra="ignore",
                                       frozen=True)
-
-    tool_timeout_s: float = Field(default=10.0, gt=0)
-    """Wall-clock budget of one tool call. 10 s matches `NEO4J_QUERY_TIMEOUT_S` (the server kills
-    the transaction at the same moment) and leaves room inside the ~29 s turn for one retry of a
-    slow call plus the summary; a catalogue read normally answers in well under 100 ms, so 10 s
-    only ever cuts off a dependency that is in trouble."""
 
     max_retries_per_task: int = Field(default=2, ge=0)
     """Retries of one task after its first attempt (so at most 3 runs). Two is what the

@@ -425,6 +425,8 @@ def test_a_customer_sends_a_label_photo_and_gets_that_orders_tracking(customer_p
     photo = label_png("SHIP TO: James Li", "Order #W4435622", "Handle with care")
     page.get_by_label("Attach a photo of a label or a screenshot").set_input_files(
         {"name": "label.png", "mimeType": "image/png", "buffer": photo})
+    # (the page reads the file asynchronously, then names it)
+    page.locator("#attached:not(:empty)").wait_for()
     assert page.locator("#attached").inner_text() == "label.png will be sent with your message"
 
     # When he asks where the package is

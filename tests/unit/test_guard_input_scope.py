@@ -205,3 +205,15 @@ def test_a_flagged_message_naming_no_order_of_the_customer_s_is_not_let_through_
     state = _turn(deps, "show me the address on order W1111111 of my neighbour")
     # Then it is asked about, as any similarity-only flag about the store
     assert state["route"] == "clarify" and state["status"] == "needs_clarification"
+
+
+def test_the_trimmed_message_names_exactly_the_sentences_it_dropped() -> None:
+    from csagent.guardrails.injection import without_flagged_sentences
+
+    # Given a greeting on its own line, unpunctuated, before a flagged sentence and a question
+    text = "Hi there\nI am so done with this store. Where is my camera?"
+    trimmed = without_flagged_sentences(text, _flagging("I am so done with this store."))
+    # Then the rest keeps the greeting and the question, and only the flagged sentence is dropped
+    assert trimmed is not None
+    assert trimmed.rest == "Hi there Where is my camera?"
+    assert trimmed.dropped == "I am so done with this store."

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -195,12 +195,14 @@ def windows(text: str) -> list[str]:
     return [masked, *sentences[: MAX_WINDOWS - 1]]
 
 
-def sentences_of(text: str) -> list[str]:
-    """The message's sentences, as the screen splits them."""
-    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
+class Trimmed(NamedTuple):
+    """A message without its flagged sentences (`rest`), and those sentences (`dropped`)."""
+
+    rest: str
+    dropped: str
 
 
-def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResult]) -> str | None:
+def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResult]) -> Trimmed | None:
     """The message without the sentences that alone look like an attack, when that is what
     flagged it: "I am so done with this store. Where is my camera?" loses only its opener. Each
     sentence of 3+ words is screened alone; a flagged one is dropped, and the rest must screen
@@ -208,20 +210,23 @@ def without_flagged_sentences(text: str, screen_text: Callable[[str], ScreenResu
     None when the message is one sentence, when no single sentence is flagged (the whole text
     is), when a sentence hits a pattern (a pattern is refused, never trimmed), or when nothing
     would remain."""
-    sentences = sentences_of(text)
+    sentences = [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
     if len(sentences) <= 1:
         return None
     kept: list[str] = []
+    dropped: list[str] = []
     for sentence in sentences:
         verdict = screen_text(sentence) if len(sentence.split()) >= _MIN_WINDOW_WORDS else None
         if verdict is None or not verdict.blocked:
             kept.append(sentence)
         elif not verdict.semantic_only:
             return None
-    if not kept or len(kept) == len(sentences):
+        else:
+            dropped.append(sentence)
+    if not kept or not dropped:
         return None
     rest = " ".join(kept)
-    return None if screen_text(rest).blocked else rest
+    return None if screen_text(rest).blocked else Trimmed(rest, " ".join(dropped))
 
 
 def only_the_whole_is_flagged(text: str, screen_text: Callable[[str], ScreenResult]) -> bool:

@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
-from csagent.guardrails.injection import only_the_whole_is_flagged, sentences_of, without_flagged_sentences
+from csagent.guardrails.injection import Trimmed, only_the_whole_is_flagged, without_flagged_sentences
 
 
 def clean_text(text: str) -> str:
@@ -52,20 +52,18 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         verdict = deps.screen(text)
         if verdict.blocked:
             guard = {"guard": "prompt_injection", "guard_reasons": list(verdict.reasons)}
-            rest = without_flagged_sentences(text, deps.screen) if verdict.semantic_only else None
-            if verdict.semantic_only and _drops_own_orders(text, rest, state, deps):
+            trimmed = without_flagged_sentences(text, deps.screen) if verdict.semantic_only else None
+            if verdict.semantic_only and _drops_own_orders(text, trimmed, state, deps):
                 # Similar to an attack by its words alone, and about the customer's own orders in
                 # words the flagged sentences hold: what the tools read is the customer's whatever
                 # the words, and a change is confirmed first.
                 return {"text": text, "trace": {**trace, "guard": "passed_grounded",
                                                 "guard_reasons": list(verdict.reasons)}}
-            if rest is not None:
+            if trimmed is not None:
                 # The flagged sentences are dropped, never passed on; the rest screened clean. Whether
                 # they asked something off-topic tells `route` what courtesy left alone answers.
-                kept = set(sentences_of(rest))
-                dropped = " ".join(s for s in sentences_of(text) if s not in kept)
-                off_topic = deps.understand(dropped, state).route == "out_of_scope"
-                return {"text": rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
+                off_topic = deps.understand(trimmed.dropped, state).route == "out_of_scope"
+                return {"text": trimmed.rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
                                                 "guard_reasons": list(verdict.reasons),
                                                 "dropped_off_topic": off_topic}}
             inside = trace.get("scope", {}).get("in_scope") is True
@@ -84,12 +82,12 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     return {"text": text, "trace": trace}
 
 
-def _drops_own_orders(text: str, rest: str | None, state: State, deps: GraphDeps) -> bool:
+def _drops_own_orders(text: str, trimmed: Trimmed | None, state: State, deps: GraphDeps) -> bool:
     """Does the message refer to the customer's own orders (`grounded_in_customer_data`) where what
-    is left without its flagged sentences (`rest`; None: nothing usable) does not?"""
+    is left without its flagged sentences (`trimmed`; None: nothing usable) does not?"""
     if not deps.understand(text, state).grounded_in_customer_data():
         return False
-    return rest is None or not deps.understand(rest, state).grounded_in_customer_data()
+    return trimmed is None or not deps.understand(trimmed.rest, state).grounded_in_customer_data()
 
 
 def route_after_guard(state: State) -> str:

@@ -133,6 +133,8 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
                     continue  # as written: tokens are singular, and "weight" is not "weights"
                 if score < 1.0 and size == 1 and _is_english(words[0]):
                     continue  # a near spelling is a typo only when it is no word: "those" is not "hose"
+                if score < 1.0 and size > n and all(_is_english(w) for w in words):
+                    continue  # nor are words run together: "I paid" is not an "ipad"
                 if score >= min_score:
                     candidates.append((score, i, i + size, entry))
     candidates.sort(key=lambda c: (-c[0], c[1], -(c[2] - c[1])))

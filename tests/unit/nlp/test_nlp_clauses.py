@@ -268,3 +268,13 @@ def test_a_fronted_phrase_that_asks_for_something_is_a_request_of_its_own() -> N
     # When split / Then the two requests stay apart
     assert split_clauses("for #W1234567 cancel the lamp, what is the warranty on the kettle?") == [
         "for #W1234567 cancel the lamp", "what is the warranty on the kettle?"]
+
+
+def test_a_request_opened_by_just_after_a_ruled_out_one_is_a_clause_of_its_own() -> None:
+    text = ("don't cancel the espresso machine, order #W6217120, just send it to 57 Lakeshore Boulevard, "
+            "Apt 5, Chicago, IL 60611")
+    assert [c.text for c in segment(text)] == [
+        "don't cancel the espresso machine, order #W6217120",
+        "just send it to 57 Lakeshore Boulevard, Apt 5, Chicago, IL 60611"]
+    # "just" before no request opens none
+    assert len(segment("cancel it, just the kettle")) == 1

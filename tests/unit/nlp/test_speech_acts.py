@@ -123,3 +123,25 @@ def test_a_denied_wish_is_no_request(text: str, asks: bool) -> None:
     from csagent.nlp.speech_acts import asks_for_change
 
     assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # a change only weighed is asked about, not for
+    ("I am keeping everything else from that delivery, but I might send the fleece jacket back", False),
+    ("I may want to cancel it", False),
+    ("I'm thinking of returning the blender", False),
+    # a discourse marker hedges nothing
+    ("Actually, thinking about it, I'd like to return it - refund to the original payment method please.", True),
+    ("please cancel it", True),
+])
+def test_a_change_only_weighed_is_not_asked_for(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks
+
+
+def test_a_need_that_is_not_the_customers_asks_for_nothing() -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change("my white desk lamp, it need to be plug in the wall?") is False
+    assert asks_for_change("I need to return the lamp") is True

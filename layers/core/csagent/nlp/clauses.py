@@ -135,7 +135,13 @@ def _starts_request(text: str) -> bool:
     if _is_cjk(stripped):
         return any(stripped.startswith(s) for s in t["zh_request_starters"])
     first = _first_word(stripped)
+    if first in _SOFTENERS:  # "..., just send it to 57 Lakeshore Blvd": the verb after it opens
+        first = _first_word(stripped[stripped.lower().index(first) + len(first):])
     return first in t["request_starters"] or first in t["standalone_words"]
+
+
+# Words a request may open with before its verb.
+_SOFTENERS = frozenset({"just", "simply", "instead"})
 
 
 def _opens_embedded_question(text: str) -> bool:

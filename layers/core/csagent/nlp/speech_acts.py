@@ -45,6 +45,10 @@ def _has(words: list[str], phrases: list[list[str]], denied: frozenset[str] = fr
 _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
 
 
+# ... and a need that is not the customer's is none: "it need to be plug in the wall?" asks about the lamp.
+_NOT_THE_CUSTOMER = frozenset({"it", "they", "that", "this", "which", "he", "she"})
+
+
 def _verb(word: str, verbs: set[str]) -> bool:
     """A change verb, allowing one slip in a long word ("retrun", "exhange")."""
     from difflib import SequenceMatcher
@@ -72,7 +76,9 @@ def asks_for_change(text: str) -> bool:
     lexicon = _lexicon()
     if _has(words, lexicon["info_requests"]):
         return False  # "could you tell me which address it goes to?": information, not a change
-    if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"], denied=_DENIED):
+    if _hedges(words):
+        return False  # "I might send the fleece jacket back. What would the refund be?"
+    if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"], denied=_DENIED | _NOT_THE_CUSTOMER):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     start = words[1:] if words[0] in _OPENERS else words
     if (
@@ -84,6 +90,16 @@ def asks_for_change(text: str) -> bool:
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)
+
+
+def _hedges(words: list[str]) -> bool:
+    """Does the clause only weigh a change ("I might send it back", "I'm thinking of cancelling")?
+    Discourse markers that hedge nothing ("thinking about it, I'd like to return it") do not count."""
+    lexicon = _lexicon()
+    joined = " " + " ".join(words) + " "
+    for marker in lexicon["hedge_markers"]:
+        joined = joined.replace(" " + " ".join(marker) + " ", " ")
+    return _has(joined.split(), lexicon["hedges"])
 
 
 def _asks_for_change_zh(text: str) -> bool:

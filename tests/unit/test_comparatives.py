@@ -124,3 +124,17 @@ def test_the_versions_are_fetched_only_when_the_words_could_rank_them(text: str,
     from csagent.grounding.comparatives import may_rank
 
     assert may_rank(text) is ranks
+
+
+@pytest.mark.parametrize(("text", "picked"), [
+    ("the tall glass bookshelf", 0),
+    ("the shorter of my two bookshelves", 1),
+    ("the biggest one", 0),
+    ("not the taller one", None),   # ruled out: nothing picked
+    ("the white bookshelf", None),  # no degree
+])
+def test_a_degree_word_picks_one_of_several_items(text: str, picked: int | None) -> None:
+    from csagent.grounding.comparatives import pick_by_degree
+
+    items = [{"color": "white", "height": "5 ft"}, {"color": "white", "height": "3 ft"}]
+    assert pick_by_degree(text, items) == picked

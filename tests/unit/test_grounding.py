@@ -1854,3 +1854,74 @@ def test_status_words_a_question_asks_about_never_pick_the_order() -> None:
     assert find_order("order_status", "is the kettle in my pending order coming soon", {}, view)[
         "order_id"] == "#W2"
 
+
+
+def test_a_method_the_customer_stopped_using_or_refused_is_not_where_the_refund_goes() -> None:
+    view = _store()  # #W0000001 was paid with the Visa; PayPal and a gift card on the account too
+    for wish in ("return the kettle from #W0000001. Could the refund go onto my Mastercard? "
+                 "I've stopped using PayPal these days",
+                 "return the kettle from #W0000001 but don't put the money back on the card I paid with, "
+                 "send it to a new Amex I just got"):
+        asked = ground("return_request", wish, {"order_id": "#W0000001"}, view, _variants())
+        assert "payment_method_id" not in asked and asked["ruled_out"], wish
+        assert "not to a payment method that is not on your account" in asked["question"]
+
+
+def test_a_money_difference_asked_back_is_no_return() -> None:
+    from csagent.grounding.frame import change_intent
+
+    view = _store()
+    assert change_intent("policy_question", "please give me back the difference for the kettle", view) \
+        == "policy_question"
+    assert change_intent("policy_question", "I want to send back the kettle", view) == "return_request"
+
+
+def test_an_item_named_only_by_its_own_option_is_returned_and_a_kept_one_is_not() -> None:
+    view = _store()  # #W0000002 holds a black chair with fixed arms and a blue one with none
+    found = ground("return_request", "I'll keep the black one. Send back the blue one.",
+                   {"order_id": "#W0000002"}, view, _variants())
+    assert found.get("item_ids") == ["c-blue-none"]
+
+
+def test_a_degree_word_tells_two_items_of_one_product_apart() -> None:
+    from csagent.grounding.resolve import read_return_lines
+
+    small = Variant("k-1L-black", {"capacity": "1L", "color": "black"}, 50.0, True)
+    large = Variant("k-2L-black", {"capacity": "2L", "color": "black"}, 60.0, True)
+    order = OrderView("#W9", "delivered", (_line(small, KETTLE, "Electric Kettle"),
+                                           _line(large, KETTLE, "Electric Kettle")), "card_1")
+    assert read_return_lines("return the bigger electric kettle", order) == ([order.lines[1]], [])
+    assert read_return_lines("return the smaller electric kettle", order) == ([order.lines[0]], [])
+    chosen, undecided = read_return_lines("return the electric kettle", order)
+    assert len(undecided) == 2  # no degree: asked which
+
+
+def test_an_address_change_to_where_the_order_already_goes_changes_nothing() -> None:
+    home = {"address1": "12 Main St", "address2": "", "city": "Springfield", "state": "IL", "zip": "62704",
+            "country": "USA"}
+    kettle = _line(_variants()[KETTLE][0], KETTLE, "Electric Kettle")
+    view = CustomerView("ann", orders=(OrderView("#W5", "pending", (kettle,), "card_1", home),),
+                        payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),))
+    same = ground("change_order_address", "leave it going to my home address",
+                  {"order_id": "#W5", "address": {**home, "address1": "12  main st"}}, view, _variants())
+    assert same.get("already_ships_there") is True
+    moved = ground("change_order_address", "send it to 9 Elm St", {"order_id": "#W5", "address": {
+        **home, "address1": "9 Elm St", "zip": "62701"}}, view, _variants())
+    assert "already_ships_there" not in moved
+
+
+def test_words_put_as_a_question_lend_no_variant_to_a_clause_that_asks_for_nothing() -> None:
+    from csagent.grounding.frame import item_change_intent
+
+    view = _store()  # #W0000003 (pending) holds a 1L white kettle
+    message = "my kettle from #W0000003, does it come in black? I want to put it on the shelf"
+    assert item_change_intent("out_of_scope", message, {"order_id": "#W0000003"}, view, _variants(),
+                              "I want to put it on the shelf") == "out_of_scope"
+    wish = "my kettle from #W0000003. I want it in black instead"
+    assert item_change_intent("out_of_scope", wish, {"order_id": "#W0000003"}, view, _variants(),
+                              "I want it in black instead") == "change_items"
+
+
+def test_a_contraction_names_no_letter_size() -> None:
+    assert find_option_values("let's not, it's fine", {"size": ["S", "M", "L"]}) == []
+    assert [h.value for h in find_option_values("in S please", {"size": ["S", "M", "L"]})] == ["S"]

@@ -240,3 +240,29 @@ def rank_versions(text: str, versions: Sequence[Mapping[str, Any]],
         return Ranked(move, None, [])
     end = max(i for i, _ in placed) if move.direction > 0 else min(i for i, _ in placed)
     return Ranked(move, ordered[end], [v for i, v in placed if i == end])
+
+
+def pick_by_degree(text: str, options: Sequence[Mapping[str, str]]) -> int | None:
+    """ "the tall glass bookshelf", "the shorter of my two skateboards", "the bigger one": of several
+    items of one product (their `options`) that differ along an ordered dimension, the index of the
+    one at the end a degree word points to (a comparative, a superlative or a plain adjective:
+    "tall" is the taller of them); None when the words name no degree, rule it out ("not the
+    bigger one"), or it does not single one out."""
+    data = _data()
+    words: dict[str, Any] = data["words"]
+    toks = _adjectives_read(tokens(text.replace("n't", " not")))
+    keys = [k for k in options[0] if len({o.get(k) for o in options}) > 1] if options else []
+    for i, tok in enumerate(toks):
+        word = data["superlatives"].get(tok) or (data["adjectives"].get(tok) or [tok])[0]
+        if word not in words or _RULED_OUT & set(toks[max(0, i - 3):i]):
+            continue
+        key = _key_named(toks[i + 1:i + 2], keys) or next(
+            (k for u in words[word]["usual"] for k in keys if k.lower() == u), None)
+        ordered = ordered_values(list(dict.fromkeys(o.get(key, "") for o in options))) if key else None
+        if key is None or ordered is None:
+            continue
+        end = ordered[-1] if words[word]["direction"] > 0 else ordered[0]
+        at_end = [n for n, o in enumerate(options) if o.get(key) == end]
+        if len(at_end) == 1:
+            return at_end[0]
+    return None

@@ -19,6 +19,7 @@ from typing import Any
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.resolve import (
+    line_by_options,
     names_a_payment_method,
     names_order_by_items,
     negated_option,
@@ -364,6 +365,18 @@ def _order_by_status(
     return entities
 
 
+def same_address(named: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> bool:
+    """Is the address named the one given (street line and zip code, case and spacing aside)?"""
+    if not named or not current:
+        return False
+
+    def key(address: Mapping[str, Any]) -> tuple[str, str]:
+        return (" ".join(str(address.get("address1") or "").lower().split()),
+                str(address.get("zip") or "").strip())
+
+    return all(key(named)) and key(named) == key(current)
+
+
 def fill_payment(
     text: str,
     entities: dict[str, Any],
@@ -495,6 +508,11 @@ def ground(
         entities["order_status"] = order.status
     if intent == "change_items" and variants is not None:
         return fill_item_changes(text, entities, view, variants)
+    if intent == "change_order_address" and order is not None \
+            and same_address(entities.get("address"), order.address):
+        # "please leave it going to my home address" when it already goes there: nothing to
+        # change, which the order's facts show; never a change from an address to itself.
+        entities["already_ships_there"] = True
     if intent == "change_payment":
         return fill_payment(text, entities, view, order, required=True, replacing=True)
     if intent == "cancel_order" and order is not None:
@@ -521,6 +539,7 @@ def ground(
             named, undecided = read_return_lines(text, order)
             lines = named or (
                 implied_lines(text, order, [*beside, *(recent_products if order.order_id == recent else ())])
+                or _one_line(line_by_options(text, order))
                 if not product_mentions(text, view.products()) else None)
             if undecided:
                 # "return the pet bed" about an order with a beige one and a grey one: which, is
@@ -541,6 +560,10 @@ def ground(
         return _refund_where_allowed(fill_payment(text, entities, view, order, required=False), view, order,
                                      text)
     return entities
+
+
+def _one_line(line: Line | None) -> list[Line]:
+    return [line] if line is not None else []
 
 
 def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
@@ -888,6 +911,10 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
         return intent
     if intent == "refund_status" and _TOLD_AS_DONE.search(text):
         return intent  # "I returned it last week, where's my refund?": the change is done, the refund asked
+    if request == "return_request" and _A_DIFFERENCE.search(text):
+        # "price of the watch is now lower, please give me back the difference": money asked back
+        # for a price, not for an item sent back; what the policy says of prices answers it.
+        return intent
     if intent == "order_list":
         # "I need to cancel one of my orders": a change of one of them, which one to be asked
         # ("which of my orders can I still cancel?" asks for the list)
@@ -898,6 +925,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     return request if named else intent
 
 
+_A_DIFFERENCE = re.compile(r"\bdifference\b|差价", re.IGNORECASE)
 _TOLD_AS_DONE = re.compile(
     r"\b(?:returned|sent (?:it |them )?back|cancell?ed|exchanged|gave (?:it |them )?back)\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(
@@ -998,9 +1026,30 @@ def item_change_intent(
                        or find_order(finding, text, dict(entities), view, text).get("order_id"))
     if order is None or order.status not in ("pending", "delivered"):
         return intent
+    if intent not in _REQUESTS_OF_THEIR_OWN:
+        # "my desk lamp, it need to be plug in the wall? I want to put on table where is no socket":
+        # a clause that asks for nothing of its own does not take its variant from another
+        # sentence's question about the product ("plug in the wall?" is no wish for the AC one).
+        text = _without_questions(text, clause)
     changes = resolve_item_changes(text, order, variants)
     wants_another = any(c.new is not None and c.new.item_id != c.line.item_id for c in changes.changes)
     return "change_items" if wants_another else intent
+
+
+# Clauses that are a request of their own: the wish for another variant is theirs to read anywhere in
+# the message.
+_REQUESTS_OF_THEIR_OWN = frozenset({"return_request", "change_payment"})
+_SENTENCE_END = re.compile(r"(?<=[.?!？。])\s+")
+
+
+def _without_questions(text: str, clause: str) -> str:
+    """The message without its sentences put as questions that ask for no change, bar the one
+    holding `clause`."""
+    from csagent.nlp.speech_acts import asks_for_change
+
+    kept = [s for s in _SENTENCE_END.split(text)
+            if (clause and clause.strip() in s) or not asks_as_question(s) or asks_for_change(s)]
+    return " ".join(kept)
 
 
 _ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "last": -1}

@@ -43,6 +43,7 @@ _UNITS_PLURAL = {  # and one spelling per unit: "1 litre" = "1 liter" = "1L"
 _KEEP = frozenset({"same", "keep", "keeping", "still", "unchanged"})
 # Words around a bare number or one-letter size that make it an option value, not a count.
 # "if not, then 11", "exchange for 7"
+_CONTRACTION = re.compile(r"(?<=[a-z])'(?=[a-z])")
 _VALUE_BEFORE = frozenset({"in", "a", "an", "need", "want", "not", "then", "or", "for"})
 _VALUE_AFTER = frozenset({"not", "instead"})
 
@@ -58,6 +59,8 @@ def tokens(text: str) -> list[str]:
     option words are read through `gloss`."""
     lowered = gloss(text).lower().replace("-", " ").replace("_", " ").replace("’", "'")
     lowered = _NUM_UNIT.sub(r"\1", lowered)
+    # A contraction is one word: the "s" of "let's not" is no size S (no option value holds one).
+    lowered = _CONTRACTION.sub("", lowered)
     out: list[str] = []
     for word in _WORD.findall(lowered):
         for plural, single in _UNITS_PLURAL.items():

@@ -151,9 +151,12 @@ _NOT_METHOD = re.compile(
     r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
     r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
     # "I do NOT want the money going back on that Visa": a wish denied a few words before it
-    r"|\b(?:don't|dont|do not|doesn't|does not|never)\s+(?:want|need|like|use)\b(?:\s+[\w']+){0,6}?\s+"
+    # ("don't put the money back on the card I paid with", "I've stopped using PayPal")
+    r"|\b(?:(?:don't|dont|do not|doesn't|does not|never)\s+(?:want|need|like|use|put|send|refund|give|credit)"
+    r"|(?:stopped|quit|no longer)\s+using)\b(?:\s+[\w']+){0,6}?\s+"
     r"(?:(?:on|to|onto|into|via|with)\s+)?(?:my\s+|the\s+|that\s+|this\s+)?"
-    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
+    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover"
+    r"|(?:card|method|account)\s+i\s+(?:paid|used|bought it)(?:\s+with)?|original\s+(?:card|method|payment))\b"
     # "不想用礼品卡付了", "别用信用卡": the method the customer no longer wants
     r"|(?:不想用|不想再用|不要用|不用|别用|而不是)(?:我的|那张|原来的)?\s*"
     r"(pay\s*pal|礼品卡|信用卡|银行卡|visa|万事达|mastercard|维萨)",
@@ -573,6 +576,10 @@ def resolve_item_changes(
         # Two of the same product ("the black chair, not the blue one"): the one the words describe,
         # or the only one the wish would change ("make the helmet an L": not the L one); else asked.
         line, undecided = _line_meant(lines, wish, hits, dims)
+        degree = _by_degree(text, mention, mentions, "", undecided) if undecided else None
+        if degree is not None:
+            # "exchange the shorter of my two plastic skateboards for a bamboo one"
+            line, undecided = degree, []
         used.append(line)
         if undecided:
             changes.append(ItemChange(line, None, which_of_them(undecided) + " Which one do you mean?",
@@ -864,6 +871,21 @@ def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
     return picked if 0 < len(picked) < len(lines) else []
 
 
+def line_by_options(text: str, order: OrderView) -> Line | None:
+    """ "I'll keep the 34 inch. Send back the 28 inch one": no product named, the one line of the
+    order whose own option values the words name (values no other line has), in a sentence that
+    keeps nothing; None when none or several fit."""
+    said = " ".join(s for s in re.split(r"(?<=[.!?;])\s+", text) if not _KEEP_VERB.search(s))
+    if not said.strip():
+        return None
+    hits = find_option_values(said, option_values(order.lines))
+    toks = tokens(said)
+    own = [x for x in order.lines
+           if any(x.options.get(h.key) == h.value and not negated_option(toks, h)
+                  and sum(1 for y in order.lines if y.options.get(h.key) == h.value) == 1 for h in hits)]
+    return own[0] if len({x.item_id for x in own}) == 1 else None
+
+
 def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
     """The lines of `order` the customer returns ("the kettle and the hose, I'm keeping the camera"),
     None when the words name none of them. "Everything" is every line (but those kept: "everything
@@ -961,8 +983,28 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
             hits = find_option_values(segment, option_values(lines))
             fits = [_line_fit(x, segment, hits) for x in lines]
             tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]
+            degree = _by_degree(text, mention, mentions, segment, tied) if len({x.item_id for x in tied}) > 1 \
+                else None
+            if degree is not None:
+                tied = [degree]  # "the tall glass bookshelf": the taller of the two
             if len({x.item_id for x in tied}) > 1:
                 undecided.extend(tied)
             lines = tied[:1]
         chosen.extend(lines)
     return chosen, undecided
+
+
+def _by_degree(text: str, mention: Any, mentions: Sequence[Any], segment: str,
+               lines: Sequence[Line]) -> Line | None:
+    """The one of several lines of a product that a degree word before its name ("the tall glass
+    bookshelf", "the shorter of my two skateboards") or in its own words ("the bigger one") picks
+    out (`comparatives.pick_by_degree`); None when none does. The words before the name start
+    after the product named before it."""
+    from csagent.grounding.comparatives import pick_by_degree
+
+    start = max((m.span[1] for m in mentions if m.span[1] <= mention.span[0]), default=0)
+    for words in (text[start:mention.span[1]], segment):
+        picked = pick_by_degree(words, [x.options for x in lines])
+        if picked is not None:
+            return lines[picked]
+    return None

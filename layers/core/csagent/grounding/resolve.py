@@ -156,7 +156,8 @@ _NOT_METHOD = re.compile(
     r"|(?:stopped|quit|no longer)\s+using)\b(?:\s+[\w']+){0,6}?\s+"
     r"(?:(?:on|to|onto|into|via|with)\s+)?(?:my\s+|the\s+|that\s+|this\s+)?"
     r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover"
-    r"|(?:card|method|account)\s+i\s+(?:paid|used|bought it)(?:\s+with)?|original\s+(?:card|method|payment))\b"
+    r"|(?:card|method|account)\s+i\s+(?:paid|used|bought it)(?:\s+with)?"
+    r"|original\s+(?:card|method|payment))\b"
     # "不想用礼品卡付了", "别用信用卡": the method the customer no longer wants
     r"|(?:不想用|不想再用|不要用|不用|别用|而不是)(?:我的|那张|原来的)?\s*"
     r"(pay\s*pal|礼品卡|信用卡|银行卡|visa|万事达|mastercard|维萨)",
@@ -983,8 +984,8 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
             hits = find_option_values(segment, option_values(lines))
             fits = [_line_fit(x, segment, hits) for x in lines]
             tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]
-            degree = _by_degree(text, mention, mentions, segment, tied) if len({x.item_id for x in tied}) > 1 \
-                else None
+            several = len({x.item_id for x in tied}) > 1
+            degree = _by_degree(text, mention, mentions, segment, tied) if several else None
             if degree is not None:
                 tied = [degree]  # "the tall glass bookshelf": the taller of the two
             if len({x.item_id for x in tied}) > 1:

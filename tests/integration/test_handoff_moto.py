@@ -1,6 +1,8 @@
 """A human handoff end to end on the moto server of the local stack (the tables and queues of
 template.yaml): a customer turn opens it, the queued message is the stored package, an agent
 lists, claims, replies and closes it, the customer sees the reply and the session is active again.
+A handoff's message is found however many earlier handoffs are queued ahead of it, and the
+others are left for the support team's tooling.
 
 Needs the moto server (`make up`, or MOTO_PORT pointing at one); provisions it idempotently.
 """

@@ -1,6 +1,8 @@
 """A human handoff end to end on the moto server of the local stack (the tables and queues of
 template.yaml): a customer turn opens it, the queued message is the stored package, an agent
 lists, claims, replies and closes it, the customer sees the reply and the session is active again.
+A handoff's message is found however many earlier handoffs are queued ahead of it, and the
+others are left for the support team's tooling.
 
 Needs the moto server (`make up`, or MOTO_PORT pointing at one); provisions it idempotently.
 """
@@ -9,13 +11,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from csagent.adapters.sessions_dynamodb import DynamoDBSessions
 from csagent.domain.models import Principal
-from csagent.handoff.package import HandoffPackage, HandoffStatus, MessageRole
+from csagent.handoff.package import HandoffPackage, HandoffStatus, MessageRole, build_package
 from csagent.handoff.repository import DynamoDBHandoffs, SqsHandoffPublisher
 from csagent.handoff.service import HandoffService
 from csagent.handoff.triggers import evaluate, signals_from_state
@@ -39,22 +43,79 @@ def queue_url(stack: tuple[LocalResources, Any]) -> str:
     return str(aws.sqs.get_queue_url(QueueName="csagent-local-handoffs")["QueueUrl"])
 
 
-def receive_handoff(aws: Any, queue_url: str, handoff_id: str, attempts: int = 10) -> dict[str, Any]:
-    """The queued message of `handoff_id`. Other handoffs on a shared server (a long-lived `make up`
-    stack keeps those of every earlier run) are left alone: each is hidden for a few seconds while
-    the rest of the queue is read, so the search walks the whole queue, however deep."""
-    attributes = aws.sqs.get_queue_attributes(QueueUrl=queue_url,
-                                              AttributeNames=["ApproximateNumberOfMessages"])
-    depth = int(attributes["Attributes"]["ApproximateNumberOfMessages"])
-    for _ in range(attempts + depth // 10):
-        received = aws.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
-                                           VisibilityTimeout=5, MessageAttributeNames=["All"])
-        for message in received.get("Messages", []):
-            if HandoffPackage.model_validate_json(message["Body"]).handoff_id == handoff_id:
-                aws.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-                return dict(message)
-        time.sleep(0.2)
-    raise AssertionError(f"handoff {handoff_id} never reached the queue")
+@pytest.fixture
+def deep_queue(stack: tuple[LocalResources, Any], queue_url: str) -> Iterator[str]:
+    """A queue of its own with the handoff queue's attributes (visibility timeout, retention,
+    redrive), deleted after the test: the deep queue a long-lived stack's handoff queue becomes,
+    without filling the shared one."""
+    _, aws = stack
+    attributes = aws.sqs.get_queue_attributes(
+        QueueUrl=queue_url, AttributeNames=["VisibilityTimeout", "MessageRetentionPeriod", "RedrivePolicy"],
+    )["Attributes"]
+    url = str(aws.sqs.create_queue(QueueName=f"it-handoffs-deep-{uuid.uuid4().hex[:12]}",
+                                   Attributes=attributes)["QueueUrl"])
+    yield url
+    aws.sqs.delete_queue(QueueUrl=url)
+
+
+#: The longest `receive_handoff` looks for its message (moto answers a receive from a queue of
+#: 400 in about 0.2 s, ten messages each), how long each other message it receives stays hidden
+#: meanwhile (longer than the walk, so the walk never meets the same message twice), and how many
+#: empty receives in a row (one second's long poll each) mean that no visible message is left.
+WALK_S = 120
+HOLD_S = WALK_S + 30
+EMPTY_RECEIVES = 5
+
+
+def receive_handoff(aws: Any, queue_url: str, handoff_id: str) -> dict[str, Any]:
+    """The queued message of `handoff_id`, taken from the queue. Other handoffs on a shared server
+    (a long-lived `make up` stack keeps those of every earlier run, hundreds after an evaluation)
+    are received on the way, since SQS receives no message by its content: each is hidden for
+    `HOLD_S`, longer than the walk may last (`WALK_S`), so the walk moves on through the queue
+    however deep instead of meeting the same messages again once they are visible, and receives
+    each once. The walk gives up when `EMPTY_RECEIVES` receives in a row find nothing visible.
+    When it ends, found or not, every message it skipped is released at once (visibility 0), so
+    the support team's tooling is not kept from them."""
+    skipped: dict[str, str] = {}  # message id -> its latest receipt handle
+    deadline, empty = time.monotonic() + WALK_S, 0
+    try:
+        while empty < EMPTY_RECEIVES and time.monotonic() < deadline:
+            received = aws.sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                               VisibilityTimeout=HOLD_S, MessageAttributeNames=["All"])
+            messages = received.get("Messages", [])
+            empty = 0 if messages else empty + 1
+            for message in messages:
+                if HandoffPackage.model_validate_json(message["Body"]).handoff_id == handoff_id:
+                    aws.sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+                    return dict(message)
+                skipped[message["MessageId"]] = message["ReceiptHandle"]
+    finally:
+        release(aws, queue_url, list(skipped.values()))
+    raise AssertionError(f"handoff {handoff_id} not in the queue ({len(skipped)} others received)")
+
+
+def release(aws: Any, queue_url: str, receipt_handles: list[str]) -> None:
+    """Make these received messages visible again now (visibility 0), ten per call."""
+    for start in range(0, len(receipt_handles), 10):
+        entries = [{"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                   for i, handle in enumerate(receipt_handles[start:start + 10])]
+        response = aws.sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
+        failed = response.get("Failed", [])
+        assert not failed, f"messages not released: {failed}"
+
+
+def refused_refund(session_id: str) -> dict[str, Any]:
+    """A customer turn whose refund was refused by policy, in angry words after an angry turn."""
+    return {
+        "session_id": session_id, "customer_id": "james_li_5688", "lang": "en", "frustrated_turns": 1,
+        "text": "This is unacceptable, refund order #W2611340 now",
+        "route": "knowledge_and_actions",
+        "clauses": [{"text": "refund order #W2611340", "intent": "return_request"}],
+        "tasks": [{"task_id": "t1", "task_type": "return_items", "tool": "customer_actions",
+                   "args": {"order_id": "#W2611340", "amount": 310.0}}],
+        "results": {"t1": {"status": "failed", "latency_ms": 18.2,
+                           "error": {"type": "business_rule_violation", "message": "not delivered yet"}}},
+    }
 
 
 def list_until_found(service: HandoffService, handoff_id: str) -> HandoffPackage:
@@ -78,16 +139,7 @@ def test_a_handoff_from_open_to_close(stack: tuple[LocalResources, Any], queue_u
     session_id = f"it-handoff-{uuid.uuid4().hex[:12]}"
 
     # Given a customer turn whose refund was refused by policy, in angry words after an angry turn
-    state = {
-        "session_id": session_id, "customer_id": "james_li_5688", "lang": "en", "frustrated_turns": 1,
-        "text": "This is unacceptable, refund order #W2611340 now",
-        "route": "knowledge_and_actions",
-        "clauses": [{"text": "refund order #W2611340", "intent": "return_request"}],
-        "tasks": [{"task_id": "t1", "task_type": "return_items", "tool": "customer_actions",
-                   "args": {"order_id": "#W2611340", "amount": 310.0}}],
-        "results": {"t1": {"status": "failed", "latency_ms": 18.2,
-                           "error": {"type": "business_rule_violation", "message": "not delivered yet"}}},
-    }
+    state = refused_refund(session_id)
     decision = evaluate(signals_from_state(state))
     assert decision is not None
     lease = sessions.begin_turn(session_id, "james_li_5688", None)
@@ -130,3 +182,36 @@ def test_a_handoff_from_open_to_close(stack: tuple[LocalResources, Any], queue_u
     assert record is not None and record.status == "active"
     assert service.active_for_session(session_id) is None
     sessions.release(sessions.begin_turn(session_id, "james_li_5688", None))
+
+
+#: Handoffs of earlier runs ahead of the one received: more than a walk that hid each message
+#: for 5 s could pass (ten messages every 0.2 s) before the first ones were visible again.
+EARLIER_HANDOFFS = 300
+
+
+def test_a_handoff_behind_hundreds_of_others_is_received_and_the_others_are_released(
+        stack: tuple[LocalResources, Any], deep_queue: str) -> None:
+    _, aws = stack
+    publisher = SqsHandoffPublisher(aws.sqs, deep_queue)
+    state = refused_refund(f"it-handoff-{uuid.uuid4().hex[:12]}")
+    decision = evaluate(signals_from_state(state))
+    assert decision is not None
+    now = datetime.now(UTC)
+    # Given a handoff queue holding hundreds of handoffs of earlier runs
+    for _ in range(EARLIER_HANDOFFS):
+        publisher.publish(build_package(state, decision, handoff_id=uuid.uuid4().hex, now=now))
+
+    # When one more handoff is published, and received by its id
+    package = build_package(state, decision, handoff_id=uuid.uuid4().hex, now=now)
+    publisher.publish(package)
+    message = receive_handoff(aws, deep_queue, package.handoff_id)
+
+    # Then it is that handoff's message, and every other one is visible again at once (the support
+    # team's tooling is not kept from them), none taken from the queue
+    assert HandoffPackage.model_validate_json(message["Body"]) == package
+    counts = aws.sqs.get_queue_attributes(
+        QueueUrl=deep_queue,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    assert (int(counts["ApproximateNumberOfMessages"]),
+            int(counts["ApproximateNumberOfMessagesNotVisible"])) == (EARLIER_HANDOFFS, 0)

@@ -1,13 +1,15 @@
-"""The TTL cache the tools' caches are made of (`csagent.caching.TTLCache`)."""
+"""The caches the tools' caches are made of (`csagent.caching`): `TTLCache`, and `IdentityCache`
+(values built once per embedder)."""
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 
 import pytest
 
-from csagent.caching import TTLCache
+from csagent.caching import IdentityCache, TTLCache
 
 
 class Clock:
@@ -128,3 +130,94 @@ def test_threads_reading_and_clearing_at_once_always_get_their_keys_value() -> N
     # Then every read got its own key's value and the cache never grew past its bound
     assert not errors and not wrong
     assert len(cache) <= 4
+
+
+# -- values built once per object (IdentityCache) ---------------------------------------------
+class Equal:
+    """Equal to every other `Equal`, with one hash: only identity tells two apart."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Equal)
+
+    def __hash__(self) -> int:
+        return 1
+
+
+def test_a_value_is_built_once_per_object_and_equal_objects_are_kept_apart() -> None:
+    # Given two embedders that compare equal but are different objects
+    first, second = Equal(), Equal()
+    cache: IdentityCache[str] = IdentityCache()
+    # When each asks twice for its value
+    built = [cache.get_or_build((e,), lambda e=e: f"built for {id(e)}")  # type: ignore[misc]
+             for e in (first, second, first, second)]
+    # Then each object got its own value, built once
+    assert built[0] == built[2] == f"built for {id(first)}"
+    assert built[1] == built[3] == f"built for {id(second)}"
+    assert len(cache) == 2
+
+
+def test_a_key_of_several_objects_matches_only_the_same_objects_in_order() -> None:
+    embedder, catalogue, other = object(), object(), object()
+    cache: IdentityCache[str] = IdentityCache()
+    cache.get_or_build((embedder, catalogue), lambda: "pair")
+    assert cache.get((embedder, catalogue)) == "pair"
+    assert cache.get((embedder, other)) is None
+    assert cache.get((catalogue, embedder)) is None
+    assert cache.get((embedder,)) is None
+
+
+def test_the_oldest_built_value_goes_first_when_full() -> None:
+    # Given a cache of two, and three objects asking in turn
+    a, b, c = object(), object(), object()
+    cache: IdentityCache[str] = IdentityCache(max_entries=2)
+    for key, value in ((a, "A"), (b, "B"), (c, "C")):
+        cache.get_or_build((key,), lambda value=value: value)  # type: ignore[misc]
+    # Then the first one built was dropped and is built again; the last one is kept
+    assert len(cache) == 2 and cache.get((a,)) is None
+    assert cache.get_or_build((c,), lambda: "not built") == "C"
+    assert cache.get_or_build((a,), lambda: "A again") == "A again"
+
+
+def test_a_build_that_fails_keeps_nothing_and_the_next_call_builds_again() -> None:
+    embedder = object()
+    cache: IdentityCache[str] = IdentityCache()
+
+    def failing() -> str:
+        raise RuntimeError("model file missing")
+
+    with pytest.raises(RuntimeError):
+        cache.get_or_build((embedder,), failing)
+    assert len(cache) == 0
+    assert cache.get_or_build((embedder,), lambda: "v") == "v"
+
+
+def test_threads_missing_the_same_object_at_once_wait_for_one_build() -> None:
+    # Given a slow build (it waits until every thread has had time to ask) and eight threads
+    embedder, cache = object(), IdentityCache[object]()
+    builds: list[object] = []
+    everyone_asked = threading.Event()
+    got: list[object] = []
+
+    def build() -> object:
+        everyone_asked.wait(timeout=5)
+        builds.append(value := object())
+        return value
+
+    def ask() -> None:
+        got.append(cache.get_or_build((embedder,), build))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)  # every thread is now building or waiting for the build
+    everyone_asked.set()
+    for thread in threads:
+        thread.join()
+    # Then the value was built once and every thread got that one value
+    assert len(builds) == 1
+    assert len(got) == 8 and all(value is builds[0] for value in got)
+
+
+def test_an_identity_cache_that_could_keep_nothing_is_refused() -> None:
+    with pytest.raises(ValueError):
+        IdentityCache(max_entries=0)

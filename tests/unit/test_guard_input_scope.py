@@ -114,13 +114,40 @@ def test_a_store_message_flagged_only_as_a_whole_goes_on_as_it_is() -> None:
         return Understanding(route="out_of_scope", intent="out_of_scope", confidence=0.2)
 
     inside = replace(_deps(in_scope=True), understand=understand, screen=_flagging_the_whole(text))
-    # When the turn runs / Then the whole message is understood (the guard read it first, to ask
-    # whether it names an order of the customer's: not here), and the trace says why it passed
+    # When the turn runs / Then the whole message is understood, once: the guard read it to ask
+    # whether it names an order of the customer's (not here), and `route` takes that reading; the
+    # trace says why it passed
     state = _turn(inside, text)
-    assert seen == [text, text] and state["trace"]["guard"] == "passed_whole_text_only"
+    assert seen == [text] and state["trace"]["guard"] == "passed_whole_text_only"
     # And outside the store's business the same verdict still gets the out-of-scope answer
     outside = replace(_deps(in_scope=False), screen=_flagging_the_whole(text))
     assert _turn(outside, text)["route"] == "out_of_scope"
+
+
+def test_a_reading_passed_on_by_the_guard_serves_its_own_turn_only() -> None:
+    # Given a message flagged as a whole in its first turn only, and the same words sent again
+    text = "Order #W1814268 is going to my house. Send it to my office instead: 1200 Congress Avenue."
+    seen: list[str] = []
+    flagged = _flagging_the_whole(text)
+    verdicts = iter([flagged(text)])
+
+    def understand(said: str, state: Any) -> Understanding:
+        seen.append(said)
+        return Understanding(route="out_of_scope", intent="out_of_scope", confidence=0.2)
+
+    def screen(said: str) -> ScreenResult:
+        return next(verdicts, ScreenResult(blocked=False, score=-0.05)) if said == text else flagged(said)
+
+    deps = replace(_deps(in_scope=True), understand=understand, screen=screen)
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "s"}}
+    # When both turns run in one session
+    guards = [graph.invoke({"session_id": "s", "customer_id": "c", "text": text}, config,
+                           context=deps)["trace"]["guard"] for _ in range(2)]
+    # Then the first turn read the words once (the guard, whose reading `route` took) and the second
+    # read them afresh in `route`, never taking the first turn's reading
+    assert guards == ["passed_whole_text_only", "passed"]
+    assert seen == [text, text]
 
 
 def _reading_off_topic(*phrases: str) -> Any:
@@ -177,9 +204,11 @@ def test_a_flagged_sentence_naming_the_customer_s_own_order_is_not_dropped() -> 
                    screen=_flagging("pls send order W8343509"))
     # When the turn runs
     state = _turn(deps, text)
-    # Then the whole message goes on (dropping the sentence would drop the order it is about), and
-    # the trace says why
-    assert state["text"] == text and seen[-1] == text
+    # Then the whole message goes on (dropping the sentence would drop the order it is about), acted
+    # on as the guard read it (each text read once: the whole, then the rest without the sentence),
+    # and the trace says why
+    assert state["text"] == text and seen == [text, "not denver"]
+    assert [c["text"] for c in state["clauses"]] == [text]
     assert state["trace"]["guard"] == "passed_grounded"
     assert state["trace"]["guard_reasons"] == ["similar_to_attack:roleplay"]
 

@@ -11,7 +11,8 @@ from importlib import resources
 import pytest
 from knowledge_support import FakeGraph, chunk_detail, search_row
 
-from csagent.knowledge.asked import build, load_rows, sentence_key
+from csagent.knowledge import asked as asked_module
+from csagent.knowledge.asked import ShippedQuestions, build, load_rows, sentence_key
 from csagent.knowledge.search import KnowledgeSearch
 
 WORDS = ("cost", "label", "clean", "return", "ship")
@@ -28,6 +29,24 @@ class WordEmbedder:
             vector = [1.0 if word in text.lower() else 0.0 for word in WORDS]
             out.append([*vector, 0.0 if any(vector) else 1.0])
         return out
+
+
+def test_the_shipped_questions_are_built_once_per_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the shipped questions' holder, and a build that counts its embedders
+    built: list[object] = []
+
+    def counting(embedder: object) -> object:
+        built.append(embedder)
+        return build(WordEmbedder(), [("does it cost anything?", "Return labels are prepaid.")])
+
+    monkeypatch.setattr(asked_module, "shipped", counting)
+    holder, first, second = ShippedQuestions(), WordEmbedder(), WordEmbedder()
+    # When each of two embedders asks twice (and a keyword search asks without one)
+    kept = [holder.on(e) for e in (first, second, first, second)]
+    # Then each embedder's questions were built once and are kept; none are built without one
+    assert built == [first, second]
+    assert kept[0] is kept[2] and kept[1] is kept[3] and kept[0] is not kept[1]
+    assert holder.on(None) is None and len(built) == 2
 
 
 def test_a_sentence_is_as_close_as_the_closest_question_it_answers() -> None:

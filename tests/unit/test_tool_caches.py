@@ -245,8 +245,8 @@ def test_the_template_matchers_are_bounded_and_drop_the_oldest() -> None:
     embedders = [KeywordEmbedder(word) for word in ("a", "b", "c", "d", "e")]
     kept = [cc.matcher_for(e, catalogue, caches.matchers) for e in embedders]
     assert len(caches.matchers) == caches.matchers.max_entries == 4
-    assert caches.matchers.get(embedders[0], catalogue) is None
-    assert caches.matchers.get(embedders[-1], catalogue) is kept[-1]
+    assert caches.matchers.get((embedders[0], catalogue)) is None
+    assert caches.matchers.get((embedders[-1], catalogue)) is kept[-1]
 
 
 def test_the_process_shares_one_set_of_template_matchers_that_a_reset_keeps(store: StoreGraph) -> None:

@@ -1,4 +1,5 @@
-"""A small thread-safe cache of values that go stale after a fixed time.
+"""Two small thread-safe caches: values that go stale after a fixed time (`TTLCache`), and
+values built once per object, such as an embedder, compared by identity (`IdentityCache`).
 
 Each cache is an object owned by what needs it (or built by a composition root and passed in),
 never a module global keyed by `id(...)` of a store or an embedder: an id is reused once its
@@ -63,3 +64,50 @@ class TTLCache(Generic[K, V]):
     def __len__(self) -> int:
         with self._lock:
             return len(self._entries)
+
+
+class IdentityCache(Generic[V]):
+    """One value per key, a tuple of objects (an embedder, a catalogue) each compared by identity,
+    built once on first use and kept until `max_entries` newer keys have been built (the oldest
+    built goes first). Holding the objects themselves, an entry's key can never be taken by
+    another object the way an `id()` can once its object is collected.
+
+    `get_or_build` builds under the lock: what is kept here is costly to build (embedding a few
+    thousand texts, training a model), so a second thread that misses the same key waits for the
+    first one's build instead of repeating it, and every caller gets the one kept value. The lock
+    is the cache's, not the key's: a build also holds up lookups of other keys, which costs
+    nothing where these are used (a process has one embedder; tests build a few more). A build
+    must not use the cache it is building for (the lock is not re-entrant). A build that raises
+    keeps nothing: the caller decides how to degrade, and the next call builds again.
+    """
+
+    def __init__(self, max_entries: int = 4) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be >= 1")
+        self.max_entries = max_entries
+        self._lock = threading.Lock()
+        self._entries: list[tuple[tuple[object, ...], V]] = []
+
+    def get_or_build(self, key: tuple[object, ...], build: Callable[[], V]) -> V:
+        """The value kept for `key`, else `build()` (kept, then returned)."""
+        with self._lock:
+            for kept, value in self._entries:
+                if _same(kept, key):
+                    return value
+            value = build()
+            self._entries.append((key, value))
+            del self._entries[:-self.max_entries]
+            return value
+
+    def get(self, key: tuple[object, ...]) -> V | None:
+        """The value kept for `key`; None when none is (nothing is built)."""
+        with self._lock:
+            return next((value for kept, value in self._entries if _same(kept, key)), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+
+def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))

@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from csagent.adapters.s3_kb_uploads import S3KnowledgeUploads
     from csagent.adapters.stepfunctions_dispatch import WaveDispatcher
     from csagent.approvals.service import ApprovalService
+    from csagent.caching import IdentityCache
     from csagent.graph.context import GraphDeps
     from csagent.handoff.service import HandoffService
     from csagent.knowledge.catalogue import CatalogueSync
     from csagent.knowledge.service import KnowledgeBase
     from csagent.service.conversation import ConversationService
-    from csagent.tools.caches import TemplateMatchers, ToolCaches
+    from csagent.tools.caches import ToolCaches
+    from csagent.tools.cypher_catalogue import TemplateMatcher
 
 
 #: Every AWS client this process built, for `reconnect` (a SnapStart restore closes their pools).
@@ -85,14 +87,14 @@ def tool_caches() -> ToolCaches:
 
 
 @lru_cache(maxsize=1)
-def template_matchers() -> TemplateMatchers:
+def template_matchers() -> IdentityCache[TemplateMatcher]:
     """The predefined-Cypher template matchers of the process (`cypher_catalogue.matcher_for`),
     shared by the tools (`tool_caches()`), the understanding path and warm-up, so the catalogue's
     examples are loaded and its model trained once. They depend only on the process-wide
     embedder and the shipped templates, not on the store or settings, so `reset()` keeps them."""
-    from csagent.tools.caches import TemplateMatchers
+    from csagent.caching import IdentityCache
 
-    return TemplateMatchers()
+    return IdentityCache()
 
 
 @lru_cache(maxsize=1)

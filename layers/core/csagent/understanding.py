@@ -37,6 +37,14 @@ class Understanding:
     def clauses_as_dicts(self) -> list[dict[str, Any]]:
         return [asdict(c) for c in self.clauses]
 
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data, as the graph state holds it (`from_dict` reads it back)."""
+        return {**asdict(self), "clauses": self.clauses_as_dicts()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Understanding:
+        return cls(**{**data, "clauses": tuple(Clause(**c) for c in data.get("clauses") or ())})
+
     def grounded_in_customer_data(self) -> bool:
         """Does the message refer to the customer's own records: an order of theirs it names or
         that its words pick out (one, or several candidates)? Grounding sets `order_status` only

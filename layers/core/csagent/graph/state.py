@@ -49,6 +49,10 @@ class State(InputState, total=False):
     confidence: float
     intent: str
     clauses: list[dict[str, Any]]
+    # The input guard's understanding of the text it passed on, when it had to read it (a message
+    # the injection screen flagged): {"text", "understanding": `Understanding.as_dict()`}, so
+    # `route` does not read the same text again; {} otherwise (per turn).
+    understood: dict[str, Any]
     # Planning and execution (per turn)
     entities: dict[str, Any]
     tasks: list[dict[str, Any]]

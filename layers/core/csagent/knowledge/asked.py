@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from typing import TYPE_CHECKING
+
+from csagent.caching import IdentityCache
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -134,26 +136,20 @@ def shipped(embedder: Embedder) -> AskedQuestions | None:
 class ShippedQuestions:
     """The shipped questions built once per embedder, on first use. The composition root keeps one
     per process in its `ToolCaches` (`runtime.tool_caches`), which the knowledge tool and the
-    planner's `documents_know` read. Entries hold the embedder itself and compare it by identity;
-    a process has one embedder, tests build a few more (the oldest goes past `max_entries`)."""
+    planner's `documents_know` read. Kept in a `caching.IdentityCache` by the embedder itself
+    (compared by identity), built under its lock: concurrent first calls wait for the one build
+    instead of embedding the questions twice. A process has one embedder, tests build a few more
+    (the oldest goes past `max_entries`)."""
 
     def __init__(self, max_entries: int = 4) -> None:
-        self._entries: list[tuple[object, AskedQuestions | None]] = []
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
+        self._built: IdentityCache[AskedQuestions | None] = IdentityCache(max_entries)
 
     def on(self, embedder: Embedder | None) -> AskedQuestions | None:
-        """The shipped questions on `embedder` (None without one, or when they are unavailable)."""
+        """The shipped questions on `embedder` (None without one, or when they are unavailable:
+        kept as such, not tried again)."""
         if embedder is None:
             return None
-        with self._lock:  # built once: concurrent first calls wait for the one build
-            for kept, asked in self._entries:
-                if kept is embedder:
-                    return asked
-            asked = shipped(embedder)
-            self._entries.append((embedder, asked))
-            del self._entries[:-self.max_entries]
-            return asked
+        return self._built.get_or_build((embedder,), partial(shipped, embedder))
 
     def documents_know(self, embedder: Embedder, text: str) -> bool:
         """`documents_know(text)` with the shipped questions on `embedder`."""

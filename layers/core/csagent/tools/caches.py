@@ -12,18 +12,16 @@ and the template file, so they stay.
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from csagent.caching import TTLCache
+from csagent.caching import IdentityCache, TTLCache
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
 
     from csagent.knowledge.asked import ShippedQuestions
-    from csagent.ports import Embedder
-    from csagent.tools.cypher_catalogue import Catalogue, StoreVocabulary, TemplateMatcher
+    from csagent.tools.cypher_catalogue import StoreVocabulary, TemplateMatcher
     from csagent.tools.text2cypher.examples import CypherExample
 
 #: The store's catalogue words (`cypher_catalogue.store_vocabulary`): product names, categories
@@ -51,50 +49,20 @@ def _asked() -> ShippedQuestions:
     return ShippedQuestions()
 
 
-class TemplateMatchers:
-    """The predefined-Cypher template matchers, one per (embedder, catalogue) pair, so a
-    catalogue's examples are embedded and its model trained once (`cypher_catalogue.matcher_for`).
-
-    Entries hold the embedder and the catalogue themselves and compare them by identity: a key
-    can never be reused by another object the way an `id()` can once its object is gone. Bounded:
-    the oldest entry goes when a `max_entries + 1`-th pair arrives (a process has one embedder
-    and the shipped catalogue; tests build a few more)."""
-
-    def __init__(self, max_entries: int = 4) -> None:
-        self._entries: list[tuple[object, object, TemplateMatcher]] = []
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
-
-    def get(self, embedder: Embedder, catalogue: Catalogue) -> TemplateMatcher | None:
-        with self._lock:
-            return next((m for e, c, m in self._entries if e is embedder and c is catalogue), None)
-
-    def put(self, embedder: Embedder, catalogue: Catalogue, matcher: TemplateMatcher) -> TemplateMatcher:
-        """Keep `matcher` unless another thread kept one for the pair first; returns the kept one."""
-        with self._lock:
-            kept = next((m for e, c, m in self._entries if e is embedder and c is catalogue), None)
-            if kept is not None:
-                return kept
-            self._entries.append((embedder, catalogue, matcher))
-            del self._entries[:-self.max_entries]
-            return matcher
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
 @dataclass(frozen=True, eq=False)
 class ToolCaches:
     """The store's vocabulary (one entry), Text2Cypher's value hints by (label, property), the
     few-shot bank's normalised question vectors by example set (None: the shipped file), the
-    template matchers by (embedder, catalogue), and the knowledge documents' asked questions by
-    embedder (`knowledge.asked`)."""
+    template matchers by (embedder, catalogue) (`cypher_catalogue.matcher_for`: a catalogue's
+    examples embedded and its model trained once per pair), and the knowledge documents' asked
+    questions by embedder (`knowledge.asked`). The last two are kept in `caching.IdentityCache`s:
+    built once per embedder, under the cache's lock."""
 
     vocabulary: TTLCache[str, StoreVocabulary] = field(default_factory=_vocabulary)
     hint_values: TTLCache[tuple[str, str], tuple[str, ...]] = field(default_factory=_hint_values)
     example_vectors: TTLCache[tuple[CypherExample, ...] | None, np.ndarray] = field(
         default_factory=_example_vectors)
-    matchers: TemplateMatchers = field(default_factory=TemplateMatchers)
+    matchers: IdentityCache[TemplateMatcher] = field(default_factory=IdentityCache)
     asked: ShippedQuestions = field(default_factory=_asked)
 
     def catalogue_changed(self) -> None:

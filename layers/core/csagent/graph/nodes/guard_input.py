@@ -14,11 +14,14 @@ similarity-only hit (it can be a false alarm):
   business, else a clarifying question.
 
 The scope check (anchored on the graph schema and the business-scope text) is recorded for
-`route`."""
+`route`. The understanding the guard runs is run once per text in a turn; when it read the text it
+passes on to `route`, it passes that reading on too (`understood` in the state), and `route` uses it
+rather than reading the same text again."""
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -27,6 +30,7 @@ from csagent.graph.context import GraphDeps
 from csagent.graph.state import State
 from csagent.graph.timing import timed
 from csagent.guardrails.injection import Trimmed, only_the_whole_is_flagged, without_flagged_sentences
+from csagent.understanding import Understanding
 
 
 def clean_text(text: str) -> str:
@@ -38,7 +42,22 @@ def clean_text(text: str) -> str:
 
 @timed("guard_input")
 def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
-    deps = runtime.context
+    understood: dict[str, Understanding] = {}
+
+    def understand(words: str) -> Understanding:
+        """The turn's understanding of `words`, read once however often the guard asks."""
+        if words not in understood:
+            understood[words] = runtime.context.understand(words, state)
+        return understood[words]
+
+    update = _guard(state, runtime.context, understand)
+    # A message passed on to `route` (no route decided here) whose text the guard already read:
+    # `route` takes that reading instead of reading the same text again.
+    kept = understood.get(update["text"]) if not update.get("route") else None
+    return {**update, "understood": {"text": update["text"], "understanding": kept.as_dict()} if kept else {}}
+
+
+def _guard(state: State, deps: GraphDeps, understand: Callable[[str], Understanding]) -> dict[str, Any]:
     text = clean_text(state.get("text", ""))
     if not text:
         return {"text": text, "route": "refused", "confidence": 1.0, "trace": {"guard": "empty_message"}}
@@ -53,7 +72,7 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         if verdict.blocked:
             guard = {"guard": "prompt_injection", "guard_reasons": list(verdict.reasons)}
             trimmed = without_flagged_sentences(text, deps.screen) if verdict.semantic_only else None
-            if verdict.semantic_only and _drops_own_orders(text, trimmed, state, deps):
+            if verdict.semantic_only and _drops_own_orders(text, trimmed, understand):
                 # Similar to an attack by its words alone, and about the customer's own orders in
                 # words the flagged sentences hold: what the tools read is the customer's whatever
                 # the words, and a change is confirmed first.
@@ -62,7 +81,7 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             if trimmed is not None:
                 # The flagged sentences are dropped, never passed on; the rest screened clean. Whether
                 # they asked something off-topic tells `route` what courtesy left alone answers.
-                off_topic = deps.understand(trimmed.dropped, state).route == "out_of_scope"
+                off_topic = understand(trimmed.dropped).route == "out_of_scope"
                 return {"text": trimmed.rest, "trace": {**trace, "guard": "passed_without_flagged_sentences",
                                                 "guard_reasons": list(verdict.reasons),
                                                 "dropped_off_topic": off_topic}}
@@ -82,12 +101,12 @@ def guard_input(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     return {"text": text, "trace": trace}
 
 
-def _drops_own_orders(text: str, trimmed: Trimmed | None, state: State, deps: GraphDeps) -> bool:
+def _drops_own_orders(text: str, trimmed: Trimmed | None, understand: Callable[[str], Understanding]) -> bool:
     """Does the message refer to the customer's own orders (`grounded_in_customer_data`) where what
     is left without its flagged sentences (`trimmed`; None: nothing usable) does not?"""
-    if not deps.understand(text, state).grounded_in_customer_data():
+    if not understand(text).grounded_in_customer_data():
         return False
-    return trimmed is None or not deps.understand(trimmed.rest, state).grounded_in_customer_data()
+    return trimmed is None or not understand(trimmed.rest).grounded_in_customer_data()
 
 
 def route_after_guard(state: State) -> str:

@@ -53,6 +53,7 @@ def load_context(state: State) -> dict[str, Any]:
         "node_timings_ms": dict(RESET),
         "tasks": [],
         "clauses": [],
+        "understood": {},
         "entities": {},
         "reply": {},
         "status": "",

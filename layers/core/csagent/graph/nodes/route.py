@@ -63,7 +63,7 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "nah, leave it" after a question: nothing is changed, and that is the whole answer.
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
     asked = (state.get("memory") or {}).get("last_change")
-    understanding = runtime.context.understand(state.get("text", ""), state)
+    understanding = _understood(state) or runtime.context.understand(state.get("text", ""), state)
     if not pending and answer == "yes" and not state.get("awaiting") and not asked \
             and not _thanks(understanding):
         # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic ("bet,
@@ -137,6 +137,14 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         "entities": understanding.entities,
         "clauses": understanding.clauses_as_dicts(),
     }
+
+
+def _understood(state: State) -> Understanding | None:
+    """The input guard's understanding of this turn's text, when it read it (`guard_input`)."""
+    kept = state.get("understood") or {}
+    if not kept.get("understanding") or kept.get("text") != state.get("text", ""):
+        return None
+    return Understanding.from_dict(kept["understanding"])
 
 
 def _thanks(understanding: Understanding) -> bool:

@@ -17,8 +17,8 @@ from csagent.tools.cypher_catalogue.extraction import (
 from csagent.tools.cypher_catalogue.templates import Catalogue, QueryTemplate, load_catalogue
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.caching import IdentityCache
     from csagent.ports import Embedder
-    from csagent.tools.caches import TemplateMatchers
 
 
 # Matching defaults, measured with all-MiniLM-L6-v2 on this catalogue (1,081 examples, 40 matchable
@@ -324,16 +324,17 @@ def evaluate_leave_one_out(matcher: TemplateMatcher) -> LeaveOneOutReport:
 
 
 def matcher_for(embedder: Embedder, catalogue: Catalogue | None = None,
-                matchers: TemplateMatchers | None = None) -> TemplateMatcher:
+                matchers: IdentityCache[TemplateMatcher] | None = None) -> TemplateMatcher:
     """The matcher of (embedder, catalogue), kept in `matchers` (the composition root's
     `ToolCaches.matchers`) so the examples are embedded and the model trained only once; the
     shipped catalogue's vectors are loaded from the layer's arrays (`csagent.nlp.fixed_vectors`).
     Without `matchers` a new matcher is built on every call (scripts that match once)."""
     catalogue = catalogue or load_catalogue()
-    if matchers is not None and (kept := matchers.get(embedder, catalogue)) is not None:
-        return kept
     shipped = "cypher_catalogue" if catalogue is load_catalogue() else None
-    matcher = TemplateMatcher(catalogue, embedder, vectors_name=shipped)
-    return matchers.put(embedder, catalogue, matcher) if matchers is not None else matcher
+
+    def build() -> TemplateMatcher:
+        return TemplateMatcher(catalogue, embedder, vectors_name=shipped)
+
+    return matchers.get_or_build((embedder, catalogue), build) if matchers is not None else build()
 
 

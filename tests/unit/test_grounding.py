@@ -1925,3 +1925,18 @@ def test_words_put_as_a_question_lend_no_variant_to_a_clause_that_asks_for_nothi
 def test_a_contraction_names_no_letter_size() -> None:
     assert find_option_values("let's not, it's fine", {"size": ["S", "M", "L"]}) == []
     assert [h.value for h in find_option_values("in S please", {"size": ["S", "M", "L"]})] == ["S"]
+
+
+def test_a_status_question_about_orders_in_one_status_is_answered_for_each() -> None:
+    from csagent.grounding.frame import find_order
+
+    kettle = _line(_variants()[KETTLE][0], KETTLE, "Electric Kettle")
+    view = CustomerView("ann", orders=(OrderView("#W1", "pending", (kettle,), "card_1"),
+                                       OrderView("#W2", "pending", (kettle,), "card_1"),
+                                       OrderView("#W3", "delivered", (kettle,), "card_1")))
+    both = find_order("order_status", "has my electric kettle shipped yet?", {}, replace(
+        view, orders=view.orders[:2]))
+    assert both.get("order_ids") == ["#W1", "#W2"] and "question" not in both
+    # in different statuses the answer depends on which: asked
+    asked = find_order("order_status", "has my electric kettle shipped yet?", {}, view)
+    assert asked.get("order_candidates") == ["#W1", "#W2", "#W3"] and asked.get("question")

@@ -442,6 +442,16 @@ class LocalUnderstanding:
             # Nothing vouches for "off-topic" more than for a store request in words the examples
             # lack: a store matter is never refused, so what the customer needs is asked.
             route = "clarify"
+        if _chat_only(clauses):
+            # "Hello! How are you today? I only want to say your website is very nice", "This heat
+            # wave is unbearable ... Just venting.", "今天外面好冷啊": small talk, and beside it only
+            # weak readings of statements that ask nothing and name no order; a friendly answer that
+            # offers help, not "say it again". A statement needs no surer reading for that.
+            social = [c for c in clauses if c.intent in GENERAL_INTENTS]
+            said = "smalltalk" if any(c.intent == "smalltalk" for c in social) else social[0].intent
+            return Understanding(route="general", intent=said,
+                                 confidence=max(MIN_CLAUSE_CONFIDENCE, *(c.confidence for c in social)),
+                                 lang=lang, entities={}, clauses=tuple(clauses))
         relevant = [c.confidence for c in clauses if route_for([c.intent]) == route] or [0.0]
         primary = next((c.intent for c in clauses if route_for([c.intent]) == route), intents[0])
         merged: dict[str, Any] = {}
@@ -450,6 +460,21 @@ class LocalUnderstanding:
                 merged.setdefault(key, value)
         return Understanding(route=route, intent=primary, confidence=max(relevant), lang=lang,
                              entities=merged, clauses=tuple(clauses))
+
+
+def _chat_only(clauses: Sequence[Clause]) -> bool:
+    """Is the message small talk (a greeting, thanks or chat read at all) with nothing else but
+    weakly read statements that ask nothing (`speech_acts.asks_something`) and name no order?"""
+    from csagent.nlp.speech_acts import asks_something
+
+    social = [c for c in clauses if c.intent in GENERAL_INTENTS]
+    rest = [c for c in clauses if c.intent not in GENERAL_INTENTS]
+    return bool(social) and all(
+        c.confidence < MIN_CLAUSE_CONFIDENCE and not asks_something(c.text) and c.intent not in HANDOFF_INTENTS
+        and not any(c.entities.get(k) for k in ("order_id", "order_ids", "invalid_order_id", "grounded_orders",
+                                                "tracking_number", "address"))
+        for c in rest) and all(c.intent != "smalltalk" or not asks_something(c.text) or c.confidence
+                               >= MIN_CLAUSE_CONFIDENCE for c in social)
 
 
 # "lovely weather today, isn't it?", "crazy week, right?": a question tagged on, asking nothing.

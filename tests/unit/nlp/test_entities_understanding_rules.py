@@ -364,3 +364,31 @@ def test_a_message_read_out_of_scope_is_refused_only_when_read_so_with_confidenc
     # When it is understood / Then a weak reading is asked about, a confident one refused
     assert (confidence >= REFUSAL_MIN) is (route == "out_of_scope")
     assert understanding.understand("some words", {}).route == route
+
+
+@pytest.mark.parametrize(("readings", "text"), [
+    # a greeting, chat, and a weakly read statement that asks nothing and names no order
+    ((("greeting", 0.92), ("smalltalk", 0.83), ("product_info", 0.31), ("smalltalk", 0.5)),
+     "Hello! How are you today? I don't need nothing special, I only want to say your website is very nice."),
+    ((("out_of_scope", 0.29), ("product_info", 0.33), ("smalltalk", 0.5)),
+     "This heat wave is unbearable. 95 degrees, AC is broken. Just venting."),
+    ((("smalltalk", 0.33),), "今天外面好冷啊,还好我在你们家买的抓绒外套够暖和,哈哈。"),
+])
+def test_small_talk_beside_weak_statements_is_answered_as_small_talk(readings, text):
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(*readings)).understand(text, {})
+    assert (understanding.route, understanding.intent) == ("general", "smalltalk")
+    assert understanding.confidence >= 0.35  # no clarifying question for a statement
+
+
+@pytest.mark.parametrize(("readings", "text"), [
+    # the weak clause asks something: what is needed is asked back, as before
+    ((("greeting", 0.92), ("product_info", 0.31)), "hi! does the kettle come in red?"),
+    ((("greeting", 0.92), ("order_status", 0.31)), "hi, where is my stuff"),
+    # a weak reading confident enough to act on is no chat
+    ((("greeting", 0.92), ("complaint", 0.6)), "hi. my kettle arrived broken."),
+    # a Chinese request without a question mark asks something
+    ((("smalltalk", 0.33),), "帮我取消订单"),
+])
+def test_a_request_beside_small_talk_is_never_taken_for_chat(readings, text):
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(*readings)).understand(text, {})
+    assert understanding.route != "general" or understanding.confidence < 0.35

@@ -145,3 +145,14 @@ def test_a_need_that_is_not_the_customers_asks_for_nothing() -> None:
 
     assert asks_for_change("my white desk lamp, it need to be plug in the wall?") is False
     assert asks_for_change("I need to return the lamp") is True
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("帮我取消订单", True),          # a request marker
+    ("能退吗", True),                # a question marker
+    ("今天外面好冷啊，哈哈", False),  # chat
+])
+def test_a_chinese_clause_asks_by_its_markers(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_something
+
+    assert asks_something(text) is asks

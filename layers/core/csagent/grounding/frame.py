@@ -150,6 +150,12 @@ def find_order(
         # "charged twice for the boots", with boots in two orders: both orders are the facts.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
+    if 1 < len(chosen) <= MAX_LISTED and intent in ORDER_READS_BY_STATUS \
+            and len({o.status for o in chosen}) == 1:
+        # "have my hiking boots shipped yet?", both orders with boots pending: the answer is the
+        # same whichever is meant, so each is answered rather than asked about.
+        ids = [o.order_id for o in chosen]
+        return {**entities, "order_ids": ids, "grounded_orders": ids}
     each = _one_order_each(intent, view, mentions) if len(chosen) > 1 and intent in READS else []
     if each:
         # "tracking for the grill and the office chair": each product in one order of its own,

@@ -180,10 +180,13 @@ def asks_something(text: str) -> bool:
     that only sets the scene ("my aunt gave me a gift card for my birthday")."""
     if has_question_mark(text):
         return True
+    lexicon = _lexicon()
+    if has_ideographs(text):  # "帮我取消订单", "能退吗": a request or question marker, or a change verb
+        return any(m in text for m in (*lexicon["zh_request"], *lexicon["zh_asking"])) \
+            or names_change_verb_zh(text)
     words = _words(text)
     if not words:
         return False
-    lexicon = _lexicon()
     start = words[1:] if words[0] in _OPENERS else words
     if any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
         return True

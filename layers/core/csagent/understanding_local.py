@@ -467,14 +467,20 @@ def _chat_only(clauses: Sequence[Clause]) -> bool:
     weakly read statements that ask nothing (`speech_acts.asks_something`) and name no order?"""
     from csagent.nlp.speech_acts import asks_something
 
+    def weak_statement(c: Clause) -> bool:
+        return (c.confidence < MIN_CLAUSE_CONFIDENCE and not asks_something(c.text)
+                and c.intent not in HANDOFF_INTENTS and not any(c.entities.get(k) for k in _NAMES_AN_ORDER))
+
+    def chat(c: Clause) -> bool:  # a weakly read chat that asks something is not known to be chat
+        return c.intent != "smalltalk" or c.confidence >= MIN_CLAUSE_CONFIDENCE or not asks_something(c.text)
+
     social = [c for c in clauses if c.intent in GENERAL_INTENTS]
     rest = [c for c in clauses if c.intent not in GENERAL_INTENTS]
-    return bool(social) and all(
-        c.confidence < MIN_CLAUSE_CONFIDENCE and not asks_something(c.text) and c.intent not in HANDOFF_INTENTS
-        and not any(c.entities.get(k) for k in ("order_id", "order_ids", "invalid_order_id", "grounded_orders",
-                                                "tracking_number", "address"))
-        for c in rest) and all(c.intent != "smalltalk" or not asks_something(c.text) or c.confidence
-                               >= MIN_CLAUSE_CONFIDENCE for c in social)
+    return bool(social) and all(weak_statement(c) for c in rest) and all(chat(c) for c in social)
+
+
+_NAMES_AN_ORDER = ("order_id", "order_ids", "invalid_order_id", "grounded_orders", "tracking_number",
+                   "address")
 
 
 # "lovely weather today, isn't it?", "crazy week, right?": a question tagged on, asking nothing.

@@ -195,7 +195,11 @@ def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
     if not allowed or ctx.embedder is None:
         return fallback
     question = english_query(str(args["question"]))  # the templates' examples are English
-    scores, probabilities = matcher_for(ctx.embedder, load_catalogue(), ctx.caches.matchers).assess(question)
+    # The products it names are masked as in the examples: "did my power bank ship?" asks whether
+    # it shipped, not about a payment ("bank").
+    names = store_vocabulary(ctx.graph, ctx.caches.vocabulary).names
+    scores, probabilities = matcher_for(ctx.embedder, load_catalogue(), ctx.caches.matchers).assess(
+        question, entities=names)
     best = max(allowed, key=lambda t: group_probability(probabilities, t))
     similarity = max(scores.get(t, 0.0) for t in {best, *SAME_ANSWER.get(best, ())})
     own = group_probability(probabilities, fallback)

@@ -1940,3 +1940,15 @@ def test_a_status_question_about_orders_in_one_status_is_answered_for_each() -> 
     # in different statuses the answer depends on which: asked
     asked = find_order("order_status", "has my electric kettle shipped yet?", {}, view)
     assert asked.get("order_candidates") == ["#W1", "#W2", "#W3"] and asked.get("question")
+
+
+@pytest.mark.parametrize(("text", "speaks"), [
+    ("can you say me the status of the dumbbells I buy?", True),   # a learner's present tense
+    ("the kettle i order last week", True),
+    ("can I buy another dumbbell set?", False),                    # a purchase still to make
+    ("how much are the dumbbells?", False),
+])
+def test_the_thing_i_buy_is_a_purchase_made(text: str, speaks: bool) -> None:
+    from csagent.grounding.frame import speaks_of_a_purchase
+
+    assert speaks_of_a_purchase(text) is speaks

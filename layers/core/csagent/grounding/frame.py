@@ -671,6 +671,8 @@ def implied_lines(text: str, order: OrderView, talked_about: Sequence[str] = ())
 # A clause about something the customer owns ("my kettle", "the lamp I ordered") is about that
 # purchase, not the catalogue: the words that mark possession are structural, not per sentence.
 _POSSESSIVE = re.compile(
+    # ("the dumbbells I buy": a learner's present tense after the thing bought, never "can I buy")
+    r"\b(?:the|that|those|this|these)\s+(?:[\w-]+\s+){1,3}?i\s+(?:buy|order)\b|"
     r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
     r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b|我的|我买的|我订的|我那|我们的",
     re.IGNORECASE,

@@ -1026,9 +1026,14 @@ def test_another_version_asked_at_confirmation_amends_the_proposed_change() -> N
     # Then the same exchange is proposed again with that version
     assert [(intent, e["item_ids"], e["new_item_ids"]) for intent, e in amended] == [
         ("change_items", ["k-1L-white"], ["k-2L-black"])]
-    # And a plain yes, or another item of the order, amends nothing
+    # And a plain yes amends nothing
     assert amend_pending("yes please", pending, _store(), _variants()) == []
-    assert amend_pending("and the boots in size 8", pending, _store(), _variants()) == []
+    # while another item's change joins the proposal (an order's items are exchanged once)
+    joined = amend_pending("and the boots in size 8 too", pending, _store(), _variants())
+    assert [(intent, e["item_ids"], e["new_item_ids"], e["payment_method_id"]) for intent, e in joined] == [
+        ("change_items", ["k-1L-white", "b-12-leather-yes"], ["k-1L-black", "b-8-leather-yes"], "card_1")]
+    # and one that cannot be placed is a request of its own
+    assert amend_pending("and the boots in size 9 synthetic", pending, _store(), _variants()) == []
 
 
 @pytest.mark.parametrize("text", [

@@ -1264,7 +1264,17 @@ def amend_pending(
         others = OrderView(order.order_id, order.status,
                            tuple(x for x in order.lines if x.product_id not in products))
         if others.lines and product_mentions(text, others.products()):
-            continue  # "and the hose to 25ft": another item, another request
+            # "can you also switch the patio umbrella in that same order to the 7 ft green one?":
+            # items are changed once, so another item's change joins the proposal; one that cannot
+            # be placed is another request, read as one.
+            extra = resolve_item_changes(text, others, variants)
+            if extra.complete:
+                amended.append(("change_items", {
+                    **args, "item_ids": [*item_ids, *(c.line.item_id for c in extra.changes)],
+                    "new_item_ids": [*new_ids, *(c.new.item_id for c in extra.changes if c.new is not None)],
+                    "asks_for_change": True, "item_action": action.get("action"),
+                    "grounded_orders": [order.order_id]}))
+            continue
         changed = list(new_ids)
         for i, item in enumerate(item_ids):
             line = next((x for x in proposed if x.item_id == item), None)

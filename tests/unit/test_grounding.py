@@ -1957,3 +1957,17 @@ def test_the_thing_i_buy_is_a_purchase_made(text: str, speaks: bool) -> None:
     from csagent.grounding.frame import speaks_of_a_purchase
 
     assert speaks_of_a_purchase(text) is speaks
+
+
+def test_the_one_not_kept_of_two_items_of_a_product_is_the_one_returned() -> None:
+    from csagent.grounding.resolve import read_return_lines
+
+    wet = Variant("s-blue-yes", {"color": "blue", "water resistance": "yes"}, 90.0, True)
+    dry = Variant("s-blue-no", {"color": "blue", "water resistance": "no"}, 80.0, True)
+    order = OrderView("#W8", "delivered", (_line(wet, "p-speaker", "Bluetooth Speaker"),
+                                           _line(dry, "p-speaker", "Bluetooth Speaker")), "card_1")
+    text = ("I ended up with two blue speakers, one waterproof and one not. I'd like to keep the waterproof "
+            "one and send the other back")
+    assert read_return_lines(text, order) == ([order.lines[1]], [])
+    # nothing kept by its options: which one is asked
+    assert len(read_return_lines("send back one of the blue speakers", order)[1]) == 2

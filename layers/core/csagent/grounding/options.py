@@ -79,6 +79,14 @@ def synonyms() -> dict[str, list[str]]:
     return {k.lower(): v for k, v in data.items()}
 
 
+@lru_cache(maxsize=1)
+def yes_no_words() -> dict[str, list[str]]:
+    """yes-or-no dimension (lower-case) -> everyday words for it ("waterproof")."""
+    text = resources.files("csagent.grounding").joinpath("data/option_synonyms.json").read_text("utf-8")
+    data: dict[str, list[str]] = json.loads(text).get("yes_no", {})
+    return {k.lower(): v for k, v in data.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class OptionHit:
     key: str
@@ -159,7 +167,8 @@ def _keyed(key_toks: Sequence[str], toks: Sequence[str], i: int) -> bool:
 def _yes_no(key: str, key_toks: Sequence[str], toks: Sequence[str]) -> list[OptionHit]:
     """ "waterproof" -> yes; "non-waterproof", "not waterproof", "no water resistance" -> no."""
     out = []
-    stems = [key_toks, [key_toks[0]] if len(key_toks) > 1 else []]
+    stems = [key_toks, *(tokens(w) for w in yes_no_words().get(key.lower(), ())),
+             [key_toks[0]] if len(key_toks) > 1 else []]
     for form in stems:
         for i in _find(form, toks):
             negated = (

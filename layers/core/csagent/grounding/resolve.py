@@ -972,6 +972,12 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     kept_ones = _kept_in_lists(text, segments)
     for (mention, segment), kept_one in zip(segments, kept_ones, strict=True):
         lines = [x for x in order.lines if x.product_id == mention.product_id and x not in chosen]
+        rest = _not_kept(segment, lines) if kept_one and len(lines) > 1 and _THE_OTHER.search(segment) else []
+        if len(rest) == 1:
+            # of two, "keep the waterproof one and send the other back" returns the other (whatever
+            # else describes them: "one waterproof and one not")
+            chosen.extend(rest)
+            continue
         described = _described_lines(segment, lines) if len(lines) > 1 else []
         if described:  # "only the green one, not the black", "the 3 ft one": the options decide
             chosen.extend(described)
@@ -993,6 +999,20 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
             lines = tied[:1]
         chosen.extend(lines)
     return chosen, undecided
+
+
+_THE_OTHER = re.compile(r"\bthe other(?: one)?\b|\bother one\b", re.IGNORECASE)
+_KEEP_PART = re.compile(r"\b(?:keep|keeping|kept)\b[^,;.!?]*?(?=\band\b|\bbut\b|[,;.!?]|$)", re.IGNORECASE)
+
+
+def _not_kept(text: str, lines: Sequence[Line]) -> list[Line]:
+    """Of several lines of a product, those the words do not keep by an option value only some of
+    them have ("keep the waterproof one"); all of them when the words keep none that way."""
+    kept_words = " ".join(m.group(0) for m in _KEEP_PART.finditer(text))
+    if not kept_words:
+        return list(lines)
+    kept = _described_lines(kept_words, lines)
+    return [x for x in lines if x not in kept] if kept else list(lines)
 
 
 def _by_degree(text: str, mention: Any, mentions: Sequence[Any], segment: str,

@@ -615,8 +615,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if kind == "other_product" and entities.get("order_status") == "delivered":
                     kind = "other_product_delivered"  # an exchange, whose rule names the way out: a return
                 b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind]})
-        elif intent == "change_order_address" and entities.get("already_ships_there"):
-            # "leave it going to my home address": where it already goes. The order's facts.
+        elif intent == "change_order_address" and entities.get("address") \
+                and entities.get("already_ships_there") == entities.get("address"):
+            # "leave it going to my home address": where it already goes. The order's facts. (The
+            # address another clause gives instead is a change: "it is set to go to 585 Hillcrest
+            # Drive. Send it to my home address instead".)
             _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent == "return_request" and entities.get("not_returnable"):
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened.

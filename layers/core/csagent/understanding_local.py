@@ -347,13 +347,15 @@ class LocalUnderstanding:
                         about_a_product=_purchase_question_reading(piece, products, intent))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
-                if entities.get("address_named") or (
-                        # "send the tea kettle order to my place in denver instead of jacksonville":
-                        # two of their cities named; once the order is found, the one it is not
-                        # going to now.
-                        intent == "change_order_address" and not entities.get("address")
-                        and not found.addresses):
+                if entities.get("address_named"):
                     intent = _address_other_than_the_orders(read_as, intent, piece, entities, view)
+                elif intent == "change_order_address" and not entities.get("address") and not found.addresses:
+                    # "send the tea kettle order to my place in denver instead of jacksonville": two
+                    # of their cities named; once the order is found, the one it is not going to now.
+                    order = view.order(entities.get("order_id"))
+                    named = view.address_named(piece, besides=order.address) if order is not None else None
+                    if named is not None:
+                        entities["address"] = dict(named)
                 if intent == "cancel_order" and message_reason and not entities.get("reason"):
                     entities["reason"] = message_reason  # read as a cancellation once grounded
                 grounded = entities.get("grounded_orders") or []

@@ -150,12 +150,6 @@ def find_order(
         # "charged twice for the boots", with boots in two orders: both orders are the facts.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
-    if 1 < len(chosen) <= MAX_LISTED and intent in ORDER_READS_BY_STATUS \
-            and len({o.status for o in chosen}) == 1:
-        # "have my hiking boots shipped yet?", both orders with boots pending: the answer is the
-        # same whichever is meant, so each is answered rather than asked about.
-        ids = [o.order_id for o in chosen]
-        return {**entities, "order_ids": ids, "grounded_orders": ids}
     each = _one_order_each(intent, view, mentions) if len(chosen) > 1 and intent in READS else []
     if each:
         # "tracking for the grill and the office chair": each product in one order of its own,
@@ -518,7 +512,7 @@ def ground(
             and same_address(entities.get("address"), order.address):
         # "please leave it going to my home address" when it already goes there: nothing to
         # change, which the order's facts show; never a change from an address to itself.
-        entities["already_ships_there"] = True
+        entities["already_ships_there"] = dict(entities["address"])  # (the address it was said of)
     if intent == "change_payment":
         return fill_payment(text, entities, view, order, required=True, replacing=True)
     if intent == "cancel_order" and order is not None:
@@ -1051,12 +1045,10 @@ _SENTENCE_END = re.compile(r"(?<=[.?!？。])\s+")
 
 
 def _without_questions(text: str, clause: str) -> str:
-    """The message without its sentences put as questions that ask for no change, bar the one
-    holding `clause`."""
-    from csagent.nlp.speech_acts import asks_for_change
-
+    """The message without its sentences put as questions that name no change ("does it need to be
+    plugged in?"; not "can i exchange it for a 10?"), bar the one holding `clause`."""
     kept = [s for s in _SENTENCE_END.split(text)
-            if (clause and clause.strip() in s) or not asks_as_question(s) or asks_for_change(s)]
+            if (clause and clause.strip() in s) or not asks_as_question(s) or _ANOTHER_ITEM_ASKED.search(s)]
     return " ".join(kept)
 
 

@@ -16,7 +16,15 @@ from pydantic import (
     model_validator,
 )
 
-from csagent.domain.task_args import AnyToolArgs, TaskNotes, ToolArgs, args_model, split_notes
+from csagent.domain.task_args import (
+    AnyToolArgs,
+    CustomerActionArgs,
+    PredefinedCypherArgs,
+    TaskNotes,
+    ToolArgs,
+    args_model,
+    split_notes,
+)
 
 A = TypeVar("A", bound=ToolArgs)
 
@@ -87,6 +95,13 @@ class Task(BaseModel):
         if isinstance(value, ToolArgs):
             value = value.model_dump()
         return kind.model_validate({} if value is None else value)
+
+    @property
+    def order_id(self) -> str | None:
+        """The order the arguments are for: a template's `params.order_id`, an action's
+        `args.order_id` (a rule quoted about an order notes it in `notes.order_id` instead)."""
+        args = self.args
+        return args.order_id if isinstance(args, PredefinedCypherArgs | CustomerActionArgs) else None
 
     def args_as(self, kind: type[A]) -> A:
         """The arguments as `kind`, the model of the tool running them (validated from these when

@@ -134,7 +134,7 @@ def test_an_answer_from_the_cheaper_path_says_so_kindly():
     from csagent.replies import describe_success
 
     # Given a knowledge answer that came from the keyword fallback after a failed search
-    task = {"task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "args": {}}
+    task = Task(task_id="t1", task_type="policy", tool="knowledge_search")
     result = {"status": "fallback", "heal": [{"action": "degrade"}],
               "data": {"answer": "Returns are accepted within 30 days.", "citations": []}}
     # When it is described

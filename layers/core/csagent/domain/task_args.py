@@ -82,8 +82,6 @@ class KnowledgeSearchArgs(ToolArgs):
     """`knowledge_search` (`csagent.tools.knowledge_search`). The question's own checks (not
     empty, not too long) are the tool's: it is the customer's words, and failing it is data."""
 
-    model_config = ConfigDict(coerce_numbers_to_str=True)
-
     question: str = ""
     product_ids: list[str] = Field(default_factory=list)
     k: int = Field(default=DEFAULT_K, ge=1, le=MAX_K, strict=True)
@@ -97,9 +95,14 @@ class KnowledgeSearchArgs(ToolArgs):
     @field_validator("product_ids", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
+        """One id or several; a numeric id as its digits."""
         if value is None:
             return []
-        return [value] if isinstance(value, str) else value
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list | tuple):
+            return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        return value
 
 
 class Text2CypherArgs(ToolArgs):

@@ -66,8 +66,8 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # about (so a failed lookup names the order it was for, instead of a redaction).
         allowed = (collect_identifiers(customer_bound_results(state)) | template_identifiers()
                    | identifiers_in(state.get("text") or "")
-                   | collect_identifiers([(task.args.model_dump(mode="json"), task.notes.model_dump(mode="json"))
-                                          for task in planned_tasks(state)])
+                   | collect_identifiers([(t.args.model_dump(mode="json"), t.notes.model_dump(mode="json"))
+                                          for t in planned_tasks(state)])
                    | collect_identifiers(grounded_identifiers(state))
                    | collect_identifiers([(state.get("trace") or {}).get("declined") or []]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,

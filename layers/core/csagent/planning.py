@@ -816,7 +816,7 @@ def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> T
     # of the order, so the search still favours what the customer bought.
     best = resolve_product_reference(Reference("product", spec.hint), items)
     chosen = [best["product_id"]] if best else list(dict.fromkeys(i["product_id"] for i in items))
-    args = task.args.model_copy(update={"product_ids": chosen})
+    args = type(task.args).model_validate({**task.args.model_dump(), "product_ids": chosen})
     notes = TaskNotes.model_validate({k: v for k, v in task.notes.model_dump().items()
                                       if k != "products_from"})
     return task.model_copy(update={"args": args, "notes": notes})

@@ -63,7 +63,8 @@ class Task(BaseModel):
     router. Arguments given as a mapping are validated into the tool's model; planner notes found
     among them (the earlier shape, e.g. an older checkpoint) are moved into `notes`."""
 
-    model_config = ConfigDict(frozen=True)
+    # defer_build: built at the first task's validation, not at import (cold starts).
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     task_id: str
     task_type: str

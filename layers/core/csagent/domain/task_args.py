@@ -38,9 +38,10 @@ MAX_K = 10
 
 class _AsGiven(BaseModel):
     """Serialised as given: only the fields that were set (the defaults are the reader's), so the
-    JSON of a task is the one the planner wrote, and two tasks are the same when it is."""
+    JSON of a task is the one the planner wrote (and what the planner's de-duplication compares)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # defer_build: validators are built at a task's first validation, not at import (cold starts).
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     @model_serializer(mode="wrap")
     def _given_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

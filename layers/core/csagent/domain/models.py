@@ -89,7 +89,7 @@ class Task(BaseModel):
     @field_validator("args", mode="before")
     @classmethod
     def _args_of_the_tool(cls, value: Any, info: ValidationInfo) -> Any:
-        """Arguments as the model of the task's tool; another tool's (a cheaper path) as given."""
+        """Arguments as the model of the task's tool (another tool's model is read as this one's)."""
         kind = args_model(str(info.data.get("tool") or ""))
         if isinstance(value, kind):
             return value

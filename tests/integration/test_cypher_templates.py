@@ -271,7 +271,8 @@ def test_the_overview_says_where_the_order_ships(graph: Neo4jGraph, tau: dict[st
     expected = tau["orders"][OWNER_ORDER]["address"]
     # When its overview is read and worded
     result = _run(graph, "order_overview", {"order_id": OWNER_ORDER}, OWNER)
-    text = describe_success({"tool": cc.TOOL_NAME}, result.model_dump(mode="json"), "en")
+    task = Task(task_id=result.task_id, task_type=result.task_type, tool=cc.TOOL_NAME)
+    text = describe_success(task, result.model_dump(mode="json"), "en")
     # Then the address is the order's own, and the reply says the order ships there
     assert result.data is not None
     assert result.data["row"]["address"]["address1"] == expected["address1"]
@@ -311,7 +312,7 @@ def test_a_question_naming_a_products_option_is_answered_in_customer_words(
     task = Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args={"question": question})
     # When the tool answers it and the answer is worded
     result = cc.run(task, _ctx(graph, None, get_embedder()))
-    text = describe_success({"tool": cc.TOOL_NAME}, result.model_dump(mode="json"), "en")
+    text = describe_success(task, result.model_dump(mode="json"), "en")
     # Then the option's template ran, and the reply is a sentence from the store's data
     assert result.data is not None and result.data["template_id"] == template_id
     assert text == answer
@@ -324,9 +325,9 @@ def _ask(graph: Neo4jGraph, args: dict[str, Any]) -> tuple[ToolResult, str]:
     from csagent.nlp.embeddings import get_embedder
     from csagent.replies import describe_success
 
-    result = cc.run(Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args=args),
-                    _ctx(graph, None, get_embedder()))
-    return result, describe_success({"tool": cc.TOOL_NAME}, result.model_dump(mode="json"), "en")
+    task = Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args=args)
+    result = cc.run(task, _ctx(graph, None, get_embedder()))
+    return result, describe_success(task, result.model_dump(mode="json"), "en")
 
 
 def test_a_grounded_product_with_options_is_answered_with_the_versions_having_them(graph: Neo4jGraph) -> None:

@@ -20,6 +20,7 @@ import pytest
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from moto import mock_aws
 from neo4j.exceptions import ServiceUnavailable
+from pydantic import ValidationError
 
 from csagent.actions import execute as ex
 from csagent.actions.idempotency import KEY_PREFIX, PowertoolsIdempotency, dynamodb_persistence
@@ -31,6 +32,7 @@ from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
 from csagent.resilience.faults import neo4j_timeout
 from csagent.tools import customer_actions as tool
 from csagent.tools.context import ToolContext
+from csagent.tools.events import ToolEvent, malformed_event_result
 from devstack.template import create_resources, local_resources
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
@@ -484,9 +486,25 @@ def test_the_tool_executes_a_proposal_it_made() -> None:
                                     "gift card (gift_card_1); it is available now.")
 
 
+@pytest.mark.parametrize("args", [{"phase": "approve"}, {"phase": "execute"}])
+def test_an_unknown_phase_or_an_execution_without_its_proposal_never_reaches_the_tool(
+        args: dict[str, Any]) -> None:
+    # Given the tool Lambda's event for such a task
+    raw = {"task": {"task_id": "t1", "task_type": "x", "tool": tool.TOOL_NAME, "args": args},
+           "customer_id": CUSTOMER, "session_id": "s-1"}
+
+    # When the task is built (by the planner, or from the event), Then it is refused
+    with pytest.raises(ValidationError):
+        Task(task_id="t1", task_type="x", tool=tool.TOOL_NAME, args=args)
+    with pytest.raises(ValidationError) as refused:
+        ToolEvent.model_validate(raw)
+    # And the Lambda answers a VALIDATION failure naming the argument
+    result = malformed_event_result(raw, tool.TOOL_NAME, refused.value)
+    assert result.error is not None and result.error.type is ErrorType.VALIDATION
+    assert "task.args" in result.error.message and result.task_id == "t1"
+
+
 @pytest.mark.parametrize(("args", "customer", "error_type"), [
-    ({"phase": "approve"}, CUSTOMER, ErrorType.VALIDATION),
-    ({"phase": "execute"}, CUSTOMER, ErrorType.VALIDATION),
     ({"action": "delete_account", "args": {}}, CUSTOMER, ErrorType.VALIDATION),
     ({"action": "cancel_order", "args": {"order_id": "#W1000001", "reason": "no longer needed"}}, None,
      ErrorType.PERMISSION_DENIED),

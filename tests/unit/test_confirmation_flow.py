@@ -23,18 +23,18 @@ class FakeActions:
         self.executed: list[dict[str, Any]] = []
 
     def __call__(self, task: Task, ctx: ToolContext) -> ToolResult:
-        if task.args["phase"] == "propose":
+        if task.args.phase == "propose":
             return ToolResult.ok(
                 task,
                 {
                     "phase": "propose",
                     "action": "cancel_order",
-                    "proposal": {"order_id": ORDER, "reason": task.args["args"]["reason"]},
+                    "proposal": {"order_id": ORDER, "reason": task.args.args["reason"]},
                     "summary": [f"Cancel order {ORDER}."],
                     "requires_approval": False,
                 },
             )
-        self.executed.append(task.args)
+        self.executed.append(task.args.model_dump())
         return ToolResult.ok(task, {"phase": "execute", "message": f"Order {ORDER} is cancelled."})
 
 

@@ -26,7 +26,7 @@ def understand_as(route: str, intent: str, confidence: float = 0.9, clauses: tup
 
 
 def order_status_tool(task: Task, ctx: ToolContext) -> ToolResult:
-    order_id = task.args["params"]["order_id"]
+    order_id = task.args.params["order_id"]
     return ToolResult.ok(task, {"template_id": "order_overview", "row": {
         "order_id": order_id, "order_status": "processed",
         "shipments": [{"tracking_id": "111122223333", "carrier": "UPS", "status": "in_transit",
@@ -197,7 +197,7 @@ def test_a_reference_to_an_orders_product_waits_for_the_order_lookup(graph):
     seen: dict[str, Any] = {}
 
     def knowledge(task: Task, ctx: ToolContext) -> ToolResult:
-        seen["product_ids"] = task.args.get("product_ids")
+        seen["product_ids"] = task.args.product_ids
         return ToolResult.ok(task, {"answer": "1 year", "citations": [{"title": "Warranty terms"}]})
     clauses = (status_clause(), Clause(text="what is the warranty on those headphones", intent="warranty",
                                        confidence=0.8, entities={"order_id": ORDER, "reference": {
@@ -346,7 +346,7 @@ def test_the_picture_is_not_kept_in_the_state_once_the_turn_is_answered(graph):
 
 
 def not_found_tool(task: Task, ctx: ToolContext) -> ToolResult:
-    order_id = task.args["params"]["order_id"]
+    order_id = task.args.params["order_id"]
     return ToolResult.failed(task, ErrorType.NO_RESULTS, f"No order {order_id} was found in your account.")
 
 

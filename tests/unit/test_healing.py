@@ -55,8 +55,8 @@ def test_a_transient_failure_is_retried_after_a_backoff_and_then_succeeds():
 def test_a_parse_error_is_retried_with_the_error_as_a_hint():
     tool = Script(("fail", ErrorType.PARSE_ERROR), ("ok", None))
     run_healed(task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None)
-    assert "hint" not in tool.calls[0][0].args
-    assert "parse_error happened" in tool.calls[1][0].args["hint"]
+    assert tool.calls[0][0].args.hint is None
+    assert "parse_error happened" in (tool.calls[1][0].args.hint or "")
 
 
 def test_no_results_degrades_to_the_keyword_search_and_says_it_is_a_fallback():
@@ -66,7 +66,7 @@ def test_no_results_degrades_to_the_keyword_search_and_says_it_is_a_fallback():
     result, decisions, _ = run_healed(task(), CTX, {"knowledge_search": tool}, BOUNDS, sleep=lambda s: None)
     # Then the second call asked for the search without embeddings (FAQ / fulltext keyword match)
     assert [d.action.value for d in decisions] == ["degrade"]
-    assert tool.calls[1][0].args == {"question": "returns?", "mode": "keyword"}
+    assert tool.calls[1][0].args.model_dump() == {"question": "returns?", "mode": "keyword"}
     assert result.status is TaskStatus.FALLBACK
 
 
@@ -134,7 +134,7 @@ def test_an_answer_from_the_cheaper_path_says_so_kindly():
     from csagent.replies import describe_success
 
     # Given a knowledge answer that came from the keyword fallback after a failed search
-    task = {"task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "args": {}}
+    task = Task(task_id="t1", task_type="policy", tool="knowledge_search")
     result = {"status": "fallback", "heal": [{"action": "degrade"}],
               "data": {"answer": "Returns are accepted within 30 days.", "citations": []}}
     # When it is described
@@ -181,7 +181,7 @@ def test_through_a_dispatcher_the_cheaper_path_is_a_task_the_wave_carries():
     # When it is healed wave by wave
     (healer,) = run_healed_waves([task()], waves, {"knowledge_search"}, BOUNDS, sleep=lambda s: None)
     # Then the second wave asked for the keyword search, and the answer is a fallback under the task's ids
-    assert waves.waves[1][0].args == {"question": "returns?", "mode": "keyword"}
+    assert waves.waves[1][0].args.model_dump() == {"question": "returns?", "mode": "keyword"}
     record = healer.record()
     assert (record["status"], record["task_id"], record["tool"]) == ("fallback", "t1", "knowledge_search")
     assert [s["action"] for s in record["heal"]] == ["degrade"]

@@ -47,7 +47,7 @@ def order_status_tool(delay_s: float = 0.0) -> Callable[[Task, ToolContext], Too
     def tool(task: Task, ctx: ToolContext) -> ToolResult:
         time.sleep(delay_s)
         return ToolResult.ok(task, {"template_id": "order_overview", "row": {
-            "order_id": task.args["params"]["order_id"], "order_status": STATUS_PHRASE, "shipments": [],
+            "order_id": task.args.params["order_id"], "order_status": STATUS_PHRASE, "shipments": [],
             "items": [{"name": "Headphones", "product_id": "p-1"}]}})
     return tool
 

@@ -47,7 +47,7 @@ class KeywordClassifier:
 
 def order_tool(task: Task, ctx: ToolContext) -> ToolResult:
     return ToolResult.ok(task, {"template_id": "order_overview", "row": {
-        "order_id": task.args["params"]["order_id"], "order_status": "processed",
+        "order_id": task.args.params["order_id"], "order_status": "processed",
         "shipments": [{"tracking_id": "111122223333", "carrier": "UPS", "estimated_delivery": "2024-03-02"}],
         "items": [{"name": "Headphones", "product_id": "p-1"}]}})
 

@@ -49,7 +49,7 @@ def order_status_tool(task: Task, ctx: ToolContext) -> ToolResult:
         {
             "template_id": "order_overview",
             "row": {
-                "order_id": task.args["params"]["order_id"],
+                "order_id": task.args.params["order_id"],
                 "order_status": "processed",
                 "shipments": [],
                 "items": [{"name": "Headphones", "product_id": "p-1"}],

@@ -70,7 +70,8 @@ def test_resolve_args_takes_the_referenced_product_from_the_lookup():
     lookup = {"status": "success", "data": {"row": {"items": [
         {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}}
     resolved = resolve_args(task, {"t1": lookup})
-    assert resolved.args == {"question": "warranty on those headphones", "product_ids": ["222"]}
+    assert resolved.args.model_dump() == {"question": "warranty on those headphones", "product_ids": ["222"]}
+    assert resolved.notes.products_from is None
 
 
 def test_a_cancellation_without_a_reason_waits_for_it_keeping_the_order():
@@ -86,7 +87,7 @@ def test_a_clause_naming_several_orders_gives_each_order_its_own_task():
     # When it is planned
     plan = plan_tasks([clause("order_status", order_id=ids[0], order_ids=ids)])
     # Then there is one order lookup per order, in the order given
-    assert [t.args["params"]["order_id"] for t in plan.tasks] == ids
+    assert [t.args.params["order_id"] for t in plan.tasks] == ids
     assert {t.task_type for t in plan.tasks} == {"order_status"}
 
 
@@ -97,7 +98,7 @@ def test_a_clause_that_only_adds_a_reason_completes_the_earlier_cancellations():
     # When it is planned
     plan = plan_tasks(clauses)
     # Then both orders get a cancellation proposal with that reason, and nothing is asked
-    assert [(t.args["args"]["order_id"], t.args["args"]["reason"]) for t in plan.tasks] == [
+    assert [(t.args.args["order_id"], t.args.args["reason"]) for t in plan.tasks] == [
         ("#W5694685", "ordered by mistake"), ("#W6689278", "ordered by mistake")]
     assert plan.missing == []
 
@@ -109,7 +110,7 @@ def test_a_second_request_with_its_own_order_is_not_folded_into_the_first():
     # When it is planned
     plan = plan_tasks(clauses)
     # Then each keeps its own order and reason
-    assert [(t.args["args"]["order_id"], t.args["args"]["reason"]) for t in plan.tasks] == [
+    assert [(t.args.args["order_id"], t.args.args["reason"]) for t in plan.tasks] == [
         ("#W5694685", "no longer needed"), ("#W6689278", "ordered by mistake")]
 
 
@@ -121,7 +122,7 @@ def test_a_return_without_item_ids_carries_the_customers_words_and_products_to_t
     # When the planner plans it
     task = plan_tasks(clauses).tasks[0]
     # Then the tool gets the words and the product to match against the order's own lines
-    assert task.args["args"] == {"order_id": "#W6344370",
+    assert task.args.args == {"order_id": "#W6344370",
                                  "items_text": "return the skateboard from #W6344370", "product_ids": ["p1"]}
 
 
@@ -137,7 +138,7 @@ def test_a_tracking_question_about_another_order_reads_that_orders_overview():
 
 def answered_by(task):
     """(the template that answers unless a more specific order question matches, its parameters)."""
-    return task.args.get("template_id") or task.args["fallback_template"], task.args["params"]
+    return task.args.template_id or task.args.fallback_template, task.args.params
 
 
 def test_an_order_question_may_be_answered_by_a_more_specific_template():
@@ -146,7 +147,7 @@ def test_an_order_question_may_be_answered_by_a_more_specific_template():
                         "entities": {"order_id": ORDER}}])
     # Then the tool may pick the shipping-address question, and falls back to the overview
     args = plan.tasks[0].args
-    assert args["fallback_template"] == "order_overview" and "order_shipping_address" in args["templates"]
+    assert args.fallback_template == "order_overview" and "order_shipping_address" in args.templates
 
 
 def test_a_follow_up_pointing_back_at_the_product_joins_the_catalogue_question():
@@ -159,7 +160,7 @@ def test_a_follow_up_pointing_back_at_the_product_joins_the_catalogue_question()
     plan = plan_tasks(clauses)
     # Then one catalogue task asks the whole question, and nothing is asked back
     assert [t.task_type for t in plan.tasks] == ["product_availability"]
-    assert plan.tasks[0].args["question"] == "Can I get the wall clock in wood? Is it in stock?"
+    assert plan.tasks[0].args.question == "Can I get the wall clock in wood? Is it in stock?"
     assert plan.missing == []
 
 
@@ -169,7 +170,7 @@ def test_a_question_about_a_return_gets_the_facts_not_a_proposal():
                         "intent": "return_request",
                         "entities": {"order_id": ORDER, "asks_for_change": False}}])
     # Then the order's return eligibility and items (with prices) are read, and nothing is proposed
-    assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items"]
+    assert [getattr(t.args, "template_id", None) for t in plan.tasks] == ["return_eligibility", "order_items"]
     assert all(t.tool != "customer_actions" for t in plan.tasks)
 
 
@@ -186,8 +187,9 @@ def test_a_question_about_a_return_the_store_s_documents_answer_gets_their_rule_
                       documents_know=documents_know)
     # Then the order's facts are read, and the store's rule is looked up beside them (said only if
     # found); nothing is proposed
-    assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items", None]
-    assert plan.tasks[-1].tool == "knowledge_search" and plan.tasks[-1].args["supplementary"] is True
+    assert [getattr(t.args, "template_id", None) for t in plan.tasks] == [
+        "return_eligibility", "order_items", None]
+    assert plan.tasks[-1].tool == "knowledge_search" and plan.tasks[-1].notes.supplementary is True
     assert all(t.tool != "customer_actions" for t in plan.tasks)
 
 
@@ -237,17 +239,17 @@ def test_a_weak_tag_whose_order_only_its_status_finds_is_not_asked_about_beside_
 def test_order_list_questions_make_one_list_filtered_with_their_negation():
     plan = plan_tasks([clause("order_list", "which of my orders haven't arrived yet?"),
                        clause("order_list", "not the ones I already have")])
-    assert [t.args for t in plan.tasks] == [
+    assert [t.args.model_dump() for t in plan.tasks] == [
         {"template_id": "customer_orders", "params": {"status": "pending", "also_status": "processed"}}]
     negated = plan_tasks([clause("order_list", "which of my orders were NOT cancelled?")])
-    assert negated.tasks[0].args["params"] == {"not_status": "cancelled"}
+    assert negated.tasks[0].args.params == {"not_status": "cancelled"}
 
 
 def test_a_request_asked_again_with_its_order_keeps_the_earlier_details():
     plan = plan_tasks([clause("cancel_order", "I ordered it by mistake", reason="ordered by mistake"),
                        clause("cancel_order", "cancel #W2611340", order_id=ORDER)])
     assert len(plan.tasks) == 1
-    assert plan.tasks[0].args["args"] == {"order_id": ORDER, "reason": "ordered by mistake"}
+    assert plan.tasks[0].args.args == {"order_id": ORDER, "reason": "ordered by mistake"}
 
 
 def test_cancelling_some_items_gets_the_orders_facts_and_the_rule_not_a_reason_question():
@@ -316,7 +318,7 @@ def test_a_request_told_in_two_clauses_is_one_request_with_the_details_of_both()
     plan = plan_tasks(clauses)
     # Then one proposal carries the order and the address
     assert [t.task_type for t in plan.tasks] == ["change_order_address"]
-    assert plan.tasks[0].args["args"]["address"] == ADDRESS and plan.missing == []
+    assert plan.tasks[0].args.args["address"] == ADDRESS and plan.missing == []
 
 
 def test_an_address_after_an_orders_address_change_completes_it_unless_it_names_the_account():
@@ -341,7 +343,7 @@ def test_how_much_a_change_would_move_is_answered_beside_its_facts():
                               order_status="pending", asks_for_change=False)])
     # Then the cancellation facts and the order's payments, read as what would go back, answer it
     assert [t.task_type for t in plan.tasks] == ["cancellation_eligibility", "order_payments"]
-    assert plan.tasks[1].args.get("refund_preview") is True
+    assert plan.tasks[1].notes.refund_preview is True
     # And when it also asks how soon, that preview says it (no generic refund-timing page beside it)
     asked = "if I cancelled it, how much would I get back, and how quickly?"
     when = plan_tasks([clause("cancel_order", asked, order_id=ORDER, order_status="pending",
@@ -356,8 +358,8 @@ def test_a_clause_that_points_back_at_a_product_named_elsewhere_searches_with_it
                               told_of_names=["Office Chair"])])
     # Then the warranty terms are searched for that product, by its name
     [task] = plan.tasks
-    assert task.args["product_ids"] == ["4794339885"]
-    assert task.args["question"] == "Office Chair: for how long?"
+    assert task.args.product_ids == ["4794339885"]
+    assert task.args.question == "Office Chair: for how long?"
 
 
 def test_an_order_list_beside_a_read_asks_for_no_order_number():
@@ -403,13 +405,13 @@ def test_a_catalogue_question_carries_the_one_product_its_words_were_grounded_to
     # Given a product question grounded to the 2L kettle
     plan = plan_tasks([clause("product_info", "how much is the 2L kettle?", products=[KETTLE])])
     # When planned, the task carries that product (and its options) for the tool
-    assert plan.tasks[0].args["product"] == KETTLE
-    assert "context_product" not in plan.tasks[0].args
+    assert plan.tasks[0].args.product == KETTLE
+    assert plan.tasks[0].args.context_product is None
 
 
 def test_two_products_named_are_left_to_the_words():
     plan = plan_tasks([clause("product_info", "kettle or laptop?", products=[KETTLE, LAPTOP])])
-    assert "product" not in plan.tasks[0].args and "context_product" not in plan.tasks[0].args
+    assert plan.tasks[0].args.product is None and plan.tasks[0].args.context_product is None
 
 
 def test_a_later_clause_without_a_product_is_about_the_earlier_clauses_product():
@@ -417,12 +419,12 @@ def test_a_later_clause_without_a_product_is_about_the_earlier_clauses_product()
     plan = plan_tasks([clause("product_availability", "do you have the 2L kettle?", products=[KETTLE]),
                        clause("product_info", "how much?")], memory={"last_product": LAPTOP})
     # Then the second question is about the kettle, not the product of an earlier turn
-    assert plan.tasks[1].args["context_product"] == KETTLE
+    assert plan.tasks[1].args.context_product == KETTLE
 
 
 def test_a_follow_up_turn_is_about_the_remembered_product():
     plan = plan_tasks([clause("product_info", "which colour is that one?")], memory={"last_product": LAPTOP})
-    assert plan.tasks[0].args["context_product"] == LAPTOP
+    assert plan.tasks[0].args.context_product == LAPTOP
 
 
 def test_a_complaint_about_a_product_of_the_order_gets_its_items_and_a_quiet_policy_search():
@@ -431,9 +433,9 @@ def test_a_complaint_about_a_product_of_the_order_gets_its_items_and_a_quiet_pol
     plan = plan_tasks([clause("complaint", "you sent me the grey backpack, I wanted black",
                               order_id=ORDER, products=[backpack])])
     # Then the order's overview, its items option by option, and the documents' word if any
-    assert [(t.task_type, t.args.get("template_id")) for t in plan.tasks] == [
+    assert [(t.task_type, getattr(t.args, "template_id", None)) for t in plan.tasks] == [
         ("order_status", "order_overview"), ("order_items", "order_items"), ("policy", None)]
-    assert plan.tasks[2].args["supplementary"] is True
+    assert plan.tasks[2].notes.supplementary is True
 
 
 def test_a_complaint_searches_the_documents_of_the_products_it_names():
@@ -443,12 +445,12 @@ def test_a_complaint_searches_the_documents_of_the_products_it_names():
                               order_id=ORDER, products=[vacuum])])
     # Then the documents are searched for that product (its manual's troubleshooting can answer)
     assert plan.tasks[-1].task_type == "policy"
-    assert plan.tasks[-1].args["product_ids"] == ["1762337868"]
-    assert plan.tasks[-1].args["general_too"] is True  # the general pages too, when closer
+    assert plan.tasks[-1].args.product_ids == ["1762337868"]
+    assert plan.tasks[-1].args.general_too is True  # the general pages too, when closer
     # And a clause naming none searches with the products the message named in its order
     plan = plan_tasks([clause("complaint", "i push the igniter and nothing happens", order_id=ORDER,
                               told_of=["6819683148"])])
-    assert plan.tasks[-1].args["product_ids"] == ["6819683148"]
+    assert plan.tasks[-1].args.product_ids == ["6819683148"]
     assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]  # no item list for it
 
 
@@ -462,8 +464,8 @@ def test_a_statement_about_the_item_a_change_is_asked_for_is_its_story_not_a_que
     plan = plan_tasks([story, ask])
     # Then only the store's rule answers, about that order, from the returns pages first
     assert [t.task_type for t in plan.tasks] == ["policy"]
-    assert plan.tasks[0].args["topic"] == "returns"
-    assert plan.tasks[0].args["order_id"] == ORDER
+    assert plan.tasks[0].args.topic == "returns"
+    assert plan.tasks[0].notes.order_id == ORDER
     # But a question about the product beside it is still asked of the catalogue
     question = clause("product_info", "does the electric toothbrush have a travel case?", products=[brush])
     assert [t.task_type for t in plan_tasks([question, ask]).tasks][0] != "policy"
@@ -472,13 +474,13 @@ def test_a_statement_about_the_item_a_change_is_asked_for_is_its_story_not_a_que
 def test_a_complaint_that_nothing_came_lists_the_orders_not_delivered():
     plan = plan_tasks([clause("complaint", "I have been waiting forever and NOTHING has shown up")])
     assert [t.task_type for t in plan.tasks] == ["order_list", "policy"]
-    assert plan.tasks[0].args["params"] == {"status": "pending", "also_status": "processed"}
+    assert plan.tasks[0].args.params == {"status": "pending", "also_status": "processed"}
 
 
 def test_a_complaint_naming_no_order_asks_the_documents_outright():
     plan = plan_tasks([clause("complaint", "your deliveries are always late")])
     assert [t.task_type for t in plan.tasks] == ["policy"]
-    assert plan.tasks[0].args["supplementary"] is False
+    assert plan.tasks[0].notes.supplementary is False
 
 
 def test_where_the_money_of_an_item_change_goes_is_part_of_it_not_a_return():
@@ -492,7 +494,7 @@ def test_where_the_money_of_an_item_change_goes_is_part_of_it_not_a_return():
     plan = plan_tasks([change, money])
     # Then one write is proposed: the modification
     assert [t.tool for t in plan.tasks] == ["customer_actions"]
-    assert plan.tasks[0].args["action"] == "modify_items"
+    assert plan.tasks[0].args.action == "modify_items"
     # But a return that names its own item stays a request of its own
     item = clause("return_request", "and return the lamp, refund to my credit card", order_id=ORDER,
                   item_ids=["3"], products=[{"product_id": "p3", "name": "Lamp"}],
@@ -510,19 +512,19 @@ def test_a_product_question_for_its_documents_searches_them_first_with_the_catal
     # Then the documents of that product are searched (quiet if they say nothing), and the catalogue's
     # facts stand in for them only then
     documents, catalogue = plan.tasks
-    assert (documents.tool, documents.args["product_ids"], documents.args["supplementary"]) == (
+    assert (documents.tool, documents.args.product_ids, documents.notes.supplementary) == (
         "knowledge_search", ["9924732112"], True)
-    assert catalogue.tool == "predefined_cypher" and catalogue.args["fallback_for"] == documents.task_id
+    assert catalogue.tool == "predefined_cypher" and catalogue.notes.fallback_for == documents.task_id
 
 
 def test_an_availability_question_naming_nothing_sold_says_so_when_nothing_matches():
     # Given "do you carry sofas?" (no catalogue product found in the words)
     plan = plan_tasks([clause("product_availability", "do you carry sofas?")])
     # Then the catalogue tool is told to answer "not sold" rather than fail when no template matches
-    assert plan.tasks[0].args["unmatched"] == "not_sold"
+    assert plan.tasks[0].args.unmatched == "not_sold"
     # but a question about a product the store sells is not
     named = plan_tasks([clause("product_availability", "got earbuds?", products=[EARBUDS])])
-    assert "unmatched" not in named.tasks[0].args
+    assert named.tasks[0].args.unmatched is None
 
 
 PHONE = {"product_id": "1801728040", "name": "Smartphone", "options": {}, "surface": "smartphones"}
@@ -534,14 +536,14 @@ CHAIR = {"product_id": "4794339885", "name": "Office Chair", "options": {}, "sur
 def test_a_catalogue_question_naming_products_side_by_side_is_asked_of_each():
     plan = plan_tasks([clause("product_availability", "do you sell smartphones and tablets?",
                               products=[PHONE, TABLET])])
-    assert [t.args["product"]["name"] for t in plan.tasks] == ["Smartphone", "Tablet"]
+    assert [t.args.product["name"] for t in plan.tasks] == ["Smartphone", "Tablet"]
 
 
 def test_a_product_word_describing_another_is_not_asked_about():
     # "weight" in "the weight limit on the office chair" is no second product asked about
     plan = plan_tasks([clause("product_info", "what's the weight limit on the office chair",
                               products=[DUMBBELLS, CHAIR])])
-    assert len(plan.tasks) == 1 and "product" not in plan.tasks[0].args
+    assert len(plan.tasks) == 1 and plan.tasks[0].args.product is None
 
 
 def test_a_warranty_question_asks_the_knowledge_base_about_the_warranty_topic():
@@ -551,8 +553,8 @@ def test_a_warranty_question_asks_the_knowledge_base_about_the_warranty_topic():
                        clause("policy_question", "how long do refunds take?")])
     # Then the warranty search names its topic (its terms answer before the kettle's manual), the
     # policy search none
-    assert plan.tasks[0].args["topic"] == "warranty"
-    assert "topic" not in plan.tasks[1].args
+    assert plan.tasks[0].args.topic == "warranty"
+    assert plan.tasks[1].args.topic is None
 
 
 def test_a_catalogue_question_naming_a_category_lists_what_the_category_holds():
@@ -560,7 +562,7 @@ def test_a_catalogue_question_naming_a_category_lists_what_the_category_holds():
     plan = plan_tasks([clause("product_availability", "yall got any pet stuff?",
                               categories=["Pet Supplies"])])
     # Then the category's products are looked up
-    assert [(t.tool, t.args.get("template_id"), t.args.get("params")) for t in plan.tasks] == [
+    assert [(t.tool, t.args.template_id, t.args.params) for t in plan.tasks] == [
         ("predefined_cypher", "products_in_category", {"category": "Pet Supplies"})]
 
 
@@ -584,7 +586,8 @@ def test_a_question_about_a_found_orders_change_the_documents_do_not_know_gets_i
     for documents_know in (lambda text: False, None):
         plan = plan_tasks([question], documents_know=documents_know)
         # Then the order's facts alone are read
-        assert [t.args.get("template_id") for t in plan.tasks] == ["return_eligibility", "order_items"]
+        assert [getattr(t.args, "template_id", None) for t in plan.tasks] == [
+            "return_eligibility", "order_items"]
 
 
 def test_a_statement_about_a_change_never_asks_the_documents():
@@ -601,14 +604,14 @@ def test_a_product_question_naming_no_product_has_the_store_pages_as_its_fallbac
     # Then the catalogue is asked, and the store's pages answer if it does not know the question
     catalogue, pages = plan.tasks
     assert (catalogue.tool, pages.tool) == ("predefined_cypher", "knowledge_search")
-    assert pages.args["fallback_for"] == catalogue.task_id
+    assert pages.notes.fallback_for == catalogue.task_id
 
 
 def test_a_question_about_someone_elses_order_gets_the_one_account_holder_rule():
     plan = plan_tasks([clause("policy_question", "check the status of my husband's order",
                               another_persons=True)])
     assert [t.tool for t in plan.tasks] == ["knowledge_search"]
-    assert "another person's orders" in plan.tasks[0].args["question"]
+    assert "another person's orders" in plan.tasks[0].args.question
 
 
 def test_a_change_asked_for_twice_in_one_message_is_one_request():
@@ -658,7 +661,7 @@ def test_an_exchange_read_from_a_description_gives_way_to_the_return_asked_besid
     # Then the return is proposed, of the item the description named, and no exchange
     actions = [t for t in plan.tasks if t.tool == "customer_actions"]
     assert [t.task_type for t in actions] == ["return_items"]
-    assert actions[0].args["args"]["item_ids"] == ["111"]
+    assert actions[0].args.args["item_ids"] == ["111"]
 
 
 def test_an_exchange_and_a_return_of_other_items_of_one_order_both_stay() -> None:
@@ -677,7 +680,8 @@ def test_a_list_of_the_orders_holding_one_product_is_asked_of_that_product() -> 
                    products=[{"product_id": "4794339885", "name": "Office Chair"}])
     # When planned / Then the list is of the orders holding the chair
     (task,) = plan_tasks([asked]).tasks
-    assert task.args == {"template_id": "customer_orders", "params": {"product_id": "4794339885"}}
+    assert task.args.model_dump() == {"template_id": "customer_orders",
+                                      "params": {"product_id": "4794339885"}}
 
 
 def test_an_address_told_after_an_address_change_that_lacks_one_is_its_address() -> None:
@@ -686,8 +690,8 @@ def test_an_address_told_after_an_address_change_that_lacks_one_is_its_address()
     told = clause("out_of_scope", "It's 12 Main St, Springfield, IL 62704", address=ADDRESS)
     # When planned / Then one change of the default address, to that address
     (task,) = plan_tasks([asked, told]).tasks
-    assert task.args["action"] == "update_default_address"
-    assert task.args["args"]["address"] == ADDRESS
+    assert task.args.action == "update_default_address"
+    assert task.args.args["address"] == ADDRESS
 
 
 def test_a_question_after_a_rule_that_refuses_the_request_as_asked_is_a_partial_answer() -> None:
@@ -717,4 +721,4 @@ def test_a_question_about_a_product_the_customer_owns_brings_their_own_item():
                               documents_first=True, owned_in=ORDER)])
     # Then their order's items (with their options) answer first, then the pages, then the catalogue
     assert [t.task_type for t in plan.tasks] == ["order_items", "policy", "product_info"]
-    assert plan.tasks[0].args["params"] == {"order_id": ORDER}
+    assert plan.tasks[0].args.params == {"order_id": ORDER}

@@ -13,16 +13,18 @@ def test_the_items_named_are_added_up() -> None:
 
 
 def test_a_rule_quoted_about_an_order_says_which_order() -> None:
+    from csagent.domain.models import Task
+    from csagent.domain.task_args import TaskNotes
     from csagent.replies import describe_success
 
     data = {"answer": "For hygiene reasons Perfume can only be returned unopened.",
             "citations": [{"title": "Return and refund policy",
                            "text": "For hygiene reasons Perfume can only be returned unopened."}]}
-    task = {"task_type": "policy", "tool": "knowledge_search",
-            "args": {"question": "q", "order_id": "#W4398027"}}
+    task = Task(task_id="t1", task_type="policy", tool="knowledge_search", args={"question": "q"},
+                notes=TaskNotes(order_id="#W4398027"))
     reply = describe_success(task, {"status": "success", "data": data}, "en")
     assert reply == ("Order #W4398027: For hygiene reasons Perfume can only be returned unopened. "
                      "(source: Return and refund policy)")
     # Without an order the quotation stands alone
-    task["args"] = {"question": "q"}
+    task = task.model_copy(update={"notes": TaskNotes()})
     assert describe_success(task, {"status": "success", "data": data}, "en").startswith("For hygiene")

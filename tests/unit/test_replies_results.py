@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
+from csagent.domain.models import Task
 from csagent.replies import describe_failure, describe_success
+
+_t = Task.model_validate
 
 
 def failed(error_type: str, message: str) -> dict[str, Any]:
@@ -17,7 +20,7 @@ def test_a_search_that_found_nothing_is_said_in_customer_words_never_the_tools_m
     # Given a warranty lookup that found nothing, with the tool's own diagnostic message
     task = {"task_id": "t1", "task_type": "warranty", "tool": "knowledge_search", "args": {"question": "q"}}
     # When the failure is described
-    text = describe_failure(task, failed("no_results", "nothing was found (injected fault)"), "en")
+    text = describe_failure(_t(task), failed("no_results", "nothing was found (injected fault)"), "en")
     # Then the reply names the warranty lookup and shows nothing of the internal message
     assert text.startswith("I couldn't find warranty terms")
     assert "injected" not in text and "nothing was found" not in text
@@ -28,7 +31,8 @@ def test_a_catalogue_templates_not_found_message_is_written_for_the_customer_and
     task = {"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher",
             "args": {"params": {"order_id": "#W0000001"}}}
     # When the failure is described
-    text = describe_failure(task, failed("no_results", "No order #W0000001 was found in your account."), "en")
+    text = describe_failure(_t(task), failed("no_results", "No order #W0000001 was found in your account."),
+                            "en")
     # Then that sentence is the answer
     assert text.startswith("No order #W0000001 was found in your account.")
 
@@ -37,7 +41,7 @@ def test_a_validation_message_from_a_tool_that_does_not_write_for_customers_stay
     # Given a knowledge search refusing its arguments in developer words
     task = {"task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "args": {}}
     # When the failure is described
-    text = describe_failure(task, failed("validation", "'question' must be a non-empty string"), "en")
+    text = describe_failure(_t(task), failed("validation", "'question' must be a non-empty string"), "en")
     # Then the customer reads the templated reason, not the developer message
     assert "'question'" not in text and "look up our policy" in text
 
@@ -47,7 +51,7 @@ def test_a_catalogue_templates_parameter_error_stays_internal() -> None:
     task = {"task_id": "t1", "task_type": "product_info", "tool": "predefined_cypher", "args": {}}
     message = "Missing required parameter 'option_key' (an option name like 'color' or 'size')."
     # When the failure is described
-    text = describe_failure(task, failed("validation", message), "en")
+    text = describe_failure(_t(task), failed("validation", message), "en")
     # Then the customer reads the templated reason, never the parameter's name
     assert "option_key" not in text and "Missing required" not in text
     assert "some of the details didn't check out" in text
@@ -60,7 +64,7 @@ def test_a_long_order_list_ends_with_how_many_more_without_a_double_and() -> Non
     task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
     result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
     # When the list is described
-    text = describe_success(task, result, "en")
+    text = describe_success(_t(task), result, "en")
     # Then five are listed, then "and 2 more", once
     assert "#W1000005 (pending, 2024-02-05) and 2 more." in text
     assert "and and" not in text and "#W1000006" not in text
@@ -74,7 +78,7 @@ def test_a_knowledge_answer_cites_the_document_it_was_taken_from() -> None:
     result = {"status": "success", "data": {"answer": "Headphones: 1 year of parts and labour.",
                                             "citations": citations}}
     # When it is described
-    text = describe_success(task, result, "en")
+    text = describe_success(_t(task), result, "en")
     # Then the source named is that document
     assert text == "Headphones: 1 year of parts and labour. (source: Warranty terms)"
 
@@ -85,7 +89,8 @@ def test_a_refund_says_where_it_went_and_when_it_shows_there_by_the_policy() -> 
            "refunds": [{"seq": 2, "amount": 791.89, "payment_method": "PayPal"}]}
     task = {"task_id": "t1", "task_type": "refund_status", "tool": "predefined_cypher", "args": {}}
     # When it is described
-    text = describe_success(task, {"status": "success", "data": {"template_id": "refund_status", "row": row}},
+    text = describe_success(_t(task),
+                            {"status": "success", "data": {"template_id": "refund_status", "row": row}},
                             "en")
     # Then the customer reads the amount, the method and the policy's 5 to 7 business days
     assert "$791.89" in text and "PayPal" in text and "within 5 to 7 business days" in text
@@ -97,7 +102,8 @@ def test_no_refund_yet_on_a_requested_return_says_when_it_comes() -> None:
            "refunded_total": 0.0, "refunds": []}
     task = {"task_id": "t1", "task_type": "refund_status", "tool": "predefined_cypher", "args": {}}
     # When it is described ("when will I see the money?")
-    text = describe_success(task, {"status": "success", "data": {"template_id": "refund_status", "row": row}},
+    text = describe_success(_t(task),
+                            {"status": "success", "data": {"template_id": "refund_status", "row": row}},
                             "en")
     # Then the customer hears that it is to come, and the policy's timings
     assert text.startswith("I don't see a refund on order #W3929227 yet.")
@@ -120,7 +126,7 @@ def test_an_option_out_of_stock_is_said_in_words_not_as_record_fields() -> None:
              "options": {"size": "11", "color": "black"}, "price": 207.75, "available": False}]
     # When the answer is described
     result = _catalogue_result("variants_by_option", rows, option_value="11")
-    text = describe_success(CATALOGUE_TASK, result, "en")
+    text = describe_success(_t(CATALOGUE_TASK), result, "en")
     # Then it is a sentence about the size, with no field names or raw values
     assert text == "Sorry, the Sneakers in size 11 are not available right now."
 
@@ -131,7 +137,7 @@ def test_an_available_option_names_the_versions_with_their_prices() -> None:
              "options": {"diameter": "10 inches", "color": "wood"}, "price": 196.15, "available": True}]
     # When the answer is described
     result = _catalogue_result("variants_by_option", rows, option_value="wood")
-    text = describe_success(CATALOGUE_TASK, result, "en")
+    text = describe_success(_t(CATALOGUE_TASK), result, "en")
     # Then the version is named by its options, with its price
     assert text == "Yes, the Wall Clock in wood is available: 10 inches / wood at $196.15."
 
@@ -142,7 +148,7 @@ def test_an_options_values_are_listed_in_natural_order_and_sold_out_ones_said() 
             for v, a in (("15 bar", 0), ("19 bar", 1), ("9 bar", 2))]
     result = _catalogue_result("product_option_values", rows, option_key="pressure")
     # When the answer is described
-    text = describe_success(CATALOGUE_TASK, result, "en")
+    text = describe_success(_t(CATALOGUE_TASK), result, "en")
     # Then the values read smallest first, and the sold-out one is named
     assert text == ("The Espresso Machine comes with these pressure options: 9 bar, 15 bar and 19 bar. "
                     "Out of stock right now: 15 bar.")
@@ -152,7 +158,7 @@ def test_a_catalogue_answer_in_chinese_uses_the_chinese_wording() -> None:
     # Given a product whose price varies
     rows = [{"product_name": "E-Reader", "min_price": 243.4, "max_price": 267.58}]
     # When the answer is described in Chinese
-    text = describe_success(CATALOGUE_TASK, _catalogue_result("product_price", rows), "zh")
+    text = describe_success(_t(CATALOGUE_TASK), _catalogue_result("product_price", rows), "zh")
     # Then the Chinese template speaks
     assert text == "E-Reader 的价格为 $243.40 至 $267.58。"
 
@@ -164,7 +170,7 @@ def test_one_order_past_the_cap_is_listed_rather_than_counted() -> None:
     task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
     result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
     # When the list is described
-    text = describe_success(task, result, "en")
+    text = describe_success(_t(task), result, "en")
     # Then all six are named and none is left as "1 more"
     assert "#W1000006 (pending, 2024-02-06)" in text and "more" not in text
 
@@ -174,7 +180,7 @@ def test_a_plural_product_name_comes_in_its_versions() -> None:
     rows = [{"product_name": name, "option_text": f"size: {size}", "price": 203.82, "available": True}
             for name in ("Sneakers", "Wall Clock") for size in ("10", "11")]
     # When the answer is described
-    text = describe_success(CATALOGUE_TASK, _catalogue_result("product_variants", rows), "en")
+    text = describe_success(_t(CATALOGUE_TASK), _catalogue_result("product_variants", rows), "en")
     # Then the verb agrees with each name
     assert "The Sneakers come in 2 versions" in text and "The Wall Clock comes in 2 versions" in text
 
@@ -194,13 +200,13 @@ def test_what_the_account_holds_is_said_in_customer_words() -> None:
                                                           "country": "USA"}}
     spent = {"template_id": "total_spent", "row": {"orders": 3, "total_spent": 1234.5}}
     # When each is described / Then the facts are there, in words a customer uses
-    assert describe_success(ACCOUNT_TASK, {"status": "success", "data": methods}, "en") == (
+    assert describe_success(_t(ACCOUNT_TASK), {"status": "success", "data": methods}, "en") == (
         "The payment methods saved on your account: credit card (Mastercard ending 3962) and "
         "gift card ($3.00 left).")
-    assert "1 Main St, Apt 2, Austin, TX 78701, USA" in describe_success(
-        ACCOUNT_TASK, {"status": "success", "data": address}, "en")
-    assert "$1234.50 across 3 orders" in describe_success(
-        ACCOUNT_TASK, {"status": "success", "data": spent}, "en")
+    assert "1 Main St, Apt 2, Austin, TX 78701, USA" in describe_success(_t(
+        ACCOUNT_TASK), {"status": "success", "data": address}, "en")
+    assert "$1234.50 across 3 orders" in describe_success(_t(
+        ACCOUNT_TASK), {"status": "success", "data": spent}, "en")
 
 
 def test_products_named_lists_several_products_and_the_kinds_of_one() -> None:
@@ -213,8 +219,8 @@ def test_products_named_lists_several_products_and_the_kinds_of_one() -> None:
                "option_texts": ["type: gas, size: medium", "type: charcoal, size: medium",
                                 "type: electric, size: portable"]}]
     # When the answers are described
-    several = describe_success(CATALOGUE_TASK, _catalogue_result("products_named", kettles), "en")
-    one = describe_success(CATALOGUE_TASK, _catalogue_result("products_named", grills), "en")
+    several = describe_success(_t(CATALOGUE_TASK), _catalogue_result("products_named", kettles), "en")
+    one = describe_success(_t(CATALOGUE_TASK), _catalogue_result("products_named", grills), "en")
     # Then several are listed with their versions; one is named with the values of each option
     assert several == ("We sell 2 of those: Electric Kettle (16 versions, from $137.17 to $164.46) and "
                        "Tea Kettle (16 versions, from $91.13 to $109.58).")
@@ -229,8 +235,8 @@ def test_an_address_change_a_status_rules_out_says_the_rule_the_address_and_what
            "address2": "Suite 699", "city": "Washington", "state": "DC", "zip": "20564", "country": "USA"}
     result = {"status": "success", "data": {"template_id": "address_change_eligibility", "row": row}}
     # When the answer is described
-    text = describe_success({"task_id": "t1", "task_type": "address_change_eligibility",
-                             "tool": "predefined_cypher", "args": {}}, result, "en")
+    text = describe_success(_t({"task_id": "t1", "task_type": "address_change_eligibility",
+                             "tool": "predefined_cypher", "args": {}}), result, "en")
     # Then it names the rule, the address it has, and what can still change
     assert "delivered, so its shipping address can no longer be changed: only pending orders can" in text
     assert "227 Oak Street" in text and "default address" in text
@@ -244,8 +250,8 @@ def test_an_order_whose_items_were_modified_is_told_it_can_change_no_more(templa
            "address1": "1 Elm Street", "city": "Austin", "state": "TX", "zip": "78701", "country": "USA"}
     result = {"status": "success", "data": {"template_id": template_id, "row": row}}
     # When the answer is described
-    text = describe_success({"task_id": "t1", "task_type": template_id, "tool": "predefined_cypher",
-                             "args": {}}, result, "en")
+    text = describe_success(_t({"task_id": "t1", "task_type": template_id, "tool": "predefined_cypher",
+                             "args": {}}), result, "en")
     # Then it says the items were modified once, never that a pending order can still be changed
     assert "already been modified once" in text and "can be cancelled or changed" not in text
 
@@ -258,7 +264,7 @@ def test_a_rule_that_blocks_is_told_as_the_answer_without_a_breakdown_or_a_perso
               "once it is delivered.")
     result = {"status": "failed", "error": {"type": "business_rule_violation", "message": reason}}
     # When it is described
-    text = describe_failure(task, result, "en")
+    text = describe_failure(_t(task), result, "en")
     # Then the rule and what is allowed are the answer: no "right now", no person offered
     assert text == reason
 
@@ -270,7 +276,7 @@ def test_a_rule_that_blocks_is_told_in_chinese_naming_its_order_and_the_rule() -
     reason = "Order #W2611340 has already shipped, so it can no longer be cancelled"
     result = {"status": "failed", "error": {"type": "business_rule_violation", "message": reason}}
     # When it is described
-    text = describe_failure(task, result, "zh")
+    text = describe_failure(_t(task), result, "zh")
     # Then it names the order and the rule, says the policy does not allow it, and offers no person
     assert text.startswith("订单 #W2611340：") and reason in text and "政策" in text
     assert "人工" not in text and "暂时" not in text
@@ -282,7 +288,7 @@ CATEGORY_ROWS = [{"category": "Footwear", "products": 2, "names": ["Hiking Boots
 
 def test_what_the_store_sells_names_the_products_of_each_category() -> None:
     result = {"status": "success", "data": {"template_id": "categories", "rows": CATEGORY_ROWS}}
-    text = describe_success({**CATALOGUE_TASK, "task_type": "product_info"}, result, "en")
+    text = describe_success(_t({**CATALOGUE_TASK, "task_type": "product_info"}), result, "en")
     assert text == ("We sell 3 products in 2 categories. Footwear: Hiking Boots and Sneakers. "
                     "Travel: Backpack.")
 
@@ -290,7 +296,7 @@ def test_what_the_store_sells_names_the_products_of_each_category() -> None:
 def test_a_product_not_sold_is_said_before_what_the_store_sells() -> None:
     result = {"status": "success", "data": {"template_id": "categories", "rows": CATEGORY_ROWS,
                                             "not_sold": True}}
-    text = describe_success(CATALOGUE_TASK, result, "en")
+    text = describe_success(_t(CATALOGUE_TASK), result, "en")
     assert text.startswith("I couldn't find that among the products we sell, so we don't seem to carry it. "
                            "We sell 3 products in 2 categories.")
 
@@ -302,7 +308,7 @@ def test_a_cancelled_order_says_what_was_refunded_and_where() -> None:
     task = {"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "args": {}}
     # When it is described
     data = {"template_id": "order_overview", "row": row}
-    text = describe_success(task, {"status": "success", "data": data},
+    text = describe_success(_t(task), {"status": "success", "data": data},
                             "en")
     # Then the customer reads the amount and the method, not "has been or will be refunded"
     assert text.startswith("Order #W5400801 was cancelled and refunded: $3229.66 to your gift card.")
@@ -312,7 +318,8 @@ def test_an_orders_items_come_with_what_they_add_up_to() -> None:
     rows = [{"order_id": "#W1", "product_name": "Kettle", "options": {"color": "black"}, "price": 98.25},
             {"order_id": "#W1", "product_name": "Mug", "options": {"size": "large"}, "price": 12.5}]
     task = {"task_id": "t1", "task_type": "order_items", "tool": "predefined_cypher", "args": {}}
-    text = describe_success(task, {"status": "success", "data": {"template_id": "order_items", "rows": rows}},
+    text = describe_success(_t(task),
+                            {"status": "success", "data": {"template_id": "order_items", "rows": rows}},
                             "en")
     assert text.endswith("; $110.75 in all.")
 
@@ -323,7 +330,7 @@ def test_one_payment_on_an_order_is_said_to_be_one_charge() -> None:
              "payment_method": "Visa ending 1234"}]
     task = {"task_id": "t1", "task_type": "order_payments", "tool": "predefined_cypher", "args": {}}
     data = {"template_id": "order_payments", "rows": rows}
-    text = describe_success(task, {"status": "success", "data": data}, "en")
+    text = describe_success(_t(task), {"status": "success", "data": data}, "en")
     # Then the reply says it was charged once, how much and to what
     assert text == "Order #W1 was charged once: $258.09 to your Visa ending 1234."
 
@@ -335,7 +342,7 @@ def test_a_refund_names_what_it_was_for_and_where_it_went_in_chinese_too() -> No
     task = {"task_id": "t1", "task_type": "refund_status", "tool": "predefined_cypher", "args": {}}
     result = {"status": "success", "data": {"template_id": "refund_status", "row": row}}
     # When it is described in English and in Chinese
-    english, chinese = describe_success(task, result, "en"), describe_success(task, result, "zh")
+    english, chinese = describe_success(_t(task), result, "en"), describe_success(_t(task), result, "zh")
     # Then both say what the money was for, how much and where it went ("I don't remember what it's for")
     assert "Skateboard" in english and "$818.31" in english and "PayPal" in english
     assert "Skateboard" in chinese and "$818.31" in chinese and "PayPal" in chinese
@@ -354,7 +361,7 @@ def test_a_cancellation_asked_about_is_told_as_what_would_go_back_where_and_when
             {"order_id": "#W0000001", "type": "refund", "amount": 20.0, "payment_method": card}]
     result = {"status": "success", "data": {"template_id": "order_payments", "rows": rows}}
     # When it is described
-    text = describe_success(task, result, "en")
+    text = describe_success(_t(task), result, "en")
     # Then each method's share comes back, with the policy's timing for it
     assert text == ("If you cancelled order #W0000001, $60.00 would go back to your Visa ending 1234 "
                     "within 5 to 7 business days. If you cancelled order #W0000001, $20.00 would go back "

@@ -4,21 +4,26 @@ supplementary misses it leaves unsaid."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from csagent.domain.models import Task
+from csagent.domain.task_args import TaskNotes
 from csagent.graph.nodes.summarise import dependency_order, last_order_id, last_product, quiet_miss
 
 LAPTOP = {"product_id": "4760268021", "name": "Laptop", "options": {"ram": "32GB"}}
 
 
-def _task(task_id: str, **args: object) -> dict:
-    return {"task_id": task_id, "task_type": "product_info", "tool": "predefined_cypher", "args": args}
+def _task(task_id: str, notes: TaskNotes | None = None, **args: Any) -> Task:
+    return Task(task_id=task_id, task_type="product_info", tool="predefined_cypher", args=args,
+                notes=notes or TaskNotes())
 
 
-def _ids(tasks: list[dict]) -> list[str]:
-    return [task["task_id"] for task in tasks]
+def _ids(tasks: list[Task]) -> list[str]:
+    return [task.task_id for task in tasks]
 
 
-def _needs(task_id: str, *depends_on: str) -> dict:
-    return {**_task(task_id), "depends_on": list(depends_on)}
+def _needs(task_id: str, *depends_on: str) -> Task:
+    return _task(task_id).model_copy(update={"depends_on": depends_on})
 
 
 def test_a_plan_whose_lookups_come_first_is_told_in_its_own_order() -> None:
@@ -61,8 +66,8 @@ def test_a_failed_answer_leaves_no_product_and_orders_are_kept_apart() -> None:
 
 def test_an_order_whose_change_the_rules_refused_is_remembered_one_not_found_is_not() -> None:
     # Given a cancellation refused because the order shipped, and a lookup of an unknown order
-    cancel = {"task_id": "t1", "task_type": "cancel_order", "tool": "customer_actions",
-              "args": {"action": "cancel_order", "args": {"order_id": "#W5036595"}}}
+    cancel = Task(task_id="t1", task_type="cancel_order", tool="customer_actions",
+                  args={"action": "cancel_order", "args": {"order_id": "#W5036595"}})
     unknown = _task("t1", params={"order_id": "#W0000000"})
     refused = {"t1": {"status": "failed", "error": {"type": "business_rule_violation", "message": "shipped"}}}
     not_found = {"t1": {"status": "failed", "error": {"type": "no_results", "message": "no such order"}}}
@@ -73,8 +78,8 @@ def test_an_order_whose_change_the_rules_refused_is_remembered_one_not_found_is_
 
 def test_a_list_of_one_order_leaves_that_order_a_longer_list_none() -> None:
     # Given the customer's orders on their way, listed: one, then two
-    listing = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher",
-               "args": {"template_id": "order_list", "params": {"status": "processed"}}}
+    listing = Task(task_id="t1", task_type="order_list", tool="predefined_cypher",
+                   args={"template_id": "order_list", "params": {"status": "processed"}})
     one = {"t1": {"status": "success", "data": {"rows": [{"order_id": "#W7824724", "status": "processed"}]}}}
     rows = [{"order_id": "#W7824724"}, {"order_id": "#W8864622"}]
     two = {"t1": {"status": "success", "data": {"rows": rows}}}
@@ -83,9 +88,9 @@ def test_a_list_of_one_order_leaves_that_order_a_longer_list_none() -> None:
     assert last_order_id([listing], two) is None
 
 
-def _policy(supplementary: bool) -> dict:
-    return {"task_id": "t2", "task_type": "policy", "tool": "knowledge_search",
-            "args": {"question": "wrong colour, what now", "supplementary": supplementary}}
+def _policy(supplementary: bool) -> Task:
+    return Task(task_id="t2", task_type="policy", tool="knowledge_search",
+                args={"question": "wrong colour, what now"}, notes=TaskNotes(supplementary=supplementary))
 
 
 NOTHING_FOUND = {"status": "failed", "error": {"type": "no_results", "message": "nothing"}}
@@ -108,7 +113,7 @@ def test_a_fallback_is_unsaid_when_what_it_stands_in_for_answered() -> None:
     from csagent.graph.nodes.summarise import unneeded_fallback
 
     # Given the product's documents searched first and the catalogue's facts as their fallback
-    fallback = _task("t2", question="is it ok for swimming?", product=LAPTOP, fallback_for="t1")
+    fallback = _task("t2", TaskNotes(fallback_for="t1"), question="is it ok for swimming?", product=LAPTOP)
     # Then the catalogue's facts are left out when the documents answered, and said when they did not
     assert unneeded_fallback(fallback, {"t1": {"status": "success"}, "t2": {"status": "success"}})
     assert not unneeded_fallback(fallback, {"t1": NOTHING_FOUND, "t2": {"status": "success"}})
@@ -120,7 +125,8 @@ def test_a_lookup_that_did_not_know_the_question_is_not_reported_when_its_fallba
     from csagent.graph.nodes.summarise import covered_failure
 
     # Given a catalogue lookup that matched no question, and the store's pages planned as its fallback
-    tasks = [{"task_id": "t1", "args": {}}, {"task_id": "t2", "args": {"fallback_for": "t1"}}]
+    tasks = [_task("t1"), Task(task_id="t2", task_type="policy", tool="knowledge_search",
+                               notes=TaskNotes(fallback_for="t1"))]
     failed = {"status": "failed", "error": {"type": "low_confidence"}}
     # Then the failure is moot when the pages answered, and reported when they did not
     assert covered_failure(tasks[0], {"t1": failed, "t2": {"status": "success"}}, tasks)

@@ -38,6 +38,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.task_args import KnowledgeSearchArgs, PredefinedCypherArgs, Text2CypherArgs
 from csagent.observability import record_heal, tool_call
 from csagent.resilience.bounds import Bounds
 from csagent.resilience.breaker import BreakerRegistry, breakers, is_dependency_fault
@@ -52,8 +53,6 @@ WaveRunner = Callable[[Sequence[Task]], Sequence[ToolResult]]
 # Which dependency a tool leans on: one breaker per dependency, not per tool.
 BREAKER_OF = {"predefined_cypher": "neo4j", "customer_actions": "neo4j", "text2cypher": "neo4j",
               "knowledge_search": "knowledge_search"}
-#: `knowledge_search`'s argument that makes it search without embeddings (FAQ + fulltext).
-KEYWORD_MODE = {"mode": "keyword"}
 
 
 def degraded_task(task: Task, tools: Collection[str], result: ToolResult | None = None) -> Task | None:
@@ -61,16 +60,19 @@ def degraded_task(task: Task, tools: Collection[str], result: ToolResult | None 
     the planner chose for an order or account question (`template_id`, `fallback_template`) that
     ran and found nothing ("There is no gift card on your account.") has answered: a generated
     query would only guess at another question."""
-    chosen = bool(task.args.get("template_id") or task.args.get("fallback_template"))
-    if task.tool == "predefined_cypher" and chosen and result is not None and result.error is not None \
+    args = task.args
+    chosen = isinstance(args, PredefinedCypherArgs) and bool(args.template_id or args.fallback_template)
+    if chosen and result is not None and result.error is not None \
             and result.error.type is ErrorType.NO_RESULTS:
         return None
-    question = task.args.get("question")
-    if task.tool == "predefined_cypher" and question and "text2cypher" in tools:
-        return task.model_copy(update={"tool": "text2cypher", "args": {"question": question}})
-    if task.tool in {"knowledge_search", "text2cypher"} and "knowledge_search" in tools and question:
+    question = args.question if isinstance(args, PredefinedCypherArgs | KnowledgeSearchArgs
+                                             | Text2CypherArgs) else None
+    if isinstance(args, PredefinedCypherArgs) and question and "text2cypher" in tools:
+        return task.model_copy(update={"tool": "text2cypher", "args": Text2CypherArgs(question=question)})
+    if isinstance(args, KnowledgeSearchArgs | Text2CypherArgs) and "knowledge_search" in tools and question:
+        # Without embeddings: the FAQ and fulltext keyword match.
         return task.model_copy(update={"tool": "knowledge_search",
-                                       "args": {"question": question, **KEYWORD_MODE}})
+                                       "args": KnowledgeSearchArgs(question=question, mode="keyword")})
     return None
 
 
@@ -151,7 +153,7 @@ class TaskHealer:
             if not self.degraded:  # the cheaper path is rebuilt from the task: a hint would not reach it
                 hint = decision.hint if decision.retry_kind is RetryKind.WITH_HINT else None
                 self._current = self.task if hint is None else self.task.model_copy(
-                    update={"args": {**self.task.args, "hint": hint}})
+                    update={"args": self.task.args.model_copy(update={"hint": hint})})
         elif decision.action is HealAction.DEGRADE:
             path = degraded_task(self.task, self._tools)
             if path is None:  # cannot happen: decide() only degrades when a path exists

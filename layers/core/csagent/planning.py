@@ -1,8 +1,10 @@
 """From understood clauses to tasks: which tool serves which intent, with which parameters,
 and which task depends on which.
 
-Pure logic, no I/O. The planner emits `Task`s `{task_id, task_type, tool, args, depends_on}`,
-de-duplicated on (tool, args) and capped. A clause whose intent needs a parameter the customer
+Pure logic, no I/O. The planner emits `Task`s `{task_id, task_type, tool, args, notes,
+depends_on}`: `args` validated here into the tool's model, `notes` what the summariser and the
+replies need to know of the task (`csagent.domain.task_args`); de-duplicated on (tool, args,
+notes) and capped. A clause whose intent needs a parameter the customer
 did not give (an order id, an address) produces no task but a `missing` entry, so the graph
 asks for exactly that parameter. A clause that refers to "that product" or "those
 headphones" depends on the order lookup that tells which products those are.
@@ -30,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task
+from csagent.domain.task_args import PredefinedCypherArgs, ProductsFrom, TaskNotes, ToolArgs, args_model
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import (
     ACTION_INTENTS,
@@ -95,24 +98,31 @@ class Plan:
     dropped: int = 0
 
 
+def _key(tool: str, args: ToolArgs, notes: TaskNotes) -> tuple[str, str, str]:
+    """What makes two tasks the same: their tool, arguments and notes as given."""
+    return tool, repr(args.model_dump()), repr(notes.model_dump())
+
+
 @dataclass
 class _Builder:
     max_tasks: int
     documents_know: Callable[[str], bool] | None = None
     plan: Plan = field(default_factory=Plan)
-    seen: dict[tuple[str, str], str] = field(default_factory=dict)
+    seen: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
-    def add(self, task_type: str, tool: str, args: dict[str, Any],
-            depends_on: tuple[str, ...] = ()) -> str | None:
-        """Add a task unless an identical one exists (then return that one's id)."""
-        key = (tool, repr(sorted((k, repr(v)) for k, v in args.items())))
+    def add(self, task_type: str, tool: str, args: Mapping[str, Any],
+            depends_on: tuple[str, ...] = (), notes: TaskNotes | None = None) -> str | None:
+        """Add a task unless an identical one exists (then return that one's id). The arguments
+        are validated here, once, into the tool's model."""
+        typed, noted = args_model(tool).model_validate(args), notes or TaskNotes()
+        key = _key(tool, typed, noted)
         if key in self.seen:
             return self.seen[key]
         if len(self.plan.tasks) >= self.max_tasks:
             self.plan.dropped += 1
             return None
         task_id = f"t{len(self.plan.tasks) + 1}"
-        self.plan.tasks.append(Task(task_id=task_id, task_type=task_type, tool=tool, args=args,
+        self.plan.tasks.append(Task(task_id=task_id, task_type=task_type, tool=tool, args=typed, notes=noted,
                                     depends_on=depends_on))
         self.seen[key] = task_id
         return task_id
@@ -122,12 +132,12 @@ class _Builder:
         an order question about the same order becomes that overview, since another task needs
         the order's items from it)."""
         for index, task in enumerate(self.plan.tasks):
-            if task.tool == PREDEFINED and task.args.get("fallback_template") == "order_overview" \
-                    and (task.args.get("params") or {}).get("order_id") == order_id:
-                overview = {"template_id": "order_overview", "params": {"order_id": order_id}}
+            args = task.args
+            if isinstance(args, PredefinedCypherArgs) and args.fallback_template == "order_overview" \
+                    and args.params.get("order_id") == order_id:
+                overview = PredefinedCypherArgs(template_id="order_overview", params={"order_id": order_id})
                 self.plan.tasks[index] = task.model_copy(update={"args": overview})
-                key = (PREDEFINED, repr(sorted((k, repr(v)) for k, v in overview.items())))
-                self.seen[key] = task.task_id
+                self.seen[_key(PREDEFINED, overview, task.notes)] = task.task_id
                 return task.task_id
         return self.add("order_status", PREDEFINED, {"template_id": "order_overview",
                                                      "params": {"order_id": order_id}})
@@ -557,14 +567,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # pages answer (the manual's troubleshooting) and no other product's does, unless the
             # store's general pages are closer ("delivered but nothing at my door"); or, when the
             # clause names none, the products the message named in its order (`told_of`).
-            args: dict[str, Any] = {"question": _naming_the_product(text, entities),
-                                    "supplementary": bool(order_id)}
+            args: dict[str, Any] = {"question": _naming_the_product(text, entities)}
             product_ids = [str(p["product_id"]) for p in _named_products(entities)] \
                 or [str(p) for p in entities.get("told_of") or []]
             product_ids = product_ids[:MAX_PRODUCTS_ASKED]
             if product_ids:
                 args.update(product_ids=product_ids, general_too=True)
-            b.add("policy", KNOWLEDGE, args)
+            b.add("policy", KNOWLEDGE, args, notes=TaskNotes(supplementary=bool(order_id)))
         elif intent == "account_info":
             # "how much did I pay for #W1 and which card did I use": beside an order, a question
             # about payments may be that order's.
@@ -578,10 +587,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # catalogue's facts about it only if they say nothing (`summarise.unneeded_fallback`).
             product = _one_product(entities) or {}
             documents = b.add("policy", KNOWLEDGE, {"question": _naming_the_product(text, entities),
-                                                    "product_ids": [product["product_id"]],
-                                                    "supplementary": True})
-            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED,
-                  {**_catalogue_question(text, entities, context), "fallback_for": documents})
+                                                    "product_ids": [product["product_id"]]},
+                              notes=TaskNotes(supplementary=True))
+            b.add(CATALOGUE_QUESTIONS[intent], PREDEFINED, _catalogue_question(text, entities, context),
+                  notes=TaskNotes(fallback_for=documents))
         elif intent in CATALOGUE_QUESTIONS and not entities.get("products") and entities.get("categories"):
             # "yall got any pet stuff?": what the category holds, with prices.
             for category in list(entities["categories"])[:MAX_PRODUCTS_ASKED]:
@@ -603,7 +612,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if unnamed and not entities.get("products") and intent == "product_info" and catalogue_task:
                 # "u guys price match?" names no product: if no catalogue question fits, the store's
                 # pages may answer it (`summarise.covered_failure`), rather than "say it another way".
-                b.add("policy", KNOWLEDGE, {"question": text, "fallback_for": catalogue_task})
+                b.add("policy", KNOWLEDGE, {"question": text}, notes=TaskNotes(fallback_for=catalogue_task))
         elif intent in KNOWLEDGE_QUESTIONS:
             _plan_knowledge(b, intent, text, entities, memory)
         elif intent == "change_items" and (intent, order_id) in explained:
@@ -625,8 +634,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened.
             # That rule, no proposal.
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["opened"].format(
-                items=" and ".join(entities["not_returnable"])), "topic": "returns",
-                **({"order_id": order_id} if order_id else {})})
+                items=" and ".join(entities["not_returnable"])), "topic": "returns"},
+                notes=TaskNotes(order_id=order_id) if order_id else None)
         elif intent == "cancel_order" and entities.get("partial_items"):
             # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
             # and the store's rule, no proposal and no reason asked for.
@@ -678,7 +687,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     args["product_ids"] = products
             b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
-    if any(t.args.get("template_id") == "customer_orders" for t in b.plan.tasks):
+    if any(isinstance(t.args, PredefinedCypherArgs) and t.args.template_id == "customer_orders"
+           for t in b.plan.tasks):
         # "Which of my orders haven't arrived? Just the ones still on their way.": the list says
         # which orders a read beside it is about; asking for an order number too would ask twice.
         b.plan.missing = [m for m in b.plan.missing
@@ -717,8 +727,8 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         # is supplementary, unsaid when they have nothing (`summarise.quiet_miss`).
         from csagent.grounding.frame import asks_as_question, speaks_of_a_purchase
 
-        asked = {} if asks_as_question(text) else {"supplementary": True}
-        b.add("policy", KNOWLEDGE, {"question": text, **asked})
+        asked = None if asks_as_question(text) else TaskNotes(supplementary=True)
+        b.add("policy", KNOWLEDGE, {"question": text}, notes=asked)
         if speaks_of_a_purchase(text):
             b.need(intent, "order_id", entities, text)
         return
@@ -726,16 +736,17 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     money = MONEY_ABOUT_A_CHANGE.get(intent) if how_much else None
     named = list(entities.get("item_ids") or []) if how_much else []
     for template in (*templates, *([money] if money and money not in templates else [])):
-        args: dict[str, Any] = {"template_id": template, "params": {"order_id": order_id}}
+        notes: dict[str, Any] = {}
         if template == "order_items" and named:
             # "if I return the backpack and the pet bed, how much will I get back in total?": the
             # reply adds up the items named (`replies.named_items_total`).
-            args["named_items"] = named
+            notes["named_items"] = named
         if template == "order_payments" and intent == "cancel_order":
             # "if I cancelled it, how much would I get back?": what would go back, where and when
             # (`replies.cancel_refund_preview`).
-            args["refund_preview"] = True
-        b.add(template, PREDEFINED, args)
+            notes["refund_preview"] = True
+        b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}},
+              notes=TaskNotes(**notes))
     if how_much and _WHEN.search(text) and intent != "cancel_order":
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
@@ -743,7 +754,7 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         # "I opened the perfume, can I still send it back?": the order's facts, and the store's rule
         # that answers a question asked almost in these words (`knowledge.asked`); unsaid when the
         # search finds nothing.
-        b.add("policy", KNOWLEDGE, {"question": text, "supplementary": True})
+        b.add("policy", KNOWLEDGE, {"question": text}, notes=TaskNotes(supplementary=True))
 
 
 def _asks_the_documents(text: str, documents_know: Callable[[str], bool]) -> bool:
@@ -780,9 +791,8 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
     if reference and order_id:
         lookup = b.order_lookup(order_id)
         if lookup is not None:
-            b.add(task_type, KNOWLEDGE, {**args, "products_from": {"task": lookup,
-                                                                  "hint": reference.get("hint")}},
-                  depends_on=(lookup,))
+            b.add(task_type, KNOWLEDGE, args, depends_on=(lookup,),
+                  notes=TaskNotes(products_from=ProductsFrom(task=lookup, hint=reference.get("hint"))))
             return
     b.add(task_type, KNOWLEDGE, args)
 
@@ -798,22 +808,24 @@ def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:
 
 
 def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> Task:
-    """Fill arguments that come from earlier tasks (e.g. product ids from an order lookup)."""
-    spec = task.args.get("products_from")
-    if not spec:
+    """Fill arguments that come from earlier tasks (the product ids of a knowledge search, from an
+    order lookup: `notes.products_from`, which is then done with)."""
+    spec = task.notes.products_from
+    if spec is None:
         return task
     from csagent.nlp.entities.references import Reference, resolve_product_reference
 
-    row = ((dependencies.get(spec["task"]) or {}).get("data") or {}).get("row") or {}
+    row = ((dependencies.get(spec.task) or {}).get("data") or {}).get("row") or {}
     items = [{"product_id": i["product_id"], "name": i.get("name", "")} for i in row.get("items") or []
              if i.get("product_id")]
     # "those headphones" picks the order's headphones; an unclear reference keeps every product
     # of the order, so the search still favours what the customer bought.
-    best = resolve_product_reference(Reference("product", spec.get("hint")), items)
+    best = resolve_product_reference(Reference("product", spec.hint), items)
     chosen = [best["product_id"]] if best else list(dict.fromkeys(i["product_id"] for i in items))
-    args = {k: v for k, v in task.args.items() if k != "products_from"}
-    args["product_ids"] = chosen
-    return task.model_copy(update={"args": args})
+    args = type(task.args).model_validate({**task.args.model_dump(), "product_ids": chosen})
+    notes = TaskNotes.model_validate({k: v for k, v in task.notes.model_dump().items()
+                                      if k != "products_from"})
+    return task.model_copy(update={"args": args, "notes": notes})
 
 
 # -- the planner model's proposal ---------------------------------------------------------------

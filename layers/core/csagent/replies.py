@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from csagent.domain.models import Task
+from csagent.domain.task_args import CustomerActionArgs
 from csagent.nlp.replies import join_items, render
 
 # Error types whose tool message is written for the customer (the others stay internal)...
@@ -645,7 +647,7 @@ def _action(data: Mapping[str, Any], lang: str) -> str:
     return str(data.get("message") or render("done_generic", lang))
 
 
-def describe_success(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
+def describe_success(task: Task, result: Mapping[str, Any], lang: str) -> str:
     text = _describe(task, result, lang)
     if result.get("status") == "fallback" and result.get("heal"):
         # A cheaper path answered after the usual one failed: say so, kindly, before the answer.
@@ -653,21 +655,21 @@ def describe_success(task: Mapping[str, Any], result: Mapping[str, Any], lang: s
     return text
 
 
-def _describe(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
+def _describe(task: Task, result: Mapping[str, Any], lang: str) -> str:
     data = result.get("data") or {}
-    if task.get("tool") == "knowledge_search":
-        about = str((task.get("args") or {}).get("order_id") or "")
+    if task.tool == "knowledge_search":
+        about = task.notes.order_id or ""
         # A rule quoted about one of the customer's orders says which ("Order #W1: for hygiene
         # reasons Perfume ... can only be returned unopened.").
         answer = _knowledge(data, lang)
         return render("about_order", lang, order_id=about, text=answer) if about and answer else answer
-    if task.get("tool") == "customer_actions":
+    if task.tool == "customer_actions":
         return _action(data, lang)
     describe = DESCRIBERS.get(str(data.get("template_id") or ""))
-    if (task.get("args") or {}).get("refund_preview") and data.get("template_id") == "order_payments":
+    if task.notes.refund_preview and data.get("template_id") == "order_payments":
         return cancel_refund_preview(data, lang) or _order_payments(data, lang)
     if describe is not None:
-        named = (task.get("args") or {}).get("named_items")
+        named = task.notes.named_items
         total = named_items_total(data, named, lang) if named else ""
         return f"{describe(data, lang)} {total}".strip()
     if "rows" in data or "row" in data:
@@ -675,25 +677,24 @@ def _describe(task: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> 
     return str(data.get("summary") or data.get("answer") or render("done_generic", lang))
 
 
-def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, lang: str) -> str:
+def describe_failure(task: Task, result: Mapping[str, Any] | None, lang: str) -> str:
     """Name the task, the reason in plain words, and the next step. Never an internal error."""
     error = (result or {}).get("error") or {}
     error_type = str(error.get("type") or "unknown")
-    args = task.get("args") or {}
-    order_id = ((args.get("params") or {}).get("order_id") or (args.get("args") or {}).get("order_id")
-                or (args.get("proposal") or {}).get("order_id") or "")
-    name = f"task_{task['task_type']}"
+    proposal = (task.args.proposal if isinstance(task.args, CustomerActionArgs) else None) or {}
+    order_id = task.order_id or str(proposal.get("order_id") or "")
+    name = f"task_{task.task_type}"
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)
     message = str(error.get("message") or "").strip().rstrip(".")
     if error_type == "business_rule_violation" and message and order_id and lang != "en" \
-            and task.get("tool") in CUSTOMER_WORDED_TOOLS:
+            and task.tool in CUSTOMER_WORDED_TOOLS:
         # The rule, worded for the customer in English only, is still the answer: said after the
         # customer's language says that the policy blocks it for that order (never a breakdown).
         return render("rule_blocks_order", lang, order_id=order_id, rule=message)
-    if task.get("tool") not in CUSTOMER_WORDED_TOOLS or lang != "en":
+    if task.tool not in CUSTOMER_WORDED_TOOLS or lang != "en":
         message = ""  # not written for the customer (or not in their language): the templates speak
-    if task.get("tool") == "predefined_cypher" and error_type == "validation":
+    if task.tool == "predefined_cypher" and error_type == "validation":
         message = ""  # a template parameter named for the planner's retry ("option_key"), not a sentence
     if error_type == "business_rule_violation" and message:
         # A rule that blocks is an answer, told with what is allowed instead ("... has already
@@ -704,7 +705,7 @@ def describe_failure(task: Mapping[str, Any], result: Mapping[str, Any] | None, 
         return f"{message}."
     if error_type == "no_results":
         # "Nothing found" is an answer, not a breakdown: say it as one.
-        not_found = f"not_found_{task['task_type']}"
+        not_found = f"not_found_{task.task_type}"
         if _has_template(not_found, lang):
             return f"{render(not_found, lang)} {render(NEXT_STEP['low_confidence'], lang)}"
         if message:
@@ -757,22 +758,17 @@ FAILURE_WORDS = {
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}
 
 
-def _order_of(task: Mapping[str, Any]) -> str:
-    args = task.get("args") or {}
-    return str((args.get("params") or {}).get("order_id") or (args.get("args") or {}).get("order_id") or "")
-
-
-def failure_markers(task: Mapping[str, Any], lang: str) -> list[str] | None:
+def failure_markers(task: Task, lang: str) -> list[str] | None:
     """What a reply must say for this failed task to be named: its order id and, in English, a
     word of its kind. None when a reply in `lang` cannot be checked (then the template answers)."""
-    markers = [order_id] if (order_id := _order_of(task)) else []
+    markers = [order_id] if (order_id := task.order_id) else []
     if lang == "en":
-        markers.append(FAILURE_WORDS.get(str(task.get("task_type")), ""))
+        markers.append(FAILURE_WORDS.get(task.task_type, ""))
     markers = [m for m in markers if m]
     return markers or None
 
 
-def names_every_failure(text: str, failed: Sequence[Mapping[str, Any]], lang: str) -> bool:
+def names_every_failure(text: str, failed: Sequence[Task], lang: str) -> bool:
     """Does a model-written reply name every failed task (its markers all present)?"""
     lowered = text.lower()
     for task in failed:

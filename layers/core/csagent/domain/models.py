@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from csagent.domain.task_args import (
+    AnyToolArgs,
+    CustomerActionArgs,
+    PredefinedCypherArgs,
+    TaskNotes,
+    ToolArgs,
+    args_model,
+    split_notes,
+)
+
+A = TypeVar("A", bound=ToolArgs)
 
 
 class ErrorType(StrEnum):
@@ -37,15 +58,62 @@ class TaskStatus(StrEnum):
 
 
 class Task(BaseModel):
-    """One unit of work the planner emits."""
+    """One unit of work the planner emits: `args`, the arguments of its tool as that tool's model
+    (`csagent.domain.task_args.ARGS_BY_TOOL`), and `notes`, what the planner noted for the
+    router. Arguments given as a mapping are validated into the tool's model; planner notes found
+    among them (the earlier shape, e.g. an older checkpoint) are moved into `notes`."""
 
-    model_config = ConfigDict(frozen=True)
+    # defer_build: built at the first task's validation, not at import (cold starts).
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     task_id: str
     task_type: str
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: AnyToolArgs = Field(default_factory=dict, validate_default=True)
+    notes: TaskNotes = Field(default_factory=TaskNotes)
     depends_on: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _notes_out_of_args(cls, data: Any) -> Any:
+        """The earlier shape: the planner's notes among the arguments, moved into `notes`."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("args"), Mapping):
+            return data
+        args, lifted = split_notes(data["args"])
+        if not lifted:
+            return data
+        notes = data.get("notes")
+        given = notes.model_dump() if isinstance(notes, TaskNotes) else dict(notes or {})
+        return {**data, "args": args, "notes": {**lifted, **given}}
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args_of_the_tool(cls, value: Any, info: ValidationInfo) -> Any:
+        """Arguments as the model of the task's tool (another tool's model is read as this one's)."""
+        kind = args_model(str(info.data.get("tool") or ""))
+        if isinstance(value, kind):
+            return value
+        if isinstance(value, ToolArgs):
+            value = value.model_dump()
+        return kind.model_validate({} if value is None else value)
+
+    @property
+    def order_id(self) -> str | None:
+        """The order the arguments are for: a template's `params.order_id`, an action's
+        `args.order_id` (a rule quoted about an order notes it in `notes.order_id` instead)."""
+        args = self.args
+        return args.order_id if isinstance(args, PredefinedCypherArgs | CustomerActionArgs) else None
+
+    def args_as(self, kind: type[A]) -> A:
+        """The arguments as `kind`, the model of the tool running them (validated from these when
+        the task was built for another tool); ValueError, naming no value, when they are not."""
+        if isinstance(self.args, kind):
+            return self.args
+        try:
+            return kind.model_validate(self.args.model_dump())
+        except ValidationError as exc:
+            fields = ", ".join(sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()}))
+            raise ValueError(f"the arguments of {self.tool} are not {kind.__name__} ({fields})") from None
 
 
 class ToolResult(BaseModel):

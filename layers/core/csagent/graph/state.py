@@ -7,7 +7,10 @@ so a checkpointed session never mixes one turn's results into the next.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
+
+from csagent.domain.models import Task
 
 RESET: dict[str, Any] = {"__reset__": True}
 
@@ -27,6 +30,13 @@ def append_messages(old: list[dict[str, Any]] | None,
     if isinstance(new, dict):
         return list(new.get("__replace__") or [])
     return [*(old or []), *(new or [])]
+
+
+def planned_tasks(state: Mapping[str, Any]) -> list[Task]:
+    """The turn's tasks as models. The state holds them as JSON (`Task.model_dump(mode="json")`),
+    the form the checkpoint, the Step Functions payload and the HTTP body carry; a node reads them
+    here once. A task of the earlier shape (notes among the arguments) is read into this one."""
+    return [Task.model_validate(task) for task in state.get("tasks") or []]
 
 
 class InputState(TypedDict, total=False):
@@ -53,7 +63,7 @@ class State(InputState, total=False):
     # the injection screen flagged): {"text", "understanding": `Understanding.as_dict()`}, so
     # `route` does not read the same text again; {} otherwise (per turn).
     understood: dict[str, Any]
-    # Planning and execution (per turn)
+    # Planning and execution (per turn); the tasks as JSON, read as models by `planned_tasks`
     entities: dict[str, Any]
     tasks: list[dict[str, Any]]
     results: Annotated[dict[str, dict[str, Any]], merge_dict]

@@ -2,13 +2,14 @@
 change a pending order's address, cancel a pending order, modify a pending order's items or its
 payment method, return or exchange delivered items - in two phases.
 
-    task.args = {"action": "cancel_order" | "return_items" | "exchange_items" | "modify_items"
-                           | "change_payment" | "change_order_address" | "update_default_address",
-                 "args": {...},                      # the action's arguments (propose)
-                 "phase": "propose" | "execute",     # default "propose"
-                 "proposal": {...},                  # what the customer confirmed (execute)
-                 "confirmation_id": "<session>:<turn>",
-                 "approved_by": "<approver id>"}     # only from the human-approval step
+    task.args (CustomerActionArgs) =
+        {"action": "cancel_order" | "return_items" | "exchange_items" | "modify_items"
+                   | "change_payment" | "change_order_address" | "update_default_address",
+         "args": {...},                      # the action's arguments (propose)
+         "phase": "propose" | "execute",     # default "propose"
+         "proposal": {...},                  # what the customer confirmed (execute)
+         "confirmation_id": "<session>:<turn>",
+         "approved_by": "<approver id>"}     # only from the human-approval step
 
 The action's arguments: cancel_order `{order_id, reason}`; return_items `{order_id, item_ids (or
 items_text / product_ids: the customer's words), payment_method_id?}`; exchange_items and
@@ -23,8 +24,9 @@ propose -> `{"phase", "action", "order_id", "proposal", "summary", "amount", "re
 confirmation (see `csagent.actions.execute`).
 
 The customer is always `ToolContext.customer_id` (the authenticated session), never a value in
-the arguments. Never raises: bad arguments -> VALIDATION; an order not in the customer's account
--> NO_RESULTS (the same words whether it exists or not); a policy refusal ->
+the arguments. Never raises: bad arguments -> VALIDATION (an unknown phase, or an execution
+without the proposal, is refused when the task is built: `csagent.domain.task_args`); an order
+not in the customer's account -> NO_RESULTS (the same words whether it exists or not); a policy refusal ->
 BUSINESS_RULE_VIOLATION with the reason; Neo4j timeouts -> TIMEOUT (retryable); Neo4j or DynamoDB
 unavailable, or the same request already being carried out -> TRANSIENT (retryable).
 
@@ -47,6 +49,7 @@ from csagent.actions.execute import execute
 from csagent.actions.idempotency import DEFAULT_EXPIRES_AFTER_S, IdempotentRunner, idempotency_store
 from csagent.actions.proposals import DEFAULT_APPROVAL_THRESHOLD, ActionProposal, propose
 from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.domain.task_args import CustomerActionArgs
 from csagent.tools.context import ToolContext
 from csagent.tools.failures import failed_result
 
@@ -54,7 +57,6 @@ logger = logging.getLogger(__name__)
 
 TOOL_NAME = "customer_actions"
 DEFAULT_IDEMPOTENCY_TABLE = "csagent-local-idempotency"
-PHASES = ("propose", "execute")
 
 
 @dataclass(frozen=True)
@@ -118,18 +120,9 @@ def _runner(settings: ActionSettings) -> IdempotentRunner:
                              settings.expires_after_s)
 
 
-def _optional_text(args: dict[str, Any], key: str) -> str | None:
-    value = args.get(key)
-    return str(value) if value not in (None, "") else None
-
-
-def _propose(task: Task, args: dict[str, Any], ctx: ToolContext, settings: ActionSettings,
+def _propose(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: ActionSettings,
              now: datetime) -> ToolResult:
-    raw = args.get("args") or {}
-    if not isinstance(raw, dict):
-        return ToolResult.failed(task, ErrorType.VALIDATION, "'args' must be an object.")
-    outcome = propose(task, str(args.get("action") or ""), raw, ctx, now=now,
-                      confirmation_id=_optional_text(args, "confirmation_id"),
+    outcome = propose(task, args.action, args.args, ctx, now=now, confirmation_id=args.confirmation_id,
                       approval_threshold=settings.approval_threshold)
     if isinstance(outcome, ToolResult):
         return outcome
@@ -142,14 +135,11 @@ def _propose(task: Task, args: dict[str, Any], ctx: ToolContext, settings: Actio
     })
 
 
-def _execute(task: Task, args: dict[str, Any], ctx: ToolContext, settings: ActionSettings, now: datetime,
+def _execute(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: ActionSettings, now: datetime,
              idempotency: IdempotentRunner | None) -> ToolResult:
-    proposal = args.get("proposal")
-    if not isinstance(proposal, dict):
-        return ToolResult.failed(task, ErrorType.VALIDATION, "'proposal' (the confirmed action) is required.")
-    result = execute(task, proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
-                     confirmation_id=_optional_text(args, "confirmation_id"),
-                     approved_by=_optional_text(args, "approved_by"),
+    assert args.proposal is not None, "CustomerActionArgs requires the proposal to execute"
+    result = execute(task, args.proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
+                     confirmation_id=args.confirmation_id, approved_by=args.approved_by,
                      approval_threshold=settings.approval_threshold)
     if result.data is not None:
         result = result.model_copy(update={"data": {"phase": "execute", **result.data}})
@@ -161,7 +151,10 @@ def run(task: Task, ctx: ToolContext, *, settings: ActionSettings | None = None,
     """Propose or execute one customer action; never raises. The keyword arguments are for
     tests; the registry calls `run(task, ctx)` and everything else comes from settings."""
     started = time.perf_counter()
-    args = dict(task.args or {})
+    try:
+        args = task.args_as(CustomerActionArgs)  # another tool's arguments: validated as these
+    except ValueError as exc:
+        return ToolResult.failed(task, ErrorType.VALIDATION, str(exc))
     try:
         config = settings or _settings()
     except (InvalidOperation, ValueError) as exc:  # STORE_TODAY or the threshold do not parse
@@ -169,15 +162,11 @@ def run(task: Task, ctx: ToolContext, *, settings: ActionSettings | None = None,
         return ToolResult.failed(task, ErrorType.UNKNOWN, "Account changes are not available right now.")
     try:
         moment = now or store_now(config.store_today)
-        phase = str(args.get("phase") or "propose")
-        if phase == "propose":
+        if args.phase == "propose":
             result = _propose(task, args, ctx, config, moment)
-        elif phase == "execute":
-            result = _execute(task, args, ctx, config, moment, idempotency)
         else:
-            result = ToolResult.failed(task, ErrorType.VALIDATION,
-                                       f"Unknown phase '{phase}'; expected one of: {', '.join(PHASES)}.")
+            result = _execute(task, args, ctx, config, moment, idempotency)
     except Exception as exc:  # noqa: BLE001 - the tool contract: failures are data
-        logger.warning("customer action %s failed: %s", args.get("action"), type(exc).__name__)
+        logger.warning("customer action %s failed: %s", args.action, type(exc).__name__)
         result = _idempotency_failure(task, exc) or failed_result(task, exc)
     return result.model_copy(update={"latency_ms": round((time.perf_counter() - started) * 1000, 3)})

@@ -44,6 +44,8 @@ class ToolEvent(BaseModel):
     from message text); `dependencies` holds the results of the tasks of earlier waves, keyed
     by task id (the whole wave's dependencies: a task uses those named in its `depends_on`).
     Unknown keys are ignored so that a newer router can add fields without breaking older tools.
+    The task's arguments are validated here into its tool's model (`csagent.domain.task_args`):
+    arguments of the wrong shape make the event malformed (`malformed_event_result`).
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")

@@ -1,7 +1,8 @@
 """Tool: answer a question from the knowledge base (policies, warranty terms, manuals, FAQ).
 
-    task.args = {"question": str, "product_ids"?: [str], "k"?: int, "mode"?: "keyword",
-                 "topic"?: "warranty" | "returns", "general_too"?: bool}
+    task.args (KnowledgeSearchArgs) = {"question": str, "product_ids"?: [str], "k"?: int,
+                                       "mode"?: "keyword", "topic"?: "warranty" | "returns",
+                                       "general_too"?: bool}
 
 `topic` is what the understanding step read the question to be about: the hits whose document or
 section is about it answer first ("warranty on an electric kettle?" is answered from the warranty
@@ -19,7 +20,8 @@ Success: `{"answer": <the best chunk trimmed to the sentences that answer>, "cit
 generated text. Status is `fallback` instead of `success` when the search ran in keyword mode
 because no embedder was available.
 
-Failures are data (never raised): bad arguments -> VALIDATION; nothing relevant -> NO_RESULTS
+Failures are data (never raised): an empty or too long question -> VALIDATION (the arguments'
+shapes are checked when the task is built, `csagent.domain.task_args`); nothing relevant -> NO_RESULTS
 (the healer degrades to FAQ / keyword search or says so); a missing knowledge index -> TRANSIENT
 (not retryable: the knowledge base has not been ingested); the store's timeouts and outages as
 its adapter classifies them, and anything else, through `csagent.tools.failures`.
@@ -29,12 +31,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from csagent.domain.errors import StoreRejected
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.task_args import KnowledgeSearchArgs
 from csagent.knowledge.search import MAX_QUESTION_CHARS, KnowledgeSearch, SearchResult
 from csagent.nlp.gloss import english_query
 from csagent.nlp.script import has_ideographs
@@ -44,28 +46,16 @@ from csagent.tools.failures import failed_result
 logger = logging.getLogger(__name__)
 
 TOOL_NAME = "knowledge_search"
-DEFAULT_K = 5
-MAX_K = 10
 MAX_PRODUCT_IDS = 20
 
 
-def _parse_args(args: dict[str, Any]) -> tuple[str, list[str], int]:
-    """`(question, product_ids, k)` from task args; raises ValueError with a hint for the planner."""
-    question = args.get("question")
-    if not isinstance(question, str) or not question.strip():
+def _question(args: KnowledgeSearchArgs) -> str:
+    """The question, stripped; raises ValueError with a hint for the planner."""
+    if not args.question.strip():
         raise ValueError("args.question must be a non-empty string")
-    if len(question) > MAX_QUESTION_CHARS:
+    if len(args.question) > MAX_QUESTION_CHARS:
         raise ValueError(f"args.question is longer than {MAX_QUESTION_CHARS} characters")
-    raw_ids = args.get("product_ids") or []
-    if isinstance(raw_ids, str):
-        raw_ids = [raw_ids]
-    if not isinstance(raw_ids, Sequence) or not all(isinstance(p, str | int) for p in raw_ids):
-        raise ValueError("args.product_ids must be a list of product id strings")
-    product_ids = [str(p) for p in raw_ids][:MAX_PRODUCT_IDS]
-    k = args.get("k", DEFAULT_K)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ValueError(f"args.k must be an integer between 1 and {MAX_K}")
-    return question.strip(), product_ids, k
+    return args.question.strip()
 
 
 def _index_missing(exc: BaseException) -> bool:
@@ -115,27 +105,29 @@ def prepare() -> None:
 
 
 def run(task: Task, ctx: ToolContext) -> ToolResult:
-    """Search the knowledge base for `task.args["question"]`; never raises."""
+    """Search the knowledge base for `task.args.question`; never raises."""
     started = time.perf_counter()
 
     def elapsed() -> float:
         return (time.perf_counter() - started) * 1000
 
     try:
-        question, product_ids, k = _parse_args(dict(task.args))
+        args = task.args_as(KnowledgeSearchArgs)  # another tool's arguments: validated as these
+        question = _question(args)
     except ValueError as exc:
         return ToolResult.failed(task, ErrorType.VALIDATION, str(exc), latency_ms=elapsed())
+    product_ids, k = args.product_ids[:MAX_PRODUCT_IDS], args.k
     # The knowledge base is English: a Chinese question searches by the English words it holds.
     # The questions asked of the documents are English customers' words: a Chinese question,
     # searched by the English words it holds, is not compared with them.
     chinese = has_ideographs(question)
     question = english_query(question)
     try:
-        embedder = None if task.args.get("mode") == "keyword" else ctx.embedder
+        embedder = None if args.mode == "keyword" else ctx.embedder
         asked = None if chinese else ctx.caches.asked.on(embedder)
         searcher = KnowledgeSearch(ctx.graph, embedder, asked=asked)
         result = searcher.search(question, k=k, product_ids=product_ids)
-        if product_ids and task.args.get("general_too"):
+        if product_ids and args.general_too:
             # "delivered but nothing at my door" names the speaker, whose manual says nothing of
             # parcels: the store's general pages answer when they are closer to the words.
             general = searcher.search(question, k=k)
@@ -146,10 +138,10 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                 task, ErrorType.NO_RESULTS,
                 "No knowledge-base article answers this question "
                 f"({result.reason}).", latency_ms=elapsed())
-        result = on_topic_first(result, task.args.get("topic"))
+        result = on_topic_first(result, args.topic)
         # The hits about the asked topic answer ("is my laptop still under warranty?": the warranty
         # terms, not the manual's "opening the case voids the warranty").
-        answer = searcher.answer(question, result, keep_first=bool(task.args.get("topic")))
+        answer = searcher.answer(question, result, keep_first=bool(args.topic))
         data = {"answer": answer, "citations": result.citations(), "mode": result.mode}
         outcome = ToolResult.ok(task, data, latency_ms=elapsed())
         if result.mode == "keyword":

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from csagent.domain.models import Task
+from csagent.domain.task_args import CustomerActionArgs
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.dispatch import route_tasks
 from csagent.graph.state import State
@@ -23,10 +24,11 @@ ACTIONS_TOOL = "customer_actions"
 
 
 def execute_task(index: int, pending: dict[str, Any], approved_by: str | None = None) -> Task:
-    args = {"action": pending["action"], "phase": "execute", "proposal": pending["proposal"],
-            "confirmation_id": pending["confirmation_id"]}
-    return Task(task_id=f"t{index + 1}", task_type=pending["action"], tool=ACTIONS_TOOL,
-                args={**args, "approved_by": approved_by} if approved_by else args)
+    args = CustomerActionArgs.model_validate({
+        "action": pending["action"], "phase": "execute", "proposal": pending["proposal"],
+        "confirmation_id": pending["confirmation_id"],
+        **({"approved_by": approved_by} if approved_by else {})})
+    return Task(task_id=f"t{index + 1}", task_type=pending["action"], tool=ACTIONS_TOOL, args=args)
 
 
 def _declined(pending: list[dict[str, Any]], lang: str) -> str:

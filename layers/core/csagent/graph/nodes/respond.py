@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from csagent.graph.context import GraphDeps
-from csagent.graph.state import State
+from csagent.graph.state import State, planned_tasks
 from csagent.graph.timing import timed
 from csagent.guardrails.output import collect_identifiers, identifiers_in
 from csagent.models.usage import current_usage
@@ -32,7 +32,7 @@ def template_identifiers() -> frozenset[str]:
 
 def customer_bound_results(state: State) -> dict[str, Any]:
     """The turn's results from tools bound to the customer (see CUSTOMER_BOUND_TOOLS)."""
-    bound = {t["task_id"] for t in state.get("tasks") or [] if t.get("tool") in CUSTOMER_BOUND_TOOLS}
+    bound = {t.task_id for t in planned_tasks(state) if t.tool in CUSTOMER_BOUND_TOOLS}
     return {task_id: r for task_id, r in (state.get("results") or {}).items() if task_id in bound}
 
 
@@ -66,7 +66,8 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # about (so a failed lookup names the order it was for, instead of a redaction).
         allowed = (collect_identifiers(customer_bound_results(state)) | template_identifiers()
                    | identifiers_in(state.get("text") or "")
-                   | collect_identifiers([task.get("args") for task in state.get("tasks") or []])
+                   | collect_identifiers([(t.args.model_dump(mode="json"), t.notes.model_dump(mode="json"))
+                                          for t in planned_tasks(state)])
                    | collect_identifiers(grounded_identifiers(state))
                    | collect_identifiers([(state.get("trace") or {}).get("declined") or []]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,

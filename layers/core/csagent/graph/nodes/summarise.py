@@ -18,10 +18,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from csagent.domain.models import ErrorType
+from csagent.domain.models import ErrorType, Task
+from csagent.domain.task_args import CustomerActionArgs, PredefinedCypherArgs
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.hand_off import wants_handoff
-from csagent.graph.state import State
+from csagent.graph.state import State, planned_tasks
 from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES, detect_frustration
 from csagent.models.errors import ModelUnavailable
@@ -49,15 +50,15 @@ CATEGORY = {
 }
 
 
-def dependency_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def dependency_order(tasks: list[Task]) -> list[Task]:
     """Tasks ordered so that each comes after what it depends on, otherwise in the planner's order:
     of the tasks ready at each point, the one planned first (`graphlib.TopologicalSorter`, its
     ready tasks taken by plan position). A task that cannot be placed (in a cycle, after one, or
     depending on a task not in the plan) comes last, in plan order: the summary drops no task."""
-    position = {task["task_id"]: index for index, task in enumerate(tasks)}
+    position = {task.task_id: index for index, task in enumerate(tasks)}
     sorter: TopologicalSorter[str] = TopologicalSorter()
     for task in tasks:
-        sorter.add(task["task_id"], *(task.get("depends_on") or ()))
+        sorter.add(task.task_id, *task.depends_on)
     # A cycle cannot come from the planner; after CycleError the sorter still yields every task
     # the cycle does not block.
     with contextlib.suppress(CycleError):
@@ -73,33 +74,32 @@ def dependency_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             break
         index = heapq.heappop(ready)
         placed.append(index)
-        sorter.done(tasks[index]["task_id"])
+        sorter.done(tasks[index].task_id)
     done = set(placed)
     return [tasks[index] for index in placed + [i for i in range(len(tasks)) if i not in done]]
 
 
-def grouped(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def grouped(tasks: list[Task]) -> list[Task]:
     """Dependency order, then grouped by category in order of first appearance. A dependant
     always comes after what it depends on, because categories keep first-appearance order."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Task]] = {}
     for task in dependency_order(tasks):
-        groups.setdefault(CATEGORY.get(task["task_type"], "changes"), []).append(task)
+        groups.setdefault(CATEGORY.get(task.task_type, "changes"), []).append(task)
     return [task for group in groups.values() for task in group]
 
 
-def last_order_id(tasks: list[dict[str, Any]], results: dict[str, Any]) -> str | None:
+def last_order_id(tasks: list[Task], results: dict[str, Any]) -> str | None:
     """The order this turn was about, for "that order" in the next turn. A change the store's rules
     refused was about its order too ("Cancel #W1." ... "Fine. Then at least give me the tracking
     number."); any other failure (an order not found, a timeout) names nothing known."""
     for task in reversed(tasks):
-        result = results.get(task["task_id"]) or {}
+        result = results.get(task.task_id) or {}
         if result.get("status") == "failed" \
                 and (result.get("error") or {}).get("type") != ErrorType.BUSINESS_RULE_VIOLATION:
             continue
         data = result.get("data") or {}
-        order_id = ((task.get("args") or {}).get("params") or {}).get("order_id") or \
-            ((task.get("args") or {}).get("args") or {}).get("order_id") or \
-            (data.get("row") or {}).get("order_id") or _the_one_listed(data.get("rows"))
+        order_id = task.order_id or (data.get("row") or {}).get("order_id") \
+            or _the_one_listed(data.get("rows"))
         if order_id:
             return str(order_id)
     return None
@@ -125,62 +125,63 @@ def products_named_in(clauses: list[dict[str, Any]], order_id: str) -> list[str]
     return named
 
 
-def last_product(tasks: list[dict[str, Any]], results: dict[str, Any]) -> dict[str, Any] | None:
+def last_product(tasks: list[Task], results: dict[str, Any]) -> dict[str, Any] | None:
     """The catalogue product this turn answered about, for "that one" in the next turn."""
     for task in reversed(tasks):
-        if (results.get(task["task_id"]) or {}).get("status") == "failed":
+        if (results.get(task.task_id) or {}).get("status") == "failed":
             continue
-        product = (task.get("args") or {}).get("product")
-        if isinstance(product, dict) and product.get("product_id"):
+        product = task.args.product if isinstance(task.args, PredefinedCypherArgs) else None
+        if product and product.get("product_id"):
             return dict(product)
     return None
 
 
-def quiet_miss(task: dict[str, Any], results: dict[str, Any], *, asking: bool = False) -> bool:
+def quiet_miss(task: Task, results: dict[str, Any], *, asking: bool = False) -> bool:
     """A supplementary lookup that found nothing while another task of the turn answered, or while
     the turn asks the customer something (`asking`: "which of your two orders with the tablet?"):
     the store's documents have nothing to add to a complaint whose order facts are given, and
     saying "I couldn't find a policy" would read as a failure of the answer."""
-    result = results.get(task["task_id"]) or {}
-    if not (task.get("args") or {}).get("supplementary") or result.get("status") != "failed" \
+    result = results.get(task.task_id) or {}
+    if not task.notes.supplementary or result.get("status") != "failed" \
             or (result.get("error") or {}).get("type") != "no_results":
         return False
     return asking or any((r or {}).get("status") == "success"
-                         for tid, r in results.items() if tid != task["task_id"])
+                         for tid, r in results.items() if tid != task.task_id)
 
 
 #: Failures a fallback that answered makes moot: the question was not one the first lookup knew.
 COVERED_FAILURES = frozenset({"low_confidence", "no_results"})
 
 
-def covered_failure(task: dict[str, Any], results: dict[str, Any], tasks: list[dict[str, Any]]) -> bool:
+def covered_failure(task: Task, results: dict[str, Any], tasks: list[Task]) -> bool:
     """A lookup that did not know the question (`COVERED_FAILURES`) while the fallback planned for
     it (`fallback_for`) answered: "u guys price match?" matched no catalogue question and the
     store's pages answered it, so no "I couldn't look up that product" beside the answer."""
-    result = results.get(task["task_id"]) or {}
+    result = results.get(task.task_id) or {}
     if result.get("status") != "failed" or (result.get("error") or {}).get("type") not in COVERED_FAILURES:
         return False
-    return any((other.get("args") or {}).get("fallback_for") == task["task_id"]
-               and (results.get(other["task_id"]) or {}).get("status") == "success" for other in tasks)
+    return any(other.notes.fallback_for == task.task_id
+               and (results.get(other.task_id) or {}).get("status") == "success" for other in tasks)
 
 
-def unneeded_fallback(task: dict[str, Any], results: dict[str, Any]) -> bool:
+def unneeded_fallback(task: Task, results: dict[str, Any]) -> bool:
     """A lookup planned to answer only if another one could not (`fallback_for`: the catalogue's
     facts about a product when its documents say nothing), and that other one answered."""
-    primary = (task.get("args") or {}).get("fallback_for")
-    return isinstance(primary, str) and (results.get(primary) or {}).get("status") == "success"
+    primary = task.notes.fallback_for
+    return primary is not None and (results.get(primary) or {}).get("status") == "success"
 
 
-def pending_action(task: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+def pending_action(task: Task, data: dict[str, Any]) -> dict[str, Any]:
     """What the next turn's "yes" will execute: the proposal exactly as listed back."""
     summary = data.get("summary") or []
-    return {"action": data.get("action") or task["task_type"], "proposal": data.get("proposal") or {},
-            "confirmation_id": (task.get("args") or {}).get("confirmation_id", ""),
+    confirmation_id = task.args.confirmation_id if isinstance(task.args, CustomerActionArgs) else None
+    return {"action": data.get("action") or task.task_type, "proposal": data.get("proposal") or {},
+            "confirmation_id": confirmation_id or "",
             "summary": " ".join(summary) if isinstance(summary, list) else str(summary),
             "requires_approval": bool(data.get("requires_approval")), "amount": data.get("amount")}
 
 
-def _model_reply(state: State, lines: list[str], ordered: list[dict[str, Any]], failed: list[dict[str, Any]],
+def _model_reply(state: State, lines: list[str], ordered: list[Task], failed: list[Task],
                  deps: GraphDeps) -> tuple[str | None, str]:
     """The SUMMARISER model's reply from the templated lines (the facts), and how the reply was
     made. The templated reply stands when there is no model, the model is unavailable, a failed
@@ -193,8 +194,8 @@ def _model_reply(state: State, lines: list[str], ordered: list[dict[str, Any]], 
     markers = [failure_markers(task, lang) for task in failed]
     if any(m is None for m in markers):
         return None, "template (a failure the model's text could not be checked for)"
-    failed_ids = {task["task_id"] for task in failed}
-    facts = "\n".join(f"{n}. {'FAILED' if task['task_id'] in failed_ids else 'DONE'}: {line}"
+    failed_ids = {task.task_id for task in failed}
+    facts = "\n".join(f"{n}. {'FAILED' if task.task_id in failed_ids else 'DONE'}: {line}"
                        for n, (task, line) in enumerate(zip(ordered, lines, strict=True), start=1))
     must = sorted({word for group in markers if group for word in group})
     variables = {"language": language_name(lang), "message": state.get("text", ""), "results": facts,
@@ -229,17 +230,17 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     crash_point("before_summarise", runtime.context.fault_plan)
     lang = state.get("lang", "en")
     results = state.get("results") or {}
-    tasks = state.get("tasks") or []
+    tasks = planned_tasks(state)
     lines: list[str] = []
     citations: list[dict[str, Any]] = []
     proposals: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
+    failed: list[Task] = []
     asking = bool((state.get("trace") or {}).get("missing"))
     shown = [task for task in grouped(tasks)
              if not quiet_miss(task, results, asking=asking) and not unneeded_fallback(task, results)
              and not covered_failure(task, results, tasks)]
     for task in shown:
-        result = results.get(task["task_id"])
+        result = results.get(task.task_id)
         if result is None or result.get("status") == "failed":
             failed.append(task)
             lines.append(describe_failure(task, result, lang))
@@ -266,15 +267,15 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     status = "awaiting_confirmation" if proposals else "partial" if failures else status_of_asking(missing)
     update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
                               "pending_actions": proposals, "awaiting": asked}
-    failed_types = {((results.get(t["task_id"]) or {}).get("error") or {}).get("type") for t in tasks
-                    if (results.get(t["task_id"]) or {}).get("status") == "failed"}
+    failed_types = {((results.get(t.task_id) or {}).get("error") or {}).get("type") for t in tasks
+                    if (results.get(t.task_id) or {}).get("status") == "failed"}
     streak = int(state.get("consecutive_failed_turns") or 0)
     update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0
     update["trace"] = {"summariser": how}
     # A failure the reply leaves unsaid (a supplementary search that found nothing beside an
     # answer) is no failure of the turn: the hand-off triggers read only the ones the customer saw.
-    unsaid = [t["task_id"] for t in tasks if t not in shown
-              and (results.get(t["task_id"]) or {}).get("status") == "failed"]
+    unsaid = [t.task_id for t in tasks if t not in shown
+              and (results.get(t.task_id) or {}).get("status") == "failed"]
     if unsaid:
         update["trace"]["unsaid_failures"] = unsaid
     sources = knowledge_sources(citations)

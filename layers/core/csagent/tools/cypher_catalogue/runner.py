@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.domain.task_args import PredefinedCypherArgs
 from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
 from csagent.tools.cypher_catalogue.extraction import (
@@ -182,19 +183,19 @@ def _names_a_product(question: str, vocabulary: StoreVocabulary) -> bool:
     return bool(pattern and pattern.search(question))
 
 
-def _allowed_match(args: Mapping[str, Any], ctx: ToolContext) -> str:
-    """The allowed template (`args["templates"]`) the template model finds likeliest for the
+def _allowed_match(args: PredefinedCypherArgs, ctx: ToolContext) -> str:
+    """The allowed template (`args.templates`) the template model finds likeliest for the
     question, when its probability (with the templates that answer the same, `SAME_ANSWER`)
-    beats that of the intent's own answer (`args["fallback_template"]`, likewise) by
+    beats that of the intent's own answer (`args.fallback_template`, likewise) by
     `ORDER_QUESTION_MARGIN` and the question is close to its examples (`ORDER_QUESTION_MIN_SCORE`:
     the examples name the order by its id, so a question that names it otherwise, "is my water
     bottle order shipped?", is far from them all and keeps the intent's own answer); else the
     fallback. "where will #W1 ship to?" is the shipping address; "where is #W1?" the overview."""
-    allowed = {str(t) for t in args.get("templates") or []}
-    fallback = str(args["fallback_template"])
+    allowed = set(args.templates)
+    fallback = str(args.fallback_template)
     if not allowed or ctx.embedder is None:
         return fallback
-    question = english_query(str(args["question"]))  # the templates' examples are English
+    question = english_query(str(args.question))  # the templates' examples are English
     # The products it names are masked as in the examples: "did my power bank ship?" asks whether
     # it shipped, not about a payment ("bank").
     names = store_vocabulary(ctx.graph, ctx.caches.vocabulary).names
@@ -244,7 +245,7 @@ GROUNDED_FALLBACK = "products_named"
 @dataclass(frozen=True)
 class GroundedProduct:
     """The catalogue product (and options) the understanding step grounded a question to, as the
-    planner passes it in `args["product"]` (or the conversation's last one, `"context_product"`)."""
+    planner passes it in `args.product` (or the conversation's last one, `args.context_product`)."""
 
     product_id: str
     name: str
@@ -342,24 +343,24 @@ def _ranked_versions(question: str, name: Any, subject: GroundedProduct | None, 
 def run(task: Task, ctx: ToolContext) -> ToolResult:
     """The tool entry point.
 
-    `task.args` is either `{"template_id": ..., "params": {...}}` or `{"question": ...,
-    "params": {...}}`; a question is matched to a template (LOW_CONFIDENCE when nothing matches
-    well enough) and identifier-like parameters missing from `params` are read from it.
+    `task.args` (`PredefinedCypherArgs`) names either a template (`template_id`, with `params`) or
+    a question (with `params`); a question is matched to a template (LOW_CONFIDENCE when nothing
+    matches well enough) and identifier-like parameters missing from `params` are read from it.
     """
     started = time.perf_counter()
     try:
-        args = dict(task.args or {})
-        params = args.get("params") or {}
-        if not isinstance(params, Mapping):
-            return ToolResult.failed(task, ErrorType.VALIDATION, "'params' must be an object.")
-        template_id = args.get("template_id")
-        if template_id:
-            return run_template(str(template_id), params, ctx, task)
-        if args.get("fallback_template") and args.get("question") and ctx.embedder is not None:
+        try:
+            args = task.args_as(PredefinedCypherArgs)  # another tool's arguments: validated as these
+        except ValueError as exc:
+            return ToolResult.failed(task, ErrorType.VALIDATION, str(exc))
+        params: Mapping[str, Any] = args.params
+        if args.template_id:
+            return run_template(args.template_id, params, ctx, task)
+        if args.fallback_template and args.question and ctx.embedder is not None:
             # An order question: the closest of the templates the planner allows for it ("where will
             # #W1 ship to?" -> order_shipping_address), else the intent's own template.
             return run_template(_allowed_match(args, ctx), params, ctx, task)
-        question = english_query(str(args.get("question") or "").strip())  # English examples
+        question = english_query((args.question or "").strip())  # English examples
         if not question:
             return ToolResult.failed(task, ErrorType.VALIDATION, "Give either 'template_id' or 'question'.")
         if ctx.embedder is None:
@@ -367,7 +368,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                                      "Template matching needs an embedder and none is configured.")
         catalogue = load_catalogue()
         vocabulary = store_vocabulary(ctx.graph, ctx.caches.vocabulary)
-        product = GroundedProduct.read(args.get("product"))
+        product = GroundedProduct.read(args.product)
         if product is not None and product.surface and vocabulary.names_several(product.surface):
             product = None  # "what cameras do you carry": a word of several products means them all
         if product is not None and not params.get("product_name"):
@@ -377,7 +378,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         given_entities = [v for v in params.values() if isinstance(v, str)]
         matcher = matcher_for(ctx.embedder, catalogue, ctx.caches.matchers)
         matched = matcher.match(question, entities=[*given_entities, *vocabulary.names])
-        context = GroundedProduct.read(args.get("context_product"))
+        context = GroundedProduct.read(args.context_product)
         narrowing = params
         if context is not None and not params.get("product_name") \
                 and not _names_a_product(question, vocabulary):
@@ -393,7 +394,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             matched = _product_question(question, vocabulary, matcher)
             if matched is None and product is not None:
                 matched = TemplateMatch(catalogue.get(GROUNDED_FALLBACK), 0.0, 0.0, None, -1.0, "")  # type: ignore[arg-type]
-        if matched is None and args.get("unmatched") == "not_sold":
+        if matched is None and args.unmatched == "not_sold":
             # "do you carry sofas?" about nothing the store sells: not found, and what it does sell.
             result = run_template("categories", {}, ctx, task, catalogue=catalogue)
             if result.data is not None:

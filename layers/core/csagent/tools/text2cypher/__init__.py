@@ -1,6 +1,7 @@
 """Tool: Text2Cypher, for catalogue questions no predefined template covers.
 
-    task.args = {"question": str, "model"?: "local" | "bedrock/<id>" | "openai/<model>@<url>"}
+    task.args (Text2CypherArgs) = {"question": str,
+                                   "model"?: "local" | "bedrock/<id>" | "openai/<model>@<url>"}
 
 Success (`success`): `{"question", "cypher", "columns", "rows", "row_count", "truncated",
 "attempts", "corrections", "examples", "timings"}` - rows of a generated, validated query.
@@ -11,7 +12,7 @@ data) -> PERMISSION_DENIED; invalid after every correction -> the last error's t
 VALIDATION); nothing found -> NO_RESULTS; timeouts -> TIMEOUT; outages -> TRANSIENT.
 
 The model is the TEXT2CYPHER role of the model gateway (`csagent.models.gateway`): the chain
-`task.args["model"]`, else the spec given to `configure(...)`, else "local"; its rungs, breakers,
+`task.args.model`, else the spec given to `configure(...)`, else "local"; its rungs, breakers,
 budget and the data-routing rule are the gateway's. The prompt carries the store's catalogue
 (schema, product names, examples), which is not customer data; whether the question carries
 some decides which rungs may see it.
@@ -26,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolError, ToolResult
+from csagent.domain.task_args import Text2CypherArgs
 from csagent.models.ladder import LADDER_SEPARATOR, parse_chain
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -113,15 +115,18 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
 
     from csagent.tools.text2cypher.pipeline import MAX_QUESTION_CHARS, Text2Cypher
 
-    args = dict(task.args or {})
-    question = args.get("question")
-    if not isinstance(question, str) or not question.strip():
+    try:
+        args = task.args_as(Text2CypherArgs)  # another tool's arguments: validated as these
+    except ValueError as exc:
+        return ToolResult.failed(task, ErrorType.VALIDATION, str(exc))
+    question = args.question
+    if not question.strip():
         return ToolResult.failed(task, ErrorType.VALIDATION, "args.question must be a non-empty string")
     if len(question) > MAX_QUESTION_CHARS:
         return ToolResult.failed(task, ErrorType.VALIDATION,
                                  f"args.question is longer than {MAX_QUESTION_CHARS} characters")
     config = current_config()
-    spec = str(args.get("model") or config.model)
+    spec = args.model or config.model
     try:
         model = model_for(spec, question)
     except ValueError as exc:

@@ -173,7 +173,8 @@ class TemplateMatcher:
         """The model's probability of each template for `question` (canonicalised and masked)."""
         return self._probabilities(self._vector(self.prepare(question, entities)))
 
-    def assess(self, question: str, entities: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
+    def assess(self, question: str,
+               entities: Sequence[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
         """(each template's similarity score, the model's probability of each) for `question`, its
         `entities` (product names) masked as `match` masks them."""
         vec = self._vector(self.prepare(question, entities))

@@ -438,9 +438,9 @@ def test_unknown_template_id_is_a_validation_error() -> None:
 
 
 # -------------------------------------------------------------------------------------- matcher
-# Known misses of the template model (chosen by 5-fold cross-validation over the 1,208 examples,
-# `python -m devstack.template_model_cv`: 1,031 right and 89 wrong picks against 947 and 78 for the
-# closest-examples rule): kept here, strict, so that a model that gets them right says so.
+# Known misses of the template model (chosen by 5-fold cross-validation over the 1,081 examples,
+# `python -m devstack.template_model_cv`: 0.912 against 0.846 for the closest-examples rule): kept
+# here, strict, so that a model that gets them right says so.
 _MODEL_MISS = pytest.mark.xfail(strict=True, reason="template model: a near tie with another template")
 HELD_OUT = [
     pytest.param("hey, what's going on with #W2611340", "order_status", (), marks=_MODEL_MISS),
@@ -461,7 +461,7 @@ HELD_OUT = [
     ("which colors is the backpack available in", "product_option_values", ()),
     ("is the wall clock in stock", "product_availability", ()),
     ("what's the cheapest tea kettle", "cheapest_variant", ()),
-    ("what's the priciest grill you sell", "most_expensive_variant", ()),
+    pytest.param("what's the priciest grill you sell", "most_expensive_variant", (), marks=_MODEL_MISS),
     ("what does item 6469567736 cost", "variant_price", ()),
     ("what product categories are there", "categories", ()),
     ("what can I get for less than $40", "products_under_price", ()),
@@ -531,7 +531,7 @@ def test_product_mentions_are_masked_before_embedding(matcher: cc.TemplateMatche
 def test_leave_one_out_accuracy_stays_above_the_measured_floor(matcher: cc.TemplateMatcher) -> None:
     # Given every example held out in turn
     report = cc.evaluate_leave_one_out(matcher)
-    # Then the catalogue still routes at least 75 % of them (measured 88.2 % with MiniLM, top_k=2)
+    # Then the catalogue still routes at least 75 % of them (measured 81.6 % with MiniLM, top_k=2)
     assert report.total == sum(len(t.examples) for t in CATALOGUE.templates if t.matchable)
     assert report.accuracy >= 0.75, report.errors
 

@@ -374,19 +374,3 @@ def test_the_proposals_own_payment_method_said_with_the_yes_is_no_new_request(
     understood = _understood((text, "policy_question", 0.58, {}))
     # Then it is consent only when the method named is the proposal's
     assert consent_to_pending(text, understood, _proposed_change(method_id, summary)) == answer
-
-
-def test_a_no_with_another_change_asked_instead_is_no_answer_however_surely_it_reads_no() -> None:
-    from csagent.understanding import consent_to_pending
-
-    # Given an item change proposed, and a reply the consent model reads as a sure "no"
-    text = "wait no dont do that, just cancel the hole order, i orderd it by mistake"
-    understood = _understood(("wait no dont do that", "out_of_scope", 0.3, {}),
-                             ("just cancel the hole order, i orderd it by mistake", "cancel_order", 0.8,
-                              {"asks_for_change": True, "reason": "ordered by mistake"}))
-    proposed = [{"action": "modify_items", "proposal": {"order_id": ORDER}}]
-    # Then it is no answer: the cancellation is a request of its own
-    assert consent_to_pending(text, understood, proposed, reader=lambda _: ("no", 0.95)) is None
-    # while a plain no to it, read as surely, is one
-    plain = _understood(("wait no dont do that", "out_of_scope", 0.3, {}))
-    assert consent_to_pending("wait no dont do that", plain, proposed, reader=lambda _: ("no", 0.95)) == "no"

@@ -200,11 +200,6 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
             # "yes, but only the boots": the same write with other items named is a new proposal
             # ("yes, please do it" names none: what "it" points back to is the proposal)
             return None
-        if clause.intent in WRITE_INTENTS and clause.intent not in restated \
-                and clause.confidence >= NEW_REQUEST_CONFIDENCE and entities.get("asks_for_change"):
-            # "no, don't do that, just cancel the whole order": another change asked for, however
-            # surely the rest reads as an answer; it is proposed in its turn.
-            return None
         if clause.intent in restated and entities.get("new_item_ids"):
             # "no wait, the 1000ml one", or the wish said again ("换成白色的，其他不变"): the variants
             # it names make it a request to propose (again), never a yes or a no.

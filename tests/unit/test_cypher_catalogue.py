@@ -717,3 +717,14 @@ def test_an_everyday_word_names_the_products_own_option() -> None:
         "Electric Kettle": "capacity", "Luggage Set": "piece count", "T-Shirt": "size"}
     pieces = cc.narrow_by_option("how many pieces is the luggage set?", vocabulary)
     assert pieces is not None and pieces[1]["option_key"] == "piece count"
+
+
+def test_an_order_question_is_assessed_with_the_products_it_names_masked(embedder: Any) -> None:
+    # Given a matcher that knows no product names of its own
+    plain = cc.TemplateMatcher(CATALOGUE, embedder)
+    question = "did my power bank ship yet, order #W2136962"
+    # When it is assessed with the store's names / Then it is read as the examples are written
+    assert plain.prepare(question, ["power bank"]) == "did my product ship yet, order #W0000000"
+    masked, _ = plain.assess(question, entities=["power bank"])
+    unmasked, _ = plain.assess(question)
+    assert masked != unmasked  # the masking reaches the scores the runner compares

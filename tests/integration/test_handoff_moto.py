@@ -44,10 +44,11 @@ def queue_url(stack: tuple[LocalResources, Any]) -> str:
 
 
 @pytest.fixture
-def deep_queue(stack: tuple[LocalResources, Any], queue_url: str) -> Iterator[str]:
+def own_queue(stack: tuple[LocalResources, Any], queue_url: str) -> Iterator[str]:
     """A queue of its own with the handoff queue's attributes (visibility timeout, retention,
-    redrive), deleted after the test: the deep queue a long-lived stack's handoff queue becomes,
-    without filling the shared one."""
+    redrive), deleted after the test: a test neither fills the shared handoff queue nor receives the
+    handoffs earlier runs left there (each receive counts toward the redrive policy's
+    `maxReceiveCount`, which would move them to the dead-letter queue)."""
     _, aws = stack
     attributes = aws.sqs.get_queue_attributes(
         QueueUrl=queue_url, AttributeNames=["VisibilityTimeout", "MessageRetentionPeriod", "RedrivePolicy"],
@@ -130,12 +131,12 @@ def list_until_found(service: HandoffService, handoff_id: str) -> HandoffPackage
         cursor = page.next_cursor
 
 
-def test_a_handoff_from_open_to_close(stack: tuple[LocalResources, Any], queue_url: str) -> None:
+def test_a_handoff_from_open_to_close(stack: tuple[LocalResources, Any], own_queue: str) -> None:
     resources, aws = stack
     sessions_table = resources.table("SessionsTable").table_name
     sessions = DynamoDBSessions(aws.dynamodb, sessions_table)
     store = DynamoDBHandoffs(aws.dynamodb, resources.table("HandoffsTable").table_name, sessions_table)
-    service = HandoffService(store, SqsHandoffPublisher(aws.sqs, queue_url))
+    service = HandoffService(store, SqsHandoffPublisher(aws.sqs, own_queue))
     session_id = f"it-handoff-{uuid.uuid4().hex[:12]}"
 
     # Given a customer turn whose refund was refused by policy, in angry words after an angry turn
@@ -149,7 +150,7 @@ def test_a_handoff_from_open_to_close(stack: tuple[LocalResources, Any], queue_u
     sessions.release(lease)
 
     # Then the queued message is exactly the stored package, and the session is handed off
-    message = receive_handoff(aws, queue_url, package.handoff_id)
+    message = receive_handoff(aws, own_queue, package.handoff_id)
     stored = store.get(package.handoff_id)
     assert HandoffPackage.model_validate_json(message["Body"]) == stored == package
     assert message["MessageAttributes"]["urgency"]["StringValue"] == "high"
@@ -190,9 +191,9 @@ EARLIER_HANDOFFS = 300
 
 
 def test_a_handoff_behind_hundreds_of_others_is_received_and_the_others_are_released(
-        stack: tuple[LocalResources, Any], deep_queue: str) -> None:
+        stack: tuple[LocalResources, Any], own_queue: str) -> None:
     _, aws = stack
-    publisher = SqsHandoffPublisher(aws.sqs, deep_queue)
+    publisher = SqsHandoffPublisher(aws.sqs, own_queue)
     state = refused_refund(f"it-handoff-{uuid.uuid4().hex[:12]}")
     decision = evaluate(signals_from_state(state))
     assert decision is not None
@@ -204,13 +205,13 @@ def test_a_handoff_behind_hundreds_of_others_is_received_and_the_others_are_rele
     # When one more handoff is published, and received by its id
     package = build_package(state, decision, handoff_id=uuid.uuid4().hex, now=now)
     publisher.publish(package)
-    message = receive_handoff(aws, deep_queue, package.handoff_id)
+    message = receive_handoff(aws, own_queue, package.handoff_id)
 
     # Then it is that handoff's message, and every other one is visible again at once (the support
     # team's tooling is not kept from them), none taken from the queue
     assert HandoffPackage.model_validate_json(message["Body"]) == package
     counts = aws.sqs.get_queue_attributes(
-        QueueUrl=deep_queue,
+        QueueUrl=own_queue,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
     assert (int(counts["ApproximateNumberOfMessages"]),

@@ -2,7 +2,8 @@
 template.yaml): a customer turn opens it, the queued message is the stored package, an agent
 lists, claims, replies and closes it, the customer sees the reply and the session is active again.
 A handoff's message is found however many earlier handoffs are queued ahead of it, and the
-others are left for the support team's tooling.
+others are left for the support team's tooling. Each test publishes to a queue of its own with the
+handoff queue's attributes, so it never receives what earlier runs left in the shared one.
 
 Needs the moto server (`make up`, or MOTO_PORT pointing at one); provisions it idempotently.
 """

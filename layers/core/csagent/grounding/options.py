@@ -72,19 +72,23 @@ def tokens(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
+def _synonym_data() -> dict[str, dict[str, list[str]]]:
+    """`data/option_synonyms.json`, read once: "values" and "yes_no" (see its `_about` entries)."""
+    text = resources.files("csagent.grounding").joinpath("data/option_synonyms.json").read_text("utf-8")
+    data: dict[str, dict[str, list[str]]] = json.loads(text)
+    return data
+
+
+@lru_cache(maxsize=1)
 def synonyms() -> dict[str, list[str]]:
     """value (lower-case) -> other words customers use for it."""
-    text = resources.files("csagent.grounding").joinpath("data/option_synonyms.json").read_text("utf-8")
-    data: dict[str, list[str]] = json.loads(text)["values"]
-    return {k.lower(): v for k, v in data.items()}
+    return {k.lower(): v for k, v in _synonym_data()["values"].items()}
 
 
 @lru_cache(maxsize=1)
 def yes_no_words() -> dict[str, list[str]]:
     """yes-or-no dimension (lower-case) -> everyday words for it ("waterproof")."""
-    text = resources.files("csagent.grounding").joinpath("data/option_synonyms.json").read_text("utf-8")
-    data: dict[str, list[str]] = json.loads(text).get("yes_no", {})
-    return {k.lower(): v for k, v in data.items()}
+    return {k.lower(): v for k, v in _synonym_data().get("yes_no", {}).items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -577,7 +577,7 @@ def resolve_item_changes(
         # Two of the same product ("the black chair, not the blue one"): the one the words describe,
         # or the only one the wish would change ("make the helmet an L": not the L one); else asked.
         line, undecided = _line_meant(lines, wish, hits, dims)
-        degree = _by_degree(text, mention, mentions, "", undecided) if undecided else None
+        degree = _by_degree(text, mention, mentions, undecided) if undecided else None
         if degree is not None:
             # "exchange the shorter of my two plastic skateboards for a bamboo one"
             line, undecided = degree, []
@@ -991,7 +991,7 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
             fits = [_line_fit(x, segment, hits) for x in lines]
             tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]
             several = len({x.item_id for x in tied}) > 1
-            degree = _by_degree(text, mention, mentions, segment, tied) if several else None
+            degree = _by_degree(text, mention, mentions, tied, segment) if several else None
             if degree is not None:
                 tied = [degree]  # "the tall glass bookshelf": the taller of the two
             if len({x.item_id for x in tied}) > 1:
@@ -1015,17 +1015,17 @@ def _not_kept(text: str, lines: Sequence[Line]) -> list[Line]:
     return [x for x in lines if x not in kept] if kept else list(lines)
 
 
-def _by_degree(text: str, mention: Any, mentions: Sequence[Any], segment: str,
-               lines: Sequence[Line]) -> Line | None:
+def _by_degree(text: str, mention: Any, mentions: Sequence[Any], lines: Sequence[Line],
+               segment: str = "") -> Line | None:
     """The one of several lines of a product that a degree word before its name ("the tall glass
-    bookshelf", "the shorter of my two skateboards") or in its own words ("the bigger one") picks
+    bookshelf", "the shorter of my two skateboards") or in its `segment` ("the bigger one") picks
     out (`comparatives.pick_by_degree`); None when none does. The words before the name start
     after the product named before it."""
     from csagent.grounding.comparatives import pick_by_degree
 
     start = max((m.span[1] for m in mentions if m.span[1] <= mention.span[0]), default=0)
     for words in (text[start:mention.span[1]], segment):
-        picked = pick_by_degree(words, [x.options for x in lines])
+        picked = pick_by_degree(words, [x.options for x in lines]) if words else None
         if picked is not None:
             return lines[picked]
     return None

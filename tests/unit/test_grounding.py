@@ -1380,6 +1380,26 @@ def test_money_back_asked_for_a_delivered_order_is_a_return() -> None:
     assert (clause.intent, clause.entities["order_id"]) == ("return_request", "#W0000001")
 
 
+def test_money_back_asked_before_the_order_is_picked_is_a_return_when_each_candidate_was_delivered() -> None:
+    # Given two delivered orders with the boots, and one pending with the kettle
+    boots = next(x for x in _variants()[BOOTS] if x.item_id == "b-12-leather-yes")
+    kettle = next(x for x in _variants()[KETTLE] if x.item_id == "k-1L-white")
+    view = CustomerView(customer_id="ann", orders=(
+        OrderView("#W0000001", "delivered", (_line(boots, BOOTS, "Hiking Boots"),), "card_1"),
+        OrderView("#W0000002", "delivered", (_line(boots, BOOTS, "Hiking Boots"),), "card_1"),
+        OrderView("#W0000003", "pending", (_line(kettle, KETTLE, "Electric Kettle"),), "card_1"),
+        OrderView("#W0000004", "delivered", (_line(kettle, KETTLE, "Electric Kettle"),), "card_1"),
+    ), payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),))
+    # When money back is asked for the boots, read as a refund question
+    (clause,) = _understood("I want my money back for the hiking boots", view).clauses
+    # Then it is a return, of the one the customer will pick
+    assert clause.intent == "return_request"
+    assert clause.entities["order_candidates"] == ["#W0000001", "#W0000002"]
+    # A kettle may be in a pending order, whose money comes back by cancelling: still asked as read
+    (clause,) = _understood("I want my money back for the kettle", view).clauses
+    assert clause.intent == "refund_status"
+
+
 def test_an_order_is_sent_to_the_customers_own_address_named_by_its_city() -> None:
     # Given "send #W0000001 to my San Antonio address", read as an account question
     (clause,) = _understood("send #W0000001 to my San Antonio address please", _addresses()).clauses
@@ -1932,6 +1952,12 @@ def test_a_contraction_names_no_letter_size() -> None:
     assert [h.value for h in find_option_values("in S please", {"size": ["S", "M", "L"]})] == ["S"]
 
 
+def test_a_letter_after_the_names_its_size() -> None:
+    sizes = {"size": ["S", "M", "L"], "color": ["black", "red"]}
+    assert [h.value for h in find_option_values("I need the M in same black color", sizes)] == ["M", "black"]
+    assert find_option_values("I need a m8 to help", {"size": ["S", "M", "L"]}) == []
+
+
 
 @pytest.mark.parametrize(("text", "speaks"), [
     ("can you say me the status of the dumbbells I buy?", True),   # a learner's present tense
@@ -1957,3 +1983,29 @@ def test_the_one_not_kept_of_two_items_of_a_product_is_the_one_returned() -> Non
     assert read_return_lines(text, order) == ([order.lines[1]], [])
     # nothing kept by its options: which one is asked
     assert len(read_return_lines("send back one of the blue speakers", order)[1]) == 2
+
+
+@pytest.mark.parametrize("wish", ["same colour just medium please", "the same blue one but medium"])
+def test_a_word_for_two_options_is_read_as_the_one_the_store_has(wish: str) -> None:
+    # Given a blue S helmet with high ventilation, the store having it in M (high) but in no blue
+    # version with medium ventilation: "medium" names ventilation medium, and is an everyday word
+    # for size M
+    helmets = tuple(
+        Variant(f"h-{size}-{colour}-{vent}", {"size": size, "color": colour, "ventilation": vent},
+                150.0 + 10 * "SML".index(size), available=not (vent == "medium" and colour == "blue"))
+        for size in "SML" for colour in ("blue", "red") for vent in ("high", "medium"))
+    helmet = next(h for h in helmets if h.item_id == "h-S-blue-high")
+    order = OrderView("#W0000001", "pending", (_line(helmet, "helmet", "Cycling Helmet"),), "card_1")
+    # When the customer asks for "medium"
+    (change,) = resolve_item_changes(wish, order, {"helmet": helmets}).changes
+    # Then the helmet becomes the blue M, the reading that names a version there is
+    assert change.new is not None and change.new.item_id == "h-M-blue-high"
+
+
+def test_a_word_for_two_options_keeps_its_own_reading_when_that_version_is_there() -> None:
+    helmets = tuple(
+        Variant(f"h-{size}-{vent}", {"size": size, "ventilation": vent}, 150.0, True)
+        for size in "SM" for vent in ("high", "medium"))
+    order = OrderView("#W0000001", "pending", (_line(helmets[0], "helmet", "Cycling Helmet"),), "card_1")
+    (change,) = resolve_item_changes("make it medium please", order, {"helmet": helmets}).changes
+    assert change.new is not None and change.new.options == {"size": "S", "ventilation": "medium"}

@@ -237,6 +237,7 @@ class LocalUnderstanding:
         clauses: list[Clause] = []
         asks_of = cache(asks_for_change)  # per piece, read once for the message's clauses
         vouched: dict[int, float] = {}  # clause index -> its confidence before the model vouched for it
+        doubted_handoffs: set[int] = set()  # clause indexes read as a hand-off the model is unsure of
         for piece, prediction in zip(pieces, predictions, strict=True):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
             # and references (with the catalogue's words) below.
@@ -407,6 +408,8 @@ class LocalUnderstanding:
                 intent = "order_status"
             if picked and entities.get("order_id") == picked:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
+            if intent in HANDOFF_INTENTS and _doubted_handoff(piece, prediction):
+                doubted_handoffs.add(len(clauses))
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
         if any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses):
@@ -414,6 +417,7 @@ class LocalUnderstanding:
             # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
             clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
                        for i, c in enumerate(clauses)]
+        clauses = _without_doubted_handoffs(clauses, doubted_handoffs)
         clauses = _payment_details_folded(
             _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
         if picked and waiting is not None and view is not None:
@@ -479,6 +483,32 @@ def _chat_only(clauses: Sequence[Clause]) -> bool:
     social = [c for c in clauses if c.intent in GENERAL_INTENTS]
     rest = [c for c in clauses if c.intent not in GENERAL_INTENTS]
     return bool(social) and all(weak_statement(c) for c in rest) and all(chat(c) for c in social)
+
+
+def _doubted_handoff(piece: str, prediction: Any) -> bool:
+    """A hand-off reading the trained model gives less probability than all others together, in
+    words that name no person (the explicit lexicon): "I am new customer here", "Could you please
+    look into it?", "My two are begging me for one" read nearest the hand-off examples without
+    asking for anyone."""
+    from csagent.handoff.triggers import is_explicit_request
+
+    probability = float(getattr(prediction, "probability", 0.0) or 0.0)
+    return 0.0 < probability < MAJORITY and not is_explicit_request(piece)
+
+
+def _without_doubted_handoffs(clauses: list[Clause], doubted: set[int]) -> list[Clause]:
+    """Beside another clause that asks for something (or is plainly off-topic), a doubted hand-off
+    reading is a remark, not a request for a person: the message is what the other clause asks
+    ("Hello, I am new customer here. Please can you show me my orders"; "I believe I was charged
+    twice for the same bookshelf. Could you please look into it?"). Alone, it stays a hand-off: in
+    doubt, a person."""
+    if not doubted:
+        return clauses
+    others = [c for i, c in enumerate(clauses)
+              if i not in doubted and c.intent not in HANDOFF_INTENTS | GENERAL_INTENTS]
+    if not others:
+        return clauses
+    return [replace(c, intent="smalltalk") if i in doubted else c for i, c in enumerate(clauses)]
 
 
 _NAMES_AN_ORDER = ("order_id", "order_ids", "invalid_order_id", "grounded_orders", "tracking_number",
@@ -815,10 +845,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         owned = find_order("order_items", piece, {}, view).get("order_id")
         if owned:
             entities["owned_in"] = owned
-    if intent in _MONEY_QUESTIONS and entities.get("order_status") == "delivered" \
+    if intent in _MONEY_QUESTIONS and _every_order_delivered(entities, view) \
             and MONEY_BACK_ASKED.search(piece) and not _DIFFERENCE.search(piece) and asks_for_change(piece):
         # "the helmet came cracked. I want my money back on my Visa": for a delivered order, which
-        # has no refund until something is sent back, money back asked for is a return.
+        # has no refund until something is sent back, money back asked for is a return (so for
+        # every order the clause may mean, when each was delivered: "kettle leaks all over the
+        # counter. want my money back", with two delivered kettle orders, asks which to return).
         intent, grounded_to_store = "return_request", True
         entities = ground(intent, text, entities, view, variants, text, recent, recent_products)
     money_read = intent in _MONEY_ON_A_CANCELLED_ORDER or (
@@ -831,6 +863,17 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
+
+
+def _every_order_delivered(entities: Mapping[str, Any], view: Any) -> bool:
+    """Is the order the clause was grounded to delivered, or, before one is picked, each order it
+    may mean?"""
+    if entities.get("order_status") == "delivered":
+        return True
+    if entities.get("order_id"):
+        return False
+    orders = [view.order(o) for o in entities.get("order_candidates") or ()]
+    return bool(orders) and all(o is not None and o.status == "delivered" for o in orders)
 
 
 def _all_delivered(entities: Mapping[str, Any], view: Any) -> bool:

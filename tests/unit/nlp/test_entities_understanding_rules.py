@@ -168,16 +168,18 @@ def test_out_of_scope_without_a_product_stays_out_of_scope():
 
 
 class _ScriptedClassifier:
-    """A classifier that reads the clauses in turn as the given (intent, confidence) pairs."""
+    """A classifier that reads the clauses in turn as the given (intent, confidence) pairs, or
+    (intent, confidence, the trained model's probability) triples."""
 
-    def __init__(self, *readings: tuple[str, float]) -> None:
+    def __init__(self, *readings: tuple[str, float] | tuple[str, float, float]) -> None:
         self.readings = readings
 
     def classify_many(self, texts: list[str]) -> list[Any]:
         from csagent.nlp.intents import IntentPrediction
 
-        return [IntentPrediction(intent=i, confidence=c, runner_up=None, runner_up_score=0.0, lang="en",
-                                 source="embedding") for (i, c), _ in zip(self.readings, texts, strict=False)]
+        return [IntentPrediction(intent=r[0], confidence=r[1], runner_up=None, runner_up_score=0.0, lang="en",
+                                 source="embedding", probability=r[2] if len(r) > 2 else 0.0)
+                for r, _ in zip(self.readings, texts, strict=False)]
 
 
 def test_a_weakly_read_small_talk_fragment_does_not_decide_the_route():
@@ -392,3 +394,34 @@ def test_small_talk_beside_weak_statements_is_answered_as_small_talk(readings, t
 def test_a_request_beside_small_talk_is_never_taken_for_chat(readings, text):
     understanding = LocalUnderstanding(classifier=_ScriptedClassifier(*readings)).understand(text, {})
     assert understanding.route != "general" or understanding.confidence < 0.35
+
+
+@pytest.mark.parametrize(("readings", "text"), [
+    # the probabilities the shipped model gives these clauses (2026-12-05): a hand-off reading it is
+    # unsure of, in words that name no person, beside what the message asks
+    ((("greeting", 0.92, 0.9), ("human_handoff", 0.57, 0.21), ("order_list", 0.82, 0.9)),
+     "Hello, I am new customer here. Please can you show me my orders"),
+    ((("complaint", 0.86, 0.8), ("human_handoff", 0.35, 0.29)),
+     "I believe I was charged twice for the same bookshelf. Could you please look into it?"),
+])
+def test_a_doubted_handoff_beside_a_request_is_no_request_for_a_person(readings, text):
+    from csagent.handoff.triggers import asks_for_person_now
+
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(*readings)).understand(text, {})
+    assert understanding.route == "knowledge_and_actions"
+    assert "human_handoff" not in [c.intent for c in understanding.clauses]
+    assert not asks_for_person_now(understanding.clauses_as_dicts())
+
+
+@pytest.mark.parametrize(("readings", "text"), [
+    # alone, a doubted hand-off still goes to a person: in doubt, a person
+    ((("human_handoff", 0.44, 0.41),), "how do you verify who i am"),
+    # the model sure of it, beside a request
+    ((("human_handoff", 0.62, 0.62), ("order_status", 0.8, 0.9)), "I want to escalate this. Where is my order?"),
+    # words that name a person are never doubted
+    ((("human_handoff", 0.39, 0.25), ("order_status", 0.8, 0.9)),
+     "get me someone who can actually fix this. Where is my order?"),
+])
+def test_a_handoff_alone_sure_or_in_words_for_a_person_stays(readings, text):
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(*readings)).understand(text, {})
+    assert "human_handoff" in [c.intent for c in understanding.clauses]

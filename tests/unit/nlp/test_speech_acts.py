@@ -25,6 +25,19 @@ def test_a_change_named_only_to_rule_it_out(text: str, declined: bool) -> None:
 
 
 @pytest.mark.parametrize(("text", "asks"), [
+    ("want my money back", True),          # the wish, its subject left out
+    ("give me my money back", True),
+    ("ok wanna return it", True),
+    ("did i get my money back?", False),
+    ("want to know if I can return it?", False),  # information asked (`info_requests`)
+])
+def test_a_wish_without_its_subject_asks_for_the_change(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
     ("wheres my bike helmet", True),
     ("tracking numbr?", True),
     ("I would simply like to know where my pet bed order stands", True),

@@ -5,7 +5,8 @@ code: values and text are compared as normalised token sequences ("15 inch" = "1
 "5 x" = "5x", "2 liters" = "2 liter"); yes/no dimensions are named by the dimension itself
 ("waterproof", "non-waterproof"); a hyphenated value also written as one word ("wifi" for Wi-Fi);
 a `none` value by "no <dimension>" / "without <dimension>";
-bare numbers and one-letter sizes ("10", "M") only next to their dimension ("size 10", "in M").
+bare numbers and one-letter sizes ("10", "M") only next to their dimension ("size 10", "in M"), a
+one-letter size after "the" too ("the M").
 A small synonym table (`data/option_synonyms.json`, data, not code) adds everyday words for
 values ("large" for L, "grey" for gray); a Chinese gloss (`nlp.gloss`) turns Chinese
 option and function words into those English words first ("换成白色" -> "to white").
@@ -144,7 +145,8 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
                         and len(form) == 1
                         and form[0] == value.lower()
                         and not _keyed(key_toks, toks, i)
-                    ):
+                        and not (value.isalpha() and i > 0 and toks[i - 1] == "the")
+                    ):  # a letter after "the" names its size: "I need the M in same black color"
                         continue
                     hits.append(OptionHit(key, value, i, len(form), synonym))
         if "none" in lowered:
@@ -153,6 +155,29 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
                     hits.append(OptionHit(key, next(v for v in values if v.lower() == "none"), i - 1))
     hits.sort(key=lambda h: h.position)
     return _drop_shadowed(hits)
+
+
+def other_readings(text: str, dimensions: Mapping[str, Iterable[str]]) -> list[list[OptionHit]]:
+    """The text's option words read the other way where a word is a value of one dimension and an
+    everyday word for another's ("medium": ventilation medium, or size M), one reading per such
+    word: `find_option_values` prefers the value named as itself, and these are what to try when
+    that reading names no version the store has ("the blue helmet, same colour just medium")."""
+    hits = find_option_values(text, dimensions)
+    toks = tokens(text)
+    readings = []
+    for hit in hits:
+        if hit.synonym:
+            continue
+        for key, values in dimensions.items():
+            if key == hit.key:
+                continue
+            for value in values:
+                words = {" ".join(tokens(w)) for w in synonyms().get(value.lower(), [])}
+                said = " ".join(toks[hit.position: hit.position + hit.length])
+                if said in words:
+                    swapped = OptionHit(key, value, hit.position, hit.length, True)
+                    readings.append([swapped if h is hit else h for h in hits])
+    return readings
 
 
 _UNIT_AFTER_NUMBER = re.compile(r"^(\d+)[a-z]+$")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -21,7 +21,7 @@ from typing import Any
 
 from csagent.grounding.comparatives import apply_moves
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
-from csagent.grounding.options import OptionHit, find_option_values, tokens
+from csagent.grounding.options import OptionHit, find_option_values, other_readings, tokens
 from csagent.nlp.gloss import gloss
 from csagent.nlp.script import has_ideographs
 
@@ -609,7 +609,12 @@ def resolve_item_changes(
         # the fallback, of every choice)
         by_name = _kept_by_name(wish_toks, hits, dims, tokens(gloss(segment))) - set(wanted)
         if _SAME_BUT.search(wish) and not alternatives:
-            changes.append(_same_but(line, product_variants, wanted, cheapest, cheaper, by_name))
+            same = _same_but(line, product_variants, wanted, cheapest, cheaper, by_name)
+            if same.new is None and not same.options:
+                others = (_same_but(line, product_variants, other, cheapest, cheaper, by_name)
+                          for other in _other_wishes(wish, line, dims))
+                same = next((c for c in others if c.new is not None), same)
+            changes.append(same)
             continue
         # "The same bottle in green; if there's no green, red": a fallback that keeps every other
         # option comes before the wish with other options changed.
@@ -629,6 +634,11 @@ def resolve_item_changes(
             if len(named) == 1:
                 choice = ItemChange(line, named[0])
         unavailable = choice.new is None and not choice.options
+        for other in _other_wishes(wish, line, dims) if unavailable and not alternatives else ():
+            fits = choose_variant(line, product_variants, {**held, **other}, cheapest, cheaper)
+            if fits.new is not None:
+                choice, unavailable = fits, False
+                break
         for alternative in alternatives if unavailable else []:
             fallback = choose_variant(line, product_variants, {**held, **alternative}, cheapest, cheaper)
             if fallback.new is not None or fallback.options:
@@ -686,6 +696,17 @@ def which_of_them(lines: Sequence[Line]) -> str:
     labels = [x.label() for x in lines]
     what = f"{lines[0].name} items" if len({x.name for x in lines}) == 1 else "of them"
     return f"It holds {len(lines)} {what}: {', '.join(labels[:-1])} and {labels[-1]}."
+
+
+def _other_wishes(wish: str, line: Line, dims: Mapping[str, Sequence[str]]) -> Iterator[dict[str, str]]:
+    """What the wish asks for with a word read the other way (`options.other_readings`): "same
+    colour just medium please", of a blue helmet the store has in size M but not with medium
+    ventilation, asks for size M. Tried only when the first reading names no version there is."""
+    toks = tokens(wish)
+    for reading in other_readings(wish, dims):
+        other = {**apply_moves(wish, line.options, dims), **_targets(wish, line, _resolve_keys(toks, reading))}
+        if other:
+            yield other
 
 
 def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool,

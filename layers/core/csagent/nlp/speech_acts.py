@@ -81,6 +81,8 @@ def asks_for_change(text: str) -> bool:
     if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"], denied=_DENIED | _NOT_THE_CUSTOMER):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     start = words[1:] if words[0] in _OPENERS else words
+    if any(start[: len(p)] == p for p in lexicon["request_openers"]):
+        return True  # "want my money back", "give me a refund": the wish, its subject left out
     if (
         (start and start[:1] in lexicon["wh_questions"])
         or _has(words, lexicon["asking_about"])

@@ -1565,11 +1565,12 @@ def test_products_joined_by_and_before_a_keep_verb_are_all_kept() -> None:
     ("product_info", "is my kettle the 1L one?", "order_items"),
     # another version is a catalogue question still
     ("product_info", "do you have my kettle in 2L?", "product_info"),
-    # where, when, what was paid, a change, or what their own item is: the order
+    # where, when, what was paid, a change: the order
     ("product_info", "when does my kettle arrive?", "order_status"),
     ("product_info", "whats the holdup with my kettle?", "order_status"),
     ("product_availability", "any way to trade my kettle for a lamp?", "order_status"),
-    ("product_info", "what colour was the kettle I bought?", "order_status"),
+    # what their own item is: the order's items, option by option
+    ("product_info", "what colour was the kettle I bought?", "order_items"),
     # a statement about it is no question about the product
     ("product_info", "my kettle is the 1L one", "order_status"),
     # read as the order's status for the possessive, but asking what the product does
@@ -2009,3 +2010,53 @@ def test_a_word_for_two_options_keeps_its_own_reading_when_that_version_is_there
     order = OrderView("#W0000001", "pending", (_line(helmets[0], "helmet", "Cycling Helmet"),), "card_1")
     (change,) = resolve_item_changes("make it medium please", order, {"helmet": helmets}).changes
     assert change.new is not None and change.new.options == {"size": "S", "ventilation": "medium"}
+
+
+_CATALOGUE = [
+    {"product_id": BOOTS, "name": "Hiking Boots", "category": "Footwear", "options": {}},
+    {"product_id": "p-sneakers", "name": "Sneakers", "category": "Footwear", "options": {}},
+    {"product_id": KETTLE, "name": "Electric Kettle", "category": "Home & Kitchen", "options": {}},
+    {"product_id": CHAIR, "name": "Office Chair", "category": "Office", "options": {}},
+    {"product_id": "p-laptop", "name": "Laptop", "category": "Electronics", "options": {}},
+]
+
+
+def _without_boots() -> CustomerView:
+    """Ann's orders with the boots taken out: a kettle delivered, chairs and a kettle pending."""
+    store = _store()
+    first = replace(store.orders[0], lines=store.orders[0].lines[1:])
+    sneakers = replace(store.orders[0].lines[0], product_id="p-sneakers", name="Sneakers", item_id="s-1")
+    return replace(store, orders=(first, *store.orders[1:],
+                                  OrderView("#W0000004", "delivered", (sneakers,), "card_1")))
+
+
+def test_an_order_asked_about_by_a_product_never_bought_is_asked_among_the_orders_of_its_kind() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given a customer whose only footwear is sneakers, asking where their hiking boots are
+    understanding = LocalUnderstanding(classifier=_Intents(), catalogue=lambda: _CATALOGUE,
+                                       customer_view=lambda _customer: _without_boots(), variants=_variants)
+    (clause,) = understanding.understand("where are my hiking boots?", {"customer_id": "ann"}).clauses
+    # Then they are told none of their orders holds them, and asked if the sneakers order is meant
+    assert clause.intent == "order_status"
+    assert clause.entities["order_candidates"] == ["#W0000004"]
+    assert clause.entities["question"].startswith("I don't see the Hiking Boots in your orders. Your order "
+                                                   "with footwear: #W0000004 (Sneakers, delivered).")
+    # And a product of a kind they never bought: which of their orders, as for any order unnamed
+    (clause,) = understanding.understand("where is my laptop?", {"customer_id": "ann"}).clauses
+    assert clause.entities["question"].startswith("I don't see the Laptop in your orders. Which of your orders")
+
+
+@pytest.mark.parametrize(("reply", "picked"), [("yes", True), ("yep that one", True), ("no", False),
+                                               ("yes, and cancel my other order too please", False)])
+def test_a_yes_picks_the_one_order_offered(reply: str, picked: bool) -> None:
+    order = _store().orders[0]
+    assert (pick_candidate(reply, [order]) is order) is picked
+
+
+def test_what_their_own_item_is_asked_is_answered_by_its_order() -> None:
+    # "wat color is the tablet i got?": read as a catalogue question, about the product
+    assert purchase_intent("product_info", None, "wat color is the kettle i got?", _store(),
+                           about_a_product=True) == "order_items"
+    assert purchase_intent("product_info", None, "does my kettle switch itself off?", _store(),
+                           about_a_product=True) == "product_info"

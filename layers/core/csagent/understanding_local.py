@@ -359,6 +359,8 @@ class LocalUnderstanding:
                         entities["address"] = dict(named)
                 if intent == "cancel_order" and message_reason and not entities.get("reason"):
                     entities["reason"] = message_reason  # read as a cancellation once grounded
+                if entities.get("not_bought") and not entities.get("order_id"):
+                    entities = orders_of_its_kind(entities, view, catalogue or [])
                 grounded = entities.get("grounded_orders") or []
                 named = found.order_ids[:1] or (grounded if len(grounded) == 1 else [])
                 if named:
@@ -779,6 +781,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         by_facts = orders_named_by_facts(read, piece, entities, view, text)
         if by_facts is not None:
             return ("complaint" if complains_of_amounts else read), by_facts, True
+    if (intent in ORDER_READ_INTENTS or (intent in CATALOGUE_WISHES and about_a_product is False)) \
+            and entities.get("products") and not entities.get("order_id") \
+            and speaks_of_a_purchase(piece) and not names_a_purchase(piece, view):
+        # "could u tell me the status of my hking boots", "where is my laptop?": asked of an order (so
+        # the words, or the model trained on customers' messages, read it), about a product none of
+        # their orders holds; which order they mean is asked, among those holding products of its
+        # kind (`orders_of_its_kind`).
+        entities = {**entities, "not_bought": [str(p.get("name")) for p in entities["products"]]}
+        intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
     points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")
@@ -863,6 +874,30 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
+
+
+def orders_of_its_kind(entities: dict[str, Any], view: Any, catalogue: Sequence[Mapping[str, Any]],
+                       ) -> dict[str, Any]:
+    """A question about the order of a product none of the customer's orders holds ("the status of
+    my hiking boots", theirs being running shoes and sneakers): which order is asked, said plainly,
+    among the orders holding products of the same catalogue category (when none does, or too many
+    to list, the question the grounding asked)."""
+    from csagent.grounding.frame import MAX_LISTED, order_list_text
+
+    category_of = {str(p.get("product_id")): p.get("category") for p in catalogue}
+    named = [p for p in catalogue if str(p.get("name")) in entities["not_bought"]]
+    kinds = {p.get("category") for p in named if p.get("category")}
+    orders = [o for o in view.orders if any(category_of.get(x.product_id) in kinds for x in o.lines)]
+    names = " or ".join(f"the {n}" for n in entities["not_bought"])
+    said = f"I don't see {names} in your orders."
+    if not 1 <= len(orders) <= MAX_LISTED:  # the question the grounding asked, if any, said plainly
+        asked = entities.get("question") or "Which order do you mean? Please share the order number."
+        return {**entities, "question": f"{said} {asked}"}
+    kind = ", ".join(sorted(str(k).lower() for k in kinds))
+    ids = [o.order_id for o in orders]
+    asked = f"Your order with {kind}: {order_list_text(orders)}. Is that the one you mean?" if len(orders) == 1 \
+        else f"Your orders with {kind}: {order_list_text(orders)}. Which one do you mean?"
+    return {**entities, "order_candidates": ids, "grounded_orders": ids, "question": f"{said} {asked}"}
 
 
 def _every_order_delivered(entities: Mapping[str, Any], view: Any) -> bool:

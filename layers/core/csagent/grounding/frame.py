@@ -70,7 +70,8 @@ def _one_order(entities: dict[str, Any], order_id: str, **grounded: str) -> dict
             "grounded": {**entities.get("grounded", {}), **grounded}}
 
 
-def _list(orders: Sequence[OrderView]) -> str:
+def order_list_text(orders: Sequence[OrderView]) -> str:
+    """Orders as a question lists them: "#W1 (Tablet, Notebook, pending); #W2 (...)"."""
     return "; ".join(
         f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
         f", {o.status})"
@@ -162,7 +163,7 @@ def find_order(
             **entities,
             "order_candidates": [o.order_id for o in chosen],
             "grounded_orders": [o.order_id for o in chosen],
-            "question": f"You have {len(chosen)} orders with the {names}: {_list(chosen)}. "
+            "question": f"You have {len(chosen)} orders with the {names}: {order_list_text(chosen)}. "
             "Which one do you mean?",
         }
     return entities
@@ -360,7 +361,7 @@ def _order_by_status(
             "order_candidates": [o.order_id for o in fitting],
             "grounded_orders": [o.order_id for o in fitting],
             "grounded": {"by": "status"},
-            "question": f"Which of your orders do you mean: {_list(fitting)}?",
+            "question": f"Which of your orders do you mean: {order_list_text(fitting)}?",
         }
     return entities
 
@@ -754,6 +755,10 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
         return "product_info"
     if intent not in NOT_ABOUT_A_PURCHASE or not names_a_purchase(text, view):
         return intent
+    if intent in CATALOGUE_WISHES and _ITS_OWN_ATTRIBUTE.search(text):
+        # "wat color is the tablet i got?": what their own item is, which the order holding it says,
+        # however much the question reads like one about the product.
+        return "order_items"
     if intent in CATALOGUE_WISHES and about_the_product:
         # "does my e-reader have cellular or just wifi": an option of the customer's own item, named
         # after it, is answered by what they bought; "can I swim with my earbuds?", "does my
@@ -863,7 +868,7 @@ _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|
                           re.IGNORECASE)
 # "what colour were the earbuds I bought", "what size did I get": what their own item is.
 _ITS_OWN_ATTRIBUTE = re.compile(
-    r"\b(?:what|which)\s+(?:colou?r|size|model|version|capacity|material|kind|type|one)\b"
+    r"\b(?:what|wat|wht|which|wich)\s+(?:colou?r|size|model|version|capacity|material|kind|type|one)\b"
     r"(?:\s+\w+){0,6}?\s+(?:were|was|did i|i (?:got|bought|ordered|picked|chose))\b", re.IGNORECASE)
 
 
@@ -1062,6 +1067,8 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     named after a negation rules its order out; when that leaves one, it is the one meant."""
     if not candidates:
         return None
+    if len(candidates) == 1 and _says_yes(text):
+        return candidates[0]  # "Is that the one you mean?" - "yes that one"
     named = [o for o in candidates if o.order_id in find_order_ids(text)]
     if len(named) == 1:
         return named[0]  # "the one with number #W2022128, please"
@@ -1098,6 +1105,13 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     if best <= 0 or scores.count(best) > 1:
         return None
     return candidates[scores.index(best)]
+
+
+def _says_yes(text: str) -> bool:
+    """A short yes ("yes", "yep that one", "yes please"): the answer to "is that the one you mean?"."""
+    from csagent.nlp.confirmation import classify_confirmation, lean
+
+    return classify_confirmation(text) == "yes" or (len(tokens(text)) <= 4 and lean(text) == "yes")
 
 
 # "not the one with the office chair": a negation this close before a product rules its order out.

@@ -2044,7 +2044,8 @@ def test_an_order_asked_about_by_a_product_never_bought_is_asked_among_the_order
                                                    "with footwear: #W0000004 (Sneakers, delivered).")
     # And a product of a kind they never bought: which of their orders, as for any order unnamed
     (clause,) = understanding.understand("where is my laptop?", {"customer_id": "ann"}).clauses
-    assert clause.entities["question"].startswith("I don't see the Laptop in your orders. Which of your orders")
+    assert clause.entities["question"].startswith(
+        "I don't see the Laptop in your orders. Which of your orders")
 
 
 @pytest.mark.parametrize(("reply", "picked"), [("yes", True), ("yep that one", True), ("no", False),

@@ -895,8 +895,9 @@ def orders_of_its_kind(entities: dict[str, Any], view: Any, catalogue: Sequence[
         return {**entities, "question": f"{said} {asked}"}
     kind = ", ".join(sorted(str(k).lower() for k in kinds))
     ids = [o.order_id for o in orders]
-    asked = f"Your order with {kind}: {order_list_text(orders)}. Is that the one you mean?" if len(orders) == 1 \
-        else f"Your orders with {kind}: {order_list_text(orders)}. Which one do you mean?"
+    listed = order_list_text(orders)
+    asked = f"Your order with {kind}: {listed}. Is that the one you mean?" if len(orders) == 1 \
+        else f"Your orders with {kind}: {listed}. Which one do you mean?"
     return {**entities, "order_candidates": ids, "grounded_orders": ids, "question": f"{said} {asked}"}
 
 

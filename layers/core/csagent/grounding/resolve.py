@@ -609,12 +609,12 @@ def resolve_item_changes(
         # the fallback, of every choice)
         by_name = _kept_by_name(wish_toks, hits, dims, tokens(gloss(segment))) - set(wanted)
         if _SAME_BUT.search(wish) and not alternatives:
-            same = _same_but(line, product_variants, wanted, cheapest, cheaper, by_name)
-            if same.new is None and not same.options:
+            as_kept = _same_but(line, product_variants, wanted, cheapest, cheaper, by_name)
+            if as_kept.new is None and not as_kept.options:
                 others = (_same_but(line, product_variants, other, cheapest, cheaper, by_name)
                           for other in _other_wishes(wish, line, dims))
-                same = next((c for c in others if c.new is not None), same)
-            changes.append(same)
+                as_kept = next((c for c in others if c.new is not None), as_kept)
+            changes.append(as_kept)
             continue
         # "The same bottle in green; if there's no green, red": a fallback that keeps every other
         # option comes before the wish with other options changed.
@@ -704,7 +704,8 @@ def _other_wishes(wish: str, line: Line, dims: Mapping[str, Sequence[str]]) -> I
     ventilation, asks for size M. Tried only when the first reading names no version there is."""
     toks = tokens(wish)
     for reading in other_readings(wish, dims):
-        other = {**apply_moves(wish, line.options, dims), **_targets(wish, line, _resolve_keys(toks, reading))}
+        read = _resolve_keys(toks, reading)
+        other = {**apply_moves(wish, line.options, dims), **_targets(wish, line, read)}
         if other:
             yield other
 

@@ -7,7 +7,7 @@ order ("received", "on its way", "the hold-up"), which misreads the customers wh
 only to say which item they mean: "for the vacuum cleaner I received in #W1, how often should I
 replace the HEPA filter?", "can the speaker that is on its way to me be used in the shower?". This
 model (`nlp.text_models`) reads the clause as `product` or `order`, trained on
-`data/purchase_questions.jsonl`: messages written for it by a helper who had read neither the code
+`data/purchase_questions.jsonl`: messages written for it by helpers who had read neither the code
 nor any evaluation set, at least two in five of each label look-alikes of the other (product
 questions that name the delivery, order questions that name a use: "whats the holdup with my action
 cam, I need it for a trip").
@@ -25,8 +25,8 @@ from csagent.nlp.text_models import TextModelReader
 #: The least probability at which a reading is used, chosen by 5-fold cross-validation over the file
 #: (`python -m devstack.text_model_cv purchase_question`: a `product` reading of an order question
 #: answers with the product's pages instead of where the order is, and costs twice a missed one).
-#: The folds chose 0.6 four times and 0.4 once (2026-12-04); held out, the model reads 671 of the
-#: 700 messages right, the words of `grounding.frame` 483.
+#: The folds chose 0.6 five times (2026-12-05, 960 messages); held out, the model reads 911 of the
+#: 960 right (costly wrong 17), the words of `grounding.frame` 625.
 MIN_PROBABILITY = 0.6
 
 

@@ -2061,3 +2061,41 @@ def test_what_their_own_item_is_asked_is_answered_by_its_order() -> None:
                            about_a_product=True) == "order_items"
     assert purchase_intent("product_info", None, "does my kettle switch itself off?", _store(),
                            about_a_product=True) == "product_info"
+
+
+def test_a_word_naming_two_products_names_the_one_the_customer_bought() -> None:
+    from csagent.nlp.entities.products import ProductMention
+    from csagent.understanding_local import _owned_of_ambiguous
+
+    electric = ProductMention(KETTLE, "Electric Kettle", 1.0, "kettle", (4, 10), {"color": "white"}, True)
+    tea = ProductMention("p-tea", "Tea Kettle", 1.0, "kettle", (4, 10), {}, True)
+    # Ann's kettles are Electric Kettles (one white): "my kettle" is one of those
+    assert _owned_of_ambiguous("the kettle I got leaks", [electric, tea], _store()) == [electric]
+    # a question about the catalogue is not about theirs
+    assert _owned_of_ambiguous("do you sell a kettle?", [electric, tea], _store()) == []
+    # both bought: the one whose item has the options named, else neither
+    tea_line = Line("t-1", "p-tea", "Tea Kettle", 40.0, {"material": "glass"})
+    view = replace(_store(), orders=(*_store().orders,
+                                     OrderView("#W0000009", "delivered", (tea_line,), "card_1")))
+    assert _owned_of_ambiguous("the white kettle I got leaks", [electric, tea], view) == [electric]
+    plain = replace(electric, options={})
+    assert _owned_of_ambiguous("the kettle I got leaks", [plain, tea], view) == []
+
+
+@pytest.mark.parametrize(("clause", "products", "puts_or_takes"), [
+    ("Could you please add a yoga mat to my pending order?", ["Yoga Mat"], True),
+    ("can you put one kettle more inside it?", ["Electric Kettle"], True),
+    ("can u throw another pair of boots into my order", ["Hiking Boots"], True),
+    ("could you take the kettle off the pending order?", ["Electric Kettle"], True),
+    # no product, no container, nothing asked, or nothing of theirs taken out
+    ("can you put the refund on my card?", [], False),
+    ("do you sell a kettle I could add to my kitchen?", ["Electric Kettle"], False),
+    ("I put the kettle in the cupboard", ["Electric Kettle"], False),
+    ("can you take the laptop off my order?", ["Laptop"], False),
+])
+def test_an_item_put_into_or_taken_out_of_an_order_is_asked_for(
+        clause: str, products: list[str], puts_or_takes: bool) -> None:
+    from csagent.grounding.frame import adds_or_removes_an_item
+
+    entities = {"products": [{"product_id": n, "name": n} for n in products]}
+    assert adds_or_removes_an_item(clause, entities, _store()) is puts_or_takes

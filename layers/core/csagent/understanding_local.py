@@ -263,9 +263,10 @@ class LocalUnderstanding:
             # the Hiking Boots), as grounding reads them in the customer's orders.
             products = _once_each(product_mentions(piece, catalogue)) if catalogue else []
             if products:
+                meant = _owned_of_ambiguous(piece, products, view)
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
                                          "surface": p.surface}
-                                        for p in products if not p.ambiguous]
+                                        for p in products if not p.ambiguous or p in meant]
             elif catalogue and lang == "en":
                 # "yall got any pet stuff?": a category of the catalogue, when no product is named.
                 categories = category_mentions(piece, catalogue)
@@ -362,7 +363,10 @@ class LocalUnderstanding:
                 if entities.get("not_bought") and not entities.get("order_id"):
                     entities = orders_of_its_kind(entities, view, catalogue or [])
                 grounded = entities.get("grounded_orders") or []
-                named = found.order_ids[:1] or (grounded if len(grounded) == 1 else [])
+                # (an order only offered in a question, "is that the one you mean?", is not yet one
+                # talked about)
+                settled = len(grounded) == 1 and not entities.get("question")
+                named = found.order_ids[:1] or (grounded if settled else [])
                 if named:
                     recent = named[0]  # "what's in my kettle order, and is my other order pending?"
             if intent in WRITE_INTENTS:
@@ -754,6 +758,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         MONEY_BACK_ASKED,
         READS,
         address_intent,
+        adds_or_removes_an_item,
         asks_an_items_option,
         asks_as_question,
         change_intent,
@@ -781,13 +786,13 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         by_facts = orders_named_by_facts(read, piece, entities, view, text)
         if by_facts is not None:
             return ("complaint" if complains_of_amounts else read), by_facts, True
-    if (intent in ORDER_READ_INTENTS or (intent in CATALOGUE_WISHES and about_a_product is False)) \
+    if (intent in ORDER_BOUND_INTENTS or (intent in CATALOGUE_WISHES and about_a_product is False)) \
             and entities.get("products") and not entities.get("order_id") \
             and speaks_of_a_purchase(piece) and not names_a_purchase(piece, view):
-        # "could u tell me the status of my hking boots", "where is my laptop?": asked of an order (so
-        # the words, or the model trained on customers' messages, read it), about a product none of
-        # their orders holds; which order they mean is asked, among those holding products of its
-        # kind (`orders_of_its_kind`).
+        # "could u tell me the status of my hking boots", "where is my laptop?", "please cancel my
+        # running shoes order": about an order (so the words, or the model trained on customers'
+        # messages, read it), by a product none of their orders holds; which order they mean is
+        # asked, among those holding products of its kind (`orders_of_its_kind`), never guessed.
         entities = {**entities, "not_bought": [str(p.get("name")) for p in entities["products"]]}
         intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
@@ -812,6 +817,10 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An item change or a return reads the whole request: its items, options and payment method are
     # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
     read_as = item_change_intent(intent, text, entities, view, variants, piece)
+    if read_as in CATALOGUE_WISHES | ORDER_READ_INTENTS and adds_or_removes_an_item(piece, entities, view):
+        # "can you put one water bottle more inside it?", read as a question about the bottle: an
+        # item put into the order, which the order's facts and the store's rule answer.
+        read_as = "change_items"
     grounded_to_store = grounded_to_store or read_as != intent
     intent = read_as
     whole = intent in {"change_items", "return_request", "change_payment"}
@@ -874,6 +883,34 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
+
+
+def _owned_of_ambiguous(piece: str, products: Sequence[Any], view: Any) -> list[Any]:
+    """Of the products one word names ("kettle": the Electric Kettle and the Tea Kettle), the one
+    the customer bought, when the words speak of their purchase and only one of those is theirs, or
+    only one of theirs has the options named ("the white kettle I got from you has started clicking
+    off", of a white Electric Kettle and a Tea Kettle)."""
+    from csagent.grounding.frame import speaks_of_a_purchase
+
+    ambiguous = [p for p in products if p.ambiguous]
+    if view is None or not ambiguous or not speaks_of_a_purchase(piece):
+        return []
+    lines = [x for o in view.orders for x in o.lines]
+
+    def described(mention: Any) -> bool:  # "the white kettle": an item of theirs is white
+        wanted = mention.options.items()
+        return bool(mention.options) and any(
+            x.product_id == mention.product_id and all(x.options.get(k) == v for k, v in wanted)
+            for x in lines)
+
+    meant = []
+    for span in dict.fromkeys(p.span for p in ambiguous):
+        theirs = [p for p in ambiguous if p.span == span and any(x.product_id == p.product_id for x in lines)]
+        if len(theirs) > 1:
+            theirs = [p for p in theirs if described(p)]
+        if len(theirs) == 1:
+            meant.append(theirs[0])
+    return meant
 
 
 def orders_of_its_kind(entities: dict[str, Any], view: Any, catalogue: Sequence[Mapping[str, Any]],

@@ -741,10 +741,11 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
         return runner_up
     about_the_product = _about_the_product(text) if about_a_product is None else about_a_product
     if not _POSSESSIVE.search(text):
-        if intent in CATALOGUE_WISHES and _ORDER_PROGRESS.search(text) and about_a_product is not True \
-                and names_a_purchase(text, view):
-            # "has the heavier dumbbell set shipped yet?": whether something has shipped is asked of
-            # an order, never of the catalogue; the one they bought.
+        if intent in CATALOGUE_WISHES | {"warranty", "policy_question"} and _ORDER_PROGRESS.search(text) \
+                and about_a_product is not True and names_a_purchase(text, view):
+            # "has the heavier dumbbell set shipped yet?", "pet bed shipped?", "yoga mat status?":
+            # whether something has shipped is asked of an order, never of the catalogue or the
+            # store's documents; the one they bought.
             return runner_up if runner_up in ORDER_READS_BY_STATUS else "order_status"
         return intent
     asks_of_the_product = about_a_product or (about_the_product and not _ASKS_THE_ASSISTANT.search(text))
@@ -769,7 +770,7 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out|left the warehouse"
-                             r"|on (?:its|the) way)\b", re.IGNORECASE)
+                             r"|on (?:its|the) way|status)\b", re.IGNORECASE)
 
 
 def _about_the_product(text: str) -> bool:
@@ -1121,13 +1122,35 @@ _REMOVES = re.compile(r"\b(remove|take (?:\w+ ){0,4}?(?:out|off)|drop|delete|get
 _ADDS = re.compile(r"\b(add|a second|an extra|one more|another one)\b", re.IGNORECASE)
 
 
+# An item put into an order ("add a yoga mat to my pending order", "put one water bottle more
+# inside it", "throw another pair into my order"): the container is the order, or "it".
+_PUT_IN = re.compile(
+    r"\b(?:add|put|throw|stick|include|pop)\b[^.?!]{0,60}?\b(?:into|inside|in|to|onto)\s+"
+    r"(?:it|(?:this|that|the|my|our|same)\s+(?:[\w-]+\s+){0,2}?order)\b", re.IGNORECASE)
+_AN_ORDER = re.compile(r"\border\b|#W\d", re.IGNORECASE)
+
+
+def adds_or_removes_an_item(clause: str, entities: Mapping[str, Any], view: CustomerView) -> bool:
+    """Does the clause ask to put a product into an order, or to take one of the customer's items
+    out of an order it names ("can you put one water bottle more inside it?", "could you take the
+    puzzle off the new order?")? Neither is an option change, which is all an item change can be
+    (`fill_item_changes` says so, with the order's facts)."""
+    from csagent.nlp.speech_acts import asks_something
+
+    if not asks_something(clause) or not entities.get("products"):
+        return False
+    if _PUT_IN.search(clause):
+        return True
+    return bool(_REMOVES.search(clause)) and bool(_AN_ORDER.search(clause)) and names_a_purchase(clause, view)
+
+
 def _not_an_option_change(text: str, order: OrderView, entities: Mapping[str, Any]) -> str | None:
     """'removal', 'addition' or 'other_product' when the words ask for an item change that is no
     change of options: an item taken out or added, or a product of the order for another product
     (both among the catalogue products the clause names, `entities["products"]`)."""
     if _REMOVES.search(text):
         return "removal"
-    if _ADDS.search(text):
+    if _ADDS.search(text) or _PUT_IN.search(text):
         return "addition"
     held = order.product_ids()
     named = {str(p.get("product_id")) for p in entities.get("products") or [] if p.get("product_id")}

@@ -6,7 +6,7 @@ from functools import partial
 
 import pytest
 
-from csagent.domain.models import Task
+from csagent.domain.models import Task, ToolResult
 from csagent.planning import plan_tasks, resolve_args
 
 ORDER = "#W2611340"
@@ -67,8 +67,10 @@ def test_resolve_args_takes_the_referenced_product_from_the_lookup():
     task = Task(task_id="t2", task_type="warranty", tool="knowledge_search", depends_on=("t1",),
                 args={"question": "warranty on those headphones",
                       "products_from": {"task": "t1", "hint": "headphones"}})
-    lookup = {"status": "success", "data": {"row": {"items": [
-        {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}}
+    lookup = ToolResult.model_validate({
+        "task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "status": "success",
+        "data": {"template_id": "order_overview", "row": {"items": [
+            {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}})
     resolved = resolve_args(task, {"t1": lookup})
     assert resolved.args.model_dump() == {"question": "warranty on those headphones", "product_ids": ["222"]}
     assert resolved.notes.products_from is None

@@ -138,12 +138,9 @@ def _propose(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: A
 def _execute(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: ActionSettings, now: datetime,
              idempotency: IdempotentRunner | None) -> ToolResult:
     assert args.proposal is not None, "CustomerActionArgs requires the proposal to execute"
-    result = execute(task, args.proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
-                     confirmation_id=args.confirmation_id, approved_by=args.approved_by,
-                     approval_threshold=settings.approval_threshold)
-    if result.data is not None:
-        result = result.model_copy(update={"data": {"phase": "execute", **result.data}})
-    return result
+    return execute(task, args.proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
+                   confirmation_id=args.confirmation_id, approved_by=args.approved_by,
+                   approval_threshold=settings.approval_threshold)
 
 
 def run(task: Task, ctx: ToolContext, *, settings: ActionSettings | None = None,

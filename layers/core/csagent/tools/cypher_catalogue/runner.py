@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, ToolResult
 from csagent.domain.task_args import PredefinedCypherArgs
+from csagent.domain.tool_data import CatalogueData
 from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
 from csagent.tools.cypher_catalogue.extraction import (
@@ -303,9 +304,7 @@ def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Tas
         return ToolResult.ok(task, {"template_id": "variants_with_options", "scope": "catalogue",
                                     "params": params, "rows": [], "row_count": 0,
                                     "truncated": False, "product": grounded})
-    if result.data is not None:
-        result.data["product"] = grounded
-    return result
+    return result.with_data(product=grounded) if result.data is not None else result
 
 
 #: Templates whose answer the fallback already gives (the overview holds status, carrier, tracking).
@@ -322,7 +321,7 @@ def _ranked_versions(question: str, name: Any, subject: GroundedProduct | None, 
     if not may_rank(question):
         return None  # no superlative, no "than": nothing to fetch the versions for
     result = run_template("product_variants", {"product_name": str(name)}, ctx, task, catalogue=catalogue)
-    rows = [r for r in ((result.data or {}).get("rows") or []) if isinstance(r, Mapping)]
+    rows = result.data.all_rows if isinstance(result.data, CatalogueData) else []
     if subject is not None:
         rows = [r for r in rows if r.get("product_id") == subject.product_id]
     if not rows or len({r.get("product_id") for r in rows}) != 1:
@@ -398,7 +397,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             # "do you carry sofas?" about nothing the store sells: not found, and what it does sell.
             result = run_template("categories", {}, ctx, task, catalogue=catalogue)
             if result.data is not None:
-                result.data["not_sold"] = True
+                result = result.with_data(not_sold=True)
             result.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
             return result
         if matched is None:

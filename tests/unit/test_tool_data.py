@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from csagent.adapters.stepfunctions_dispatch import results_from_output
 from csagent.domain.actions import ActionProposal
 from csagent.domain.models import Task, TaskResult, TaskStatus, ToolResult
+from csagent.domain.task_args import CustomerActionArgs, PredefinedCypherArgs, ProductRef
 from csagent.domain.tool_data import (
     ActionDoneData,
     ActionProposedData,
@@ -128,3 +129,23 @@ def test_a_step_functions_output_and_a_tool_events_dependencies_are_validated_at
                                       "dependencies": {"t2": good}})
     assert isinstance(event.dependencies["t2"].data, KnowledgeData)
 
+
+def test_the_proposal_to_execute_and_the_grounded_product_are_typed_arguments() -> None:
+    # Given an execution's arguments and a catalogue question's
+    execute = CustomerActionArgs.model_validate({"action": "cancel_order", "phase": "execute",
+                                                 "proposal": PROPOSAL, "confirmation_id": "s:1"})
+    question = PredefinedCypherArgs.model_validate({"question": "is it waterproof?", "product": {
+        "product_id": "1234567890", "name": "Hiking Boots", "options": {"color": "black"},
+        "surface": "boots"}})
+
+    # Then they are models, serialised as given
+    assert isinstance(execute.proposal, ActionProposal) and execute.proposal.order_id == ORDER
+    assert isinstance(question.product, ProductRef) and question.product.options == {"color": "black"}
+    assert question.model_dump()["product"] == {"product_id": "1234567890", "name": "Hiking Boots",
+                                                "options": {"color": "black"}, "surface": "boots"}
+    # And one that is not a proposal, or a product without its id, is refused when the task is built
+    with pytest.raises(ValidationError, match="proposal.action"):
+        CustomerActionArgs.model_validate({"action": "cancel_order", "phase": "execute",
+                                           "proposal": {"order_id": ORDER}})
+    with pytest.raises(ValidationError, match="product.product_id"):
+        PredefinedCypherArgs.model_validate({"question": "q", "product": {"name": "Hiking Boots"}})

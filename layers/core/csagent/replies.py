@@ -693,8 +693,8 @@ def describe_failure(task: Task, result: ToolResult | None, lang: str) -> str:
     """Name the task, the reason in plain words, and the next step. Never an internal error."""
     error = result.error if result is not None else None
     error_type = error.type.value if error is not None else "unknown"
-    proposal = (task.args.proposal if isinstance(task.args, CustomerActionArgs) else None) or {}
-    order_id = task.order_id or str(proposal.get("order_id") or "")
+    proposal = task.args.proposal if isinstance(task.args, CustomerActionArgs) else None
+    order_id = task.order_id or (proposal.order_id if proposal is not None else None) or ""
     name = f"task_{task.task_type}"
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)

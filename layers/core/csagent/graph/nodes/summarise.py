@@ -140,13 +140,14 @@ def products_named_in(clauses: list[dict[str, Any]], order_id: str) -> list[str]
 
 
 def last_product(tasks: list[Task], results: Mapping[str, TaskResult]) -> dict[str, Any] | None:
-    """The catalogue product this turn answered about, for "that one" in the next turn."""
+    """The catalogue product this turn answered about, for "that one" in the next turn (as the
+    planner gave it: `ProductRef`, as JSON)."""
     for task in reversed(tasks):
         if _failed(results.get(task.task_id)):
             continue
         product = task.args.product if isinstance(task.args, PredefinedCypherArgs) else None
-        if product and product.get("product_id"):
-            return dict(product)
+        if product is not None and product.product_id:
+            return product.model_dump(mode="json")
     return None
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, ToolResult
-from csagent.domain.task_args import PredefinedCypherArgs
+from csagent.domain.task_args import PredefinedCypherArgs, ProductRef
 from csagent.domain.tool_data import CatalogueData
 from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
@@ -255,20 +255,17 @@ class GroundedProduct:
     surface: str | None = None
 
     @classmethod
-    def read(cls, raw: Any) -> GroundedProduct | None:
-        """The product in `raw` (a mapping from the planner), or None when it is not one."""
-        if not isinstance(raw, Mapping):
+    def read(cls, raw: ProductRef | None) -> GroundedProduct | None:
+        """The product the planner grounded (`args.product`), or None when it cannot be queried:
+        no catalogue id (ten digits), no name."""
+        if raw is None:
             return None
-        product_id, name = raw.get("product_id"), raw.get("name")
-        if not (isinstance(product_id, str) and re.fullmatch(r"\d{10}", product_id)
-                and isinstance(name, str) and name.strip()):
+        name = raw.name
+        if not (re.fullmatch(r"\d{10}", raw.product_id) and name and name.strip()):
             return None
-        options = raw.get("options")
-        kept = {str(k): str(v) for k, v in (options.items() if isinstance(options, Mapping) else ())
-                if isinstance(k, str) and isinstance(v, str) and "|" not in k + v and ":" not in k + v}
-        surface = raw.get("surface")
-        return cls(product_id, name.strip(), kept,
-                   surface if isinstance(surface, str) and surface.strip() else None)
+        kept = {k: v for k, v in raw.options.items() if "|" not in k + v and ":" not in k + v}
+        surface = raw.surface
+        return cls(raw.product_id, name.strip(), kept, surface if surface and surface.strip() else None)
 
     def filter_params(self) -> dict[str, str]:
         """The parameters of `variants_with_options`."""

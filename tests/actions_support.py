@@ -18,6 +18,7 @@ from typing import Any
 import boto3
 
 from csagent.domain.models import Task, TaskStatus, ToolResult
+from csagent.domain.tool_data import ActionProposedData
 from csagent.tools import customer_actions as tool
 from csagent.tools.context import ToolContext
 from devstack.template import create_resources, local_resources
@@ -68,8 +69,7 @@ def execute(graph: Any, settings: tool.ActionSettings, customer_id: str, proposa
 
 
 def proposed(result: ToolResult) -> dict[str, Any]:
-    """The proposal of a successful propose phase (fails the test with the error otherwise)."""
+    """The proposal of a successful propose phase, as JSON (fails the test with the error otherwise)."""
     assert result.status is TaskStatus.SUCCESS, result.error
-    assert result.data is not None
-    proposal: dict[str, Any] = result.data["proposal"]
-    return proposal
+    assert isinstance(result.data, ActionProposedData)
+    return result.data.proposal.model_dump(mode="json")

@@ -61,7 +61,7 @@ def test_predefined_cypher_handler_answers_the_order_lookup(invoke: Callable[[st
 
     # Then the ToolResult carries the order's tracking number, under the event's task id
     assert (result.task_id, result.tool, result.status) == ("t1", "predefined_cypher", TaskStatus.SUCCESS)
-    assert result.data is not None and result.data["rows"][0]["tracking_id"] == "357962501027"
+    assert result.data is not None and result.data.rows[0]["tracking_id"] == "357962501027"
 
 
 def test_knowledge_search_handler_answers_with_citations(invoke: Callable[[str], Invoke]) -> None:
@@ -74,9 +74,9 @@ def test_knowledge_search_handler_answers_with_citations(invoke: Callable[[str],
     # Then the answer is quoted from the knowledge base, with its sources
     assert (result.task_id, result.status) == ("t2", TaskStatus.SUCCESS)
     # (the headphones' term, from the warranty terms, cited)
-    assert result.data is not None and "headphones" in result.data["answer"].lower()
-    assert "1 year" in result.data["answer"]
-    assert "warranty" in {c["doc_id"] for c in result.data["citations"]}
+    assert result.data is not None and "headphones" in result.data.answer.lower()
+    assert "1 year" in result.data.answer
+    assert "warranty" in {c.doc_id for c in result.data.citations}
 
 
 @pytest.mark.skipif(not _tool_ready("text2cypher"), reason="text2cypher.run is missing")
@@ -92,7 +92,7 @@ def test_text2cypher_handler_answers_a_catalogue_question(invoke: Callable[[str]
     assert (result.task_id, result.tool) == ("t3", "text2cypher")
     assert result.status in (TaskStatus.SUCCESS, TaskStatus.FALLBACK)
     assert result.data is not None
-    assert "Portable Charger" in {value for row in result.data["rows"] for value in row.values()}
+    assert "Portable Charger" in {value for row in result.data.rows for value in row.values()}
 
 
 @pytest.mark.skipif(not _tool_ready("customer_actions"), reason="customer_actions.run is missing")
@@ -105,8 +105,8 @@ def test_customer_actions_handler_proposes_the_address_change(invoke: Callable[[
 
     # Then it answers with the change to confirm, from his current address to the new one
     assert (result.task_id, result.status) == ("t4", TaskStatus.SUCCESS)
-    assert result.data is not None and result.data["requires_confirmation"] is True
-    summary = " ".join(result.data["summary"])
+    assert result.data is not None and result.data.requires_confirmation is True
+    summary = " ".join(result.data.summary)
     assert "215 River Road" in summary and "12 Harbour Street" in summary
 
 

@@ -103,7 +103,7 @@ def test_cancelling_a_pending_gift_card_order_refunds_the_card_at_once_with_an_a
 
     # Then the order is cancelled, the total refunded to the card immediately, and audited
     assert result.status is TaskStatus.SUCCESS and result.data is not None
-    assert result.data["message"] == (f"Order {GIFT_CARD_ORDER} is cancelled. $152.56 has been refunded to "
+    assert result.data.message == (f"Order {GIFT_CARD_ORDER} is cancelled. $152.56 has been refunded to "
                                       "your gift card (gift_card_6369065); it is available now.")
     state = order_state(neo4j_driver, GIFT_CARD_ORDER)
     assert state["status"] == "cancelled"
@@ -132,7 +132,7 @@ def test_cancelling_a_pending_card_order_refunds_the_card_in_5_to_7_business_day
     result = execute(graph, settings, CARD_OWNER, proposal)
 
     # Then
-    assert result.data is not None and "within 5 to 7 business days" in result.data["message"]
+    assert result.data is not None and "within 5 to 7 business days" in result.data.message
     state = order_state(neo4j_driver, CARD_ORDER)
     assert state["status"] == "cancelled" and state["audits"] == 1
     assert [(r["amount"], r["method"]) for r in state["refunds"]] == [(53.43, "credit_card_3577130")]
@@ -202,7 +202,7 @@ def test_delivered_items_are_returned_with_the_refund_to_a_gift_card(
 
     # Then the return is requested for that item; the refund waits for the items (no transaction yet)
     assert result.status is TaskStatus.SUCCESS and result.data is not None
-    assert result.data["summary"][0].startswith(
+    assert result.data.summary[0].startswith(
         f"Return requested for order {RECENT_ORDER}: Wireless Earbuds")
     row = one(neo4j_driver, """
         MATCH (o:Order {order_id: $id})-[:HAS_LINE]->(l:OrderLine)
@@ -242,7 +242,7 @@ def test_a_pending_orders_shipping_address_changes_and_the_default_address_stays
 
     # Then
     assert result.data is not None
-    assert result.data["message"] == (f"Done: order {RETURNER_PENDING} will now ship to 77 Harbor View, "
+    assert result.data.message == (f"Done: order {RETURNER_PENDING} will now ship to 77 Harbor View, "
                                       "Unit 5, Portland, OR 97201, USA.")
     shipping = one(neo4j_driver, "MATCH (:Order {order_id: $id})-[:SHIPS_TO]->(a) RETURN a{.*} AS a",
                    id=RETURNER_PENDING)["a"]
@@ -266,7 +266,7 @@ def test_the_default_address_changes_and_placed_orders_keep_theirs(
 
     # Then the profile has the new address (and its zip, used to verify identity); orders do not
     assert result.data is not None
-    assert result.data["message"].startswith("Done: your default address is now 77 Harbor")
+    assert result.data.message.startswith("Done: your default address is now 77 Harbor")
     row = one(neo4j_driver, """
         MATCH (c:Customer {customer_id: $id})-[:HAS_DEFAULT_ADDRESS]->(a) RETURN a{.*} AS a, c.zip AS zip""",
               id=RETURNER)
@@ -384,7 +384,7 @@ def test_concurrent_executions_without_the_dynamodb_guard_still_apply_once(
 
     # Then all four report the one execution: the customer lock and the unique audit key serialise them
     assert [r.status for r in results] == [TaskStatus.SUCCESS] * 4, [r.error for r in results]
-    assert len({r.data["audit_id"] for r in results if r.data}) == 1
+    assert len({r.data.audit_id for r in results if r.data}) == 1
     state = order_state(neo4j_driver, GIFT_CARD_ORDER)
     assert (len(state["refunds"]), state["audits"]) == (1, 1)
     assert balance(neo4j_driver, "gift_card_6369065") == 176.56

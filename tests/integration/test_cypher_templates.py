@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from csagent.adapters.neo4j_graph import Neo4jGraph
-from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus, ToolResult
 from csagent.tools import cypher_catalogue as cc
 from csagent.tools.context import ToolContext
 
@@ -95,13 +95,13 @@ def test_every_template_runs_for_its_owner_and_returns_its_shape(
     result = _run(graph, template.id, params, OWNER)
     # Then it succeeds with exactly the declared columns and shape
     assert result.status is TaskStatus.SUCCESS, result.error
-    assert result.data is not None and result.data["template_id"] == template.id
+    assert result.data is not None and result.data.template_id == template.id
     columns = list(template.result.columns)
     if template.result.shape == "one":
-        assert list(result.data["row"]) == columns
-        assert any(v is not None for v in result.data["row"].values())
+        assert list(result.data.row) == columns
+        assert any(v is not None for v in result.data.row.values())
     else:
-        rows = result.data["rows"]
+        rows = result.data.rows
         assert 1 <= len(rows) <= template.result.max_rows
         assert all(list(row) == columns for row in rows)
 
@@ -171,10 +171,10 @@ def test_spot_check_order_status_and_tracking(graph: Neo4jGraph, tau: dict[str, 
     status = _run(graph, "order_status", {"order_id": "W2611340"}, OWNER)
     tracking = _run(graph, "order_tracking", {"order_id": OWNER_ORDER}, OWNER)
     # Then they match the dataset: processed, tracking 357962501027
-    assert status.data is not None and status.data["row"]["status"] == order["status"] == "processed"
+    assert status.data is not None and status.data.row["status"] == order["status"] == "processed"
     assert tracking.data is not None
-    assert [r["tracking_id"] for r in tracking.data["rows"]] == ["357962501027"]
-    assert tracking.data["rows"][0]["carrier"] in {"UPS", "FedEx", "USPS", "DHL"}
+    assert [r["tracking_id"] for r in tracking.data.rows] == ["357962501027"]
+    assert tracking.data.rows[0]["carrier"] in {"UPS", "FedEx", "USPS", "DHL"}
 
 
 def test_spot_check_items_total_and_payment(graph: Neo4jGraph, tau: dict[str, Any]) -> None:
@@ -185,12 +185,12 @@ def test_spot_check_items_total_and_payment(graph: Neo4jGraph, tau: dict[str, An
     payments = _run(graph, "order_payments", {"order_id": OWNER_ORDER}, OWNER)
     # Then they agree with the dataset
     assert items.data is not None and total.data is not None and payments.data is not None
-    assert sorted(r["item_id"] for r in items.data["rows"]) == sorted(i["item_id"] for i in order["items"])
-    assert items.data["rows"][0]["options"] == order["items"][0]["options"]
+    assert sorted(r["item_id"] for r in items.data.rows) == sorted(i["item_id"] for i in order["items"])
+    assert items.data.rows[0]["options"] == order["items"][0]["options"]
     paid = sum(p["amount"] for p in order["payment_history"] if p["transaction_type"] == "payment")
-    assert total.data["row"]["amount_paid"] == pytest.approx(paid)
-    assert total.data["row"]["total"] == pytest.approx(sum(i["price"] for i in order["items"]))
-    assert [r["payment_method"] for r in payments.data["rows"]] == ["gift card"]
+    assert total.data.row["amount_paid"] == pytest.approx(paid)
+    assert total.data.row["total"] == pytest.approx(sum(i["price"] for i in order["items"]))
+    assert [r["payment_method"] for r in payments.data.rows] == ["gift card"]
 
 
 def test_spot_check_account_data(graph: Neo4jGraph, tau: dict[str, Any]) -> None:
@@ -201,14 +201,14 @@ def test_spot_check_account_data(graph: Neo4jGraph, tau: dict[str, Any]) -> None
     delivered = _run(graph, "customer_orders", {"status": "delivered"}, OWNER)
     counts = _run(graph, "order_count_by_status", {}, OWNER)
     # Then they agree with the dataset
-    assert address.data is not None and address.data["row"]["address1"] == user["address"]["address1"]
+    assert address.data is not None and address.data.row["address1"] == user["address"]["address1"]
     assert orders.data is not None
-    assert sorted(r["order_id"] for r in orders.data["rows"]) == sorted(user["orders"])
+    assert sorted(r["order_id"] for r in orders.data.rows) == sorted(user["orders"])
     assert delivered.data is not None
     expected_delivered = sorted(o for o in user["orders"] if tau["orders"][o]["status"] == "delivered")
-    assert sorted(r["order_id"] for r in delivered.data["rows"]) == expected_delivered
+    assert sorted(r["order_id"] for r in delivered.data.rows) == expected_delivered
     assert counts.data is not None
-    assert sum(r["orders"] for r in counts.data["rows"]) == len(user["orders"])
+    assert sum(r["orders"] for r in counts.data.rows) == len(user["orders"])
 
 
 def test_payment_methods_are_masked(graph: Neo4jGraph, tau: dict[str, Any], other: dict[str, Any]) -> None:
@@ -216,7 +216,7 @@ def test_payment_methods_are_masked(graph: Neo4jGraph, tau: dict[str, Any], othe
     result = _run(graph, "payment_methods", {}, other["user_id"])
     # Then cards show as brand + last four, and no payment method id leaves the database
     assert result.data is not None
-    labels = [r["payment_method"] for r in result.data["rows"]]
+    labels = [r["payment_method"] for r in result.data.rows]
     assert any(label.endswith(f"ending {other['last_fours'][0]}") for label in labels)
     assert "credit_card_" not in json.dumps(result.data)
 
@@ -232,15 +232,15 @@ def test_spot_check_catalogue_values(graph: Neo4jGraph, tau: dict[str, Any]) -> 
     blue = _run(graph, "variants_by_option", {"product_name": "water bottle", "option_key": "color",
                                               "option_value": "blue"}, None)
     # Then each agrees with products.json
-    assert listed.data is not None and listed.data["row_count"] == len(variants)
-    assert price.data is not None and price.data["row"]["price"] == variants["6469567736"]["price"]
+    assert listed.data is not None and listed.data.row_count == len(variants)
+    assert price.data is not None and price.data.row["price"] == variants["6469567736"]["price"]
     assert availability.data is not None
-    assert availability.data["row"]["available"] == variants["6469567736"]["available"]
+    assert availability.data.row["available"] == variants["6469567736"]["available"]
     in_stock = [v for v in variants.values() if v["available"]]
     assert cheapest.data is not None
-    assert cheapest.data["row"]["price"] == min(v["price"] for v in in_stock)
+    assert cheapest.data.row["price"] == min(v["price"] for v in in_stock)
     assert blue.data is not None
-    assert {r["item_id"] for r in blue.data["rows"]} == {
+    assert {r["item_id"] for r in blue.data.rows} == {
         v["item_id"] for v in variants.values() if v["options"].get("color") == "blue"}
 
 
@@ -256,12 +256,12 @@ def test_return_and_cancellation_eligibility_follow_the_policy(graph: Neo4jGraph
     can_cancel = _run(graph, "cancellation_eligibility", {"order_id": pending}, pending_owner)
     cannot_cancel = _run(graph, "cancellation_eligibility", {"order_id": delivered}, OWNER)
     # Then only delivered orders are returnable and only pending ones cancellable, with the rule
-    assert can_return.data is not None and can_return.data["row"]["eligible"] is True
-    assert can_return.data["row"]["delivered_at"] is not None
-    assert cannot_return.data is not None and cannot_return.data["row"]["eligible"] is False
-    assert "delivered" in cannot_return.data["row"]["rule"]
-    assert can_cancel.data is not None and can_cancel.data["row"]["eligible"] is True
-    assert cannot_cancel.data is not None and cannot_cancel.data["row"]["eligible"] is False
+    assert can_return.data is not None and can_return.data.row["eligible"] is True
+    assert can_return.data.row["delivered_at"] is not None
+    assert cannot_return.data is not None and cannot_return.data.row["eligible"] is False
+    assert "delivered" in cannot_return.data.row["rule"]
+    assert can_cancel.data is not None and can_cancel.data.row["eligible"] is True
+    assert cannot_cancel.data is not None and cannot_cancel.data.row["eligible"] is False
 
 
 def test_the_overview_says_where_the_order_ships(graph: Neo4jGraph, tau: dict[str, Any]) -> None:
@@ -272,10 +272,10 @@ def test_the_overview_says_where_the_order_ships(graph: Neo4jGraph, tau: dict[st
     # When its overview is read and worded
     result = _run(graph, "order_overview", {"order_id": OWNER_ORDER}, OWNER)
     task = Task(task_id=result.task_id, task_type=result.task_type, tool=cc.TOOL_NAME)
-    text = describe_success(task, result.model_dump(mode="json"), "en")
+    text = describe_success(task, TaskResult.model_validate(result.model_dump(mode="json")), "en")
     # Then the address is the order's own, and the reply says the order ships there
     assert result.data is not None
-    assert result.data["row"]["address"]["address1"] == expected["address1"]
+    assert result.data.row["address"]["address1"] == expected["address1"]
     assert f"It ships to {expected['address1']}" in text and expected["city"] in text
 
 
@@ -290,10 +290,10 @@ def test_a_question_is_matched_and_answered_from_the_store(graph: Neo4jGraph) ->
     price = cc.run(Task(task_id="q2", task_type="lookup", tool=cc.TOOL_NAME,
                         args={"question": "How much does the office chair cost?"}), ctx)
     # Then the right templates ran with parameters read from the text and the store's products
-    assert status.data is not None and status.data["template_id"] == "order_status"
-    assert status.data["row"]["status"] == "processed"
-    assert price.data is not None and price.data["template_id"] == "product_price"
-    assert [r["product_name"] for r in price.data["rows"]] == ["Office Chair"]
+    assert status.data is not None and status.data.template_id == "order_status"
+    assert status.data.row["status"] == "processed"
+    assert price.data is not None and price.data.template_id == "product_price"
+    assert [r["product_name"] for r in price.data.rows] == ["Office Chair"]
 
 
 
@@ -312,9 +312,9 @@ def test_a_question_naming_a_products_option_is_answered_in_customer_words(
     task = Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args={"question": question})
     # When the tool answers it and the answer is worded
     result = cc.run(task, _ctx(graph, None, get_embedder()))
-    text = describe_success(task, result.model_dump(mode="json"), "en")
+    text = describe_success(task, TaskResult.model_validate(result.model_dump(mode="json")), "en")
     # Then the option's template ran, and the reply is a sentence from the store's data
-    assert result.data is not None and result.data["template_id"] == template_id
+    assert result.data is not None and result.data.template_id == template_id
     assert text == answer
 
 
@@ -327,7 +327,7 @@ def _ask(graph: Neo4jGraph, args: dict[str, Any]) -> tuple[ToolResult, str]:
 
     task = Task(task_id="q1", task_type="product_info", tool=cc.TOOL_NAME, args=args)
     result = cc.run(task, _ctx(graph, None, get_embedder()))
-    return result, describe_success(task, result.model_dump(mode="json"), "en")
+    return result, describe_success(task, TaskResult.model_validate(result.model_dump(mode="json")), "en")
 
 
 def test_a_grounded_product_with_options_is_answered_with_the_versions_having_them(graph: Neo4jGraph) -> None:
@@ -336,8 +336,8 @@ def test_a_grounded_product_with_options_is_answered_with_the_versions_having_th
     # When the tool answers it
     result, text = _ask(graph, args)
     # Then the answer is the three 20000mAh versions in stock, cheapest first, not every charger
-    assert result.data is not None and result.data["template_id"] == "variants_with_options"
-    assert [r["price"] for r in result.data["rows"]] == [98.25, 102.07, 109.27]
+    assert result.data is not None and result.data.template_id == "variants_with_options"
+    assert [r["price"] for r in result.data.rows] == [98.25, 102.07, 109.27]
     assert text.startswith("Yes, the Portable Charger in capacity 20000mAh is available:")
 
 
@@ -347,7 +347,7 @@ def test_options_no_version_has_are_an_answer_not_a_failure(graph: Neo4jGraph) -
     # When asked about it
     result, text = _ask(graph, {"question": "do you have a blue 5000mAh charger?", "product": product})
     # Then it succeeds with no versions, and says so with the product and options named
-    assert result.status is TaskStatus.SUCCESS and result.data is not None and result.data["rows"] == []
+    assert result.status is TaskStatus.SUCCESS and result.data is not None and result.data.rows == []
     assert text == "Sorry, the Portable Charger in capacity 5000mAh and blue is not available right now."
 
 
@@ -359,8 +359,8 @@ def test_a_grounded_product_is_the_evidence_a_weak_match_lacks(graph: Neo4jGraph
     # Then alone they are too unlike any question to answer; grounded, the best product question
     # above the floor answers about that product instead of "say it another way"
     assert alone.error is not None and alone.error.type is ErrorType.LOW_CONFIDENCE
-    assert grounded.data is not None and grounded.data["params"]["product_name"] == "ereader"
-    assert grounded.data["template_id"] == "product_price"
+    assert grounded.data is not None and grounded.data.params["product_name"] == "ereader"
+    assert grounded.data.template_id == "product_price"
     assert text.startswith("The E-Reader costs from $")
 
 
@@ -370,7 +370,7 @@ def test_a_grounded_product_with_no_question_in_the_words_gets_its_overview(grap
     product = {"product_id": "3801771308", "name": "E-Reader", "options": {}}
     result, text = _ask(graph, {"question": "asdf qwerty", "product": product})
     # Then the product's versions, prices and options answer
-    assert result.data is not None and result.data["template_id"] == cc.GROUNDED_FALLBACK
+    assert result.data is not None and result.data.template_id == cc.GROUNDED_FALLBACK
     assert text.startswith("We sell the E-Reader (6 versions")
 
 
@@ -382,7 +382,7 @@ def test_that_one_is_the_product_the_conversation_is_about(graph: Neo4jGraph) ->
     with_context, text = _ask(graph, {"question": question, "context_product": context})
     without, _ = _ask(graph, {"question": question})
     # Then the context supplies the product, and the rest is read against its options
-    assert with_context.data is not None and with_context.data["template_id"] == "product_option_values"
+    assert with_context.data is not None and with_context.data.template_id == "product_option_values"
     assert text.startswith("The Smart Thermostat comes with these color options:")
     assert without.status is TaskStatus.FAILED
 
@@ -393,7 +393,7 @@ def test_words_naming_another_product_win_over_the_context(graph: Neo4jGraph) ->
     # When it is answered
     result, _ = _ask(graph, {"question": "How much does the office chair cost?", "context_product": context})
     # Then it is about the chair
-    assert result.data is not None and [r["product_name"] for r in result.data["rows"]] == ["Office Chair"]
+    assert result.data is not None and [r["product_name"] for r in result.data.rows] == ["Office Chair"]
 
 # ----------------------------------------------------------------------- failures become data
 def test_a_query_over_its_timeout_is_a_retryable_timeout(graph: Neo4jGraph) -> None:
@@ -449,5 +449,5 @@ def test_a_ranking_question_is_answered_from_the_products_versions(
     # When a question ranking a grounded product's versions is asked
     result, text = _ask(graph, {"question": question, "product": product})
     # Then the versions it ranks answer it, from the store's data
-    assert result.data is not None and result.data["template_id"] == cc.RANKED_VERSIONS
+    assert result.data is not None and result.data.template_id == cc.RANKED_VERSIONS
     assert text == answer

@@ -215,9 +215,9 @@ def test_tool_answers_with_a_quotation_and_citations(graph: Any, embedder: Any,
     question = "Can I split a payment between a gift card and a card?"
     result = knowledge_search.run(_task(question=question), ctx)
     assert result.status == TaskStatus.SUCCESS and result.data is not None
-    assert result.data["answer"] and result.data["answer"] in " ".join(
-        " ".join(c["text"].split()) for c in result.data["citations"])
-    assert result.data["citations"][0]["doc_id"] in {"payments-gift-cards", "faq"}
+    assert result.data.answer and result.data.answer in " ".join(
+        " ".join((c.text or "").split()) for c in result.data.citations)
+    assert result.data.citations[0].doc_id in {"payments-gift-cards", "faq"}
 
 
 def test_tool_returns_no_results_for_an_unrelated_question(graph: Any, embedder: Any,
@@ -233,5 +233,5 @@ def test_tool_without_embedder_degrades_to_keyword_search(graph: Any, ingested: 
     ctx = ToolContext(graph=graph, customer_id=None, embedder=None)
     result = knowledge_search.run(_task(question="do gift cards expire?"), ctx)
     assert result.status == TaskStatus.FALLBACK and result.data is not None
-    assert result.data["mode"] == "keyword"
-    assert result.data["citations"][0]["doc_id"] in {"payments-gift-cards", "faq"}
+    assert result.data.mode == "keyword"
+    assert result.data.citations[0].doc_id in {"payments-gift-cards", "faq"}

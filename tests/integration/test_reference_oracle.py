@@ -158,7 +158,7 @@ def replay(task: Mapping[str, Any], refusals: Sequence[bool], graph: Neo4jGraph,
             if refused:
                 outcome.calls.append(f"{action} {call['kwargs']}: proposed, the reference refuses it")
                 continue
-            confirmed = proposal.data["proposal"]
+            confirmed = proposal.data.proposal.model_dump(mode="json")
             result = execute(graph, settings, task["user_id"], confirmed,
                              approved_by="oracle" if confirmed.get("requires_approval") else None)
         ok = result.status is TaskStatus.SUCCESS

@@ -106,11 +106,11 @@ def test_a_three_tool_wave_answers_from_the_store(dispatcher: LocalStepFunctions
     # Then all three succeed, in task order, with the store's real answers
     assert [(r.task_id, r.status) for r in results] == [(t.task_id, TaskStatus.SUCCESS) for t in tasks]
     tracking, warranty, price = results
-    assert tracking.data is not None and tracking.data["rows"][0]["tracking_id"] == "357962501027"
-    assert warranty.data is not None and "warranty" in {c["doc_id"] for c in warranty.data["citations"]}
-    assert "headphones" in warranty.data["answer"].lower() and "1 year" in warranty.data["answer"]
+    assert tracking.data is not None and tracking.data.rows[0]["tracking_id"] == "357962501027"
+    assert warranty.data is not None and "warranty" in {c.doc_id for c in warranty.data.citations}
+    assert "headphones" in warranty.data.answer.lower() and "1 year" in warranty.data.answer
     assert price.data is not None
-    row = price.data["rows"][0]
+    row = price.data.rows[0]
     assert (row["min_price"], row["max_price"]) == _water_bottle_prices(tau_data)
     assert all(r.latency_ms > 0 for r in results)
 
@@ -137,7 +137,7 @@ def test_a_lambda_service_error_is_retried_until_the_tool_answers(dispatcher: Lo
 
     # Then the state machine retried it and its third attempt answered; the others ran once
     assert results["t2"].status is TaskStatus.SUCCESS
-    assert results["t2"].data is not None and results["t2"].data["citations"]
+    assert results["t2"].data is not None and results["t2"].data.citations
     assert (_calls(bridge, "t1"), _calls(bridge, "t2"), _calls(bridge, "t3")) == (1, 3, 1)
 
 
@@ -261,7 +261,7 @@ def test_a_transient_result_is_retried_after_a_backoff_in_a_new_wave(
     assert (_actions(healed["t1"]), healed["t1"].decisions[0].retry_kind) == (["retry"], "backoff")
     assert healed["t1"].result is not None and healed["t1"].result.status is TaskStatus.SUCCESS
     assert healed["t1"].result.data is not None
-    assert healed["t1"].result.data["rows"][0]["tracking_id"] == "357962501027"
+    assert healed["t1"].result.data.rows[0]["tracking_id"] == "357962501027"
     assert [tid for _, tid in bridge.invocations[3:]] == ["t1"]
     assert healed["t1"].record()["attempts"] == 2 and healed["t2"].record()["attempts"] == 1
 
@@ -298,7 +298,7 @@ def test_a_knowledge_question_with_no_results_takes_the_keyword_search_in_a_new_
     assert bridge.events[-1]["args"] == keyword
     result = healed["t2"].result
     assert result is not None and result.status is TaskStatus.FALLBACK and result.tool == "knowledge_search"
-    assert result.data is not None and result.data["mode"] == "keyword" and result.data["citations"]
+    assert result.data is not None and result.data.mode == "keyword" and result.data.citations
 
 
 def test_repeated_transient_failures_open_the_breaker_and_later_waves_fail_fast(

@@ -338,9 +338,9 @@ def test_the_tool_in_the_local_tier_answers_from_a_template(graph: RecordingGrap
     result = t2c.run(task, ToolContext(graph=graph, customer_id=None, embedder=embedder))
     # Then the availability template answered, marked as a fallback from the local tier
     assert result.status == TaskStatus.FALLBACK and result.data is not None
-    assert result.data["template_id"] == "product_availability"
-    assert result.data["rows"][0]["product_name"] == "Air Purifier"
-    assert "local tier" in result.data["text2cypher"]["reason"]
+    assert result.data.template_id == "product_availability"
+    assert result.data.rows[0]["product_name"] == "Air Purifier"
+    assert "local tier" in result.data.text2cypher["reason"]
 
 
 def test_the_debug_view_on_the_store(graph: RecordingGraph, embedder: Any) -> None:

@@ -29,6 +29,7 @@ from csagent.actions.proposals import ActionProposal, idempotency_key
 from csagent.adapters.neo4j_graph import classify_neo4j_error
 from csagent.config import Settings
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.tool_data import ActionDoneData, ActionProposedData
 from csagent.resilience.faults import neo4j_timeout
 from csagent.tools import customer_actions as tool
 from csagent.tools.context import ToolContext
@@ -344,7 +345,7 @@ def test_a_change_between_the_read_and_the_write_is_checked_again() -> None:
 
     # Then the first write found other facts and changed nothing; the second applied
     assert result.status is TaskStatus.SUCCESS and store.writes == 2
-    assert result.data is not None and result.data["changes"]["refund"]["balance"] == 125.0
+    assert isinstance(result.data, ActionDoneData) and result.data.changes["refund"]["balance"] == 125.0
 
 
 def test_facts_that_keep_changing_give_a_retryable_failure() -> None:
@@ -472,17 +473,17 @@ def test_the_tool_executes_a_proposal_it_made() -> None:
     proposed = tool.run(Task(task_id="t1", task_type="cancel_order", tool=tool.TOOL_NAME, args={
         "action": "cancel_order", "args": {"order_id": "W1000001", "reason": "no longer needed"},
         "confirmation_id": "session-1:2"}), ctx, settings=tool.ActionSettings(), now=NOW)
-    assert proposed.data is not None and proposed.data["requires_confirmation"] is True
+    assert isinstance(proposed.data, ActionProposedData) and proposed.data.requires_confirmation is True
 
     # When the customer said yes
-    proposal = ActionProposal.model_validate(proposed.data["proposal"])
+    proposal = proposed.data.proposal
     done = tool.run(execute_task(proposal), ctx, settings=tool.ActionSettings(), now=NOW,
                     idempotency=DirectRunner())
 
     # Then
-    assert done.status is TaskStatus.SUCCESS and done.data is not None
-    assert done.data["phase"] == "execute"
-    assert done.data["message"] == ("Order #W1000001 is cancelled. $100.00 has been refunded to your "
+    assert done.status is TaskStatus.SUCCESS and isinstance(done.data, ActionDoneData)
+    assert done.data.phase == "execute"
+    assert done.data.message == ("Order #W1000001 is cancelled. $100.00 has been refunded to your "
                                     "gift card (gift_card_1); it is available now.")
 
 

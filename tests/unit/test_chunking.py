@@ -425,8 +425,8 @@ def test_tool_returns_answer_and_citations() -> None:
     result = knowledge_search.run(_task(question="how long to return?"),
                                   _ctx(FakeGraph(search_row([RETURNS], [RETURNS]))))
     assert result.status == TaskStatus.SUCCESS
-    assert result.data is not None and "30 days" in result.data["answer"]
-    assert result.data["citations"][0]["chunk_id"] == "returns#0"
+    assert result.data is not None and "30 days" in result.data.answer
+    assert result.data.citations[0].chunk_id == "returns#0"
 
 
 def test_tool_reports_no_results_as_a_typed_failure() -> None:
@@ -488,7 +488,7 @@ def test_tool_without_embedder_falls_back_to_keyword_search() -> None:
     ctx = ToolContext(graph=FakeGraph(search_row([], [RETURNS])), customer_id="c1", embedder=None)
     result = knowledge_search.run(_task(question="return an item within days"), ctx)
     assert result.status == TaskStatus.FALLBACK and result.data is not None
-    assert result.data["mode"] == "keyword"
+    assert result.data.mode == "keyword"
 
 
 def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:

@@ -29,7 +29,8 @@ class FakeActions:
                 {
                     "phase": "propose",
                     "action": "cancel_order",
-                    "proposal": {"order_id": ORDER, "reason": task.args.args["reason"]},
+                    "proposal": {"action": "cancel_order", "order_id": ORDER,
+                                 "args": {"order_id": ORDER, "reason": task.args.args["reason"]}},
                     "summary": [f"Cancel order {ORDER}."],
                     "requires_approval": False,
                 },
@@ -93,7 +94,9 @@ def test_yes_executes_the_proposal_exactly_as_listed(run):
     state = run("yes")
     assert state["status"] == "answered"
     assert len(run.actions.executed) == 1
-    assert run.actions.executed[0]["proposal"] == {"order_id": ORDER, "reason": "no longer needed"}
+    proposal = run.actions.executed[0]["proposal"]
+    assert (proposal["action"], proposal["order_id"]) == ("cancel_order", ORDER)
+    assert proposal["args"] == {"order_id": ORDER, "reason": "no longer needed"}
     assert run.actions.executed[0]["confirmation_id"] == "s:1"
     assert "is cancelled" in state["reply"]["text"]
 

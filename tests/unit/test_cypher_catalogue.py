@@ -70,7 +70,7 @@ class CountingEmbedder:
 
 
 def _task(args: dict[str, Any] | None = None) -> Task:
-    return Task(task_id="t1", task_type="lookup", tool=cc.TOOL_NAME, args=args or {})
+    return Task(task_id="t1", task_type="lookup", tool="predefined_cypher", args=args or {})
 
 
 def _ctx(graph: Any, customer_id: str | None = OWNER, embedder: Any = None) -> ToolContext:
@@ -230,7 +230,7 @@ def test_order_id_without_hash_is_normalised_before_the_query() -> None:
     # Then the query received the canonical id and the result echoes it
     assert result.status is TaskStatus.SUCCESS
     assert graph.calls[0]["params"]["order_id"] == "#W2611340"
-    assert result.data is not None and result.data["params"] == {"order_id": "#W2611340"}
+    assert result.data is not None and result.data.params == {"order_id": "#W2611340"}
 
 
 def test_malformed_order_id_is_a_validation_error_naming_the_parameter() -> None:
@@ -373,8 +373,8 @@ def test_shape_one_returns_exactly_the_declared_columns() -> None:
     result = cc.run_template("order_status", {"order_id": "#W2611340"}, _ctx(graph), _task())
     # Then data holds one row with only the declared columns, in order
     assert result.data is not None
-    assert list(result.data["row"]) == ["order_id", "status", "created_at", "item_count", "total"]
-    assert result.data["row"]["status"] == "processed" and result.data["template_id"] == "order_status"
+    assert list(result.data.row) == ["order_id", "status", "created_at", "item_count", "total"]
+    assert result.data.row["status"] == "processed" and result.data.template_id == "order_status"
 
 
 def test_shape_many_decodes_json_columns_and_caps_rows() -> None:
@@ -388,8 +388,8 @@ def test_shape_many_decodes_json_columns_and_caps_rows() -> None:
     result = cc.run_template("order_items", {"order_id": "#W2611340"}, _ctx(graph), _task())
     # Then rows are capped and flagged, options decoded, and the cap + 1 was asked of the store
     assert result.data is not None
-    assert result.data["row_count"] == cap and result.data["truncated"] is True
-    assert result.data["rows"][0]["options"] == {"color": "blue"}
+    assert result.data.row_count == cap and result.data.truncated is True
+    assert result.data.rows[0]["options"] == {"color": "blue"}
     assert graph.calls[0]["max_rows"] == cap + 1 and graph.calls[0]["timeout_s"] == 5.0
 
 
@@ -554,10 +554,10 @@ def test_run_with_a_question_matches_extracts_and_answers(embedder: Any) -> None
     result = cc.run(task, _ctx(graph, OWNER, embedder))
     # Then it picked the status template, read the order id from the text, and answered
     assert result.status is TaskStatus.SUCCESS and result.data is not None
-    assert result.data["template_id"] == "order_status"
-    assert result.data["params"] == {"order_id": "#W2611340"}
-    assert result.data["match"]["score"] >= cc.DEFAULT_THRESHOLD
-    assert result.tool == cc.TOOL_NAME and result.task_id == "t1"
+    assert result.data.template_id == "order_status"
+    assert result.data.params == {"order_id": "#W2611340"}
+    assert result.data.match.score >= cc.DEFAULT_THRESHOLD
+    assert result.tool == "predefined_cypher" and result.task_id == "t1"
 
 
 def test_run_reads_product_and_option_from_the_store_vocabulary(embedder: Any) -> None:
@@ -567,9 +567,9 @@ def test_run_reads_product_and_option_from_the_store_vocabulary(embedder: Any) -
     # When the tool runs
     result = cc.run(task, _ctx(graph, None, embedder))
     # Then the variants-by-option template ran with both parameters
-    assert result.data is not None and result.data["template_id"] == "variants_by_option"
-    assert result.data["params"]["product_name"] == "officechair"
-    assert result.data["params"]["option_value"] == "leather"
+    assert result.data is not None and result.data.template_id == "variants_by_option"
+    assert result.data.params["product_name"] == "officechair"
+    assert result.data.params["option_value"] == "leather"
 
 
 def test_run_with_an_unmatched_question_is_low_confidence(embedder: Any) -> None:
@@ -589,7 +589,7 @@ def test_run_with_a_template_id_needs_no_embedder() -> None:
     result = cc.run(task, _ctx(graph, OWNER, None))
     # Then it answers from that template
     assert result.status is TaskStatus.SUCCESS and result.data is not None
-    assert result.data["row"]["status"] == "processed"
+    assert result.data.row["status"] == "processed"
 
 
 def test_run_with_a_question_but_no_embedder_fails_cleanly() -> None:
@@ -662,8 +662,8 @@ def test_run_answers_a_product_question_below_the_threshold_when_it_names_an_opt
     result = cc.run(task, _ctx(graph, None, embedder))
     # Then the option's values are looked up for that product
     assert result.status is TaskStatus.SUCCESS and result.data is not None
-    assert result.data["template_id"] == "product_option_values"
-    assert result.data["params"] == {"product_name": "gamingmouse", "option_key": "sensor type"}
+    assert result.data.template_id == "product_option_values"
+    assert result.data.params == {"product_name": "gamingmouse", "option_key": "sensor type"}
 
 
 def test_a_question_naming_a_product_is_not_answered_with_a_store_wide_template(
@@ -680,7 +680,7 @@ def test_a_store_wide_question_naming_no_product_gets_the_store_wide_answer(embe
     graph = FakeGraph(respond=_store_responder([{"category": "Office", "products": 3}]))
     result = cc.run(_task({"question": "What kinds of products do you sell?"}), _ctx(graph, None, embedder))
     # Then the store's categories answer it (a per-product template has no product to run on)
-    assert result.data is not None and result.data["template_id"] == "categories"
+    assert result.data is not None and result.data.template_id == "categories"
 
 
 def test_an_everyday_name_stands_for_its_one_product_and_a_shared_word_for_all() -> None:

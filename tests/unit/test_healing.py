@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from csagent.domain.models import ErrorType, Task, TaskStatus, ToolResult
+from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus, ToolResult
 from csagent.healing import run_healed, run_healed_waves
 from csagent.resilience.bounds import Bounds
 from csagent.resilience.breaker import breakers
@@ -32,8 +32,9 @@ class Script:
     def __call__(self, task: Task, ctx: ToolContext) -> ToolResult:
         self.calls.append((task, ctx))
         status, error = self.outcomes.pop(0) if self.outcomes else ("ok", None)
-        if status == "ok":
-            return ToolResult.ok(task, {"answer": "fine"})
+        if status == "ok":  # data of the tool's own kind (`csagent.domain.tool_data.RESULT_KINDS`)
+            data = {"answer": "fine"} if task.tool == "knowledge_search" else {"rows": []}
+            return ToolResult.ok(task, data)
         return ToolResult.failed(task, error, f"{error.value} happened", retryable=True)
 
 
@@ -135,8 +136,10 @@ def test_an_answer_from_the_cheaper_path_says_so_kindly():
 
     # Given a knowledge answer that came from the keyword fallback after a failed search
     task = Task(task_id="t1", task_type="policy", tool="knowledge_search")
-    result = {"status": "fallback", "heal": [{"action": "degrade"}],
-              "data": {"answer": "Returns are accepted within 30 days.", "citations": []}}
+    result = TaskResult.model_validate({
+        "task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "status": "fallback",
+        "heal": [{"action": "degrade"}],
+        "data": {"answer": "Returns are accepted within 30 days.", "citations": []}})
     # When it is described
     text = describe_success(task, result, "en")
     # Then the reply says plainly that this is the closest answer, then gives it

@@ -6,7 +6,8 @@ from functools import partial
 
 import pytest
 
-from csagent.domain.models import Task
+from csagent.domain.models import Task, ToolResult
+from csagent.domain.task_args import ProductRef
 from csagent.planning import plan_tasks, resolve_args
 
 ORDER = "#W2611340"
@@ -67,8 +68,10 @@ def test_resolve_args_takes_the_referenced_product_from_the_lookup():
     task = Task(task_id="t2", task_type="warranty", tool="knowledge_search", depends_on=("t1",),
                 args={"question": "warranty on those headphones",
                       "products_from": {"task": "t1", "hint": "headphones"}})
-    lookup = {"status": "success", "data": {"row": {"items": [
-        {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}}
+    lookup = ToolResult.model_validate({
+        "task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "status": "success",
+        "data": {"template_id": "order_overview", "row": {"items": [
+            {"product_id": "111", "name": "Water Bottle"}, {"product_id": "222", "name": "Headphones"}]}}})
     resolved = resolve_args(task, {"t1": lookup})
     assert resolved.args.model_dump() == {"question": "warranty on those headphones", "product_ids": ["222"]}
     assert resolved.notes.products_from is None
@@ -405,7 +408,7 @@ def test_a_catalogue_question_carries_the_one_product_its_words_were_grounded_to
     # Given a product question grounded to the 2L kettle
     plan = plan_tasks([clause("product_info", "how much is the 2L kettle?", products=[KETTLE])])
     # When planned, the task carries that product (and its options) for the tool
-    assert plan.tasks[0].args.product == KETTLE
+    assert plan.tasks[0].args.product == ProductRef.model_validate(KETTLE)
     assert plan.tasks[0].args.context_product is None
 
 
@@ -419,12 +422,12 @@ def test_a_later_clause_without_a_product_is_about_the_earlier_clauses_product()
     plan = plan_tasks([clause("product_availability", "do you have the 2L kettle?", products=[KETTLE]),
                        clause("product_info", "how much?")], memory={"last_product": LAPTOP})
     # Then the second question is about the kettle, not the product of an earlier turn
-    assert plan.tasks[1].args.context_product == KETTLE
+    assert plan.tasks[1].args.context_product == ProductRef.model_validate(KETTLE)
 
 
 def test_a_follow_up_turn_is_about_the_remembered_product():
     plan = plan_tasks([clause("product_info", "which colour is that one?")], memory={"last_product": LAPTOP})
-    assert plan.tasks[0].args.context_product == LAPTOP
+    assert plan.tasks[0].args.context_product == ProductRef.model_validate(LAPTOP)
 
 
 def test_a_complaint_about_a_product_of_the_order_gets_its_items_and_a_quiet_policy_search():
@@ -536,7 +539,7 @@ CHAIR = {"product_id": "4794339885", "name": "Office Chair", "options": {}, "sur
 def test_a_catalogue_question_naming_products_side_by_side_is_asked_of_each():
     plan = plan_tasks([clause("product_availability", "do you sell smartphones and tablets?",
                               products=[PHONE, TABLET])])
-    assert [t.args.product["name"] for t in plan.tasks] == ["Smartphone", "Tablet"]
+    assert [t.args.product.name for t in plan.tasks if t.args.product] == ["Smartphone", "Tablet"]
 
 
 def test_a_product_word_describing_another_is_not_asked_about():

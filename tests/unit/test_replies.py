@@ -1,19 +1,20 @@
 
 
 def test_the_items_named_are_added_up() -> None:
+    from csagent.domain.tool_data import CatalogueData
     from csagent.replies import named_items_total
 
     rows = [{"item_id": "a", "product_name": "Backpack", "price": 201.95},
             {"item_id": "b", "product_name": "Pet Bed", "price": 193.22},
             {"item_id": "c", "product_name": "Lamp", "price": 99.0}]
-    data = {"template_id": "order_items", "rows": rows}
+    data = CatalogueData(template_id="order_items", rows=rows)
     # only the items named, not the whole order
     assert named_items_total(data, ["a", "b"], "en") == "Together, Backpack and Pet Bed come to $395.17."
     assert named_items_total(data, ["a"], "en") == ""  # one item's price is on its own line already
 
 
 def test_a_rule_quoted_about_an_order_says_which_order() -> None:
-    from csagent.domain.models import Task
+    from csagent.domain.models import Task, TaskResult
     from csagent.domain.task_args import TaskNotes
     from csagent.replies import describe_success
 
@@ -22,9 +23,11 @@ def test_a_rule_quoted_about_an_order_says_which_order() -> None:
                            "text": "For hygiene reasons Perfume can only be returned unopened."}]}
     task = Task(task_id="t1", task_type="policy", tool="knowledge_search", args={"question": "q"},
                 notes=TaskNotes(order_id="#W4398027"))
-    reply = describe_success(task, {"status": "success", "data": data}, "en")
+    result = TaskResult.model_validate({"task_id": "t1", "task_type": "policy", "tool": "knowledge_search",
+                                        "status": "success", "data": data})
+    reply = describe_success(task, result, "en")
     assert reply == ("Order #W4398027: For hygiene reasons Perfume can only be returned unopened. "
                      "(source: Return and refund policy)")
     # Without an order the quotation stands alone
     task = task.model_copy(update={"notes": TaskNotes()})
-    assert describe_success(task, {"status": "success", "data": data}, "en").startswith("For hygiene")
+    assert describe_success(task, result, "en").startswith("For hygiene")

@@ -6,10 +6,24 @@ from typing import Any
 
 import pytest
 
-from csagent.domain.models import Task
-from csagent.replies import describe_failure, describe_success
+from csagent import replies
+from csagent.domain.models import Task, TaskResult
 
 _t = Task.model_validate
+
+
+def _slot(task: Task, raw: dict[str, Any]) -> TaskResult:
+    """A result slot as the state holds it (`graph.state.task_results`), from its status and data."""
+    return TaskResult.model_validate({"task_id": task.task_id, "task_type": task.task_type, "tool": task.tool,
+                                      **raw})
+
+
+def describe_success(task: Task, raw: dict[str, Any], lang: str) -> str:
+    return replies.describe_success(task, _slot(task, raw), lang)
+
+
+def describe_failure(task: Task, raw: dict[str, Any], lang: str) -> str:
+    return replies.describe_failure(task, _slot(task, raw), lang)
 
 
 def failed(error_type: str, message: str) -> dict[str, Any]:

@@ -6,11 +6,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from csagent.domain.models import Task
+from csagent.domain.models import Task, TaskResult
 from csagent.domain.task_args import TaskNotes
-from csagent.graph.nodes.summarise import dependency_order, last_order_id, last_product, quiet_miss
+from csagent.graph.nodes import summarise
+from csagent.graph.nodes.summarise import dependency_order
 
 LAPTOP = {"product_id": "4760268021", "name": "Laptop", "options": {"ram": "32GB"}}
+
+
+def _slots(raw: dict[str, dict[str, Any]]) -> dict[str, TaskResult]:
+    """Result slots as the state holds them (`graph.state.task_results`), from their status, error
+    and data (a catalogue lookup's)."""
+    return {task_id: TaskResult.model_validate({
+        "task_id": task_id, "task_type": "product_info", "tool": "predefined_cypher",
+        **{k: ({"message": "", **v} if k == "error" else v) for k, v in slot.items()}})
+        for task_id, slot in raw.items()}
+
+
+def last_order_id(tasks: list[Task], raw: dict[str, dict[str, Any]]) -> str | None:
+    return summarise.last_order_id(tasks, _slots(raw))
+
+
+def last_product(tasks: list[Task], raw: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    return summarise.last_product(tasks, _slots(raw))
+
+
+def quiet_miss(task: Task, raw: dict[str, dict[str, Any]], *, asking: bool = False) -> bool:
+    return summarise.quiet_miss(task, _slots(raw), asking=asking)
+
+
+def unneeded_fallback(task: Task, raw: dict[str, dict[str, Any]]) -> bool:
+    return summarise.unneeded_fallback(task, _slots(raw))
+
+
+def covered_failure(task: Task, raw: dict[str, dict[str, Any]], tasks: list[Task]) -> bool:
+    return summarise.covered_failure(task, _slots(raw), tasks)
 
 
 def _task(task_id: str, notes: TaskNotes | None = None, **args: Any) -> Task:
@@ -110,8 +140,6 @@ def test_misses_are_said_when_asked_for_alone_or_when_the_search_broke() -> None
 
 
 def test_a_fallback_is_unsaid_when_what_it_stands_in_for_answered() -> None:
-    from csagent.graph.nodes.summarise import unneeded_fallback
-
     # Given the product's documents searched first and the catalogue's facts as their fallback
     fallback = _task("t2", TaskNotes(fallback_for="t1"), question="is it ok for swimming?", product=LAPTOP)
     # Then the catalogue's facts are left out when the documents answered, and said when they did not
@@ -122,8 +150,6 @@ def test_a_fallback_is_unsaid_when_what_it_stands_in_for_answered() -> None:
 
 
 def test_a_lookup_that_did_not_know_the_question_is_not_reported_when_its_fallback_answered() -> None:
-    from csagent.graph.nodes.summarise import covered_failure
-
     # Given a catalogue lookup that matched no question, and the store's pages planned as its fallback
     tasks = [_task("t1"), Task(task_id="t2", task_type="policy", tool="knowledge_search",
                                notes=TaskNotes(fallback_for="t1"))]

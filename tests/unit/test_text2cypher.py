@@ -447,7 +447,7 @@ def test_an_empty_result_is_no_results() -> None:
     # Then it is NO_RESULTS (the healer degrades to other search), with the query kept for debugging
     assert outcome.status == "success" and result.error is not None
     assert result.error.type == ErrorType.NO_RESULTS
-    assert result.data is not None and result.data["cypher"] == VALID
+    assert result.data is not None and result.data.cypher == VALID
 
 
 def test_an_exhausted_correction_budget_falls_back_to_the_closest_template(embedder: Any) -> None:
@@ -466,8 +466,8 @@ def test_an_exhausted_correction_budget_falls_back_to_the_closest_template(embed
     # And the tool result is a FALLBACK carrying the template's data and why
     result = t2c.to_tool_result(outcome, Task(task_id="t", task_type="lookup", tool=t2c.TOOL_NAME))
     assert result.status == TaskStatus.FALLBACK and result.data is not None
-    assert result.data["template_id"] == "product_price"
-    assert result.data["text2cypher"]["errors"][0]["code"] == "unknown_label"
+    assert result.data.template_id == "product_price"
+    assert result.data.text2cypher["errors"][0]["code"] == "unknown_label"
 
 
 def test_no_fallback_when_no_catalogue_template_is_close(embedder: Any) -> None:
@@ -584,8 +584,8 @@ def test_the_tool_in_the_local_tier_answers_from_a_template(embedder: Any, reset
     result = t2c.run(task, _ctx(FakeGraph(_product_price_rows), embedder))
     # Then the result is the template's, marked FALLBACK, for this task
     assert (result.task_id, result.status) == ("t7", TaskStatus.FALLBACK)
-    assert result.data is not None and result.data["rows"][0]["product_name"] == "Laptop"
-    assert "local tier" in result.data["text2cypher"]["reason"]
+    assert result.data is not None and result.data.rows[0]["product_name"] == "Laptop"
+    assert "local tier" in result.data.text2cypher["reason"]
 
 
 def test_the_tool_answers_with_a_generated_query(monkeypatch: pytest.MonkeyPatch, reset_config: None) -> None:
@@ -600,7 +600,7 @@ def test_the_tool_answers_with_a_generated_query(monkeypatch: pytest.MonkeyPatch
     result = t2c.run(task, _ctx(graph))
     # Then the rows of the generated query come back with the query and its columns
     assert result.status == TaskStatus.SUCCESS and result.data is not None
-    assert (result.data["cypher"], result.data["columns"], result.data["rows"]) == (
+    assert (result.data.cypher, result.data.columns, result.data.rows) == (
         VALID, ["item_id", "price"], VALID_ROWS)
     assert graph.executed[0]["max_rows"] == 11
 

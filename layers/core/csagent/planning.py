@@ -31,8 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from csagent.domain.models import Task
+from csagent.domain.models import Task, ToolResult
 from csagent.domain.task_args import PredefinedCypherArgs, ProductsFrom, TaskNotes, ToolArgs, args_model
+from csagent.domain.tool_data import RowsData
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import (
     ACTION_INTENTS,
@@ -807,15 +808,17 @@ def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:
     return f"{', '.join(named)}: {text}" if named else text
 
 
-def resolve_args(task: Task, dependencies: Mapping[str, Mapping[str, Any]]) -> Task:
+def resolve_args(task: Task, dependencies: Mapping[str, ToolResult]) -> Task:
     """Fill arguments that come from earlier tasks (the product ids of a knowledge search, from an
-    order lookup: `notes.products_from`, which is then done with)."""
+    order lookup's row: `notes.products_from`, which is then done with)."""
     spec = task.notes.products_from
     if spec is None:
         return task
     from csagent.nlp.entities.references import Reference, resolve_product_reference
 
-    row = ((dependencies.get(spec.task) or {}).get("data") or {}).get("row") or {}
+    lookup = dependencies.get(spec.task)
+    data = lookup.data if lookup is not None else None
+    row = (data.row or {}) if isinstance(data, RowsData) else {}
     items = [{"product_id": i["product_id"], "name": i.get("name", "")} for i in row.get("items") or []
              if i.get("product_id")]
     # "those headphones" picks the order's headphones; an unclear reference keeps every product

@@ -1,6 +1,7 @@
 """Reply composition for task results: what the summariser says for each task, in the
 customer's language. Wording lives in the template files of `csagent.nlp.templates`; this
-module only chooses a template and fills it from a tool's data."""
+module only chooses a template and fills it from a tool's data (its model, `csagent.domain.tool_data`;
+a catalogue template's rows are mappings of the template's columns)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,18 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from csagent.domain.models import Task
+from csagent.domain.models import Task, TaskResult, TaskStatus, ToolResult
 from csagent.domain.task_args import CustomerActionArgs
+from csagent.domain.tool_data import (
+    ActionDoneData,
+    ActionProposedData,
+    CatalogueData,
+    Citation,
+    KnowledgeData,
+    ProductNote,
+    RowsData,
+    ToolData,
+)
 from csagent.nlp.replies import join_items, render
 
 # Error types whose tool message is written for the customer (the others stay internal)...
@@ -42,8 +53,8 @@ def _status(value: Any, lang: str) -> str:
     return render(name, lang) if _has_template(name, lang) else str(value or "")
 
 
-def _order_overview(data: Mapping[str, Any], lang: str) -> str:
-    row = data.get("row") or {}
+def _order_overview(data: CatalogueData, lang: str) -> str:
+    row = data.row or {}
     order_id, status = row.get("order_id", ""), row.get("order_status", "")
     shipped = [s for s in row.get("shipments") or [] if s.get("tracking_id")]
     tracking = ", ".join(s["tracking_id"] for s in shipped)
@@ -77,8 +88,8 @@ def _order_overview(data: Mapping[str, Any], lang: str) -> str:
     return text
 
 
-def _order_items(data: Mapping[str, Any], lang: str) -> str:
-    rows = data.get("rows") or []
+def _order_items(data: CatalogueData, lang: str) -> str:
+    rows = data.rows or []
     items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())}"
              f"{', ' + _money(r['price']) if r.get('price') is not None else ''})"
              if r.get("options") else str(r["product_name"]) for r in rows]
@@ -91,11 +102,11 @@ def _order_items(data: Mapping[str, Any], lang: str) -> str:
     return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
 
 
-def named_items_total(data: Mapping[str, Any], item_ids: Sequence[str], lang: str) -> str:
+def named_items_total(data: CatalogueData, item_ids: Sequence[str], lang: str) -> str:
     """ "Together, Backpack and Pet Bed come to $395.17.": the prices of the items the customer
     named, added as decimals; empty when fewer than two of them are in the rows."""
     named = set(item_ids)
-    rows = [r for r in data.get("rows") or [] if r.get("item_id") in named and r.get("price") is not None]
+    rows = [r for r in data.rows or [] if r.get("item_id") in named and r.get("price") is not None]
     if len(rows) < 2:
         return ""
     total = sum((Decimal(str(r["price"])) for r in rows), Decimal(0))
@@ -103,8 +114,8 @@ def named_items_total(data: Mapping[str, Any], item_ids: Sequence[str], lang: st
                   total=f"${total:.2f}")
 
 
-def _customer_orders(data: Mapping[str, Any], lang: str) -> str:
-    rows = data.get("rows") or []
+def _customer_orders(data: CatalogueData, lang: str) -> str:
+    rows = data.rows or []
     if not rows:
         return render("order_list_empty", lang)
     listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows]
@@ -117,8 +128,8 @@ def _address_line(row: Mapping[str, Any]) -> str:
     return f"{street}, {place}".strip(", ")
 
 
-def _default_address(data: Mapping[str, Any], lang: str) -> str:
-    return render("account_default_address", lang, address=_address_line(data.get("row") or {}))
+def _default_address(data: CatalogueData, lang: str) -> str:
+    return render("account_default_address", lang, address=_address_line(data.row or {}))
 
 
 def _payment_method(row: Mapping[str, Any], lang: str) -> str:
@@ -131,39 +142,39 @@ def _payment_method(row: Mapping[str, Any], lang: str) -> str:
     return name
 
 
-def _payment_methods(data: Mapping[str, Any], lang: str) -> str:
-    methods = [_payment_method(r, lang) for r in data.get("rows") or []]
+def _payment_methods(data: CatalogueData, lang: str) -> str:
+    methods = [_payment_method(r, lang) for r in data.rows or []]
     return render("account_payment_methods", lang, methods=_listed(methods, lang))
 
 
-def _gift_card_balance(data: Mapping[str, Any], lang: str) -> str:
-    balances = [_money(r.get("balance")) for r in data.get("rows") or []]
+def _gift_card_balance(data: CatalogueData, lang: str) -> str:
+    balances = [_money(r.get("balance")) for r in data.rows or []]
     return render("account_gift_card_balance", lang, balances=_listed(balances, lang))
 
 
-def _customer_profile(data: Mapping[str, Any], lang: str) -> str:
-    row = data.get("row") or {}
+def _customer_profile(data: CatalogueData, lang: str) -> str:
+    row = data.row or {}
     name = f"{row.get('first_name', '')} {row.get('last_name', '')}".strip()
     return render("account_profile", lang, name=name,
                   email=row.get("email", ""), zip=row.get("zip", ""))
 
 
-def _total_spent(data: Mapping[str, Any], lang: str) -> str:
-    row = data.get("row") or {}
+def _total_spent(data: CatalogueData, lang: str) -> str:
+    row = data.row or {}
     return render("account_total_spent", lang, total=_money(row.get("total_spent")),
                   orders=row.get("orders", 0))
 
 
-def _order_counts(data: Mapping[str, Any], lang: str) -> str:
-    counts = [f"{r.get('orders')} {_status(r.get('status'), lang)}" for r in data.get("rows") or []]
-    total = sum(int(r.get("orders") or 0) for r in data.get("rows") or [])
+def _order_counts(data: CatalogueData, lang: str) -> str:
+    counts = [f"{r.get('orders')} {_status(r.get('status'), lang)}" for r in data.rows or []]
+    total = sum(int(r.get("orders") or 0) for r in data.rows or [])
     return render("account_order_counts", lang, total=total, counts=_listed(counts, lang))
 
 
-def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
+def _shipping_address(data: CatalogueData, lang: str) -> str:
     """Where the order goes, and whether it has left yet ("which address is it going to, and has it
     shipped?" is one question about the order's journey)."""
-    row = data.get("row") or {}
+    row = data.row or {}
     status = row.get("order_status")
     name = {"delivered": "order_shipping_address_delivered", None: "order_shipping_address"}.get(
         status, "order_shipping_address_status")
@@ -171,14 +182,14 @@ def _shipping_address(data: Mapping[str, Any], lang: str) -> str:
                   status=_status(status, lang))
 
 
-def _order_total(data: Mapping[str, Any], lang: str) -> str:
-    row = data.get("row") or {}
+def _order_total(data: CatalogueData, lang: str) -> str:
+    row = data.row or {}
     return render("order_total", lang, order_id=row.get("order_id", ""), total=_money(row.get("total")),
                   paid=_money(row.get("amount_paid")), refunded=_money(row.get("amount_refunded")))
 
 
-def _order_payments(data: Mapping[str, Any], lang: str) -> str:
-    rows = data.get("rows") or []
+def _order_payments(data: CatalogueData, lang: str) -> str:
+    rows = data.rows or []
     order_id = rows[0].get("order_id", "") if rows else ""
     if len(rows) == 1 and rows[0].get("type") == "payment":
         # "was I charged twice?": one payment on the order is the answer, said as such.
@@ -188,9 +199,9 @@ def _order_payments(data: Mapping[str, Any], lang: str) -> str:
     return render("order_payments", lang, order_id=order_id, payments=join_items(listed, lang))
 
 
-def _eligibility(kind: str) -> Callable[[Mapping[str, Any], str], str]:
-    def describe(data: Mapping[str, Any], lang: str) -> str:
-        row = data.get("row") or {}
+def _eligibility(kind: str) -> Callable[[CatalogueData, str], str]:
+    def describe(data: CatalogueData, lang: str) -> str:
+        row = data.row or {}
         name = f"{kind}_{'yes' if row.get('eligible') else 'no'}"
         if not row.get("eligible") and str(row.get("status") or "").startswith("pending ("):
             name = f"{kind}_modified"  # "pending (item modified)": changed once, so no more
@@ -205,13 +216,13 @@ def _refund_source(method: str) -> str:
     return "gift_card" if "gift card" in lowered else "paypal" if "paypal" in lowered else "credit_card"
 
 
-def cancel_refund_preview(data: Mapping[str, Any], lang: str) -> str:
+def cancel_refund_preview(data: CatalogueData, lang: str) -> str:
     """ "If you cancelled order #W1, $6758.40 would go back to your gift card at once.": what a
     cancellation asked about, not asked for, would refund, from the order's payments (each
     method's payments less what was refunded to it), with the policy's timing in English."""
     from csagent.actions.policy import load_rules
 
-    rows = data.get("rows") or []
+    rows = data.rows or []
     order_id = rows[0].get("order_id", "") if rows else ""
     owed: dict[str, Decimal] = {}
     for row in rows:
@@ -247,8 +258,8 @@ def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
 REFUND_TO_COME = frozenset({"return requested", "exchange requested"})
 
 
-def _refund_status(data: Mapping[str, Any], lang: str) -> str:
-    row = data.get("row") or {}
+def _refund_status(data: CatalogueData, lang: str) -> str:
+    row = data.row or {}
     if not row.get("refund_count"):
         none = render("refund_none", lang, order_id=row.get("order_id", ""))
         if row.get("order_status") in REFUND_TO_COME:
@@ -270,9 +281,9 @@ def _refund_status(data: Mapping[str, Any], lang: str) -> str:
                   timing=" ".join(dict.fromkeys(t for t in timings if t))).strip()
 
 
-def _rows_summary(data: Mapping[str, Any], lang: str) -> str:
-    """Any other catalogue template: its rows, compactly ("name: value" pairs)."""
-    rows = data.get("rows") or ([data["row"]] if data.get("row") else [])
+def _rows_summary(data: RowsData, lang: str) -> str:
+    """Any other catalogue template, or a generated query: its rows, compactly ("name: value" pairs)."""
+    rows = data.all_rows
     shown = ["; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in r.items() if v not in (None, "", []))
              for r in rows[:MAX_LISTED]]
     if len(rows) > MAX_LISTED:
@@ -313,8 +324,8 @@ def _stock(available: Any, lang: str) -> str:
     return render("stock_in" if available else "stock_out", lang)
 
 
-def _rows(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list(data.get("rows") or ([data["row"]] if data.get("row") else []))
+def _rows(data: CatalogueData) -> list[dict[str, Any]]:
+    return data.all_rows
 
 
 def _by_product(rows: Sequence[Mapping[str, Any]], column: str = "product_name") -> dict[str, list[Any]]:
@@ -350,7 +361,7 @@ def _option_phrase(key: str | None, value: str) -> str:
     return value if not key or key.lower() in BARE_VALUE_KEYS else f"{key} {value}"
 
 
-def _product_overview(data: Mapping[str, Any], lang: str) -> str:
+def _product_overview(data: CatalogueData, lang: str) -> str:
     sentences = []
     for row in _rows(data)[:MAX_PRODUCTS]:
         fields = {"product": row.get("name") or "", "category": row.get("category") or "",
@@ -364,7 +375,7 @@ def _product_overview(data: Mapping[str, Any], lang: str) -> str:
     return " ".join(sentences)
 
 
-def _product_versions(data: Mapping[str, Any], lang: str) -> str:
+def _product_versions(data: CatalogueData, lang: str) -> str:
     sentences = []
     for product, rows in _by_product(_rows(data)).items():
         items = [render("version_item", lang, options=_options_text(r.get("option_text")),
@@ -384,8 +395,8 @@ def _option_key_of(rows: Sequence[Mapping[str, Any]], value: str, given: Any) ->
     return None
 
 
-def _variants_with_option(data: Mapping[str, Any], lang: str) -> str:
-    params = data.get("params") or {}
+def _variants_with_option(data: CatalogueData, lang: str) -> str:
+    params = data.params
     value = str(params.get("option_value") or "")
     sentences = []
     for product, rows in _by_product(_rows(data)).items():
@@ -397,12 +408,11 @@ def _variants_with_option(data: Mapping[str, Any], lang: str) -> str:
     return " ".join(sentences)
 
 
-def _variants_with_options(data: Mapping[str, Any], lang: str) -> str:
+def _variants_with_options(data: CatalogueData, lang: str) -> str:
     """The versions of one grounded product with every option the customer named (or none)."""
-    grounded = data.get("product") or {}
-    spelled = grounded.get("options") or {}
-    option = join_items([_option_phrase(str(k), str(v)) for k, v in spelled.items()], lang)
-    by_product = _by_product(_rows(data)) or {str(grounded.get("name") or ""): []}
+    grounded = data.product or ProductNote()
+    option = join_items([_option_phrase(k, v) for k, v in grounded.options.items()], lang)
+    by_product = _by_product(_rows(data)) or {grounded.name: []}
     return " ".join(_versions_in_option(product, option, rows, lang) for product, rows in by_product.items())
 
 
@@ -418,14 +428,14 @@ def _versions_in_option(product: str, option: str, rows: Sequence[Mapping[str, A
     return render(name, lang, product=product, option=option, items=_listed(items, lang))
 
 
-def _product_option_keys(data: Mapping[str, Any], lang: str) -> str:
+def _product_option_keys(data: CatalogueData, lang: str) -> str:
     return " ".join(render("product_option_keys", lang, product=product,
                            keys=join_items([str(r.get("option_key")) for r in rows], lang))
                     for product, rows in _by_product(_rows(data)).items())
 
 
-def _product_option_values(data: Mapping[str, Any], lang: str) -> str:
-    key = str((data.get("params") or {}).get("option_key") or "")
+def _product_option_values(data: CatalogueData, lang: str) -> str:
+    key = str(data.params.get("option_key") or "")
     sentences = []
     for product, rows in _by_product(_rows(data)).items():
         ordered = sorted(rows, key=lambda r: _natural_key(str(r.get("value") or "")))
@@ -439,13 +449,13 @@ def _product_option_values(data: Mapping[str, Any], lang: str) -> str:
     return " ".join(sentences)
 
 
-def _product_price(data: Mapping[str, Any], lang: str) -> str:
+def _product_price(data: CatalogueData, lang: str) -> str:
     return " ".join(render("product_price", lang, product=r.get("product_name") or "",
                            prices=_prices(r.get("min_price"), r.get("max_price"), lang))
                     for r in _rows(data)[:MAX_PRODUCTS])
 
 
-def _product_availability(data: Mapping[str, Any], lang: str) -> str:
+def _product_availability(data: CatalogueData, lang: str) -> str:
     sentences = []
     for row in _rows(data)[:MAX_PRODUCTS]:
         product = str(row.get("product_name") or "")
@@ -461,33 +471,33 @@ def _product_availability(data: Mapping[str, Any], lang: str) -> str:
     return " ".join(sentences)
 
 
-def _item(data: Mapping[str, Any], lang: str) -> str:
+def _item(data: CatalogueData, lang: str) -> str:
     """One item by its id: what it is, its price and whether it is in stock."""
-    row = data.get("row") or {}
+    row = data.row or {}
     return render("item_summary", lang, item_id=row.get("item_id") or "",
                   product=row.get("product_name") or "", options=_options_text(row.get("option_text")),
                   price=_money(row.get("price")),
                   stock=_stock(row.get("available"), lang))
 
 
-def _price_extreme(name: str) -> Callable[[Mapping[str, Any], str], str]:
-    def describe(data: Mapping[str, Any], lang: str) -> str:
-        row = data.get("row") or {}
+def _price_extreme(name: str) -> Callable[[CatalogueData, str], str]:
+    def describe(data: CatalogueData, lang: str) -> str:
+        row = data.row or {}
         return render(name, lang, product=row.get("product_name") or "",
                       options=_options_text(row.get("option_text")), price=_money(row.get("price")),
                       item_id=row.get("item_id") or "")
     return describe
 
 
-def _ranked_versions(data: Mapping[str, Any], lang: str) -> str:
+def _ranked_versions(data: CatalogueData, lang: str) -> str:
     """"The cheapest X in stock is ...", "The X with the largest capacity in stock is 2L: ...",
     "X versions in stock with a thickness above 5mm: ..." (`cypher_catalogue.runner._ranked_versions`)."""
-    ranking = data.get("ranking") or {}
-    product = str((data.get("product") or {}).get("name") or "")
+    ranking = data.ranking
+    product = data.product.name if data.product is not None else ""
     rows = _rows(data)
-    key, up = str(ranking.get("key") or ""), int(ranking.get("direction") or 1) > 0
-    if ranking.get("beyond") is not None:
-        bound = str(ranking["beyond"])
+    key, up = (ranking.key, (ranking.direction or 1) > 0) if ranking is not None else ("", True)
+    if ranking is not None and ranking.beyond is not None:
+        bound = ranking.beyond
         if not rows:
             return render("ranked_none_beyond", lang, product=product, key=key, bound=bound,
                           side=render("side_above" if up else "side_below", lang))
@@ -504,11 +514,12 @@ def _ranked_versions(data: Mapping[str, Any], lang: str) -> str:
                       item_id=row.get("item_id") or "")
     items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
                     price=_money(r.get("price"))) for r in rows]
-    return render("ranked_end", lang, product=product, key=key, value=str(ranking.get("value") or ""),
+    value = ranking.value if ranking is not None else None
+    return render("ranked_end", lang, product=product, key=key, value=value or "",
                   end=render("end_highest" if up else "end_lowest", lang), items=_listed(items, lang))
 
 
-def _category_products(data: Mapping[str, Any], lang: str) -> str:
+def _category_products(data: CatalogueData, lang: str) -> str:
     sentences = []
     for category, rows in _by_product(_rows(data), "category").items():
         items = [render("named_prices", lang, name=r.get("product_name") or "",
@@ -517,7 +528,7 @@ def _category_products(data: Mapping[str, Any], lang: str) -> str:
     return " ".join(sentences)
 
 
-def _products_named(data: Mapping[str, Any], lang: str) -> str:
+def _products_named(data: CatalogueData, lang: str) -> str:
     rows = _rows(data)
     items = [render("named_versions_prices", lang, name=r.get("product_name") or "",
                     count=int(r.get("variants") or 0),
@@ -544,7 +555,7 @@ def _values_by_option(option_texts: Any) -> dict[str, list[str]]:
     return {key: sorted(found, key=_natural_key) for key, found in values.items()}
 
 
-def _categories(data: Mapping[str, Any], lang: str) -> str:
+def _categories(data: CatalogueData, lang: str) -> str:
     """Each category with its products ("Footwear: Hiking Boots, Running Shoes and Sneakers"): what
     a customer asking what the store sells wants to read (a count alone when the names are absent);
     with `not_sold`, first that the product asked about is not among them."""
@@ -561,23 +572,23 @@ def _categories(data: Mapping[str, Any], lang: str) -> str:
                         count=int(r.get("products") or 0)) for r in rows]
         text = render("store_categories", lang, items=_listed(items, lang, 50), total=total,
                       categories=len(rows))
-    return f"{render('product_not_sold', lang)} {text}" if data.get("not_sold") else text
+    return f"{render('product_not_sold', lang)} {text}" if data.not_sold else text
 
 
-def _most_versions(data: Mapping[str, Any], lang: str) -> str:
+def _most_versions(data: CatalogueData, lang: str) -> str:
     items = [render("named_version_count", lang, name=r.get("product_name") or "",
                     count=int(r.get("variants") or 0)) for r in _rows(data)]
     return render("products_most_versions", lang, items=join_items(items, lang))
 
 
-def _under_price(data: Mapping[str, Any], lang: str) -> str:
-    limit = (data.get("params") or {}).get("max_price")
+def _under_price(data: CatalogueData, lang: str) -> str:
+    limit = data.params.get("max_price")
     items = [render("named_from_price", lang, name=r.get("product_name") or "",
                     price=_money(r.get("min_price"))) for r in _rows(data)]
     return render("products_under_price", lang, price=_money(limit), items=_listed(items, lang, 50))
 
 
-CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
+CATALOGUE_DESCRIBERS: dict[str, Callable[[CatalogueData, str], str]] = {
     "product_details": _product_overview,
     "product_by_id": _product_overview,
     "product_variants": _product_versions,
@@ -612,24 +623,22 @@ CATALOGUE_DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
 }
 
 
-def _answer_source(answer: str, citations: Sequence[Mapping[str, Any]]) -> str:
+def _answer_source(answer: str, citations: Sequence[Citation]) -> str:
     """The title of the document the answer was taken from (its first sentence is in that
     citation's text); the best-ranked citation's otherwise."""
     opening = answer.split(". ")[0].strip()
-    quoted = next((c for c in citations if opening and opening in " ".join(str(c.get("text") or "").split())),
-                  None)
-    chosen = quoted or (citations[0] if citations else {})
-    return str(chosen.get("title") or "")
+    quoted = next((c for c in citations if opening and opening in " ".join((c.text or "").split())), None)
+    chosen = quoted or (citations[0] if citations else None)
+    return (chosen.title or "") if chosen is not None else ""
 
 
-def _knowledge(data: Mapping[str, Any], lang: str) -> str:
-    citations = data.get("citations") or []
-    answer = str(data.get("answer") or "").strip()
-    source = _answer_source(answer, citations)
+def _knowledge(data: KnowledgeData, lang: str) -> str:
+    answer = data.answer.strip()
+    source = _answer_source(answer, data.citations)
     return render("knowledge_answer", lang, answer=answer, source=source) if source else answer
 
 
-DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
+DESCRIBERS: dict[str, Callable[[CatalogueData, str], str]] = {
     "order_overview": _order_overview,
     "order_by_tracking": _order_overview,
     "order_items": _order_items,
@@ -639,54 +648,57 @@ DESCRIBERS: dict[str, Callable[[Mapping[str, Any], str], str]] = {
 }
 
 
-def _action(data: Mapping[str, Any], lang: str) -> str:
-    if data.get("phase") == "propose":
-        summary = data.get("summary") or []
-        lines = summary if isinstance(summary, list) else [str(summary)]
-        return " ".join([*map(str, lines), render("confirm_prompt", lang)])
-    return str(data.get("message") or render("done_generic", lang))
+def _action(data: ToolData | None, lang: str) -> str:
+    if isinstance(data, ActionProposedData):
+        return " ".join([*data.summary, render("confirm_prompt", lang)])
+    message = data.message if isinstance(data, ActionDoneData) else None
+    return message or render("done_generic", lang)
 
 
-def describe_success(task: Task, result: Mapping[str, Any], lang: str) -> str:
+def describe_success(task: Task, result: TaskResult, lang: str) -> str:
     text = _describe(task, result, lang)
-    if result.get("status") == "fallback" and result.get("heal"):
+    if result.status is TaskStatus.FALLBACK and result.heal:
         # A cheaper path answered after the usual one failed: say so, kindly, before the answer.
         return f"{render('fallback_note', lang)} {text}"
     return text
 
 
-def _describe(task: Task, result: Mapping[str, Any], lang: str) -> str:
-    data = result.get("data") or {}
+def _describe(task: Task, result: ToolResult, lang: str) -> str:
+    data = result.data
     if task.tool == "knowledge_search":
         about = task.notes.order_id or ""
         # A rule quoted about one of the customer's orders says which ("Order #W1: for hygiene
         # reasons Perfume ... can only be returned unopened.").
-        answer = _knowledge(data, lang)
+        answer = _knowledge(data if isinstance(data, KnowledgeData) else KnowledgeData(), lang)
         return render("about_order", lang, order_id=about, text=answer) if about and answer else answer
     if task.tool == "customer_actions":
         return _action(data, lang)
-    describe = DESCRIBERS.get(str(data.get("template_id") or ""))
-    if task.notes.refund_preview and data.get("template_id") == "order_payments":
-        return cancel_refund_preview(data, lang) or _order_payments(data, lang)
-    if describe is not None:
-        named = task.notes.named_items
-        total = named_items_total(data, named, lang) if named else ""
-        return f"{describe(data, lang)} {total}".strip()
-    if "rows" in data or "row" in data:
+    if isinstance(data, CatalogueData):
+        describe = DESCRIBERS.get(data.template_id or "")
+        if task.notes.refund_preview and data.template_id == "order_payments":
+            return cancel_refund_preview(data, lang) or _order_payments(data, lang)
+        if describe is not None:
+            named = task.notes.named_items
+            total = named_items_total(data, named, lang) if named else ""
+            return f"{describe(data, lang)} {total}".strip()
+    if isinstance(data, RowsData) and data.has_rows:
         return _rows_summary(data, lang)
-    return str(data.get("summary") or data.get("answer") or render("done_generic", lang))
+    if isinstance(data, KnowledgeData):  # a generated query's cheaper path: the store's documents
+        return data.answer or render("done_generic", lang)
+    given = (data.model_extra or {}) if data is not None else {}  # a tool no registry knows: as given
+    return str(given.get("summary") or given.get("answer") or render("done_generic", lang))
 
 
-def describe_failure(task: Task, result: Mapping[str, Any] | None, lang: str) -> str:
+def describe_failure(task: Task, result: ToolResult | None, lang: str) -> str:
     """Name the task, the reason in plain words, and the next step. Never an internal error."""
-    error = (result or {}).get("error") or {}
-    error_type = str(error.get("type") or "unknown")
-    proposal = (task.args.proposal if isinstance(task.args, CustomerActionArgs) else None) or {}
-    order_id = task.order_id or str(proposal.get("order_id") or "")
+    error = result.error if result is not None else None
+    error_type = error.type.value if error is not None else "unknown"
+    proposal = task.args.proposal if isinstance(task.args, CustomerActionArgs) else None
+    order_id = task.order_id or (proposal.order_id if proposal is not None else None) or ""
     name = f"task_{task.task_type}"
     subject = render(name, lang, order_id=order_id) if _has_template(name, lang) else render(
         "task_generic", lang)
-    message = str(error.get("message") or "").strip().rstrip(".")
+    message = (error.message if error is not None else "").strip().rstrip(".")
     if error_type == "business_rule_violation" and message and order_id and lang != "en" \
             and task.tool in CUSTOMER_WORDED_TOOLS:
         # The rule, worded for the customer in English only, is still the answer: said after the

@@ -230,4 +230,4 @@ def execute(task: Task, proposal: ActionProposal | Mapping[str, Any], ctx: ToolC
         data = idempotency.run_once(key, run) if idempotency is not None else run()
     except NotApplied as outcome:
         return outcome.result
-    return ToolResult.ok(task, data)
+    return ToolResult.ok(task, {"phase": "execute", **data})

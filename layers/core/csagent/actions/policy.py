@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
-from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from csagent import yamlio
+from csagent.domain.actions import ActionName
 from csagent.domain.models import ErrorType
 
 CENT = Decimal("0.01")
@@ -35,23 +35,6 @@ ITEM_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 ZIP_RE = re.compile(r"^\d{5}(?:-\d{4})?$")
 MAX_FIELD_CHARS = 100
 MAX_ITEMS = 50
-
-
-class ActionName(StrEnum):
-    """The consequential writes the assistant may make for a customer."""
-
-    UPDATE_DEFAULT_ADDRESS = "update_default_address"
-    CHANGE_ORDER_ADDRESS = "change_order_address"
-    CANCEL_ORDER = "cancel_order"
-    RETURN_ITEMS = "return_items"
-    EXCHANGE_ITEMS = "exchange_items"
-    MODIFY_ITEMS = "modify_items"
-    CHANGE_PAYMENT = "change_payment"
-
-    @property
-    def on_order(self) -> bool:
-        """True for the actions that change one order (all but the default address)."""
-        return self is not ActionName.UPDATE_DEFAULT_ADDRESS
 
 
 # --------------------------------------------------------------------------------------- rules

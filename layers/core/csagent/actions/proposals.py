@@ -26,8 +26,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from csagent import yamlio
 from csagent.actions import queries
 from csagent.actions.kinds import ActionArgs, args_dict, kind, parse_args
@@ -41,6 +39,7 @@ from csagent.actions.policy import (
     load_rules,
     usd,
 )
+from csagent.domain.actions import ActionProposal
 from csagent.domain.models import ErrorType, Task, ToolResult
 
 if TYPE_CHECKING:
@@ -173,25 +172,7 @@ def done_lines(plan: ActionPlan) -> list[str]:
 
 
 # ------------------------------------------------------------------------------- proposal
-class ActionProposal(BaseModel):
-    """What the customer confirms. It travels in the conversation state between the two phases;
-    `execute` trusts none of it beyond the action and its arguments: it re-derives the key from
-    the authenticated customer and re-checks the policy on the current facts."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    action: ActionName
-    args: dict[str, Any]
-    order_id: str | None = None
-    summary: list[str] = Field(default_factory=list)
-    amount: float | None = None
-    refund_payment_method_id: str | None = None
-    requires_approval: bool = False
-    price_difference: float | None = None
-    confirmation_id: str | None = None
-    idempotency_key: str | None = None
-
-
+# `ActionProposal` (what the customer confirms) is a domain shape: `csagent.domain.actions`.
 def idempotency_key(customer_id: str, action: ActionName | str, args: Mapping[str, Any],
                     confirmation_id: str) -> str:
     """A deterministic key for one confirmed request: SHA-256 over the customer, the action, the

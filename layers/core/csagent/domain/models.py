@@ -25,6 +25,7 @@ from csagent.domain.task_args import (
     args_model,
     split_notes,
 )
+from csagent.domain.tool_data import AnyToolData, ToolData, result_data
 
 A = TypeVar("A", bound=ToolArgs)
 
@@ -117,20 +118,31 @@ class Task(BaseModel):
 
 
 class ToolResult(BaseModel):
-    """What every tool returns, success or not: failure is data, never an exception."""
+    """What every tool returns, success or not: failure is data, never an exception. `data` is
+    the model of its kind (`csagent.domain.tool_data`), validated from the tool's raw output by
+    `result_data` however the result is made; its JSON is the raw output's keys, as before.
+    Validation errors name the fields, never the values (they may be the customer's data)."""
+
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     task_id: str
     task_type: str
     tool: str
     status: TaskStatus
-    data: dict[str, Any] | None = None
+    data: AnyToolData | None = None
     error: ToolError | None = None
     latency_ms: float = 0.0
 
+    @field_validator("data", mode="before")
     @classmethod
-    def ok(cls, task: Task, data: dict[str, Any], latency_ms: float = 0.0) -> ToolResult:
-        return cls(task_id=task.task_id, task_type=task.task_type, tool=task.tool,
-                   status=TaskStatus.SUCCESS, data=data, latency_ms=latency_ms)
+    def _data_of_its_kind(cls, value: Any, info: ValidationInfo) -> Any:
+        """The one validation point of a tool's output (`tool_data.result_data`)."""
+        return result_data(str(info.data.get("tool") or ""), value)
+
+    @classmethod
+    def ok(cls, task: Task, data: Mapping[str, Any] | ToolData, latency_ms: float = 0.0) -> ToolResult:
+        return cls.model_validate({"task_id": task.task_id, "task_type": task.task_type, "tool": task.tool,
+                                   "status": TaskStatus.SUCCESS, "data": data, "latency_ms": latency_ms})
 
     @classmethod
     def failed(cls, task: Task, error_type: ErrorType, message: str, *, retryable: bool = False,
@@ -139,6 +151,30 @@ class ToolResult(BaseModel):
                    status=TaskStatus.FAILED,
                    error=ToolError(type=error_type, message=message, retryable=retryable),
                    latency_ms=latency_ms)
+
+    def with_data(self, **given: Any) -> ToolResult:
+        """This result with keys added to its data (validated again, as the tool's output is)."""
+        raw = self.data.model_dump() if self.data is not None else {}
+        return self.model_copy(update={"data": result_data(self.tool, {**raw, **given})})
+
+
+class HealStep(BaseModel):
+    """One step the healer took (`csagent.healing.heal_record`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: str
+    reason: str = ""
+    delay_s: float = 0.0
+
+
+class TaskResult(ToolResult):
+    """A task's result slot in the graph state: its final `ToolResult` and what healing did
+    (`attempts`: tool calls made, `heal`: the steps), as `csagent.healing.heal_record` writes them.
+    The state holds it as JSON; `csagent.graph.state.task_results` reads it as this model."""
+
+    attempts: int = 1
+    heal: list[HealStep] = Field(default_factory=list)
 
 
 class Principal(BaseModel):

@@ -31,6 +31,8 @@ from pydantic import (
     model_validator,
 )
 
+from csagent.domain.actions import ActionProposal
+
 #: How many passages the knowledge search returns by default, and at most.
 DEFAULT_K = 5
 MAX_K = 10
@@ -56,6 +58,21 @@ class ToolArgs(_AsGiven):
     hint: str | None = None
 
 
+class ProductRef(_AsGiven):
+    """A catalogue product as the understanding step grounded the customer's words to it
+    (`PredefinedCypherArgs.product`, `.context_product`; the summariser keeps the one a turn
+    answered about as the conversation's `last_product`). Whether it is usable for a query (a
+    catalogue id, a name, options the query can carry) is the tool's to judge
+    (`cypher_catalogue.runner.GroundedProduct.read`)."""
+
+    product_id: str
+    name: str | None = None
+    #: The options the words named ({"color": "black"}).
+    options: dict[str, str] = Field(default_factory=dict)
+    #: The customer's word for it ("phones").
+    surface: str | None = None
+
+
 class PredefinedCypherArgs(ToolArgs):
     """`predefined_cypher` (`csagent.tools.cypher_catalogue.runner.run`): a template by id, or a
     question matched to one."""
@@ -68,8 +85,8 @@ class PredefinedCypherArgs(ToolArgs):
     templates: list[str] = Field(default_factory=list)
     #: The catalogue product the question's words were grounded to (`GroundedProduct.read`), else
     #: the one the conversation was last about.
-    product: dict[str, Any] | None = None
-    context_product: dict[str, Any] | None = None
+    product: ProductRef | None = None
+    context_product: ProductRef | None = None
     #: "not_sold": a question naming nothing the store sells answers with what it does sell.
     unmatched: Literal["not_sold"] | None = None
 
@@ -123,8 +140,8 @@ class CustomerActionArgs(ToolArgs):
     phase: Literal["propose", "execute"] = "propose"
     #: The action's own arguments (propose), validated by the action (`csagent.actions.kinds`).
     args: dict[str, Any] = Field(default_factory=dict)
-    #: What the customer confirmed (execute).
-    proposal: dict[str, Any] | None = None
+    #: What the customer confirmed (execute): the proposing result's `proposal`.
+    proposal: ActionProposal | None = None
     confirmation_id: str | None = None
     #: Only from the human-approval step.
     approved_by: str | None = None

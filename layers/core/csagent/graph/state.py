@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
-from csagent.domain.models import Task
+from csagent.domain.models import Task, TaskResult
 
 RESET: dict[str, Any] = {"__reset__": True}
 
@@ -39,6 +39,15 @@ def planned_tasks(state: Mapping[str, Any]) -> list[Task]:
     return [Task.model_validate(task) for task in state.get("tasks") or []]
 
 
+def task_results(state: Mapping[str, Any]) -> dict[str, TaskResult]:
+    """The turn's results as models, by task id. The state holds each as JSON (its `ToolResult`'s
+    `model_dump(mode="json")` with what healing did, `csagent.healing.heal_record`), the form the
+    checkpoint and the Step Functions payload carry; a node reads them here once, each tool's data
+    as the model of its kind (`csagent.domain.tool_data`)."""
+    slots = state.get("results") or {}
+    return {task_id: TaskResult.model_validate(slot) for task_id, slot in slots.items()}
+
+
 class InputState(TypedDict, total=False):
     session_id: str
     customer_id: str | None
@@ -63,7 +72,8 @@ class State(InputState, total=False):
     # the injection screen flagged): {"text", "understanding": `Understanding.as_dict()`}, so
     # `route` does not read the same text again; {} otherwise (per turn).
     understood: dict[str, Any]
-    # Planning and execution (per turn); the tasks as JSON, read as models by `planned_tasks`
+    # Planning and execution (per turn); the tasks and the results as JSON, read as models by
+    # `planned_tasks` and `task_results`
     entities: dict[str, Any]
     tasks: list[dict[str, Any]]
     results: Annotated[dict[str, dict[str, Any]], merge_dict]

@@ -7,7 +7,7 @@ payment method, return or exchange delivered items - in two phases.
                    | "change_payment" | "change_order_address" | "update_default_address",
          "args": {...},                      # the action's arguments (propose)
          "phase": "propose" | "execute",     # default "propose"
-         "proposal": {...},                  # what the customer confirmed (execute)
+         "proposal": {...},                  # what the customer confirmed (execute): an ActionProposal
          "confirmation_id": "<session>:<turn>",
          "approved_by": "<approver id>"}     # only from the human-approval step
 
@@ -24,8 +24,9 @@ propose -> `{"phase", "action", "order_id", "proposal", "summary", "amount", "re
 confirmation (see `csagent.actions.execute`).
 
 The customer is always `ToolContext.customer_id` (the authenticated session), never a value in
-the arguments. Never raises: bad arguments -> VALIDATION (an unknown phase, or an execution
-without the proposal, is refused when the task is built: `csagent.domain.task_args`); an order
+the arguments. Never raises: bad arguments -> VALIDATION (an unknown phase, an execution without
+the proposal or with one that is no `ActionProposal`, is refused when the task is built:
+`csagent.domain.task_args`); an order
 not in the customer's account -> NO_RESULTS (the same words whether it exists or not); a policy refusal ->
 BUSINESS_RULE_VIOLATION with the reason; Neo4j timeouts -> TIMEOUT (retryable); Neo4j or DynamoDB
 unavailable, or the same request already being carried out -> TRANSIENT (retryable).
@@ -138,12 +139,9 @@ def _propose(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: A
 def _execute(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: ActionSettings, now: datetime,
              idempotency: IdempotentRunner | None) -> ToolResult:
     assert args.proposal is not None, "CustomerActionArgs requires the proposal to execute"
-    result = execute(task, args.proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
-                     confirmation_id=args.confirmation_id, approved_by=args.approved_by,
-                     approval_threshold=settings.approval_threshold)
-    if result.data is not None:
-        result = result.model_copy(update={"data": {"phase": "execute", **result.data}})
-    return result
+    return execute(task, args.proposal, ctx, now=now, idempotency=idempotency or _runner(settings),
+                   confirmation_id=args.confirmation_id, approved_by=args.approved_by,
+                   approval_threshold=settings.approval_threshold)
 
 
 def run(task: Task, ctx: ToolContext, *, settings: ActionSettings | None = None,

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from csagent.domain.models import Task, ToolResult
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.dispatch import ready_tasks, tool_calls_left
-from csagent.graph.state import State
+from csagent.graph.state import State, task_results
 from csagent.graph.timing import timed
 from csagent.healing import run_healed_waves
 from csagent.planning import resolve_args
@@ -28,11 +28,13 @@ def dispatch_wave(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     dispatcher = deps.dispatcher
     assert dispatcher is not None, "route_tasks routes here only when a dispatcher is configured"
     results = state.get("results") or {}
+    done = task_results(state)
     ready = ready_tasks(state)
     tasks = []
     for raw in ready:
         task = Task.model_validate(raw)
-        tasks.append(resolve_args(task, {d: results[d] for d in task.depends_on if d in results}))
+        tasks.append(resolve_args(task, {d: done[d] for d in task.depends_on if d in done}))
+    # To the tool Lambdas as the state holds them (JSON): `ToolEvent.dependencies` reads them back.
     dependencies = {d: results[d] for t in tasks for d in t.depends_on if d in results}
     customer_id, session_id = state.get("customer_id"), state.get("session_id") or ""
 

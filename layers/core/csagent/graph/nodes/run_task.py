@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from csagent.domain.models import ErrorType, Task, ToolResult
+from csagent.domain.models import ErrorType, Task, TaskResult, ToolResult
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import TaskBranch
 from csagent.healing import heal_record, run_healed
@@ -24,7 +24,8 @@ def run_task(branch: TaskBranch, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     started = time.perf_counter()
     deps = runtime.context
     try:
-        task = resolve_args(planned, branch.get("dependencies") or {})
+        needed = {d: TaskResult.model_validate(r) for d, r in (branch.get("dependencies") or {}).items()}
+        task = resolve_args(planned, needed)
         result, decisions, calls = run_healed(task, deps.make_tool_context(branch.get("customer_id")),
                                               deps.tools, deps.bounds,
                                               tool_calls_left=branch.get("tool_calls_left"))

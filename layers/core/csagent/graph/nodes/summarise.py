@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+from collections.abc import Mapping
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from csagent.domain.models import ErrorType, Task
+from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus
 from csagent.domain.task_args import CustomerActionArgs, PredefinedCypherArgs
+from csagent.domain.tool_data import ActionProposedData, KnowledgeData, RowsData
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.hand_off import wants_handoff
-from csagent.graph.state import State, planned_tasks
+from csagent.graph.state import State, planned_tasks, task_results
 from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES, detect_frustration
 from csagent.models.errors import ModelUnavailable
@@ -88,27 +90,39 @@ def grouped(tasks: list[Task]) -> list[Task]:
     return [task for group in groups.values() for task in group]
 
 
-def last_order_id(tasks: list[Task], results: dict[str, Any]) -> str | None:
+def _failed(result: TaskResult | None) -> bool:
+    return result is not None and result.status is TaskStatus.FAILED
+
+
+def _answered(result: TaskResult | None) -> bool:
+    return result is not None and result.status is TaskStatus.SUCCESS
+
+
+def _error_type(result: TaskResult | None) -> ErrorType | None:
+    return result.error.type if result is not None and result.error is not None else None
+
+
+def last_order_id(tasks: list[Task], results: Mapping[str, TaskResult]) -> str | None:
     """The order this turn was about, for "that order" in the next turn. A change the store's rules
     refused was about its order too ("Cancel #W1." ... "Fine. Then at least give me the tracking
     number."); any other failure (an order not found, a timeout) names nothing known."""
     for task in reversed(tasks):
-        result = results.get(task.task_id) or {}
-        if result.get("status") == "failed" \
-                and (result.get("error") or {}).get("type") != ErrorType.BUSINESS_RULE_VIOLATION:
+        result = results.get(task.task_id)
+        if _failed(result) and _error_type(result) is not ErrorType.BUSINESS_RULE_VIOLATION:
             continue
-        data = result.get("data") or {}
-        order_id = task.order_id or (data.get("row") or {}).get("order_id") \
-            or _the_one_listed(data.get("rows"))
+        data = result.data if result is not None else None
+        order_id = task.order_id
+        if not order_id and isinstance(data, RowsData):
+            order_id = (data.row or {}).get("order_id") or _the_one_listed(data.rows)
         if order_id:
             return str(order_id)
     return None
 
 
-def _the_one_listed(rows: Any) -> str | None:
+def _the_one_listed(rows: list[dict[str, Any]] | None) -> str | None:
     """The order of a list that holds exactly one ("which of my orders are on their way?" ...
     "what is the tracking number for that one?")."""
-    listed = {str(r["order_id"]) for r in rows or [] if isinstance(r, dict) and r.get("order_id")}
+    listed = {str(r["order_id"]) for r in rows or [] if r.get("order_id")}
     return listed.pop() if len(listed) == 1 else None
 
 
@@ -125,60 +139,58 @@ def products_named_in(clauses: list[dict[str, Any]], order_id: str) -> list[str]
     return named
 
 
-def last_product(tasks: list[Task], results: dict[str, Any]) -> dict[str, Any] | None:
-    """The catalogue product this turn answered about, for "that one" in the next turn."""
+def last_product(tasks: list[Task], results: Mapping[str, TaskResult]) -> dict[str, Any] | None:
+    """The catalogue product this turn answered about, for "that one" in the next turn (as the
+    planner gave it: `ProductRef`, as JSON)."""
     for task in reversed(tasks):
-        if (results.get(task.task_id) or {}).get("status") == "failed":
+        if _failed(results.get(task.task_id)):
             continue
         product = task.args.product if isinstance(task.args, PredefinedCypherArgs) else None
-        if product and product.get("product_id"):
-            return dict(product)
+        if product is not None and product.product_id:
+            return product.model_dump(mode="json")
     return None
 
 
-def quiet_miss(task: Task, results: dict[str, Any], *, asking: bool = False) -> bool:
+def quiet_miss(task: Task, results: Mapping[str, TaskResult], *, asking: bool = False) -> bool:
     """A supplementary lookup that found nothing while another task of the turn answered, or while
     the turn asks the customer something (`asking`: "which of your two orders with the tablet?"):
     the store's documents have nothing to add to a complaint whose order facts are given, and
     saying "I couldn't find a policy" would read as a failure of the answer."""
-    result = results.get(task.task_id) or {}
-    if not task.notes.supplementary or result.get("status") != "failed" \
-            or (result.get("error") or {}).get("type") != "no_results":
+    result = results.get(task.task_id)
+    if not task.notes.supplementary or not _failed(result) or _error_type(result) is not ErrorType.NO_RESULTS:
         return False
-    return asking or any((r or {}).get("status") == "success"
-                         for tid, r in results.items() if tid != task.task_id)
+    return asking or any(_answered(r) for tid, r in results.items() if tid != task.task_id)
 
 
 #: Failures a fallback that answered makes moot: the question was not one the first lookup knew.
 COVERED_FAILURES = frozenset({"low_confidence", "no_results"})
 
 
-def covered_failure(task: Task, results: dict[str, Any], tasks: list[Task]) -> bool:
+def covered_failure(task: Task, results: Mapping[str, TaskResult], tasks: list[Task]) -> bool:
     """A lookup that did not know the question (`COVERED_FAILURES`) while the fallback planned for
     it (`fallback_for`) answered: "u guys price match?" matched no catalogue question and the
     store's pages answered it, so no "I couldn't look up that product" beside the answer."""
-    result = results.get(task.task_id) or {}
-    if result.get("status") != "failed" or (result.get("error") or {}).get("type") not in COVERED_FAILURES:
+    result = results.get(task.task_id)
+    if not _failed(result) or _error_type(result) not in COVERED_FAILURES:
         return False
-    return any(other.notes.fallback_for == task.task_id
-               and (results.get(other.task_id) or {}).get("status") == "success" for other in tasks)
+    return any(other.notes.fallback_for == task.task_id and _answered(results.get(other.task_id))
+               for other in tasks)
 
 
-def unneeded_fallback(task: Task, results: dict[str, Any]) -> bool:
+def unneeded_fallback(task: Task, results: Mapping[str, TaskResult]) -> bool:
     """A lookup planned to answer only if another one could not (`fallback_for`: the catalogue's
     facts about a product when its documents say nothing), and that other one answered."""
     primary = task.notes.fallback_for
-    return primary is not None and (results.get(primary) or {}).get("status") == "success"
+    return primary is not None and _answered(results.get(primary))
 
 
-def pending_action(task: Task, data: dict[str, Any]) -> dict[str, Any]:
-    """What the next turn's "yes" will execute: the proposal exactly as listed back."""
-    summary = data.get("summary") or []
+def pending_action(task: Task, data: ActionProposedData) -> dict[str, Any]:
+    """What the next turn's "yes" will execute: the proposal exactly as listed back (the state
+    holds it as JSON; `confirm_actions` reads `proposal` back into `ActionProposal`)."""
     confirmation_id = task.args.confirmation_id if isinstance(task.args, CustomerActionArgs) else None
-    return {"action": data.get("action") or task.task_type, "proposal": data.get("proposal") or {},
-            "confirmation_id": confirmation_id or "",
-            "summary": " ".join(summary) if isinstance(summary, list) else str(summary),
-            "requires_approval": bool(data.get("requires_approval")), "amount": data.get("amount")}
+    return {"action": data.action or task.task_type, "proposal": data.proposal.model_dump(mode="json"),
+            "confirmation_id": confirmation_id or "", "summary": " ".join(data.summary),
+            "requires_approval": data.requires_approval, "amount": data.amount}
 
 
 def _model_reply(state: State, lines: list[str], ordered: list[Task], failed: list[Task],
@@ -229,7 +241,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # Fault injection: a crash between dispatch and summarise (the retry resumes from the checkpoint).
     crash_point("before_summarise", runtime.context.fault_plan)
     lang = state.get("lang", "en")
-    results = state.get("results") or {}
+    results = task_results(state)
     tasks = planned_tasks(state)
     lines: list[str] = []
     citations: list[dict[str, Any]] = []
@@ -241,14 +253,15 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
              and not covered_failure(task, results, tasks)]
     for task in shown:
         result = results.get(task.task_id)
-        if result is None or result.get("status") == "failed":
+        if result is None or _failed(result):
             failed.append(task)
             lines.append(describe_failure(task, result, lang))
             continue
         lines.append(describe_success(task, result, lang))
-        data = result.get("data") or {}
-        citations.extend(data.get("citations") or [])
-        if data.get("phase") == "propose":
+        data = result.data
+        if isinstance(data, KnowledgeData):
+            citations.extend(c.model_dump(mode="json") for c in data.citations)
+        if isinstance(data, ActionProposedData):
             proposed = pending_action(task, data)
             # One change asked for in two clauses is proposed, and carried out, once.
             if all((p["action"], p["proposal"]) != (proposed["action"], proposed["proposal"])
@@ -267,15 +280,13 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     status = "awaiting_confirmation" if proposals else "partial" if failures else status_of_asking(missing)
     update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
                               "pending_actions": proposals, "awaiting": asked}
-    failed_types = {((results.get(t.task_id) or {}).get("error") or {}).get("type") for t in tasks
-                    if (results.get(t.task_id) or {}).get("status") == "failed"}
+    failed_types = {_error_type(results.get(t.task_id)) for t in tasks if _failed(results.get(t.task_id))}
     streak = int(state.get("consecutive_failed_turns") or 0)
     update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0
     update["trace"] = {"summariser": how}
     # A failure the reply leaves unsaid (a supplementary search that found nothing beside an
     # answer) is no failure of the turn: the hand-off triggers read only the ones the customer saw.
-    unsaid = [t.task_id for t in tasks if t not in shown
-              and (results.get(t.task_id) or {}).get("status") == "failed"]
+    unsaid = [t.task_id for t in tasks if t not in shown and _failed(results.get(t.task_id))]
     if unsaid:
         update["trace"]["unsaid_failures"] = unsaid
     sources = knowledge_sources(citations)

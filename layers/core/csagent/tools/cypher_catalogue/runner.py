@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, ToolResult
-from csagent.domain.task_args import PredefinedCypherArgs
+from csagent.domain.task_args import PredefinedCypherArgs, ProductRef
+from csagent.domain.tool_data import CatalogueData
 from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
 from csagent.tools.cypher_catalogue.extraction import (
@@ -254,20 +255,17 @@ class GroundedProduct:
     surface: str | None = None
 
     @classmethod
-    def read(cls, raw: Any) -> GroundedProduct | None:
-        """The product in `raw` (a mapping from the planner), or None when it is not one."""
-        if not isinstance(raw, Mapping):
+    def read(cls, raw: ProductRef | None) -> GroundedProduct | None:
+        """The product the planner grounded (`args.product`), or None when it cannot be queried:
+        no catalogue id (ten digits), no name."""
+        if raw is None:
             return None
-        product_id, name = raw.get("product_id"), raw.get("name")
-        if not (isinstance(product_id, str) and re.fullmatch(r"\d{10}", product_id)
-                and isinstance(name, str) and name.strip()):
+        name = raw.name
+        if not (re.fullmatch(r"\d{10}", raw.product_id) and name and name.strip()):
             return None
-        options = raw.get("options")
-        kept = {str(k): str(v) for k, v in (options.items() if isinstance(options, Mapping) else ())
-                if isinstance(k, str) and isinstance(v, str) and "|" not in k + v and ":" not in k + v}
-        surface = raw.get("surface")
-        return cls(product_id, name.strip(), kept,
-                   surface if isinstance(surface, str) and surface.strip() else None)
+        kept = {k: v for k, v in raw.options.items() if "|" not in k + v and ":" not in k + v}
+        surface = raw.surface
+        return cls(raw.product_id, name.strip(), kept, surface if surface and surface.strip() else None)
 
     def filter_params(self) -> dict[str, str]:
         """The parameters of `variants_with_options`."""
@@ -303,9 +301,7 @@ def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Tas
         return ToolResult.ok(task, {"template_id": "variants_with_options", "scope": "catalogue",
                                     "params": params, "rows": [], "row_count": 0,
                                     "truncated": False, "product": grounded})
-    if result.data is not None:
-        result.data["product"] = grounded
-    return result
+    return result.with_data(product=grounded) if result.data is not None else result
 
 
 #: Templates whose answer the fallback already gives (the overview holds status, carrier, tracking).
@@ -322,7 +318,7 @@ def _ranked_versions(question: str, name: Any, subject: GroundedProduct | None, 
     if not may_rank(question):
         return None  # no superlative, no "than": nothing to fetch the versions for
     result = run_template("product_variants", {"product_name": str(name)}, ctx, task, catalogue=catalogue)
-    rows = [r for r in ((result.data or {}).get("rows") or []) if isinstance(r, Mapping)]
+    rows = result.data.all_rows if isinstance(result.data, CatalogueData) else []
     if subject is not None:
         rows = [r for r in rows if r.get("product_id") == subject.product_id]
     if not rows or len({r.get("product_id") for r in rows}) != 1:
@@ -398,7 +394,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             # "do you carry sofas?" about nothing the store sells: not found, and what it does sell.
             result = run_template("categories", {}, ctx, task, catalogue=catalogue)
             if result.data is not None:
-                result.data["not_sold"] = True
+                result = result.with_data(not_sold=True)
             result.latency_ms = round((time.perf_counter() - started) * 1000.0, 3)
             return result
         if matched is None:

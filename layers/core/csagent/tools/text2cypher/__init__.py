@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, TaskStatus, ToolError, ToolResult
 from csagent.domain.task_args import Text2CypherArgs
+from csagent.domain.tool_data import result_data
 from csagent.models.ladder import LADDER_SEPARATOR, parse_chain
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -160,11 +161,10 @@ def to_tool_result(outcome: Text2CypherOutcome, task: Task) -> ToolResult:
                 "score": None if fallback.score is None else round(fallback.score, 4),
                 "errors": [e.to_dict() for a in outcome.attempts for e in a.errors], **summary}
         result = fallback.result
-        data = {**(result.data or {}), "text2cypher": note}
+        data = {**(result.data.model_dump() if result.data is not None else {}), "text2cypher": note}
         status = TaskStatus.FALLBACK if result.status == TaskStatus.SUCCESS else result.status
-        return result.model_copy(update={"task_id": task.task_id, "task_type": task.task_type,
-                                         "tool": task.tool, "status": status, "data": data,
-                                         "latency_ms": latency})
+        return ToolResult(task_id=task.task_id, task_type=task.task_type, tool=task.tool, status=status,
+                          data=result_data(task.tool, data), error=result.error, latency_ms=latency)
     if outcome.status == "success":
         data = {"question": outcome.question, "cypher": outcome.cypher, "columns": outcome.columns,
                 "rows": outcome.rows, "row_count": len(outcome.rows), "truncated": outcome.truncated,
@@ -172,7 +172,7 @@ def to_tool_result(outcome: Text2CypherOutcome, task: Task) -> ToolResult:
         if outcome.rows:
             return ToolResult.ok(task, data, latency_ms=latency)
         return ToolResult(task_id=task.task_id, task_type=task.task_type, tool=task.tool,
-                          status=TaskStatus.FAILED, data=data, latency_ms=latency,
+                          status=TaskStatus.FAILED, data=result_data(task.tool, data), latency_ms=latency,
                           error=ToolError(type=ErrorType.NO_RESULTS,
                                           message="The catalogue has nothing that matches this question."))
     error = outcome.error
@@ -181,7 +181,7 @@ def to_tool_result(outcome: Text2CypherOutcome, task: Task) -> ToolResult:
         return ToolResult.failed(task, ErrorType.LOW_CONFIDENCE,
                                  f"No query could answer this question ({reason}).", latency_ms=latency)
     message = error.message + (f" ({reason})" if reason else "")
+    tried = result_data(task.tool, {"question": outcome.question, **summary})
     return ToolResult(task_id=task.task_id, task_type=task.task_type, tool=task.tool,
-                      status=TaskStatus.FAILED, data={"question": outcome.question, **summary},
-                      latency_ms=latency,
+                      status=TaskStatus.FAILED, data=tried, latency_ms=latency,
                       error=ToolError(type=error.error_type, message=message, retryable=error.retryable))

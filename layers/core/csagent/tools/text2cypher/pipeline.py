@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from csagent.domain.tool_data import RowsData
 from csagent.tools.caches import ToolCaches
 from csagent.tools.text2cypher.examples import ExampleBank, RetrievedExample
 from csagent.tools.text2cypher.schema import CATALOGUE_SCHEMA, AllowedSchema
@@ -425,7 +426,8 @@ class Text2Cypher:
         template = catalogue.get(closest[0])
         assert template is not None
         params = cc.extract_params(template, outcome.question, vocabulary=vocabulary)
-        task = Task(task_id="text2cypher-fallback", task_type="lookup", tool=cc.TOOL_NAME)
+        # The catalogue tool by its registry name, so its rows are read as `CatalogueData`.
+        task = Task(task_id="text2cypher-fallback", task_type="lookup", tool="predefined_cypher")
         context = ToolContext(graph=self.graph, customer_id=None, embedder=self.embedder, caches=self.caches)
         result = cc.run_template(template.id, params, context, task, catalogue=catalogue)
         fallback.template_id, fallback.score, fallback.cypher, fallback.result = (
@@ -435,12 +437,13 @@ class Text2Cypher:
             "fallback", verdict, f"{reason}; template {template.id} (score {closest[1]:.2f}): "
             + (result.error.message if result.error else "answered"),
             (time.perf_counter() - started) * 1000.0))
-        if result.status == TaskStatus.SUCCESS and result.data is not None:
+        if result.status == TaskStatus.SUCCESS and isinstance(result.data, RowsData):
             outcome.status = "fallback"
             outcome.cypher = fallback.cypher
-            rows = result.data.get("rows") if "rows" in result.data else [result.data.get("row")]
-            outcome.rows = [_plain(r) for r in rows or [] if r is not None]
-            outcome.truncated = bool(result.data.get("truncated", False))
+            data = result.data
+            rows = data.rows if data.rows is not None else [data.row]
+            outcome.rows = [_plain(r) for r in rows if r is not None]
+            outcome.truncated = data.truncated
 
 
 def explain(question: str, *, graph: GraphStore, model: BaseChatModel | None, embedder: Embedder | None,

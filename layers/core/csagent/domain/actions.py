@@ -1,0 +1,47 @@
+"""The customer actions' names and the proposal a customer confirms: the shapes the task
+arguments (`CustomerActionArgs.proposal`), a proposing result (`ActionProposedData.proposal`)
+and the actions package (`csagent.actions`) share. No I/O, no policy: the rules and the writes
+live in `csagent.actions`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ActionName(StrEnum):
+    """The consequential writes the assistant may make for a customer."""
+
+    UPDATE_DEFAULT_ADDRESS = "update_default_address"
+    CHANGE_ORDER_ADDRESS = "change_order_address"
+    CANCEL_ORDER = "cancel_order"
+    RETURN_ITEMS = "return_items"
+    EXCHANGE_ITEMS = "exchange_items"
+    MODIFY_ITEMS = "modify_items"
+    CHANGE_PAYMENT = "change_payment"
+
+    @property
+    def on_order(self) -> bool:
+        """True for the actions that change one order (all but the default address)."""
+        return self is not ActionName.UPDATE_DEFAULT_ADDRESS
+
+
+class ActionProposal(BaseModel):
+    """What the customer confirms. It travels in the conversation state between the two phases;
+    `execute` trusts none of it beyond the action and its arguments: it re-derives the key from
+    the authenticated customer and re-checks the policy on the current facts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: ActionName
+    args: dict[str, Any]
+    order_id: str | None = None
+    summary: list[str] = Field(default_factory=list)
+    amount: float | None = None
+    refund_payment_method_id: str | None = None
+    requires_approval: bool = False
+    price_difference: float | None = None
+    confirmation_id: str | None = None
+    idempotency_key: str | None = None

@@ -2046,6 +2046,9 @@ def test_an_order_asked_about_by_a_product_never_bought_is_asked_among_the_order
     (clause,) = understanding.understand("where is my laptop?", {"customer_id": "ann"}).clauses
     assert clause.entities["question"].startswith(
         "I don't see the Laptop in your orders. Which of your orders")
+    # A message that names the order says which, whatever product it names
+    first = understanding.understand("where is my laptop? order #W0000003", {"customer_id": "ann"}).clauses[0]
+    assert "not_bought" not in first.entities and "I don't see" not in str(first.entities.get("question"))
 
 
 @pytest.mark.parametrize(("reply", "picked"), [("yes", True), ("yep that one", True), ("no", False),

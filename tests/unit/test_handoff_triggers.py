@@ -306,6 +306,8 @@ def test_shouting_plus_exclamation_marks_add_up_to_frustration() -> None:
     ("I don't need to talk to a human, just tell me the status", False),
     ("What does the warranty cover?", False),
     ("I am a manager at a small company, do you sell in bulk?", False),
+    ("it is three days now. Please, I need somebody to investigate.", True),
+    ("I need someone to sign for it at home", False),
 ])
 def test_asking_for_a_person_in_words(text: str, expected: bool) -> None:
     # Given a message that does or does not ask for a person

@@ -787,12 +787,13 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         if by_facts is not None:
             return ("complaint" if complains_of_amounts else read), by_facts, True
     if (intent in ORDER_BOUND_INTENTS or (intent in CATALOGUE_WISHES and about_a_product is False)) \
-            and entities.get("products") and not entities.get("order_id") \
+            and entities.get("products") and not entities.get("order_id") and not NEAR_ORDER_ID.search(text) \
             and speaks_of_a_purchase(piece) and not names_a_purchase(piece, view):
         # "could u tell me the status of my hking boots", "where is my laptop?", "please cancel my
         # running shoes order": about an order (so the words, or the model trained on customers'
         # messages, read it), by a product none of their orders holds; which order they mean is
         # asked, among those holding products of its kind (`orders_of_its_kind`), never guessed.
+        # (A message naming an order says which: "the package of my e-reader, order #W1".)
         entities = {**entities, "not_bought": [str(p.get("name")) for p in entities["products"]]}
         intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size

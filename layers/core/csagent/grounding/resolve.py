@@ -628,9 +628,9 @@ def resolve_item_changes(
             line, product_variants, {**held, **wanted}, cheapest, cheaper)
         if choice.new is None and len(choice.options) > 1:
             # Several versions fit what changes; the one with what the wish also named as it is.
-            same = _named_as_it_is(wish, line, hits)
+            as_named = _named_as_it_is(wish, line, hits)
             named = [v for v in choice.options
-                     if same and all(v.options.get(k) == x for k, x in same.items())]
+                     if as_named and all(v.options.get(k) == x for k, x in as_named.items())]
             if len(named) == 1:
                 choice = ItemChange(line, named[0])
         unavailable = choice.new is None and not choice.options

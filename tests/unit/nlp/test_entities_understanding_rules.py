@@ -417,7 +417,8 @@ def test_a_doubted_handoff_beside_a_request_is_no_request_for_a_person(readings,
     # alone, a doubted hand-off still goes to a person: in doubt, a person
     ((("human_handoff", 0.44, 0.41),), "how do you verify who i am"),
     # the model sure of it, beside a request
-    ((("human_handoff", 0.62, 0.62), ("order_status", 0.8, 0.9)), "I want to escalate this. Where is my order?"),
+    ((("human_handoff", 0.62, 0.62), ("order_status", 0.8, 0.9)),
+     "I want to escalate this. Where is my order?"),
     # words that name a person are never doubted
     ((("human_handoff", 0.39, 0.25), ("order_status", 0.8, 0.9)),
      "get me someone who can actually fix this. Where is my order?"),

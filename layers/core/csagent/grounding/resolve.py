@@ -704,7 +704,8 @@ def _other_wishes(wish: str, line: Line, dims: Mapping[str, Sequence[str]]) -> I
     ventilation, asks for size M. Tried only when the first reading names no version there is."""
     toks = tokens(wish)
     for reading in other_readings(wish, dims):
-        other = {**apply_moves(wish, line.options, dims), **_targets(wish, line, _resolve_keys(toks, reading))}
+        other = {**apply_moves(wish, line.options, dims),
+                 **_targets(wish, line, _resolve_keys(toks, reading))}
         if other:
             yield other
 

@@ -39,7 +39,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian's browser, driven by Playwright in tests/browser (PLAYWRIGHT_CHROMIUM overrides the path).
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors kb-rebuild
+.PHONY: help setup up down status seed export serve demo test test-unit bench eval faults lint lock clean tau eval-understanding intent-examples vectors bytecode kb-rebuild
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -52,7 +52,7 @@ $(STAMP): constraints.txt requirements/runtime.in requirements/dev.in requiremen
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-setup: $(STAMP) vectors ## venv + pinned Python deps + the fixed texts' vectors + Neo4j's Java deps (Maven Central) + OCR and chromium (Debian)
+setup: $(STAMP) vectors bytecode ## venv + pinned Python deps + the fixed texts' vectors + the core package's bytecode + Neo4j's Java deps (Maven Central) + OCR and chromium (Debian)
 	$(BIN)/python -c "from devstack import neo4j; neo4j.is_built() or print('neo4j built in %.0fs' % neo4j.build())"
 	@command -v tesseract >/dev/null || { echo "installing Debian's tesseract-ocr (local image reading)"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tesseract-ocr >/dev/null; }
@@ -65,6 +65,16 @@ setup: $(STAMP) vectors ## venv + pinned Python deps + the fixed texts' vectors 
 # file: a stale array is never used). Seconds when nothing changed; shipped in the core layer.
 vectors: $(STAMP) ## the fixed texts' vectors and the intent model, built for the core layer
 	$(BIN)/python -m csagent.nlp.fixed_vectors
+
+# The core package's bytecode (`__pycache__/*.cpython-311.pyc` beside each source, checked against
+# the source's mtime and size at import, never committed), as the core layer ships its own
+# (infra/build/compile_layer.py). Without it, where PYTHONDONTWRITEBYTECODE is set, every fresh
+# process (a test run, `make serve`, the bench's cold children) compiles the modules it imports
+# again (1.3 MB of source for the router's first reply), which no Lambda container does. An
+# edited module is compiled from its source until the next `make setup`. Seconds when nothing
+# changed.
+bytecode: $(STAMP) ## the core package byte-compiled, as the core layer ships it
+	$(BIN)/python -m compileall -q layers/core/csagent
 
 up: setup ## start Neo4j + moto (tables, buckets, queues from template.yaml) and wait until they answer
 	$(BIN)/python -m devstack.stack up

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from devstack.bench import charts, report
-from devstack.bench.cold import cold_figures, event_for
+from devstack.bench.cold import cold_figures, core_bytecode_share, event_for
 from devstack.bench.concurrency import Exchange, concurrency_figures, phase_figures
 from devstack.bench.dynamodb import item_bytes, session_figures
 from devstack.bench.imports import LANGGRAPH, import_figures
@@ -299,6 +299,24 @@ def test_cold_figures_are_medians_of_the_processes_beside_langgraph():
     assert out["breakdown"]["turn"] == {"median_ms": 300.0, "share": 0.15}
     assert out["breakdown"]["model_load"] == {"median_ms": None, "share": None}  # not measured
     assert out["processes"] == 3 and out["answered"] is True
+    assert out["core_bytecode_share"] is None  # not measured
+
+
+def test_the_core_bytecode_share_counts_the_modules_with_an_up_to_date_pyc(tmp_path):
+    # Given a package of three modules: one compiled, one compiled and edited since, one never compiled
+    import py_compile
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for name in ("fresh", "edited", "never"):
+        (package / f"{name}.py").write_text(f"NAME = {name!r}\n")
+    for name in ("fresh", "edited"):
+        py_compile.compile(str(package / f"{name}.py"), doraise=True)
+    (package / "edited.py").write_text("NAME = 'edited at last'\n")
+    # When the share is measured
+    share = core_bytecode_share(package)
+    # Then only the module whose pyc records its source's mtime and size counts
+    assert share == 0.33
 
 
 def test_the_cold_event_is_the_order_status_message_in_its_own_session():

@@ -18,6 +18,11 @@ Beside it, `snapstart_first_reply_ms`: a child that first does what the before-s
 (`csagent.warmup.warm_router`), then times the after-restore hook and the first turn: what a
 container resumed from the snapshot does for its first customer (Lambda's resume itself aside).
 
+Beside them, `core_bytecode_share`: the share of the core package's modules that had an
+up-to-date bytecode file as each child started (`make setup` writes them: `make bytecode`). A
+module without one is compiled from source by every fresh process (where PYTHONDONTWRITEBYTECODE
+is set; otherwise by the first), which no Lambda container does: the core layer ships its bytecode.
+
 Runs round-robin with `import langgraph.graph` in fresh processes, so a slow moment of the
 machine hits all alike; the figure is the median of each and the ratio to langgraph's.
 
@@ -27,9 +32,11 @@ runs with `AUTH_MODE=jwt`; everything else comes from the environment (`make ben
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -42,6 +49,7 @@ from devstack.bench.stats import ratio
 
 ROOT = Path(__file__).resolve().parents[3]
 ROUTER_APP = ROOT / "functions" / "router" / "app.py"
+CORE_PACKAGE = ROOT / "layers" / "core" / "csagent"
 EVENT = ROOT / "events" / "router" / "message.json"
 #: The breakdown's phases, in the order the child runs them (`turn` is the handler's call; `other`
 #: what no phase holds: the lazy imports between them, the reply's parsing).
@@ -149,9 +157,32 @@ def _snapstart_child() -> None:
           flush=True)
 
 
+def core_bytecode_share(package: Path = CORE_PACKAGE) -> float:
+    """The share of `package`'s modules whose `__pycache__` bytecode for this interpreter is up to
+    date: a timestamp pyc recording the source's mtime and size, or a hash-based one (checked by
+    the import system itself)."""
+    sources = sorted(package.rglob("*.py"))
+    fresh = 0
+    for source in sources:
+        try:
+            with open(importlib.util.cache_from_source(str(source)), "rb") as handle:
+                header = handle.read(16)
+        except OSError:
+            continue
+        if len(header) < 16:
+            continue
+        flags, mtime, size = struct.unpack("<III", header[4:16])
+        stat = source.stat()
+        matches = mtime == int(stat.st_mtime) & 0xFFFFFFFF and size == stat.st_size & 0xFFFFFFFF
+        fresh += bool(flags) or matches
+    return round(fresh / len(sources), 2) if sources else 0.0
+
+
 def cold_run(env: Mapping[str, str] | None = None, *, snapstart: bool = False) -> dict[str, Any]:
     """One fresh process's figures (raises when it fails or a reply is not a 200); `snapstart`:
-    the first reply of a container restored from a warmed snapshot instead."""
+    the first reply of a container restored from a warmed snapshot instead. `core_bytecode` is
+    `core_bytecode_share()` as the process starts."""
+    core_bytecode = core_bytecode_share()
     child_env = {**(env or os.environ), "AUTH_MODE": "jwt"}
     mode = "--snapstart-child" if snapstart else "--child"
     done = subprocess.run([sys.executable, "-m", "devstack.bench.cold", mode], capture_output=True,
@@ -162,6 +193,7 @@ def cold_run(env: Mapping[str, str] | None = None, *, snapstart: bool = False) -
     figures: dict[str, Any] = json.loads(lines[-1][len(_MARK):])
     if any(code != 200 for code in figures["status_codes"]):
         raise RuntimeError(f"cold run answered {figures['status_codes']}: {figures['answered']}")
+    figures["core_bytecode"] = core_bytecode
     return figures
 
 
@@ -188,6 +220,7 @@ def cold_figures(runs: Sequence[Mapping[str, Any]], langgraph_ms: Sequence[float
         "router_import_ms": breakdown["imports"]["median_ms"],
         "warm_turn_ms": median([r["warm_turn_ms"] for r in runs]),
         "processes": len(runs),
+        "core_bytecode_share": median([r["core_bytecode"] for r in runs if "core_bytecode" in r]),
         "answered": all(a == "answered" for r in [*runs, *snapstart] for a in r.get("answered", [])),
         **({"snapstart_first_reply_ms": median([r["total_ms"] for r in snapstart]),
             "snapstart_ratio": ratio(median([r["total_ms"] for r in snapstart]), base),

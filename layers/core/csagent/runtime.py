@@ -113,7 +113,12 @@ def handoff_service() -> HandoffService:
     from csagent.handoff.service import HandoffService
 
     s = get_settings()
-    url = s.handoff_queue_url or sqs_client().get_queue_url(QueueName=s.handoff_queue_name)["QueueUrl"]
+    # Without HANDOFF_QUEUE_URL (the local stack) the queue is looked up by name on the first
+    # handoff, not while the graph is built: most turns hand nothing over.
+    def queue_url() -> str:
+        return str(sqs_client().get_queue_url(QueueName=s.handoff_queue_name)["QueueUrl"])
+
+    url = s.handoff_queue_url or queue_url
     return HandoffService(DynamoDBHandoffs(dynamodb_client(), s.handoffs_table, s.sessions_table),
                           SqsHandoffPublisher(sqs_client(), url), max_messages=s.handoff_max_messages)
 

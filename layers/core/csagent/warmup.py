@@ -27,10 +27,11 @@ logger = logging.getLogger(__name__)
 
 #: What the router's turns import on first use (deferred so that importing the handler stays
 #: cheap): the actions and their policy, grounding, the clause splitter and the entity extractors,
-#: the knowledge tool, the function's settings model, and the ASGI thread pool's and LangChain's
-#: tracing modules the first request loads. `warm_router` imports them, so that a container
-#: restored from the snapshot does not (tests/integration/test_warm_start.py runs turns after a
-#: warm-up and finds nothing new).
+#: the knowledge tool, the function's settings model, the ASGI thread pool's and LangChain's
+#: tracing modules the first request loads, and SymSpell (the spelling corrector's index of the
+#: store's words, built for the first message with a word no list knows). `warm_router` imports
+#: them, so that a container restored from the snapshot does not
+#: (tests/integration/test_warm_start.py runs turns after a warm-up and finds nothing new).
 TURN_MODULES = (
     "csagent.actions", "csagent.actions.catalogue", "csagent.actions.execute", "csagent.actions.idempotency",
     "csagent.actions.kinds", "csagent.grounding.facts", "csagent.grounding.frame",
@@ -38,7 +39,7 @@ TURN_MODULES = (
     "csagent.nlp.entities.extract", "csagent.nlp.entities.questions",
     "csagent.tools.customer_actions", "csagent.tools.knowledge_search", "csagent.env_vars",
     "anyio._backends._asyncio", "langchain_core.tracers.context", "langchain_core.tracers.run_collector",
-    "langchain_core.tracers.stdout",
+    "langchain_core.tracers.stdout", "symspellpy",
 )
 
 

@@ -23,7 +23,25 @@ is the module's), `idempotency` (the Powertools adapter). The tool entry is
 `csagent.tools.customer_actions`.
 """
 
-from csagent.actions.policy import ActionName, PolicyRules, load_rules
-from csagent.actions.proposals import ActionProposal, idempotency_key, propose
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from csagent.actions.policy import ActionName, PolicyRules, load_rules
+    from csagent.actions.proposals import ActionProposal, idempotency_key, propose
 
 __all__ = ["ActionName", "ActionProposal", "PolicyRules", "idempotency_key", "load_rules", "propose"]
+
+#: Where each name above is defined. Imported on first use (PEP 562): a turn that only reads
+#: (`catalogue`, the customer's orders) never loads the policy, the proposals and the seven kinds.
+_HOMES = {"ActionName": "policy", "PolicyRules": "policy", "load_rules": "policy",
+          "ActionProposal": "proposals", "idempotency_key": "proposals", "propose": "proposals"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

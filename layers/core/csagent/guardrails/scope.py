@@ -64,7 +64,9 @@ class Anchors:
         lowered = text.lower()
         found: dict[str, list[str]] = {}
         for area, terms in self.english.items():
-            matched = [t for t in terms if _term_regex(t).search(lowered)]
+            # A term whose first word is not in the text cannot match: its regex is neither
+            # compiled nor run (a fresh process compiled all of them on its first message).
+            matched = [t for t in terms if _term_head(t) in lowered and _term_regex(t).search(lowered)]
             matched += [t for t in self.chinese.get(area, ()) if t in text]
             if matched:
                 found[area] = matched
@@ -79,6 +81,12 @@ def label_words(label: str) -> str:
 def property_words(name: str) -> str:
     """A graph property as words: "tracking_id" → "tracking", "estimated_delivery" → "estimated delivery"."""
     return _PROPERTY_SUFFIX.sub("", name).replace("_", " ").strip()
+
+
+@lru_cache(maxsize=512)
+def _term_head(term: str) -> str:
+    """The term's first word, lower-cased: literal text that every match of `_term_regex` holds."""
+    return term.lower().split()[0]
 
 
 @lru_cache(maxsize=512)

@@ -18,6 +18,7 @@ session together in one transaction, so a session is never `handed_off` without 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -218,19 +219,29 @@ class DynamoDBHandoffs:
 class SqsHandoffPublisher:
     """Implements `HandoffPublisher`: sends each new handoff package, as JSON, to the handoff
     queue (consumers: the agents' desk and its notifications). Delivery is at least once:
-    consumers dedupe on `handoff_id`."""
+    consumers dedupe on `handoff_id`.
 
-    def __init__(self, client: Any, queue_url: str) -> None:
+    `queue_url` is the URL, or a function that looks it up (`GetQueueUrl` by name, where the
+    environment names the queue instead: the local stack), called on the first publish and
+    remembered: a turn that hands nothing over makes no SQS call."""
+
+    def __init__(self, client: Any, queue_url: str | Callable[[], str]) -> None:
         self._sqs = client
         self._queue_url = queue_url
 
+    def _url(self) -> str:
+        if callable(self._queue_url):
+            self._queue_url = self._queue_url()
+        return self._queue_url
+
     def publish(self, package: HandoffPackage) -> str:
-        """Send the package; return the SQS message id. DependencyUnavailable if SQS fails."""
+        """Send the package; return the SQS message id. DependencyUnavailable if SQS fails (the
+        queue's lookup included)."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             response = self._sqs.send_message(
-                QueueUrl=self._queue_url, MessageBody=package.model_dump_json(),
+                QueueUrl=self._url(), MessageBody=package.model_dump_json(),
                 MessageAttributes={
                     "event": {"DataType": "String", "StringValue": "handoff.opened"},
                     "urgency": {"DataType": "String", "StringValue": package.urgency.value},

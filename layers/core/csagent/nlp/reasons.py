@@ -31,6 +31,7 @@ def _normalise(text: str) -> str:
 _GAP = r"(?:\s+\S+){0,2}\s+"
 
 
+@cache
 def _pattern(phrase: str) -> re.Pattern[str]:
     words = phrase.split()
     if not words or not phrase.isascii():  # Chinese: a plain substring
@@ -38,11 +39,25 @@ def _pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(r"\b" + _GAP.join(re.escape(w) for w in words))
 
 
+def _literal(phrase: str) -> str:
+    """Text every match of `_pattern(phrase)` holds as it is: its first word (the whole phrase
+    when it is Chinese)."""
+    words = phrase.split()
+    return phrase if not words or not phrase.isascii() else words[0]
+
+
+def _says(phrase: str, lowered: str) -> bool:
+    """`_pattern(phrase)` found in `lowered`; a phrase whose first word is not there is not
+    compiled (a fresh process compiled all of them on its first message)."""
+    return _literal(phrase) in lowered and _pattern(phrase).search(lowered) is not None
+
+
 @cache
-def _phrases() -> dict[str, tuple[re.Pattern[str], ...]]:
+def _phrases() -> dict[str, tuple[str, ...]]:
+    """reason -> its phrases, normalised (`_normalise`)."""
     path = resources.files("csagent.nlp").joinpath("data", "cancel_reasons.json")
     raw = json.loads(path.read_text("utf-8"))
-    return {reason: tuple(_pattern(_normalise(p)) for p in phrases) for reason, phrases in raw.items()
+    return {reason: tuple(_normalise(p) for p in phrases) for reason, phrases in raw.items()
             if not reason.startswith("_")}
 
 
@@ -73,8 +88,8 @@ def find_cancel_reason(text: str) -> str | None:
     """'ordered by mistake' / 'no longer needed' when the text says so, else None; its long words
     are read through one typo ("bought it by mistak")."""
     lowered = _normalise(text)
-    for reason, patterns in _phrases().items():
-        if any(p.search(lowered) for p in patterns):
+    for reason, phrases in _phrases().items():
+        if any(_says(p, lowered) for p in phrases):
             return reason
     words = [w for w in re.findall(r"[a-z]+", lowered) if len(w) >= TYPO_MIN_LENGTH - 1]
     for reason, phrases in _long_words().items():

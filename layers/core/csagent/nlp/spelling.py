@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 # A word of letters (with one inner apostrophe: "hasn't", "day's") standing alone: not part of an
@@ -116,12 +117,24 @@ def _array_words(array: Any) -> list[str]:
     return text.split("\n") if text else []
 
 
+def _symspell_file(name: str) -> Path:
+    """A data file of the symspellpy package, found without importing it (`resources.files`
+    would): SymSpell is needed only to index the store's words, for a message with a word no list
+    knows."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("symspellpy")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("symspellpy")
+    return Path(next(iter(spec.submodule_search_locations))) / name
+
+
 @lru_cache(maxsize=1)
 def english_words() -> frozenset[str]:
     """symspellpy's English frequency dictionary, contractions also without their apostrophe."""
     from csagent.nlp.fixed_vectors import cached_arrays, content_key
 
-    text = resources.files("symspellpy").joinpath("frequency_dictionary_en_82_765.txt").read_text("utf-8")
+    text = _symspell_file("frequency_dictionary_en_82_765.txt").read_text("utf-8")
 
     def compute() -> dict[str, Any]:
         words = {line.split(" ", 1)[0] for line in text.splitlines() if line}

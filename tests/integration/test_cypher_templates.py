@@ -218,7 +218,7 @@ def test_payment_methods_are_masked(graph: Neo4jGraph, tau: dict[str, Any], othe
     assert result.data is not None
     labels = [r["payment_method"] for r in result.data.rows]
     assert any(label.endswith(f"ending {other['last_fours'][0]}") for label in labels)
-    assert "credit_card_" not in json.dumps(result.data)
+    assert "credit_card_" not in result.model_dump_json()
 
 
 def test_spot_check_catalogue_values(graph: Neo4jGraph, tau: dict[str, Any]) -> None:

@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     pass
 
 
-TOOL_NAME = "cypher_catalogue"
+#: The tool the catalogue's templates answer as (`tools.registry`): its results carry `CatalogueData`.
+TOOL_NAME = "predefined_cypher"
 CATALOGUE_PATH = Path(__file__).resolve().parents[1] / "catalogue" / "templates.yaml"
 
 

@@ -2102,3 +2102,26 @@ def test_an_item_put_into_or_taken_out_of_an_order_is_asked_for(
 
     entities = {"products": [{"product_id": n, "name": n} for n in products]}
     assert adds_or_removes_an_item(clause, entities, _store()) is puts_or_takes
+
+
+def test_a_clause_pointing_back_is_about_the_order_of_the_product_it_carries() -> None:
+    from csagent.grounding.frame import find_order
+
+    # "... my boots leak, is it still under warranty": "it" carried the boots from the clause before
+    message = "did my office chairs ship? also my boots leak, is it still under warranty"
+    carried = {"products": [{"product_id": BOOTS, "name": "Hiking Boots", "surface": "boots", "carried": True}]}
+    found = find_order("warranty", "is it still under warranty", carried, _store(), message)
+    assert found["order_id"] == "#W0000001"
+
+
+@pytest.mark.parametrize(("clause", "surface", "theirs"), [
+    ("could u tell me the status of my hiking boots", "hiking boots", True),
+    ("please cancel my new blue running shoes order", "running shoes", True),
+    ("where is the laptop I ordered?", "laptop", True),
+    ("cancel my pending order (long story involving my cat and the keyboard)", "keyboard", False),
+    ("do you sell a laptop for my son?", "laptop", False),
+])
+def test_a_product_is_spoken_of_as_theirs(clause: str, surface: str, theirs: bool) -> None:
+    from csagent.understanding_local import _named_as_theirs
+
+    assert _named_as_theirs(clause, [{"surface": surface}]) is theirs

@@ -788,7 +788,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
             return ("complaint" if complains_of_amounts else read), by_facts, True
     if (intent in ORDER_BOUND_INTENTS or (intent in CATALOGUE_WISHES and about_a_product is False)) \
             and entities.get("products") and not entities.get("order_id") and not NEAR_ORDER_ID.search(text) \
-            and speaks_of_a_purchase(piece) and not names_a_purchase(piece, view):
+            and _named_as_theirs(piece, entities["products"]) and not names_a_purchase(piece, view):
         # "could u tell me the status of my hking boots", "where is my laptop?", "please cancel my
         # running shoes order": about an order (so the words, or the model trained on customers'
         # messages, read it), by a product none of their orders holds; which order they mean is
@@ -912,6 +912,24 @@ def _owned_of_ambiguous(piece: str, products: Sequence[Any], view: Any) -> list[
         if len(theirs) == 1:
             meant.append(theirs[0])
     return meant
+
+
+def _named_as_theirs(piece: str, products: Sequence[Mapping[str, Any]]) -> bool:
+    """Is a product the clause names spoken of as the customer's own ("my hiking boots", "the
+    laptop I ordered"), not only named beside a purchase ("my pending order ... (long story
+    involving my cat and the keyboard)")? Chinese: the purchase's words anywhere in the clause."""
+    from csagent.grounding.frame import speaks_of_a_purchase
+    from csagent.nlp.script import has_ideographs
+
+    if has_ideographs(piece):
+        return speaks_of_a_purchase(piece)
+    for product in products:
+        surface = re.escape(str(product.get("surface") or product.get("name") or ""))
+        if surface and re.search(
+                rf"\b(?:my|our)\s+(?:(?!and\b|or\b|the\b)[\w-]+\s+){{0,2}}?{surface}|{surface}\w*\s+(?:that\s+|which\s+)?"
+                rf"(?:i|we)\s+(?:ordered|bought|got|purchased|received|order|buy)\b", piece, re.IGNORECASE):
+            return True
+    return False
 
 
 def orders_of_its_kind(entities: dict[str, Any], view: Any, catalogue: Sequence[Mapping[str, Any]],

@@ -98,6 +98,11 @@ def find_order(
     if not mentions and message and not _ANOTHER_ORDER.search(text):
         # ("... and is my other order pending?" is about an order other than the one named.)
         source, mentions = message, product_mentions(message, view.products())
+        # "my black kettle started leaking, is it still under warranty": the product the clause
+        # points back at (carried into its entities), of those the message names.
+        carried = [p for p in entities.get("products") or [] if p.get("carried")]
+        mentions = [m for m in mentions if m.product_id in {str(p.get("product_id")) for p in carried}] \
+            or _as_mentions(carried) or mentions
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
@@ -106,6 +111,10 @@ def find_order(
         if by_facts is not None:
             return by_facts
         return _order_by_status(intent, text, entities, view, message, recent)
+    # "the white kettle I got": of the products one word names, the one the clause's products say
+    # (`understanding_local._owned_of_ambiguous` picked it by the customer's items).
+    picked = {str(p.get("product_id")) for p in entities.get("products") or []}
+    mentions = [m for m in mentions if not m.ambiguous or m.product_id in picked] or mentions
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
     mentions = [m for m in mentions if m not in negated] or mentions
@@ -167,6 +176,15 @@ def find_order(
             "Which one do you mean?",
         }
     return entities
+
+
+def _as_mentions(products: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Products of the clause's entities as mentions of no words of its own (one carried from the
+    clause before: "my black kettle started leaking, is it still under warranty")."""
+    from csagent.nlp.entities.products import ProductMention
+
+    return [ProductMention(str(p["product_id"]), str(p.get("name") or ""), 1.0, str(p.get("surface") or ""),
+                           (0, 0), dict(p.get("options") or {})) for p in products if p.get("product_id")]
 
 
 @lru_cache(maxsize=64)

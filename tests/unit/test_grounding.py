@@ -2109,7 +2109,8 @@ def test_a_clause_pointing_back_is_about_the_order_of_the_product_it_carries() -
 
     # "... my boots leak, is it still under warranty": "it" carried the boots from the clause before
     message = "did my office chairs ship? also my boots leak, is it still under warranty"
-    carried = {"products": [{"product_id": BOOTS, "name": "Hiking Boots", "surface": "boots", "carried": True}]}
+    boots = {"product_id": BOOTS, "name": "Hiking Boots", "surface": "boots", "carried": True}
+    carried = {"products": [boots]}
     found = find_order("warranty", "is it still under warranty", carried, _store(), message)
     assert found["order_id"] == "#W0000001"
 

@@ -503,7 +503,7 @@ def _doubted_handoff(piece: str, prediction: Any) -> bool:
 
 
 def _without_doubted_handoffs(clauses: list[Clause], doubted: set[int]) -> list[Clause]:
-    """Beside another clause that asks for something (or is plainly off-topic), a doubted hand-off
+    """Beside another clause read as a request of any kind (an off-topic one too), a doubted hand-off
     reading is a remark, not a request for a person: the message is what the other clause asks
     ("Hello, I am new customer here. Please can you show me my orders"; "I believe I was charged
     twice for the same bookshelf. Could you please look into it?"). Alone, it stays a hand-off: in
@@ -926,8 +926,9 @@ def _named_as_theirs(piece: str, products: Sequence[Mapping[str, Any]]) -> bool:
     for product in products:
         surface = re.escape(str(product.get("surface") or product.get("name") or ""))
         if surface and re.search(
-                rf"\b(?:my|our)\s+(?:(?!and\b|or\b|the\b)[\w-]+\s+){{0,2}}?{surface}|{surface}\w*\s+(?:that\s+|which\s+)?"
-                rf"(?:i|we)\s+(?:ordered|bought|got|purchased|received|order|buy)\b", piece, re.IGNORECASE):
+                rf"\b(?:my|our)\s+(?:(?!and\b|or\b|the\b)[\w-]+\s+){{0,2}}?{surface}"
+                rf"|{surface}\w*\s+(?:that\s+|which\s+)?(?:i|we)\s+(?:ordered|bought|got|purchased|received|order|buy)\b",
+                piece, re.IGNORECASE):
             return True
     return False
 

@@ -38,9 +38,10 @@ DEFAULT_K = 5
 MAX_K = 10
 
 
-class _AsGiven(BaseModel):
+class AsGiven(BaseModel):
     """Serialised as given: only the fields that were set (the defaults are the reader's), so the
-    JSON of a task is the one the planner wrote (and what the planner's de-duplication compares)."""
+    JSON of a task is the one the planner wrote (and what the planner's de-duplication compares),
+    and a tool result's data the tool's own output (`tool_data`, which also keeps undeclared keys)."""
 
     # defer_build: validators are built at a task's first validation, not at import (cold starts).
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
@@ -51,14 +52,14 @@ class _AsGiven(BaseModel):
         return {k: v for k, v in data.items() if k in self.model_fields_set}
 
 
-class ToolArgs(_AsGiven):
+class ToolArgs(AsGiven):
     """What every tool's arguments share."""
 
     #: The previous attempt's error, set by the healer for a retry with a hint (`csagent.healing`).
     hint: str | None = None
 
 
-class ProductRef(_AsGiven):
+class ProductRef(AsGiven):
     """A catalogue product as the understanding step grounded the customer's words to it
     (`PredefinedCypherArgs.product`, `.context_product`; the summariser keeps the one a turn
     answered about as the conversation's `last_product`). Whether it is usable for a query (a
@@ -186,7 +187,7 @@ def args_model(tool: str) -> type[AnyToolArgs]:
     return ARGS_BY_TOOL.get(tool, OtherToolArgs)
 
 
-class ProductsFrom(_AsGiven):
+class ProductsFrom(AsGiven):
     """Product ids to be read from an earlier task's result (an order's overview): the task it
     depends on, and the customer's words for the product ("those headphones")."""
 
@@ -194,7 +195,7 @@ class ProductsFrom(_AsGiven):
     hint: str | None = None
 
 
-class TaskNotes(_AsGiven):
+class TaskNotes(AsGiven):
     """What the planner notes about a task for the router: no tool reads these."""
 
     #: Said only when it answers: a miss is left unsaid while another task answered

@@ -35,27 +35,20 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     ValidationError,
-    model_serializer,
 )
 
 from csagent.domain.actions import ActionProposal
+from csagent.domain.task_args import AsGiven
 
 
-class _Given(BaseModel):
-    """Serialised as given: only the fields that were set, and the keys no field declares."""
+class _Given(AsGiven):
+    """Serialised as given (`task_args.AsGiven`: only the fields that were set), and, unlike a task's
+    arguments, the keys no field declares kept as given."""
 
-    # defer_build: validators are built at a result's first validation, not at import (cold starts).
-    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
-
-    @model_serializer(mode="wrap")
-    def _given_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k in self.model_fields_set}
+    model_config = ConfigDict(extra="allow")
 
 
 class ToolData(_Given):

@@ -168,13 +168,12 @@ def other_readings(text: str, dimensions: Mapping[str, Iterable[str]]) -> list[l
     for hit in hits:
         if hit.synonym:
             continue
+        said = " ".join(toks[hit.position: hit.position + hit.length])
         for key, values in dimensions.items():
             if key == hit.key:
                 continue
             for value in values:
-                words = {" ".join(tokens(w)) for w in synonyms().get(value.lower(), [])}
-                said = " ".join(toks[hit.position: hit.position + hit.length])
-                if said in words:
+                if said in {" ".join(tokens(w)) for w in synonyms().get(value.lower(), [])}:
                     swapped = OptionHit(key, value, hit.position, hit.length, True)
                     readings.append([swapped if h is hit else h for h in hits])
     return readings

@@ -425,6 +425,37 @@ def test_options_named_elsewhere_in_the_message_tell_the_orders_apart() -> None:
     assert entities.get("order_candidates") == ["#W0000001", "#W0000003"]  # nothing tells them apart
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("has the black 2L electric kettle shipped?", "#W0000006"),
+    ("has the white 2L electric kettle shipped?", "#W0000007"),
+    ("has the 2L electric kettle shipped?", None),  # two orders hold a 2L one: asked
+])
+def test_the_item_with_the_most_options_named_is_the_one_meant(text: str, expected: str | None) -> None:
+    # Given kettles in three orders: a black 1L, a black 2L, a white 2L
+    kettles = {v.item_id: v for v in _variants()[KETTLE]}
+    orders = tuple(OrderView(order_id, "pending", (_line(kettles[item], KETTLE, "Electric Kettle"),),
+                             "card_1")
+                   for order_id, item in (("#W0000005", "k-1L-black"), ("#W0000006", "k-2L-black"),
+                                          ("#W0000007", "k-2L-white")))
+    store = replace(_store(), orders=orders)
+    # When the customer names the kettle by two of its options
+    entities = ground("order_status", text, {}, store, _variants())
+    # Then the order whose kettle has both is the one meant, not every order with one of them
+    assert entities.get("order_id") == expected
+    if expected is None:
+        assert entities["order_candidates"] == ["#W0000006", "#W0000007"]
+
+
+def test_a_clause_pointing_back_is_about_the_product_named_before_it() -> None:
+    # Given a message naming the office chair, then asking of "that", then naming the boots
+    message = ("The office chair has been great but the armrest cracked. Is that covered by the "
+               "warranty? And have the hiking boots arrived?")
+    # When the clause naming no product is grounded
+    entities = ground("warranty", "Is that covered by the warranty?", {}, _store(), _variants(), message)
+    # Then "that" is the chair, named before it (its order), not the boots named after it
+    assert entities["order_id"] == "#W0000002"
+
+
 def test_paying_with_one_of_their_methods_is_not_a_new_address() -> None:
     from csagent.grounding.frame import address_intent
 
@@ -540,6 +571,35 @@ def test_a_statement_about_a_delivered_product_tells_what_went_wrong(text: str, 
                                        customer_view=lambda _customer: _store(), variants=_variants)
     result = understanding.understand(text, {"customer_id": "ann"})
     assert result.clauses[0].intent == intent
+
+
+class _TellThenWarranty(_Intents):
+    """A statement read as a complaint, the question after it as a warranty question."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("warranty" if "warranty" in p else "complaint", 0.8, None, 0.0)
+                for p in pieces]
+
+
+def test_a_question_pointing_back_at_a_statement_carries_what_it_told() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    catalogue = [{"product_id": BOOTS, "name": "Hiking Boots"}]
+    understanding = LocalUnderstanding(classifier=_TellThenWarranty(), catalogue=lambda: catalogue,
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    # Given a statement of what happened to the boots, then a question pointing back at it
+    result = understanding.understand(
+        "my dog chewed the laces off my hiking boots 💀 does the warranty cover that", {"customer_id": "ann"})
+    # Then the question carries the statement, for the documents to be asked with it
+    question = result.clauses[-1]
+    assert question.intent == "warranty"
+    assert question.entities["told"] == "my dog chewed the laces off my hiking boots 💀"
+    # And a question naming its own product carries nothing
+    result = understanding.understand("my dog chewed the laces off my hiking boots. does the warranty cover "
+                                      "the hiking boots?", {"customer_id": "ann"})
+    assert "told" not in result.clauses[-1].entities
 
 
 class _AddressIntents(_Intents):

@@ -102,7 +102,7 @@ def find_order(
         # points back at (carried into its entities), of those the message names.
         carried = [p for p in entities.get("products") or [] if p.get("carried")]
         mentions = [m for m in mentions if m.product_id in {str(p.get("product_id")) for p in carried}] \
-            or _as_mentions(carried) or mentions
+            or _as_mentions(carried) or _said_before(mentions, message, text) or mentions
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
@@ -144,8 +144,12 @@ def find_order(
         # the clause or elsewhere in the message ("has the dumbbell set shipped? the 30-50 one").
         told_plainly = bool(message) and message != source and not _NEGATION_OR_OTHER.search(message)
         elsewhere = message if told_plainly else ""
-        fitting = _described_by_options(fitting, product_ids, source) or (
-            _described_by_options(fitting, product_ids, elsewhere) if elsewhere else []) or fitting
+        fitting, found = (
+            _described_by_options(group, product_ids, source)
+            or (_described_by_options(group, product_ids, elsewhere) if elsewhere else [])
+            or group
+            for group in (fitting, found)
+        )
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
@@ -176,6 +180,14 @@ def find_order(
             "Which one do you mean?",
         }
     return entities
+
+
+def _said_before(mentions: Sequence[Any], message: str, text: str) -> list[Any]:
+    """Of the products a message names, those named before the clause that names none ("The tablet
+    ... the screen cracked 😭 is that something the warranty covers? And have the dumbbells
+    shipped?": "that" is the tablet, not the dumbbells after it); [] when none comes before it."""
+    at = message.find(text)
+    return [m for m in mentions if m.span[1] <= at] if at > 0 else []
 
 
 def _as_mentions(products: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -220,11 +232,17 @@ def _described_by_options(orders: Sequence[OrderView], product_ids: set[str], te
     wanted = [h for h in hits if not negated_option(toks, h)]
     unwanted = [h for h in hits if negated_option(toks, h)]
 
-    def has(order: OrderView, named: Sequence[Any]) -> bool:
-        return any(x.product_id in product_ids and x.options.get(h.key) == h.value
-                   for x in order.lines for h in named)
+    def fits(order: OrderView, named: Sequence[Any]) -> int:
+        """How many of the values named its best-fitting item of the product has."""
+        return max((sum(x.options.get(h.key) == h.value for h in named)
+                    for x in order.lines if x.product_id in product_ids), default=0)
 
-    picked = [o for o in orders if (not wanted or has(o, wanted)) and not (unwanted and has(o, unwanted))]
+    picked = [o for o in orders if not (unwanted and fits(o, unwanted))]
+    if wanted:
+        # "the red leather office chair", with leather chairs in three orders and the red one in
+        # one: the item with the most of the values named, not any item with one of them.
+        best = max(fits(o, wanted) for o in picked) if picked else 0
+        picked = [o for o in picked if best and fits(o, wanted) == best]
     return picked if 0 < len(picked) < len(orders) else []
 
 

@@ -722,6 +722,41 @@ def test_a_question_about_a_product_the_customer_owns_brings_their_own_item():
     plan = plan_tasks([clause("product_info", "does the coffee maker I ordered have a timer?",
                               products=[{"product_id": "p-coffee", "name": "Coffee Maker", "options": {}}],
                               documents_first=True, owned_in=ORDER)])
-    # Then their order's items (with their options) answer first, then the pages, then the catalogue
-    assert [t.task_type for t in plan.tasks] == ["order_items", "policy", "product_info"]
-    assert plan.tasks[0].args.params == {"order_id": ORDER}
+    # Then the pages answer first, the catalogue if they are silent, then their own item of the
+    # product alone (with its options), not the rest of the order
+    assert [t.task_type for t in plan.tasks] == ["policy", "product_info", "order_items"]
+    assert plan.tasks[2].args.params == {"order_id": ORDER}
+    assert plan.tasks[2].notes.own_products == ["p-coffee"]
+
+
+def test_two_owned_products_of_one_order_are_read_once():
+    # Given two questions, each about a product the customer owns in the same order
+    products = ({"product_id": "p-watch", "name": "Smart Watch", "options": {}},
+                {"product_id": "p-speaker", "name": "Bluetooth Speaker", "options": {}})
+    plan = plan_tasks([clause("product_info", f"can I take the {p['name']} I bought in the pool?",
+                              products=[p], owned_in=ORDER) for p in products])
+    # Then one read of that order says both of their items
+    owned = [t for t in plan.tasks if t.task_type == "order_items"]
+    assert len(owned) == 1
+    assert owned[0].notes.own_products == ["p-watch", "p-speaker"]
+
+
+def test_an_account_question_the_documents_answer_brings_the_rule_beside_the_account():
+    # Given "does my gift card expire?", read as a question about the account that a sentence of
+    # the store's documents answers more closely than the account's templates
+    plan = plan_tasks([clause("account_info", "does my gift card expire?", documents_too=True)])
+    # Then the account is read and the documents are searched for the rule
+    assert [t.task_type for t in plan.tasks] == ["account_info", "policy"]
+    assert plan.tasks[1].args.question == "does my gift card expire?"
+    # And without it only the account is read
+    plan = plan_tasks([clause("account_info", "what's my gift card balance?")])
+    assert [t.task_type for t in plan.tasks] == ["account_info"]
+
+
+def test_a_question_pointing_back_at_what_a_statement_told_asks_the_documents_with_it():
+    # Given "my dog ate a corner off the pet bed 💀 does the warranty cover that", split at the emoji
+    plan = plan_tasks([clause("warranty", "does the warranty cover that",
+                              told="my dog ate a corner off the pet bed", told_of_names=["Pet Bed"])])
+    # Then the warranty terms are searched with what "that" points back at
+    # (the statement names the product: no name put before it)
+    assert plan.tasks[0].args.question == "my dog ate a corner off the pet bed does the warranty cover that"

@@ -31,3 +31,27 @@ def test_a_rule_quoted_about_an_order_says_which_order() -> None:
     # Without an order the quotation stands alone
     task = task.model_copy(update={"notes": TaskNotes()})
     assert describe_success(task, result, "en").startswith("For hygiene")
+
+
+def test_the_customers_own_item_of_the_product_asked_about_is_said_alone() -> None:
+    from csagent.domain.models import Task, TaskResult
+    from csagent.domain.task_args import TaskNotes
+    from csagent.replies import describe_success
+
+    # Given an order holding headphones and a pet bed, read for a question about the headphones
+    rows = [{"order_id": "#W1", "product_id": "p-head", "product_name": "Headphones", "price": 344.55,
+             "options": {"type": "in-ear", "color": "black"}},
+            {"order_id": "#W1", "product_id": "p-bed", "product_name": "Pet Bed", "price": 214.33,
+             "options": {"size": "small"}}]
+    task = Task(task_id="t1", task_type="order_items", tool="predefined_cypher",
+                args={"template_id": "order_items", "params": {"order_id": "#W1"}},
+                notes=TaskNotes(own_products=["p-head"]))
+    result = TaskResult.model_validate({"task_id": "t1", "task_type": "order_items",
+                                        "tool": "predefined_cypher", "status": "success",
+                                        "data": {"template_id": "order_items", "rows": rows}})
+    # When it is described / Then only their own headphones are said, option by option
+    assert describe_success(task, result, "en") == \
+        "Yours, from order #W1: Headphones (type: in-ear, color: black)."
+    # And without the note the whole order is listed, as before
+    whole = describe_success(task.model_copy(update={"notes": TaskNotes()}), result, "en")
+    assert whole.startswith("Order #W1 contains: Headphones") and "Pet Bed" in whole

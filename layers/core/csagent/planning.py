@@ -128,6 +128,20 @@ class _Builder:
         self.seen[key] = task_id
         return task_id
 
+    def own_items(self, order_id: str, product_ids: Sequence[str]) -> str | None:
+        """The task that reads the customer's own items of some products in one order ("the smart
+        watch I bought ... and the black speaker?": one read of that order, both lines said)."""
+        for index, task in enumerate(self.plan.tasks):
+            args = task.args
+            if task.notes.own_products and isinstance(args, PredefinedCypherArgs) \
+                    and args.template_id == "order_items" and args.params.get("order_id") == order_id:
+                own = list(dict.fromkeys([*task.notes.own_products, *product_ids]))
+                self.plan.tasks[index] = task.model_copy(
+                    update={"notes": task.notes.model_copy(update={"own_products": own})})
+                return task.task_id
+        items = {"template_id": "order_items", "params": {"order_id": order_id}}
+        return self.add("order_items", PREDEFINED, items, notes=TaskNotes(own_products=list(product_ids)))
+
     def order_lookup(self, order_id: str) -> str | None:
         """The task that reads an order's overview (reused when the message already asks for it;
         an order question about the same order becomes that overview, since another task needs
@@ -501,11 +515,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if (intent, order_id) in said:
                 continue
             said.add((intent, order_id))
-        if intent in CATALOGUE_QUESTIONS and entities.get("owned_in"):
-            # "does the coffee maker I ordered have a timer?": the customer's own item, option by
-            # option, beside what the product's pages and the catalogue say below.
-            b.add("order_items", PREDEFINED,
-                  {"template_id": "order_items", "params": {"order_id": entities["owned_in"]}})
+        # "does the coffee maker I ordered have a timer?": the customer's own item, option by
+        # option, after what the product's pages and the catalogue say (below).
+        owned_in = entities.get("owned_in") if intent in CATALOGUE_QUESTIONS else None
         if entities.get("invalid_order_id") and not order_id and (intent in ORDER_READS or (
                 intent in ACTION_INTENTS and "order_id" in ACTION_INTENTS[intent][1])):
             b.need(intent, "order_id", entities, text)  # a mistyped id: ask, never guess another order
@@ -583,6 +595,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                                                "params": {"order_id": order_id} if order_id else {},
                                                "fallback_template": "customer_profile",
                                                "templates": [*ACCOUNT_QUESTIONS, *about_order]})
+            if entities.get("documents_too"):
+                # "does my gift card expire?": the store's rule answers, beside what the account holds.
+                b.add("policy", KNOWLEDGE, {"question": text})
         elif intent in CATALOGUE_QUESTIONS and entities.get("documents_first") and _one_product(entities):
             # "is the IPX7 earbuds ok for swimming laps?": what the product's documents say, and the
             # catalogue's facts about it only if they say nothing (`summarise.unneeded_fallback`).
@@ -688,6 +703,14 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     args["product_ids"] = products
             b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
+        if owned_in:
+            # Only the lines of the products asked about: the rest of the order answers nothing.
+            own = [str(p["product_id"]) for p in entities.get("products") or [] if p.get("product_id")]
+            if own:
+                b.own_items(owned_in, own)
+            else:
+                b.add("order_items", PREDEFINED,
+                      {"template_id": "order_items", "params": {"order_id": owned_in}})
     if any(isinstance(t.args, PredefinedCypherArgs) and t.args.template_id == "customer_orders"
            for t in b.plan.tasks):
         # "Which of my orders haven't arrived? Just the ones still on their way.": the list says
@@ -802,6 +825,11 @@ def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:
     """The question for the store's documents, with the product it is about named when another
     clause of the message named it ("Office Chair: is that covered, and for how long?",
     "Wireless Earbuds: can I use them for swimming?"): the words alone ask of nothing."""
+    told = str(entities.get("told") or "").strip()
+    if told:
+        # "does the warranty cover that?" after "my dog ate a corner off the pet bed": asked with
+        # what it points back at (`understanding_local`: `told`).
+        text = f"{told} {text}"
     names = [str(p["name"]) for p in entities.get("products") or [] if p.get("carried") and p.get("name")] \
         or [str(n) for n in entities.get("told_of_names") or []]
     named = [n for n in names if n.lower() not in text.lower()]

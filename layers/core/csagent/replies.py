@@ -102,6 +102,19 @@ def _order_items(data: CatalogueData, lang: str) -> str:
     return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
 
 
+def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str) -> str:
+    """ "Yours, from order #W1: Yoga Mat (thickness: 6mm, material: natural rubber, color: pink).":
+    the customer's own items of the products a question is about, option by option; empty when
+    the order holds none of them."""
+    wanted = set(product_ids)
+    rows = [r for r in data.rows or [] if str(r.get("product_id")) in wanted]
+    if not rows:
+        return ""
+    items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())})"
+             if r.get("options") else str(r["product_name"]) for r in rows]
+    return render("own_items", lang, order_id=rows[0]["order_id"], items=join_items(items, lang))
+
+
 def named_items_total(data: CatalogueData, item_ids: Sequence[str], lang: str) -> str:
     """ "Together, Backpack and Pet Bed come to $395.17.": the prices of the items the customer
     named, added as decimals; empty when fewer than two of them are in the rows."""
@@ -234,7 +247,7 @@ def cancel_refund_preview(data: CatalogueData, lang: str) -> str:
     for method, amount in owed.items():
         if amount <= 0:
             continue
-        timing = load_rules().refund_timing_for(_refund_source(method)) if lang == "en" else ""
+        timing = load_rules().refund_timing_for(_refund_source(method), lang)
         lines.append(render("cancel_refund_preview", lang, order_id=order_id, amount=f"${amount:.2f}",
                             method=method, timing=timing))
     return " ".join(lines)
@@ -248,9 +261,9 @@ def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
     method = str(refund.get("payment_method") or "").strip()
     if not method:
         return ""
-    if lang != "en":  # the policy's timings are written in English: where it went, in the language
+    timing = load_rules().refund_timing_for(_refund_source(method), lang)
+    if not timing:  # a language the policy's timings are not written in: where it went
         return render("refund_went_to", lang, method=method)
-    timing = load_rules().refund_timing_for(_refund_source(method))
     return render("refund_timing", lang, method=method, timing=timing)
 
 
@@ -269,8 +282,8 @@ def _refund_status(data: CatalogueData, lang: str) -> str:
 
             rules = load_rules()
             return f"{none} " + render("refund_to_come", lang, status=row["order_status"],
-                                       gift_card=rules.refund_timing_for("gift_card"),
-                                       default=rules.refund_timing_for("credit_card"))
+                                       gift_card=rules.refund_timing_for("gift_card", lang),
+                                       default=rules.refund_timing_for("credit_card", lang))
         return none
     timings = [_refund_timing(r, lang) for r in row.get("refunds") or [] if r]
     items = list(dict.fromkeys(str(i) for i in row.get("items") or [] if i))  # what the money was for
@@ -677,6 +690,8 @@ def _describe(task: Task, result: ToolResult, lang: str) -> str:
         describe = DESCRIBERS.get(data.template_id or "")
         if task.notes.refund_preview and data.template_id == "order_payments":
             return cancel_refund_preview(data, lang) or _order_payments(data, lang)
+        if data.template_id == "order_items" and task.notes.own_products:
+            return _own_items(data, task.notes.own_products, lang) or _order_items(data, lang)
         if describe is not None:
             named = task.notes.named_items
             total = named_items_total(data, named, lang) if named else ""

@@ -131,6 +131,28 @@ def nearest_template_reads_documents(text: str, names: Sequence[str]) -> bool:
     return score < CATALOGUE_QUESTION_MIN_SCORE
 
 
+def documents_answer_closer(text: str) -> bool:
+    """Is a question about the customer's account one the store's documents answer: a sentence of
+    theirs answers a question asked almost in these words (`knowledge.asked`, at the bar where it
+    answers instead of the best-ranked hit), and more closely than any account or order template's
+    examples ask it? ("does my gift card expire?": the FAQ's "Store gift cards never expire";
+    "what's my gift card balance?": the account's balance.) False without the asked questions."""
+    from csagent import runtime
+    from csagent.knowledge.search import ASKED_MIN
+    from csagent.nlp.embeddings import get_embedder
+    from csagent.tools.cypher_catalogue import english_query, matcher_for
+
+    embedder = get_embedder()
+    asked = runtime.tool_caches().asked.on(embedder)
+    if asked is None:
+        return False
+    near = asked.nearest(embedder.embed([text])[0])
+    if near < ASKED_MIN:
+        return False
+    matcher = matcher_for(embedder, matchers=runtime.template_matchers())
+    return near > matcher.scope_score(english_query(text), "customer")
+
+
 def found_order_named(found: Any, message_orders: Sequence[str], entities: Mapping[str, Any]) -> bool:
     """Does the clause carry an order id the customer typed (in it, or alone in the message)?"""
     order_id = entities.get("order_id")
@@ -390,6 +412,10 @@ class LocalUnderstanding:
                 names = [str(p.get("name") or "") for p in catalogue or ()] + [named_products[0]["surface"]]
                 if intent == "product_info" and asks_the_documents(piece, names):
                     entities["documents_first"] = True
+            if intent == "account_info" and asks_as_question(piece) and documents_answer_closer(piece):
+                # "does my gift card expire?", "can u cash out my gift card balance?": what the
+                # account holds, and the store's rule, which is what is asked.
+                entities["documents_too"] = True
             # A clause that grounds to the customer's own orders, or asks about a product the store
             # sells, is about the store, whatever the examples' score: it is never refused as out
             # of scope.
@@ -416,6 +442,12 @@ class LocalUnderstanding:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
             if intent in HANDOFF_INTENTS and _doubted_handoff(piece, prediction):
                 doubted_handoffs.add(len(clauses))
+            if intent in KNOWLEDGE_ABOUT_WHAT_HAPPENED and clauses and not products \
+                    and asks_as_question(piece) and _POINTS_BACK.search(piece) \
+                    and clauses[-1].entities.get("products") and not asks_as_question(clauses[-1].text):
+                # "my dog ate a corner off the pet bed 💀 does the warranty cover that": "that" is
+                # what the statement before it told, which the documents are asked with.
+                entities["told"] = clauses[-1].text
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
         if any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses):
@@ -538,6 +570,10 @@ def _asks_off_topic(clause: Clause) -> bool:
 
 # What a clause naming a product the customer bought may be read as before grounding weighs it.
 _PRODUCT_OR_ORDER = frozenset({"product_info", "product_availability", "order_status"})
+# Questions the documents answer about what happened to a product, and the words that point back at
+# what a statement before them told ("does the warranty cover that?", "is it normal?").
+KNOWLEDGE_ABOUT_WHAT_HAPPENED = frozenset({"warranty", "product_info", "policy_question"})
+_POINTS_BACK = re.compile(r"\b(?:that|this|it)\b", re.IGNORECASE)
 
 
 def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str) -> bool | None:

@@ -217,6 +217,20 @@ def test_a_product_question_far_from_every_catalogue_template_is_for_the_product
     assert asks_the_documents(text, names) is documents
 
 
+@pytest.mark.parametrize(("text", "documents"), [
+    ("does my gift card expire?", True),                 # the FAQ: gift cards never expire
+    ("can u cash out my gift card balance?", True),
+    ("can I add a new credit card to my account", True),  # the FAQ: added in the account settings
+    ("what's my gift card balance?", False),              # what the account holds
+    ("what email do you have on file", False),
+    ("which card did I pay with for #W1234567?", False),
+])
+def test_an_account_question_the_documents_answer_more_closely_than_the_account(text, documents):
+    from csagent.understanding_local import documents_answer_closer
+
+    assert documents_answer_closer(text) is documents
+
+
 def test_the_trained_models_probability_travels_with_its_intent() -> None:
     from csagent.nlp.intents import get_intent_classifier
 

@@ -83,6 +83,21 @@ def test_abbreviations_and_decimals_are_not_sentence_ends() -> None:
     assert all(not c.endswith(("St", "4")) for c in split_clauses(text))
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("the watch hasn't arrived yet but I like to be prepared 😊 how long is the warranty on it",
+     ["the watch hasn't arrived yet but I like to be prepared 😊", "how long is the warranty on it"]),
+    ("second-guessing the backlight 😄😄 what options does that keyboard come in?",
+     ["second-guessing the backlight 😄😄", "what options does that keyboard come in?"]),
+    ("my parcel went to my old place 🤦🏽\u200d♀️ can you send it to the new one",
+     ["my parcel went to my old place 🤦🏽\u200d♀️", "can you send it to the new one"]),
+    ("thanks so much 👍", ["thanks so much 👍"]),
+])
+def test_an_emoji_between_two_sentences_ends_the_first(text: str, expected: list[str]) -> None:
+    # Given a chat message whose sentences are parted by an emoji, not a full stop
+    # When split / Then each sentence is a clause of its own; a closing emoji stays with its clause
+    assert split_clauses(text) == expected
+
+
 def test_greeting_and_thanks_become_their_own_clauses() -> None:
     # Given a greeting, a request and thanks in one message
     # When split / Then the social parts are separate, so the request is classified cleanly

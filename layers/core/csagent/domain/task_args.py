@@ -213,6 +213,10 @@ class TaskNotes(AsGiven):
     refund_preview: bool = False
     #: The order a store rule is quoted about ("Order #W1: ...").
     order_id: str | None = None
+    #: The products whose lines alone an order's items are said for: the customer's own item of
+    #: the product a question is about ("does the yoga mat I got have latex in it?": "Your Yoga
+    #: Mat, from order #W1: material natural rubber, ..."), not the whole order.
+    own_products: list[str] = Field(default_factory=list)
 
 
 NOTE_KEYS = frozenset(TaskNotes.model_fields)

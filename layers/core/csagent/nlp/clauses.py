@@ -53,7 +53,10 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9ff
 _DECIMAL = re.compile(r"\d\.\d")
 # A short announcement before the requests (four words at most): "Two things, please:", "quick one -".
 _PREAMBLE = re.compile(r"^\s*((?:[\w'’]+[\s,]*){1,4}?)\s*(?::|\s[-–—]\s)\s*")
-_HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)")
+# Sentence ends: punctuation, and in chat an emoji between two sentences ("hasn't arrived yet but
+# I like to be prepared 😊 how long is the warranty on it"). (Pictographs, dingbats and symbols.)
+_HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)|[\u2600-\u27bf\U0001f300-\U0001faff][\ufe0f\u200d"
+                   r"\u2600-\u27bf\U0001f300-\U0001faff\U0001f3fb-\U0001f3ff]*(?=\s)")
 _EDGE_PUNCT = " \t\r\n,，;；:：.。!！、-–—"
 # Words that open a question inside a clause ("… and also know how long refunds take").
 EMBEDDED_QUESTION_WORDS = frozenset({"how", "what", "when", "where", "why", "whether", "if"})

@@ -242,7 +242,12 @@ class TemplateMatcher:
     def catalogue_score(self, question: str, entities: Sequence[str] = ()) -> float:
         """How close the question comes to any catalogue-scoped template (products, variants,
         categories): low for what a product's documents answer ("how often do I descale it?")."""
-        ids = {t.id for t in self.catalogue.templates if t.scope == "catalogue"}
+        return self.scope_score(question, "catalogue", entities)
+
+    def scope_score(self, question: str, scope: str, entities: Sequence[str] = ()) -> float:
+        """How close the question comes to any template of `scope` ("catalogue": products and
+        categories; "customer": the customer's account and orders)."""
+        ids = {t.id for t in self.catalogue.templates if t.scope == scope}
         ranked = self.rank(question, top_n=len(self.catalogue.templates), entities=entities)
         return max((score for template_id, score, _ in ranked if template_id in ids), default=0.0)
 

@@ -235,3 +235,14 @@ def test_tool_without_embedder_degrades_to_keyword_search(graph: Any, ingested: 
     assert result.status == TaskStatus.FALLBACK and result.data is not None
     assert result.data.mode == "keyword"
     assert result.data.citations[0].doc_id in {"payments-gift-cards", "faq"}
+
+
+def test_an_answer_asked_in_other_words_is_found_by_its_asked_questions(search: KnowledgeSearch) -> None:
+    # Given a question far in its words from the FAQ's "return labels are prepaid", and close to
+    # the questions customers ask of that sentence (`knowledge.asked`)
+    question = "do returns cost anything"
+    # When it is searched and answered
+    result = search.search(question)
+    # Then the FAQ's chunk holding that sentence is found and answers
+    assert any("return labels are prepaid" in h.text for h in result.hits)
+    assert "prepaid" in search.answer(question, result)

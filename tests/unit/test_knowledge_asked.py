@@ -81,6 +81,34 @@ def test_a_hit_whose_sentence_answers_a_question_asked_in_other_words_answers() 
     assert "prepaid" not in without.answer(question, result)
 
 
+def test_the_sentences_answering_the_closest_asked_questions_are_where_the_search_looks() -> None:
+    prepaid = "Standard shipping is free on every order and return labels are prepaid."
+    asked = build(WordEmbedder(), [("what does it cost", f"No. {prepaid}"),
+                                   ("how do I clean it", "Wipe it with a damp cloth and dry it well.")])
+    query = WordEmbedder().embed(["does it cost anything"])[0]
+    # the answer of the question asked in other words; "No." too short to find its chunk
+    assert asked.answering(query, 0.8, 3) == [prepaid]
+    assert asked.answering(query, 1.01, 3) == []  # none close enough
+    assert asked.answering(query, 0.0, 1) == [prepaid]  # at most `limit`, the closest first
+
+
+def test_a_chunk_holding_an_answer_asked_in_other_words_joins_the_ranking() -> None:
+    # Given the returns policy found by the question's own words, and the FAQ chunk holding the
+    # sentence an asked question close to it answers, found only by that sentence
+    prepaid = "Standard shipping is free on every order and return labels are prepaid."
+    policy = chunk_detail("returns#0", 0.7, "You can return items once they are delivered.")
+    faq = chunk_detail("faq#3", 0.6, prepaid)
+    graph = FakeGraph({**search_row([policy], [policy], extra=[faq]), "asked": ["faq#3"]})
+    asked = build(WordEmbedder(), [("do I pay for the return label? what does it cost", prepaid)])
+    result = KnowledgeSearch(graph, WordEmbedder(), asked=asked).search("does a return cost anything?")
+    # Then the query was given the sentence, and the FAQ chunk is among the hits
+    assert graph.calls[0]["asked_sentences"] == [prepaid]
+    assert "faq#3" in [h.chunk_id for h in result.hits]
+    # And without the asked questions the query looks for no sentence
+    KnowledgeSearch(graph, WordEmbedder(), asked=None).search("does a return cost anything?")
+    assert graph.calls[1]["asked_sentences"] == []
+
+
 def test_a_document_without_asked_questions_is_answered_as_before() -> None:
     # Given questions about sentences none of the hits hold (an uploaded document, say)
     policy = chunk_detail("returns#0", 0.7, "You can return items once they are delivered.")

@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 DATA_FILE = "asked.jsonl"
 #: The name of the questions' vectors among the layer's arrays (`nlp.fixed_vectors`).
 ARRAYS = "asked_questions"
+#: The fewest words of a sentence that finds its chunk: "No." opens many of the FAQ's answers.
+MIN_FINDING_WORDS = 4
 #: For each sentence, how close a question it answers is to the one asked (`AskedQuestions.closeness`).
 Closeness = Callable[[Sequence[str]], list[float]]
 
@@ -57,6 +59,9 @@ class AskedQuestions:
 
     keys: tuple[tuple[str, ...], ...]
     vectors: np.ndarray
+    #: Per question, the sentences of its answer as the documents write them (for finding the
+    #: chunks that hold them: `answering`).
+    sentences: tuple[tuple[str, ...], ...] = ()
 
     def nearest(self, query: Sequence[float]) -> float:
         """The highest cosine between `query` and any of the questions (0.0 without any)."""
@@ -75,6 +80,23 @@ class AskedQuestions:
                     if similarity > best.get(key, 0.0):
                         best[key] = similarity
         return lambda sentences: [best.get(sentence_key(s), 0.0) for s in sentences]
+
+    def answering(self, query: Sequence[float], floor: float, limit: int) -> list[str]:
+        """The sentences (as written) that answer the questions at least `floor` close to `query`,
+        the closest question's first, each once, at most `limit`: where the search looks besides
+        the chunks near the question's own words ("do returns cost anything?" is far from "return
+        labels are prepaid" but close to "will sending back the shoes cost me postage?")."""
+        similarities = self._similarities(query)
+        if similarities is None or not self.sentences:
+            return []
+        found: dict[str, None] = {}
+        for index in similarities.argsort()[::-1].tolist():
+            if float(similarities[index]) < floor or len(found) >= limit:
+                break
+            for sentence in self.sentences[index]:
+                if len(found) < limit and len(sentence.split()) >= MIN_FINDING_WORDS:
+                    found.setdefault(sentence, None)
+        return list(found)
 
     def _similarities(self, query: Sequence[float]) -> np.ndarray | None:
         """The cosine between `query` and each question; None for a zero vector or no questions."""
@@ -119,8 +141,9 @@ def build(embedder: Embedder, rows: Sequence[tuple[str, str]], *, name: str = ""
     questions = [q for q, _ in rows]
     vectors = fixed_vectors(name, questions, embedder) if name else embed_all(embedder, questions)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    keys = tuple(tuple(sentence_key(s) for s in split_sentences(answer)) for _, answer in rows)
-    return AskedQuestions(keys, (vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
+    sentences = tuple(tuple(split_sentences(answer)) for _, answer in rows)
+    keys = tuple(tuple(sentence_key(s) for s in answer) for answer in sentences)
+    return AskedQuestions(keys, (vectors / np.clip(norms, 1e-12, None)).astype(np.float32), sentences)
 
 
 def shipped(embedder: Embedder) -> AskedQuestions | None:

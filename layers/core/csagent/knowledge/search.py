@@ -107,6 +107,11 @@ ASKED_MIN = 0.8
 ASKED_MARGIN = 0.05
 ASKED_WEIGHT = 3.0
 ASKED_FLOOR = 0.5
+#: The search looks, besides the chunks near the question and its words, at the chunks holding the
+#: answers of at most `ASKED_CANDIDATES` sentences whose asked questions are `ASKED_MIN` close to it
+#: (the bar at which such a sentence answers instead of the best-ranked hit: `_asked_text`), as a
+#: fourth ranking of the fusion.
+ASKED_CANDIDATES = 3
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -245,8 +250,8 @@ class SearchResult:
 # --------------------------------------------------------------------------- Cypher
 
 _DETAILS = """
-CALL (vec, ft, gx) {
-  UNWIND [x IN vec | x.c] + [x IN ft | x.c] + gx AS c
+CALL (vec, ft, gx, ax) {
+  UNWIND [x IN vec | x.c] + [x IN ft | x.c] + gx + ax AS c
   WITH DISTINCT c
   MATCH (d:Document)-[:HAS_CHUNK]->(c)
   RETURN collect({
@@ -262,7 +267,7 @@ CALL () {
   RETURN [x IN collect(DISTINCT coalesce(k.name, p.category)) WHERE x IS NOT NULL] AS product_categories
 }
 RETURN [x IN vec | [x.c.chunk_id, x.s]] AS vec, [x IN ft | [x.c.chunk_id, x.s]] AS ft,
-       details, product_categories"""
+       [c IN ax | c.chunk_id] AS asked, details, product_categories"""
 
 _VECTOR = """
 CALL () {
@@ -276,6 +281,17 @@ CALL () {
   RETURN collect({c: node, s: score}) AS ft
 }"""
 _NO_FULLTEXT = "CALL () { RETURN [] AS ft }"
+# The chunks holding the answering sentences of the asked questions closest to the question, in
+# the order of the sentences.
+_ASKED = """
+CALL () {
+  UNWIND range(0, size($asked_sentences) - 1) AS i
+  MATCH (c:Chunk) WHERE c.text CONTAINS $asked_sentences[i]
+  WITH c, min(i) AS first
+  ORDER BY first
+  RETURN collect(c) AS ax
+}"""
+_NO_ASKED = "CALL () { RETURN [] AS ax }"
 _GRAPH = """
 CALL () {
   OPTIONAL MATCH (c:Chunk)-[:MENTIONS]->(p:Product) WHERE p.product_id IN $product_ids
@@ -283,12 +299,12 @@ CALL () {
 }"""
 
 
-def build_query(*, use_vector: bool, use_fulltext: bool) -> str:
+def build_query(*, use_vector: bool, use_fulltext: bool, use_asked: bool = False) -> str:
     """The single read query for one search (exposed for tests and `EXPLAIN`)."""
     similarity = "similarity: vector.similarity.cosine(c.embedding, $embedding)," if use_vector else ""
     return "\n".join([_VECTOR if use_vector else _NO_VECTOR,
                       _FULLTEXT if use_fulltext else _NO_FULLTEXT,
-                      _GRAPH, _DETAILS % {"similarity": similarity}])
+                      _GRAPH, _ASKED if use_asked else _NO_ASKED, _DETAILS % {"similarity": similarity}])
 
 
 # --------------------------------------------------------------------------- search
@@ -348,14 +364,17 @@ class KnowledgeSearch:
             return SearchResult(question=question, hits=(), mode=mode, no_results=True,
                                 reason="the question has no searchable words",
                                 latency_ms=(time.perf_counter() - started) * 1000)
+        asked = self._asked.answering(embedding, ASKED_MIN, ASKED_CANDIDATES) \
+            if self._asked is not None and embedding is not None else []
         params: dict[str, Any] = {
             "vector_index": self.vector_index, "fulltext_index": self.fulltext_index,
             "candidates": self.candidates, "embedding": embedding, "query": query,
-            "product_ids": pids,
+            "product_ids": pids, "asked_sentences": asked,
         }
-        rows = self._graph.read(build_query(use_vector=embedding is not None, use_fulltext=bool(query)),
+        rows = self._graph.read(build_query(use_vector=embedding is not None, use_fulltext=bool(query),
+                                            use_asked=bool(asked)),
                                 params, timeout_s=self.timeout_s)
-        row = rows[0] if rows else {"vec": [], "ft": [], "details": [], "product_categories": []}
+        row = rows[0] if rows else {"vec": [], "ft": [], "asked": [], "details": [], "product_categories": []}
         result = self._rank(question, row, k, pids, mode, embedding)
         return SearchResult(question=result.question, hits=result.hits, mode=mode,
                             no_results=result.no_results, reason=result.reason,
@@ -384,7 +403,8 @@ class KnowledgeSearch:
              if given and any(p.get("product_id") in given for p in d.get("products") or [])
              and (mode == "hybrid" or cid in ft_position)),
             key=lambda cid: (-(similarity(cid) or 0.0), ft_position.get(cid, len(ft_ids)), cid))
-        fused = rrf([vec_ids, ft_ids, graph_ids], self.rrf_k)
+        asked_ids = [cid for cid in row.get("asked") or [] if cid in details]
+        fused = rrf([vec_ids, ft_ids, graph_ids, asked_ids], self.rrf_k)
         product_categories = set(row.get("product_categories") or [])
         for cid, detail in details.items():
             if cid in fused and product_categories & set(detail.get("categories") or []):

@@ -361,6 +361,12 @@ def test_a_refund_names_what_it_was_for_and_where_it_went_in_chinese_too() -> No
     assert "Skateboard" in english and "$818.31" in english and "PayPal" in english
     assert "Skateboard" in chinese and "$818.31" in chinese and "PayPal" in chinese
     assert "issued" not in chinese
+    # And when it shows there, by the policy, in the customer's language
+    assert "within 5 to 7 business days" in english and "5 到 7 个工作日内" in chinese
+    gift_card = {**row, "refunds": [{"seq": 2, "amount": 818.31, "payment_method": "gift card"}]}
+    chinese = describe_success(_t(task), {"status": "success",
+                                          "data": {"template_id": "refund_status", "row": gift_card}}, "zh")
+    assert "立即到账" in chinese and "immediately" not in chinese
 
 
 def test_a_cancellation_asked_about_is_told_as_what_would_go_back_where_and_when() -> None:

@@ -18,7 +18,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
@@ -49,6 +49,8 @@ class PolicyRules:
     statuses: Mapping[str, str]
     messages: Mapping[str, Mapping[str, str]]
     max_listed_options: int = 12
+    #: The refund timings as a Chinese reply says them (`refund_timing_for(source, "zh")`).
+    refund_timing_zh: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> PolicyRules:
@@ -60,6 +62,7 @@ class PolicyRules:
             statuses=dict(data["statuses"]),
             messages={k: dict(v) for k, v in data["messages"].items()},
             max_listed_options=int(data.get("max_listed_options", 12)),
+            refund_timing_zh=dict(data.get("refund_timing_zh") or {}),
         )
 
     def status(self, name: str) -> str:
@@ -72,9 +75,11 @@ class PolicyRules:
         template = templates.get(key) or templates["default"]
         return template.format(**fields)
 
-    def refund_timing_for(self, source: str) -> str:
-        """When a refund to a payment method of this source appears ("immediately", ...)."""
-        return self.refund_timing.get(source) or self.refund_timing["default"]
+    def refund_timing_for(self, source: str, lang: str = "en") -> str:
+        """When a refund to a payment method of this source appears ("immediately", ...), in the
+        reply's language; "" for a language the policy has no words in."""
+        timing = self.refund_timing_zh if lang == "zh" else self.refund_timing if lang == "en" else {}
+        return timing.get(source) or timing.get("default", "")
 
 
 @lru_cache(maxsize=1)

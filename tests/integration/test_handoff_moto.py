@@ -114,7 +114,7 @@ def refused_refund(session_id: str) -> dict[str, Any]:
         "route": "knowledge_and_actions",
         "clauses": [{"text": "refund order #W2611340", "intent": "return_request"}],
         "tasks": [{"task_id": "t1", "task_type": "return_items", "tool": "customer_actions",
-                   "args": {"order_id": "#W2611340", "amount": 310.0}}],
+                   "args": {"action": "return_items", "args": {"order_id": "#W2611340"}}}],
         "results": {"t1": {"status": "failed", "latency_ms": 18.2,
                            "error": {"type": "business_rule_violation", "message": "not delivered yet"}}},
     }

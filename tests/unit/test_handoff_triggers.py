@@ -339,28 +339,72 @@ def test_a_request_for_a_person_on_a_condition_waits_for_the_answer(text: str) -
 # ----------------------------------------------------------------------------------------------
 # From the graph state
 # ----------------------------------------------------------------------------------------------
+def action_task(task_id: str, action: str, order_id: str) -> dict[str, Any]:
+    """A `customer_actions` task proposing `action` on `order_id`, as the planner writes it."""
+    return {"task_id": task_id, "task_type": action, "tool": "customer_actions",
+            "args": {"action": action, "args": {"order_id": order_id}}}
+
+
+def proposed(action: str, order_id: str, amount: float | None) -> dict[str, Any]:
+    """A `customer_actions` result proposing `action`, its refund `amount` listed back."""
+    proposal = {"action": action, "order_id": order_id, "args": {"order_id": order_id}, "amount": amount}
+    return {"status": "success", "data": {"phase": "propose", "action": action, "order_id": order_id,
+                                          "proposal": proposal, "amount": amount}}
+
+
 def test_signals_are_read_from_the_graph_state() -> None:
-    # Given a turn's state: two tasks, one refund refused by policy after 2 attempts, one never run
+    # Given a turn's state: a return proposed with a refund of $310.50, a cancellation refused by
+    # policy after 2 attempts, one lookup never run
     state = {
         "text": "refund my order", "route": "knowledge_and_actions", "intent": "return_request",
         "clauses": [{"text": "refund my order", "intent": "return_request"}],
-        "tasks": [{"task_id": "t1", "task_type": "return_items", "tool": "customer_actions",
-                   "args": {"order_id": "#W2611340", "amount": 310.5}},
-                  {"task_id": "t2", "task_type": "tracking", "tool": "predefined_cypher", "args": {}}],
-        "results": {"t1": {"status": "failed", "attempts": 2,
-                           "error": {"type": "business_rule_violation", "message": "not delivered yet"}}},
+        "tasks": [action_task("t1", "return_items", "#W2611340"),
+                  action_task("t2", "cancel_order", "#W4817420"),
+                  {"task_id": "t3", "task_type": "tracking", "tool": "predefined_cypher", "args": {}}],
+        "results": {"t1": proposed("return_items", "#W2611340", 310.5),
+                    "t2": {"status": "failed", "attempts": 2,
+                           "error": {"type": "business_rule_violation", "message": "already shipped"}}},
         "consecutive_failed_turns": 1, "trace": {"budget_exceeded": True},
     }
     # When the signals are read
     signals = signals_from_state(state)
     # Then statuses, error types, attempts, the amount and the counters come through
     assert signals.outcomes == (
-        TaskOutcome("t1", "return_items", "failed", "business_rule_violation", 2),
-        TaskOutcome("t2", "tracking", "skipped", None, 1),
+        TaskOutcome("t1", "return_items", "success", None, 1),
+        TaskOutcome("t2", "cancel_order", "failed", "business_rule_violation", 2),
+        TaskOutcome("t3", "tracking", "skipped", None, 1),
     )
     assert signals.amount_at_stake == 310.5
     assert (signals.failed_turns_before, signals.node_budget_exceeded) == (1, True)
     assert signals.intents == ("return_request", "return_request")
+
+
+def test_the_money_at_stake_is_the_largest_refund_a_proposed_change_lists_back() -> None:
+    # Given two returns proposed in one turn, and one proposing no refund
+    state = {"text": "return both", "tasks": [action_task("t1", "return_items", "#W2611340"),
+                                              action_task("t2", "return_items", "#W4817420"),
+                                              action_task("t3", "exchange_items", "#W5166363")],
+             "results": {"t1": proposed("return_items", "#W2611340", 120.0),
+                         "t2": proposed("return_items", "#W4817420", 310.5),
+                         "t3": proposed("exchange_items", "#W5166363", None)}}
+    # When the signals are read / Then the larger refund is what is at stake
+    assert signals_from_state(state).amount_at_stake == 310.5
+
+
+def test_an_amount_in_a_key_no_tool_declares_is_not_money_at_stake() -> None:
+    # Given an amount under keys no task's arguments nor any tool's data declare: beside an
+    # action's arguments, a lookup's parameters, and a lookup's result data (kept as given)
+    state = {"text": "refund my order", "tasks": [
+        {"task_id": "t1", "task_type": "return_items", "tool": "customer_actions",
+         "args": {"action": "return_items", "args": {"order_id": "#W2611340"}, "amount": 310.5}},
+        {"task_id": "t2", "task_type": "order_status", "tool": "predefined_cypher",
+         "args": {"template_id": "order_overview",
+                  "params": {"order_id": "#W2611340", "refund_amount": 99}}}],
+        "results": {"t1": {"status": "failed", "error": {"type": "business_rule_violation", "message": "no"}},
+                    "t2": {"status": "success", "data": {"template_id": "order_overview",
+                                                         "row": {"total": 310.5}, "amount_at_stake": 310.5}}}}
+    # When the signals are read / Then no money is at stake: only a proposed change lists it back
+    assert signals_from_state(state).amount_at_stake is None
 
 
 def test_a_handoff_read_weakly_beside_a_request_is_not_asked_for_even_as_the_messages_first_intent() -> None:

@@ -386,3 +386,21 @@ def test_a_cancellation_asked_about_is_told_as_what_would_go_back_where_and_when
     assert text == ("If you cancelled order #W0000001, $60.00 would go back to your Visa ending 1234 "
                     "within 5 to 7 business days. If you cancelled order #W0000001, $20.00 would go back "
                     "to your gift card immediately.")
+
+
+def test_an_order_on_its_way_names_its_parcel_the_address_it_ships_to_and_what_is_in_it() -> None:
+    # Given an order overview of a shipped order, its tracking number and item id as the store's numbers
+    row = {"order_id": "#W2611340", "order_status": "processed", "total": 54.04,
+           "shipments": [{"tracking_id": 264018395572, "carrier": "UPS", "estimated_delivery": "2024-05-07",
+                          "delivered_at": None}],
+           "address": {"address1": "18 Willow Bend", "address2": None, "city": "Austin", "state": "TX",
+                       "zip": "78701", "country": "USA"},
+           "refunds": None, "items": [{"name": "Water Bottle", "product_id": 8310926033}]}
+    task = {"task_id": "t1", "task_type": "order_status", "tool": "predefined_cypher", "args": {}}
+    # When it is described
+    text = describe_success(_t(task), {"status": "success", "data": {"template_id": "order_overview",
+                                                                     "row": row}}, "en")
+    # Then the customer reads where the parcel is, where it goes and what is in it
+    assert text == ("Order #W2611340 is processed (shipped). It's on its way with UPS (tracking number "
+                    "264018395572) and should arrive by 2024-05-07. It ships to 18 Willow Bend, Austin, TX "
+                    "78701, USA. It contains Water Bottle.")

@@ -149,3 +149,70 @@ def test_the_proposal_to_execute_and_the_grounded_product_are_typed_arguments() 
                                            "proposal": {"order_id": ORDER}})
     with pytest.raises(ValidationError, match="product.product_id"):
         PredefinedCypherArgs.model_validate({"question": "q", "product": {"name": "Hiking Boots"}})
+
+
+# -- a catalogue template's row, where its columns have a model ----------------------------------
+OVERVIEW_ROW = {
+    "order_id": ORDER, "order_status": "processed", "created_at": "2024-05-02T10:00:00", "total": 54.04,
+    "shipments": [{"tracking_id": 264018395572, "carrier": "UPS", "status": "in_transit",
+                   "shipped_at": "2024-05-03T08:00:00", "estimated_delivery": "2024-05-07",
+                   "delivered_at": None}],
+    "address": {"address1": "18 Willow Bend", "address2": None, "city": "Austin", "state": "TX",
+                "zip": "78701", "country": "USA"},
+    "refunds": None,
+    "items": [{"line_no": 1, "name": "Water Bottle", "product_id": 8310926033, "item_id": "7843064651",
+               "price": 54.04, "option_text": "capacity: 750ml"}],
+}
+
+
+def test_an_order_overviews_row_is_read_as_its_model_and_its_json_stays_the_templates() -> None:
+    # Given an order overview as the template's query returns it: ids the store keeps as numbers,
+    # refunds it collected nothing into
+    data = result_data("predefined_cypher", {"template_id": "order_overview", "row": OVERVIEW_ROW})
+    assert isinstance(data, CatalogueData)
+    # When its row is read
+    overview = data.order_overview
+    # Then its columns are typed, ids as their digits, the empty list as empty
+    assert overview is not None
+    assert (overview.order_id, overview.order_status, overview.total) == (ORDER, "processed", 54.04)
+    assert [(s.tracking_id, s.carrier, s.delivered_at) for s in overview.shipments] == [
+        ("264018395572", "UPS", None)]
+    assert overview.address is not None and overview.address.city == "Austin"
+    assert overview.refunds == []
+    items = [(i.product_id, i.name, i.price) for i in overview.items]
+    assert items == [("8310926033", "Water Bottle", 54.04)]
+    # And the JSON the tool returns is the template's, as it was
+    assert data.model_dump(mode="json") == {"template_id": "order_overview", "row": OVERVIEW_ROW}
+    assert json.loads(ToolResult.ok(_task("predefined_cypher"), data).model_dump_json())["data"]["row"] \
+        == OVERVIEW_ROW
+
+
+def test_a_parcel_found_by_tracking_reads_as_an_order_overview_without_address_or_refunds() -> None:
+    # Given the row of order_by_tracking: the order's columns without the address and the refunds
+    row = {k: v for k, v in OVERVIEW_ROW.items() if k not in ("address", "refunds")}
+    data = result_data("predefined_cypher", {"template_id": "order_by_tracking", "row": row})
+    # When read / Then it is the same order at a glance, with no address and no refunds
+    assert isinstance(data, CatalogueData) and data.order_overview is not None
+    assert (data.order_overview.order_id, data.order_overview.address, data.order_overview.refunds) == (
+        ORDER, None, [])
+
+
+@pytest.mark.parametrize("raw", [
+    {"template_id": "order_status", "row": {"order_id": ORDER, "status": "pending"}},
+    {"template_id": "order_overview", "rows": []},
+    {"rows": [OVERVIEW_ROW]},
+], ids=["another-template", "no-row", "no-template"])
+def test_only_an_order_overviews_row_is_read_as_one(raw: dict[str, Any]) -> None:
+    data = result_data("predefined_cypher", raw)
+    assert isinstance(data, CatalogueData) and data.order_overview is None
+
+
+def test_an_order_overview_of_the_wrong_shape_is_refused_naming_the_column_not_its_value() -> None:
+    # Given an order overview whose items are names, not the order's lines
+    data = result_data("predefined_cypher", {"template_id": "order_overview",
+                                             "row": {**OVERVIEW_ROW, "items": ["Water Bottle"]}})
+    assert isinstance(data, CatalogueData)
+    # When its row is read / Then it is refused, naming the column and not what the customer bought
+    with pytest.raises(ValueError, match=r"not an order overview \(items\.0\)") as refused:
+        data.order_overview  # noqa: B018 - the property validates the row
+    assert "Water Bottle" not in str(refused.value)

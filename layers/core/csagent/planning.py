@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from csagent.domain.models import Task, ToolResult
 from csagent.domain.task_args import PredefinedCypherArgs, ProductsFrom, TaskNotes, ToolArgs, args_model
-from csagent.domain.tool_data import RowsData
+from csagent.domain.tool_data import CatalogueData
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import (
     ACTION_INTENTS,
@@ -846,9 +846,9 @@ def resolve_args(task: Task, dependencies: Mapping[str, ToolResult]) -> Task:
 
     lookup = dependencies.get(spec.task)
     data = lookup.data if lookup is not None else None
-    row = (data.row or {}) if isinstance(data, RowsData) else {}
-    items = [{"product_id": i["product_id"], "name": i.get("name", "")} for i in row.get("items") or []
-             if i.get("product_id")]
+    overview = data.order_overview if isinstance(data, CatalogueData) else None
+    items = [{"product_id": i.product_id, "name": i.name or ""} for i in (overview.items if overview else [])
+             if i.product_id]
     # "those headphones" picks the order's headphones; an unclear reference keeps every product
     # of the order, so the search still favours what the customer bought.
     best = resolve_product_reference(Reference("product", spec.hint), items)

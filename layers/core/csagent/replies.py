@@ -18,6 +18,7 @@ from csagent.domain.tool_data import (
     CatalogueData,
     Citation,
     KnowledgeData,
+    OrderOverviewRow,
     ProductNote,
     RowsData,
     ToolData,
@@ -54,35 +55,35 @@ def _status(value: Any, lang: str) -> str:
 
 
 def _order_overview(data: CatalogueData, lang: str) -> str:
-    row = data.row or {}
-    order_id, status = row.get("order_id", ""), row.get("order_status", "")
-    shipped = [s for s in row.get("shipments") or [] if s.get("tracking_id")]
-    tracking = ", ".join(s["tracking_id"] for s in shipped)
-    carrier = ", ".join(dict.fromkeys(s["carrier"] for s in shipped if s.get("carrier")))
-    refunds = [r for r in row.get("refunds") or [] if r.get("amount") is not None]
+    row = data.order_overview or OrderOverviewRow()
+    order_id, status = row.order_id or "", row.order_status or ""
+    shipped = [s for s in row.shipments if s.tracking_id]
+    tracking = ", ".join(s.tracking_id for s in shipped if s.tracking_id)
+    carrier = ", ".join(dict.fromkeys(s.carrier for s in shipped if s.carrier))
+    refunds = [r for r in row.refunds if r.amount is not None]
     if status == "cancelled" and refunds:
         # "where is my money?": what was refunded, and to which payment method.
         text = render("order_status_cancelled_refunded", lang, order_id=order_id, refunds=join_items(
-            [render("refund_to", lang, amount=_money(r["amount"]), method=r.get("payment_method") or "")
+            [render("refund_to", lang, amount=_money(r.amount), method=r.payment_method or "")
              for r in refunds], lang))
     elif status == "cancelled":
         text = render("order_status_cancelled", lang, order_id=order_id)
     elif status == "delivered" and shipped:
         text = render("order_status_delivered_tracking", lang, order_id=order_id, carrier=carrier,
                       tracking_number=tracking,
-                      delivered_on=max(_date(s.get("delivered_at")) for s in shipped) or "-")
+                      delivered_on=max(_date(s.delivered_at) for s in shipped) or "-")
     elif not shipped:
         text = render("order_status_no_tracking", lang, order_id=order_id, status=_status(status, lang))
     else:
         text = render("order_status", lang, order_id=order_id, status=_status(status, lang), carrier=carrier,
                       tracking_number=tracking,
-                      estimate=max(_date(s.get("estimated_delivery")) for s in shipped) or "-")
-    address = row.get("address")
-    if isinstance(address, Mapping) and address.get("address1") and status != "cancelled":
+                      estimate=max(_date(s.estimated_delivery) for s in shipped) or "-")
+    address = row.address
+    if address is not None and address.address1 and status != "cancelled":
         # "where is it going?" is part of "where is my order?": the address it ships (or went) to.
         name = "order_status_delivered_to" if status == "delivered" else "order_status_ships_to"
-        text += " " + render(name, lang, address=_address_line(address))
-    names = [i["name"] for i in row.get("items") or [] if i.get("name")]
+        text += " " + render(name, lang, address=_address_line(address.model_dump()))
+    names = [i.name for i in row.items if i.name]
     if names:
         text += " " + render("order_status_in_order", lang, items=join_items(names, lang))
     return text

@@ -1,6 +1,7 @@
-"""The customer actions' names and the proposal a customer confirms: the shapes the task
-arguments (`CustomerActionArgs.proposal`), a proposing result (`ActionProposedData.proposal`)
-and the actions package (`csagent.actions`) share. No I/O, no policy: the rules and the writes
+"""The customer actions' names, the proposal a customer confirms and the change that waits for
+that confirmation: the shapes the task arguments (`CustomerActionArgs.proposal`), a proposing
+result (`ActionProposedData.proposal`), the graph state (`PendingAction`) and the actions package
+(`csagent.actions`) share. No I/O, no policy: the rules and the writes
 live in `csagent.actions`."""
 
 from __future__ import annotations
@@ -45,3 +46,30 @@ class ActionProposal(BaseModel):
     price_difference: float | None = None
     confirmation_id: str | None = None
     idempotency_key: str | None = None
+
+
+class PendingAction(BaseModel):
+    """A change proposed in one turn and waiting for the customer's yes in the next: the proposal
+    exactly as listed back, and what the confirmation and approval steps read beside it. The graph
+    state carries it as JSON (`model_dump(mode="json")`, the keys the checkpoint has always held,
+    which the understanding step also reads); the nodes read it back as this model, once
+    (`graph.state.pending_actions`)."""
+
+    # Unknown keys ignored, so that a newer router's pending change still loads in an older one.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    action: ActionName
+    #: What a yes executes (`CustomerActionArgs.proposal`).
+    proposal: ActionProposal
+    #: The proposing turn's confirmation id ("" when it had none): the key a replayed yes reuses.
+    confirmation_id: str = ""
+    #: The change as it was listed back, in one line.
+    summary: str = ""
+    #: A refund above the approval threshold: a person approves it before it runs.
+    requires_approval: bool = False
+    amount: float | None = None
+
+    @property
+    def order_id(self) -> str | None:
+        """The order the change is to (None for the default address)."""
+        return self.proposal.order_id

@@ -26,18 +26,21 @@ The JSON is unchanged: a model serialises to the keys that were given (the defau
 reader's), and keys no model declares are kept as given (`extra="allow"`), so that a newer tool
 can add a key without breaking an older router. The rows of a catalogue template or a generated
 query stay mappings: their columns are the template's (`catalogue/templates.yaml`, `result.columns`)
-or the query's.
+or the query's. A template whose row has a clear model is read as it by a property of its data,
+the JSON unchanged: `CatalogueData.order_overview` (`OrderOverviewRow`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
 )
 
 from csagent.domain.actions import ActionProposal
@@ -106,8 +109,82 @@ class Ranking(_Given):
     beyond: str | None = None
 
 
+# -- a catalogue template's row, where its columns have a model ----------------------------------
+class _Columns(_Given):
+    """Columns read from the store graph: every one may be null (an OPTIONAL MATCH), and an id the
+    store keeps as a number reads as its digits."""
+
+    model_config = ConfigDict(coerce_numbers_to_str=True)
+
+
+class ShipmentColumns(_Columns):
+    """One parcel of an order (`shipments` of `order_overview`, `order_by_tracking`)."""
+
+    tracking_id: str | None = None
+    carrier: str | None = None
+    status: str | None = None
+    shipped_at: str | None = None
+    estimated_delivery: str | None = None
+    delivered_at: str | None = None
+
+
+class AddressColumns(_Columns):
+    """The address an order ships to (`address` of `order_overview`)."""
+
+    address1: str | None = None
+    address2: str | None = None
+    city: str | None = None
+    state: str | None = None
+    zip: str | None = None
+    country: str | None = None
+
+
+class RefundColumns(_Columns):
+    """A refund made on an order, and the payment method it went to, named (`refunds`)."""
+
+    amount: float | None = None
+    payment_method: str | None = None
+
+
+class OrderLineColumns(_Columns):
+    """One item of an order (`items` of `order_overview`, `order_by_tracking`)."""
+
+    line_no: int | None = None
+    name: str | None = None
+    product_id: str | None = None
+    item_id: str | None = None
+    price: float | None = None
+    option_text: str | None = None
+
+
+class OrderOverviewRow(_Columns):
+    """An order at a glance: the row of `order_overview` (and of `order_by_tracking`, without the
+    address and the refunds), `catalogue/templates.yaml`. A list the query collected nothing into
+    reads as empty."""
+
+    order_id: str | None = None
+    order_status: str | None = None
+    created_at: str | None = None
+    total: float | None = None
+    shipments: list[ShipmentColumns] = Field(default_factory=list)
+    address: AddressColumns | None = None
+    refunds: list[RefundColumns] = Field(default_factory=list)
+    items: list[OrderLineColumns] = Field(default_factory=list)
+
+    @field_validator("shipments", "refunds", "items", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+#: The templates whose row is an `OrderOverviewRow`.
+ORDER_OVERVIEW_TEMPLATES = frozenset({"order_overview", "order_by_tracking"})
+
+
 class CatalogueData(RowsData):
-    """A catalogue template's answer (`cypher_catalogue.runner.run_template`)."""
+    """A catalogue template's answer (`cypher_catalogue.runner.run_template`). Its rows stay the
+    mappings of the template's columns (the JSON is the template's); a template whose row has a
+    model is read as it by a property (`order_overview`), once."""
 
     template_id: str | None = None
     description: str | None = None
@@ -121,6 +198,19 @@ class CatalogueData(RowsData):
     not_sold: bool = False
     #: Set when `text2cypher`'s local tier answered with this template: why, and what it tried.
     text2cypher: dict[str, Any] | None = None
+
+    @cached_property
+    def order_overview(self) -> OrderOverviewRow | None:
+        """The row as an order at a glance, when the template is one of `ORDER_OVERVIEW_TEMPLATES`
+        and it found the order; None otherwise. ValueError naming the columns that are wrong (never
+        their values: they are the customer's) when the row is not one."""
+        if self.template_id not in ORDER_OVERVIEW_TEMPLATES or self.row is None:
+            return None
+        try:
+            return OrderOverviewRow.model_validate(self.row)
+        except ValidationError as exc:
+            columns = ", ".join(sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()}))
+            raise ValueError(f"the row of {self.template_id} is not an order overview ({columns})") from None
 
 
 class GeneratedQueryData(RowsData):

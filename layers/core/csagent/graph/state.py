@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
+from csagent.domain.actions import PendingAction
 from csagent.domain.models import Task, TaskResult
 
 RESET: dict[str, Any] = {"__reset__": True}
@@ -48,6 +49,13 @@ def task_results(state: Mapping[str, Any]) -> dict[str, TaskResult]:
     return {task_id: TaskResult.model_validate(slot) for task_id, slot in slots.items()}
 
 
+def pending_actions(state: Mapping[str, Any]) -> list[PendingAction]:
+    """The changes proposed last turn and waiting for the customer's yes, as models. The state holds
+    each as JSON (`PendingAction.model_dump(mode="json")`, the keys every checkpoint has held, which
+    the understanding step reads as they are); a node reads them here once."""
+    return [PendingAction.model_validate(pending) for pending in state.get("pending_actions") or []]
+
+
 class InputState(TypedDict, total=False):
     session_id: str
     customer_id: str | None
@@ -84,7 +92,8 @@ class State(InputState, total=False):
     # Answered turns in a row whose words read as frustrated (counted by the summariser): anger
     # that persists is handed off.
     frustrated_turns: int
-    # Consequential actions proposed last turn, waiting for the customer's explicit yes.
+    # Consequential actions proposed last turn, waiting for the customer's explicit yes; as JSON,
+    # read as models by `pending_actions`
     pending_actions: list[dict[str, Any]]
     # What later turns may refer back to ("that order"): kept across turns, merged per key.
     memory: Annotated[dict[str, Any], merge_dict]

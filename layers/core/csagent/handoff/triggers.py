@@ -42,6 +42,7 @@ from functools import cache, cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.domain.tool_data import ActionProposedData, ToolData, result_data
 from csagent.understanding import PASSIVE_INTENTS
 
 
@@ -71,8 +72,6 @@ HANDOFF_INTENT = "human_handoff"
 WEAK_HANDOFF = 0.5
 # Readings that ask for nothing a person or the assistant could do (a complaint says what is wrong).
 NO_REQUEST_INTENTS = PASSIVE_INTENTS | {"complaint"}
-# Where an amount at stake may appear: a task's args (or args.params) and a result's data.
-AMOUNT_KEYS = ("amount", "refund_amount", "amount_at_stake")
 
 
 @dataclass(frozen=True)
@@ -387,15 +386,14 @@ def _outweighed_handoff(clause: Mapping[str, Any], clauses: Sequence[Mapping[str
 # ----------------------------------------------------------------------------------------------
 # Signals from the graph state, and the decision
 # ----------------------------------------------------------------------------------------------
-def _amount(values: Any) -> float | None:
-    if not isinstance(values, Mapping):
-        return None
-    found = [float(values[k]) for k in AMOUNT_KEYS
-             if isinstance(values.get(k), int | float) and not isinstance(values.get(k), bool)]
-    nested = _amount(values.get("params"))
-    if nested is not None:
-        found.append(nested)
-    return max(found) if found else None
+def amount_at_stake(data: ToolData | None) -> float | None:
+    """The money one task's result puts at stake: the refund or charge a proposed change lists back
+    (`ActionProposedData.amount`), the one amount a tool's result data declares (a change carried
+    out says what changed; a proposal refused by policy carries no data). A task's arguments add
+    none: a lookup's parameters are its template's, and no template takes an amount."""
+    if isinstance(data, ActionProposedData) and data.amount is not None:
+        return float(data.amount)
+    return None
 
 
 def _largest(amounts: Iterable[float | None]) -> float | None:
@@ -407,7 +405,8 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
     """Read one turn's graph state into `TurnSignals`.
 
     State keys read: `text`, `route`, `intent`, `clauses[].intent`, `tasks[]`, `results{}`
-    (`status`, `error.type`, and `attempts` when the healer records retries),
+    (`status`, `error.type`, `attempts` when the healer records retries, and `data` read as the
+    model of its tool's kind, `domain.tool_data.result_data`, for the amount at stake),
     `consecutive_failed_turns` (earlier turns in a row that ended with a system failure),
     `frustrated_turns` (earlier turns in a row that read as frustrated), `budget_exceeded` (set
     by the graph's node budget guard; also read from `trace`) and `trace.unsaid_failures` (failed
@@ -426,7 +425,7 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
         outcomes.append(TaskOutcome(task_id=task["task_id"], task_type=task.get("task_type", ""),
                                     status=str(result.get("status") or "skipped"),
                                     error_type=error.get("type"), attempts=int(result.get("attempts") or 1)))
-        amounts += [_amount(task.get("args")), _amount(result.get("data"))]
+        amounts.append(amount_at_stake(result_data(str(task.get("tool") or ""), result.get("data"))))
     clauses = state.get("clauses") or []
     unasked = [c for c in clauses if c.get("intent") == HANDOFF_INTENT and (
         _outweighed_handoff(c, clauses) or asks_what_answers(str(c.get("text") or "")))]

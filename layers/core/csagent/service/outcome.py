@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from csagent.graph.state import pending_actions
 from csagent.service.schemas import ProposedAction, TaskOut, TurnOut, TurnTrace
 
 
@@ -44,12 +45,9 @@ def proposed_actions(state: dict[str, Any]) -> list[ProposedAction]:
     """The changes a turn listed back and a yes will make: only while it waits for that yes."""
     if state.get("status") != "awaiting_confirmation":
         return []
-    return [ProposedAction(action=str(p.get("action") or ""),
-                           order_id=(p.get("proposal") or {}).get("order_id"),
-                           summary=str(p.get("summary") or ""),
-                           requires_approval=bool(p.get("requires_approval")),
-                           amount=float(p["amount"]) if p.get("amount") is not None else None)
-            for p in state.get("pending_actions") or []]
+    return [ProposedAction(action=p.action.value, order_id=p.order_id, summary=p.summary,
+                           requires_approval=p.requires_approval, amount=p.amount)
+            for p in pending_actions(state)]
 
 
 def turn_trace(state: dict[str, Any]) -> TurnTrace:

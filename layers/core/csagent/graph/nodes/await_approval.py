@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.types import interrupt
 
 from csagent.graph.nodes.confirm_actions import execute_task, route_after_confirm
-from csagent.graph.state import State
+from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
 from csagent.replies import render
 
@@ -23,7 +23,7 @@ def await_approval(state: State) -> dict[str, Any]:
     approval = (state.get("trace") or {}).get("approval") or {}
     answer = interrupt({"approval_id": approval.get("approval_id"), "session_id": state.get("session_id")})
     decision = str((answer or {}).get("decision") or "")
-    pending = state.get("pending_actions") or []
+    pending = pending_actions(state)
     if decision != "approved":
         name = "approval_rejected" if decision == "rejected" else "approval_expired"
         text = render(name, state.get("lang", "en"))

@@ -12,28 +12,28 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from csagent.domain.actions import PendingAction
 from csagent.domain.models import Task
 from csagent.domain.task_args import CustomerActionArgs
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.dispatch import route_tasks
-from csagent.graph.state import State
+from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
 from csagent.replies import render
 
 ACTIONS_TOOL = "customer_actions"
 
 
-def execute_task(index: int, pending: dict[str, Any], approved_by: str | None = None) -> Task:
+def execute_task(index: int, pending: PendingAction, approved_by: str | None = None) -> Task:
     args = CustomerActionArgs.model_validate({
-        "action": pending["action"], "phase": "execute", "proposal": pending["proposal"],
-        "confirmation_id": pending["confirmation_id"],
-        **({"approved_by": approved_by} if approved_by else {})})
-    return Task(task_id=f"t{index + 1}", task_type=pending["action"], tool=ACTIONS_TOOL, args=args)
+        "action": pending.action.value, "phase": "execute", "proposal": pending.proposal,
+        "confirmation_id": pending.confirmation_id, **({"approved_by": approved_by} if approved_by else {})})
+    return Task(task_id=f"t{index + 1}", task_type=pending.action.value, tool=ACTIONS_TOOL, args=args)
 
 
-def _declined(pending: list[dict[str, Any]], lang: str) -> str:
+def _declined(pending: list[PendingAction], lang: str) -> str:
     """ "No problem, I haven't changed anything: order #W1 stays as it is." (which, when known)."""
-    orders = list(dict.fromkeys(str((p.get("proposal") or {}).get("order_id") or "") for p in pending))
+    orders = list(dict.fromkeys(p.order_id or "" for p in pending))
     if not orders or not all(orders):
         return render("confirm_declined", lang)
     return render("confirm_declined_orders", lang, orders=", ".join(orders))
@@ -41,12 +41,12 @@ def _declined(pending: list[dict[str, Any]], lang: str) -> str:
 
 @timed("confirm_actions")
 def confirm_actions(state: State) -> dict[str, Any]:
-    pending = state.get("pending_actions") or []
+    pending = pending_actions(state)
     if state.get("intent") != "confirm_yes":
         return {"pending_actions": [], "tasks": [], "status": "answered",
                 "reply": {"text": _declined(pending, state.get("lang", "en")), "citations": []},
-                "trace": {"declined": [(p.get("proposal") or {}).get("order_id") for p in pending]}}
-    if any(p.get("requires_approval") for p in pending):
+                "trace": {"declined": [p.order_id for p in pending]}}
+    if any(p.requires_approval for p in pending):
         return {"tasks": []}  # request_approval takes it from here; the proposals stay pending
     return {"pending_actions": [],
             "tasks": [execute_task(i, p).model_dump(mode="json") for i, p in enumerate(pending)]}
@@ -55,7 +55,6 @@ def confirm_actions(state: State) -> dict[str, Any]:
 def route_after_confirm(state: State, runtime: Runtime[GraphDeps]) -> Any:
     if state.get("tasks"):
         return route_tasks(state, runtime)
-    if state.get("intent") == "confirm_yes" and any(p.get("requires_approval")
-                                                     for p in state.get("pending_actions") or []):
+    if state.get("intent") == "confirm_yes" and any(p.requires_approval for p in pending_actions(state)):
         return "request_approval"
     return "respond"

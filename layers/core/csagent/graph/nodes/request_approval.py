@@ -10,14 +10,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from csagent.domain.actions import PendingAction
 from csagent.graph.context import GraphDeps
-from csagent.graph.state import State
+from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
 from csagent.replies import render
 
 
-def needing_approval(state: State) -> list[dict[str, Any]]:
-    return [p for p in state.get("pending_actions") or [] if p.get("requires_approval")]
+def needing_approval(state: State) -> list[PendingAction]:
+    return [p for p in pending_actions(state) if p.requires_approval]
 
 
 @timed("request_approval")
@@ -31,11 +32,11 @@ def request_approval(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any
                 "trace": {"approval": "unavailable"}}
     first = waiting[0]
     approval = approvals.create(
-        state.get("session_id", ""), state.get("customer_id") or "", first["action"],
-        "; ".join(p["summary"] for p in waiting)[:2000], first.get("amount"),
-        idempotency_key=first.get("confirmation_id") or f"turn-{state.get('turn', 0)}")
-    text = render("refund_needs_approval", lang, amount=f"${float(first.get('amount') or 0):.2f}",
-                  order_id=(first.get("proposal") or {}).get("order_id", ""))
+        state.get("session_id", ""), state.get("customer_id") or "", first.action.value,
+        "; ".join(p.summary for p in waiting)[:2000], first.amount,
+        idempotency_key=first.confirmation_id or f"turn-{state.get('turn', 0)}")
+    text = render("refund_needs_approval", lang, amount=f"${float(first.amount or 0):.2f}",
+                  order_id=first.order_id or "")
     return {"status": "awaiting_approval", "reply": {"text": text, "citations": []},
             "messages": [{"role": "assistant", "text": text}],
             "trace": {"approval": {"approval_id": approval.approval_id}}}

@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from csagent.graph.context import GraphDeps
-from csagent.graph.state import State
+from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
 from csagent.handoff.triggers import (
     asks_for_person_now,
@@ -54,7 +54,7 @@ MIN_CONFIDENCE = MIN_CLAUSE_CONFIDENCE
 
 @timed("route")
 def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
-    pending = state.get("pending_actions") or []
+    pending = pending_actions(state)
     set_aside: dict[str, Any] = {}
     answer = classify_confirmation(state.get("text", ""))
     if pending and answer is not None:
@@ -88,11 +88,13 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "yes, that's what I said": an answer in more words, asking for nothing new ("let's keep
         # the puzzle, just the sunglasses" is the proposal again, narrowed, however much it leans no).
         amends = any(c.entities.get("amends_pending") for c in understanding.clauses)
-        answer = None if amends else consent_to_pending(state.get("text", ""), understanding, pending)
+        # (the understanding step reads the proposals as the state holds them: JSON)
+        answer = None if amends else consent_to_pending(state.get("text", ""), understanding,
+                                                        state.get("pending_actions") or [])
         if answer is not None:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
         # Anything else: the proposed change is not made, and the reply says so.
-        set_aside = {"pending_actions": [], "trace": {"set_aside": [p["summary"] for p in pending]}}
+        set_aside = {"pending_actions": [], "trace": {"set_aside": [p.summary for p in pending]}}
     if resumed is not None:
         understanding = resumed
     elif not pending and not state.get("awaiting"):

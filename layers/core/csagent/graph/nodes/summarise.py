@@ -19,6 +19,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from csagent.domain.actions import ActionName, PendingAction
 from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus
 from csagent.domain.task_args import CustomerActionArgs, PredefinedCypherArgs
 from csagent.domain.tool_data import ActionProposedData, KnowledgeData, RowsData
@@ -184,13 +185,13 @@ def unneeded_fallback(task: Task, results: Mapping[str, TaskResult]) -> bool:
     return primary is not None and _answered(results.get(primary))
 
 
-def pending_action(task: Task, data: ActionProposedData) -> dict[str, Any]:
+def pending_action(task: Task, data: ActionProposedData) -> PendingAction:
     """What the next turn's "yes" will execute: the proposal exactly as listed back (the state
-    holds it as JSON; `confirm_actions` reads `proposal` back into `ActionProposal`)."""
+    holds it as JSON; the next turn reads it back with `graph.state.pending_actions`)."""
     confirmation_id = task.args.confirmation_id if isinstance(task.args, CustomerActionArgs) else None
-    return {"action": data.action or task.task_type, "proposal": data.proposal.model_dump(mode="json"),
-            "confirmation_id": confirmation_id or "", "summary": " ".join(data.summary),
-            "requires_approval": data.requires_approval, "amount": data.amount}
+    return PendingAction(action=ActionName(data.action or task.task_type), proposal=data.proposal,
+                         confirmation_id=confirmation_id or "", summary=" ".join(data.summary),
+                         requires_approval=data.requires_approval, amount=data.amount)
 
 
 def _model_reply(state: State, lines: list[str], ordered: list[Task], failed: list[Task],
@@ -245,7 +246,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     tasks = planned_tasks(state)
     lines: list[str] = []
     citations: list[dict[str, Any]] = []
-    proposals: list[dict[str, Any]] = []
+    proposals: list[PendingAction] = []
     failed: list[Task] = []
     asking = bool((state.get("trace") or {}).get("missing"))
     shown = [task for task in grouped(tasks)
@@ -264,8 +265,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         if isinstance(data, ActionProposedData):
             proposed = pending_action(task, data)
             # One change asked for in two clauses is proposed, and carried out, once.
-            if all((p["action"], p["proposal"]) != (proposed["action"], proposed["proposal"])
-                   for p in proposals):
+            if all((p.action, p.proposal) != (proposed.action, proposed.proposal) for p in proposals):
                 proposals.append(proposed)
     failures = len(failed)
     written, how = None, "template"
@@ -279,7 +279,8 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # A proposal waits for the customer first, whatever else happened.
     status = "awaiting_confirmation" if proposals else "partial" if failures else status_of_asking(missing)
     update: dict[str, Any] = {"reply": {"text": "\n".join(lines), "citations": citations}, "status": status,
-                              "pending_actions": proposals, "awaiting": asked}
+                              "pending_actions": [p.model_dump(mode="json") for p in proposals],
+                              "awaiting": asked}
     failed_types = {_error_type(results.get(t.task_id)) for t in tasks if _failed(results.get(t.task_id))}
     streak = int(state.get("consecutive_failed_turns") or 0)
     update["consecutive_failed_turns"] = streak + 1 if failed_types & SYSTEM_FAILURES else 0

@@ -29,6 +29,9 @@ export AWS_DEFAULT_REGION := us-east-1
 export AWS_ACCESS_KEY_ID := testing
 export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
+# As template.yaml's Globals set it for every function: no scan of every installed distribution's
+# entry points for pydantic plugins (the project uses none) when the first model is built.
+export PYDANTIC_DISABLE_PLUGINS := __all__
 # The seeded stores' dates are in 2024: the store's "today" sits inside them, so what the
 # actions date (audit records, requests) does too. Unset in AWS (the real date).
 export STORE_TODAY ?= 2024-07-01

@@ -29,6 +29,9 @@ export AWS_DEFAULT_REGION := us-east-1
 export AWS_ACCESS_KEY_ID := testing
 export AWS_SECRET_ACCESS_KEY := testing
 export HF_HUB_OFFLINE := 1
+# As template.yaml's Globals set it for every function: no scan of every installed distribution's
+# entry points for pydantic plugins (the project uses none) when the first model is built.
+export PYDANTIC_DISABLE_PLUGINS := __all__
 # The seeded stores' dates are in 2024: the store's "today" sits inside them, so what the
 # actions date (audit records, requests) does too. Unset in AWS (the real date).
 export STORE_TODAY ?= 2024-07-01
@@ -63,8 +66,11 @@ setup: $(STAMP) vectors bytecode ## venv + pinned Python deps + the fixed texts'
 # Cypher catalogue, the few-shot bank, the knowledge chunks) embedded once, and the intent model
 # trained, into layers/core/csagent/nlp/data/vectors (keyed by a SHA-256 of the texts and the model
 # file: a stale array is never used). Seconds when nothing changed; shipped in the core layer.
-vectors: $(STAMP) ## the fixed texts' vectors and the intent model, built for the core layer
+# Beside them, the package's YAML files as JSON (csagent/compiled/, keyed by a SHA-256 of the YAML
+# text: an edited file is parsed from its YAML until the next build), so no cold start parses YAML.
+vectors: $(STAMP) ## the fixed texts' vectors, the intent model and the YAML files as JSON, built for the core layer
 	$(BIN)/python -m csagent.nlp.fixed_vectors
+	$(BIN)/python -m csagent.yamlio
 
 # The core package's bytecode (`__pycache__/*.cpython-311.pyc` beside each source, checked against
 # the source's mtime and size at import, never committed), as the core layer ships its own

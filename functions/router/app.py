@@ -6,9 +6,16 @@ fixed texts' vectors are built before the snapshot instead (`csagent.warmup`). A
 `csagent.observability`): JSON logs with PII masked, X-Ray (a no-op outside Lambda) and EMF
 metrics flushed once per invocation. The correlation id starts as the API request id; a message
 turn replaces it with its session id (the session id is in the path, not in a field of the event).
+The cyclic garbage collector is paused from the first statement to the first reply
+(`csagent.coldstart`): the cold start's objects are long-lived, walking them only cost the reply.
 """
 
+# ruff: noqa: E402 - the imports come after the collector's pause, on purpose
 from __future__ import annotations
+
+from csagent import coldstart
+
+coldstart.pause_gc()
 
 from typing import Any
 
@@ -35,6 +42,7 @@ asgi = Mangum(app, lifespan="off")
 warmup.register_snapstart_hooks(warmup.warm_router, env="RouterEnv")
 
 
+@coldstart.resume_gc_after_first_call  # frozen and back on once the first reply is out
 @init_environment("RouterEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)  # responses hold customer data

@@ -36,9 +36,10 @@ MODELS: dict[str, type[FunctionEnv]] = {
     "KnowledgeSearchFunction": KnowledgeSearchEnv, "Text2CypherFunction": Text2CypherEnv,
     "CustomerActionsFunction": CustomerActionsEnv, "KnowledgeIngestFunction": KnowledgeIngestEnv,
 }
-# Read by the Lambda runtime, the Web Adapter layer or Powertools itself, not by our models.
+# Read by the Lambda runtime, the Web Adapter layer, Powertools or a library itself (pydantic's
+# switch for its plugin scan), not by our models.
 PLATFORM_PREFIXES = ("POWERTOOLS_", "AWS_LWA_", "AWS_LAMBDA_")
-PLATFORM_VARIABLES = {"LOG_LEVEL"}
+PLATFORM_VARIABLES = {"LOG_LEVEL", "PYDANTIC_DISABLE_PLUGINS"}
 
 
 def template_env() -> dict[str, dict[str, Any]]:

@@ -475,11 +475,18 @@ def test_a_dispatch_mode_cuts_the_in_process_tools_from_the_router() -> None:
 # ----------------------------------------------------------------------------------------------
 # The contracts
 # ----------------------------------------------------------------------------------------------
+#: Variables the template sets for a library's own switches, read by the library itself.
+LIBRARY_VARIABLES = frozenset({
+    "PYDANTIC_DISABLE_PLUGINS",  # pydantic: no entry-point scan for plugins on a cold start
+})
+
+
 def test_every_environment_variable_is_declared_by_a_settings_model_or_powertools() -> None:
     # Given every variable the template sets (Globals and functions)
-    declared = set(settings_fields()) | powertools_variables()
+    declared = set(settings_fields()) | powertools_variables() | LIBRARY_VARIABLES
 
-    # Then each one is a field of some settings model or a variable Powertools reads
+    # Then each one is a field of some settings model, a variable Powertools reads, or a named
+    # library switch
     undeclared = {(spec.name, var) for spec in function_specs().values() for var in spec.env
                   if var.upper() not in declared}
     assert undeclared == set()

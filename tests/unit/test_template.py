@@ -463,3 +463,29 @@ def _strip_sids(value: Any) -> Any:
     if isinstance(value, list):
         return [_strip_sids(v) for v in value]
     return value
+
+
+_READS_ENTRY_POINTS = """
+import sys
+read = []
+sys.addaudithook(lambda event, args: read.append(str(args[0])) if event == "open" else None)
+from pydantic import BaseModel
+class Reply(BaseModel):
+    text: str
+print(sum(name.endswith("entry_points.txt") for name in read))
+"""
+
+
+def test_the_functions_environment_spares_cold_starts_pydantics_plugin_scan(template: dict[str, Any]) -> None:
+    # Given a fresh process with the switch every function gets from the Globals (and `make` exports)
+    switch = template["Globals"]["Function"]["Environment"]["Variables"]["PYDANTIC_DISABLE_PLUGINS"]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert f"export PYDANTIC_DISABLE_PLUGINS := {switch}" in makefile
+    env = {"PATH": "/usr/bin:/bin", "PYDANTIC_DISABLE_PLUGINS": switch}
+
+    # When it builds its first pydantic model
+    done = subprocess.run([sys.executable, "-c", _READS_ENTRY_POINTS], env=env, capture_output=True,
+                          text=True, check=True, timeout=60)
+
+    # Then no installed distribution's entry points were read
+    assert done.stdout.strip() == "0"

@@ -1,15 +1,26 @@
-"""MiniLM embeddings on onnxruntime: shape, normalisation, semantic sanity, laziness, caching."""
+"""MiniLM embeddings on onnxruntime: shape, normalisation, semantic sanity, laziness, caching; the
+model files' hashes taken from pip's install record when the file is as recorded."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from csagent.nlp.embeddings import MiniLMEmbedder, get_embedder
+from csagent.nlp.embeddings import (
+    MiniLMEmbedder,
+    default_model_path,
+    default_tokenizer_path,
+    file_sha256,
+    get_embedder,
+    installed_sha256,
+)
 
 
 def cosine(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
@@ -101,3 +112,50 @@ def test_importing_the_nlp_tier_loads_no_model_runtime() -> None:
 def test_the_factory_returns_one_shared_embedder() -> None:
     # Given the cached factory / When called twice / Then the same instance comes back
     assert get_embedder() is get_embedder()
+
+
+def _installed(tmp_path: Path, content: bytes, recorded: bytes, size: int | None = None) -> Path:
+    """A package file as pip leaves it: the file, and its dist-info RECORD naming a hash and size."""
+    site = tmp_path / "site-packages"
+    model = site / "some_model" / "model.onnx"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(content)
+    encoded = base64.urlsafe_b64encode(hashlib.sha256(recorded).digest()).rstrip(b"=").decode()
+    record = site / "some_model-1.0.0.dist-info" / "RECORD"
+    record.parent.mkdir()
+    record.write_text(f"some_model/__init__.py,,\nsome_model/model.onnx,sha256={encoded},"
+                      f"{len(content) if size is None else size}\n", encoding="utf-8")
+    return model
+
+
+def test_a_model_file_hash_recorded_at_install_is_used_without_reading_the_file(tmp_path: Path) -> None:
+    # Given an installed file whose RECORD holds a hash (here another content's, to tell them apart)
+    model = _installed(tmp_path, b"weights", recorded=b"what pip hashed")
+
+    # When the file's hash is asked for, Then the recorded one is the answer
+    assert file_sha256(model) == hashlib.sha256(b"what pip hashed").digest()
+
+
+def test_a_file_not_of_its_recorded_size_is_hashed_again(tmp_path: Path) -> None:
+    # Given an installed file replaced since by one of another size
+    model = _installed(tmp_path, b"other weights", recorded=b"weights", size=len(b"weights"))
+
+    # When its hash is asked for, Then the record is not trusted: the file is read and hashed
+    assert installed_sha256(model) is None
+    assert file_sha256(model) == hashlib.sha256(b"other weights").digest()
+
+
+def test_a_file_without_a_record_is_hashed(tmp_path: Path) -> None:
+    # Given a model file no installer recorded
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"weights")
+
+    # When its hash is asked for, Then it is read and hashed
+    assert file_sha256(model) == hashlib.sha256(b"weights").digest()
+
+
+def test_the_installed_model_files_records_match_their_content() -> None:
+    # Given the model and tokenizer files as installed (the venv; the deps layer alike)
+    for path in (default_model_path(), default_tokenizer_path()):
+        # Then pip's record of each is its SHA-256, so the embedder's fingerprint is unchanged
+        assert installed_sha256(path) == hashlib.sha256(path.read_bytes()).digest()

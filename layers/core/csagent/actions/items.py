@@ -52,8 +52,7 @@ class Match:
 
 @lru_cache(maxsize=1)
 def _vocabulary() -> dict[str, tuple[str, ...]]:
-    text = resources.files("csagent.actions").joinpath("item_words.yaml").read_text(encoding="utf-8")
-    data = yamlio.safe_load(text)
+    data = yamlio.load_file(resources.files("csagent.actions").joinpath("item_words.yaml"))
     return {key: tuple(str(v).lower() for v in data[key]) for key in ("all_items", "plural_cues")}
 
 

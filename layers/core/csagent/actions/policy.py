@@ -85,8 +85,8 @@ class PolicyRules:
 @lru_cache(maxsize=1)
 def load_rules() -> PolicyRules:
     """The rules from `policy.yaml` beside this module (read once, on first use)."""
-    text = resources.files("csagent.actions").joinpath("policy.yaml").read_text(encoding="utf-8")
-    return PolicyRules.from_mapping(yamlio.safe_load(text))
+    rules = yamlio.load_file(resources.files("csagent.actions").joinpath("policy.yaml"))
+    return PolicyRules.from_mapping(rules)
 
 
 @lru_cache(maxsize=1)

@@ -74,8 +74,7 @@ def plan_action(action: ActionName, args: ActionArgs, facts: Mapping[str, Any], 
 @lru_cache(maxsize=1)
 def load_wording() -> dict[str, Any]:
     """`wording.yaml` beside this module (read once, on first use)."""
-    text = resources.files("csagent.actions").joinpath("wording.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yamlio.safe_load(text)
+    data: dict[str, Any] = yamlio.load_file(resources.files("csagent.actions").joinpath("wording.yaml"))
     return data
 
 

@@ -40,6 +40,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from importlib.resources.abc import Traversable
+
     import numpy as np
 
     from csagent.ports import Embedder
@@ -99,9 +101,14 @@ class LabelledText:
 
 
 # -- data files ------------------------------------------------------------------------------
+def data_path(name: str) -> Traversable:
+    """A file of `csagent/guardrails/data`."""
+    return resources.files("csagent.guardrails").joinpath("data", name)
+
+
 def data_text(name: str) -> str:
-    """A file from `csagent/guardrails/data`."""
-    return resources.files("csagent.guardrails").joinpath("data", name).read_text(encoding="utf-8")
+    """The text of a file from `csagent/guardrails/data`."""
+    return data_path(name).read_text(encoding="utf-8")
 
 
 def load_labelled(name: str, label_field: str) -> list[LabelledText]:
@@ -115,7 +122,7 @@ def load_patterns() -> tuple[Pattern, ...]:
     """The compiled patterns of `injection_patterns.yaml`."""
     from csagent import yamlio
 
-    document = yamlio.safe_load(data_text("injection_patterns.yaml"))
+    document = yamlio.load_file(data_path("injection_patterns.yaml"))
     return tuple(
         Pattern(p["id"], re.compile(p["pattern"], 0 if p.get("case") == "sensitive" else re.IGNORECASE))
         for p in document["patterns"]

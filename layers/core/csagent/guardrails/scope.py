@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from csagent.guardrails.injection import data_text, default_embedder, embed_matrix
+from csagent.guardrails.injection import data_path, data_text, default_embedder, embed_matrix
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -101,7 +101,7 @@ def load_anchors() -> Anchors:
     """The anchors of `data/scope_anchors.yaml`, schema labels and properties turned into words."""
     from csagent import yamlio
 
-    document = yamlio.safe_load(data_text("scope_anchors.yaml"))
+    document = yamlio.load_file(data_path("scope_anchors.yaml"))
     english: dict[str, tuple[str, ...]] = {}
     chinese: dict[str, tuple[str, ...]] = {}
     for area, spec in document["areas"].items():
@@ -117,7 +117,7 @@ def schema_anchor_names() -> tuple[set[str], set[str]]:
     """(labels, properties) named in the anchors file, for the test that checks them against the schema."""
     from csagent import yamlio
 
-    areas = yamlio.safe_load(data_text("scope_anchors.yaml"))["areas"].values()
+    areas = yamlio.load_file(data_path("scope_anchors.yaml"))["areas"].values()
     return ({x for a in areas for x in a.get("labels") or ()},
             {x for a in areas for x in a.get("properties") or ()})
 

@@ -104,7 +104,7 @@ def metered_turn(cap: int | None = BASE_CALL_CAP) -> Iterator[TurnUsage]:
 def _prices() -> tuple[tuple[str, float, float], ...]:
     from csagent import yamlio
 
-    data = yamlio.safe_load(resources.files("csagent.models").joinpath("prices.yaml").read_text("utf-8"))
+    data = yamlio.load_file(resources.files("csagent.models").joinpath("prices.yaml"))
     entries: list[Mapping[str, Any]] = data.get("prices") or []
     return tuple((str(e["match"]), float(e["input_per_1k"]), float(e["output_per_1k"])) for e in entries)
 

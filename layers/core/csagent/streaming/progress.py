@@ -44,7 +44,7 @@ def progress_labels(path: Path = LABELS_PATH) -> ProgressLabels:
     """The labels file, read once (on the first streamed turn, never at import)."""
     from csagent import yamlio
 
-    data = yamlio.safe_load(path.read_text(encoding="utf-8"))
+    data = yamlio.load_file(path)
     return ProgressLabels(received=str(data["received"]), default=str(data["default"]),
                           nodes={str(k): str(v) for k, v in data["nodes"].items()})
 

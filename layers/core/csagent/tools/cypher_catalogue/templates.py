@@ -263,13 +263,12 @@ def parse_catalogue(raw: Mapping[str, Any]) -> Catalogue:
 def load_catalogue(path: Path | str | None = None) -> Catalogue:
     """Read the catalogue file (YAML or JSON) once per path; raises on an invalid catalogue."""
     source = Path(path) if path else CATALOGUE_PATH
-    text = source.read_text(encoding="utf-8")
     if source.suffix == ".json":
-        raw = json.loads(text)
+        raw = json.loads(source.read_text(encoding="utf-8"))
     else:
         from csagent import yamlio
 
-        raw = yamlio.safe_load(text)
+        raw = yamlio.load_file(source)
     return parse_catalogue(raw)
 
 

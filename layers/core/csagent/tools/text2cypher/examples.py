@@ -82,7 +82,7 @@ def load_examples(path: Path | str | None = None) -> tuple[CypherExample, ...]:
     """The examples of the file (default: the shipped `examples.yaml`), validated."""
     from csagent import yamlio
 
-    raw = yamlio.safe_load(Path(path or EXAMPLES_PATH).read_text(encoding="utf-8"))
+    raw = yamlio.load_file(Path(path or EXAMPLES_PATH))
     return ExampleFile.model_validate(raw).examples
 
 

@@ -1,0 +1,89 @@
+"""`csagent.coldstart`: the cyclic collector paused from a handler's import to its first reply,
+then back on with the start-up heap frozen; once per process. Each case runs in a fresh
+interpreter, so the test process's own collector is never touched."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+_PRELUDE = """
+import gc, json
+from csagent import coldstart
+def state():
+    return {"enabled": gc.isenabled(), "frozen": gc.get_freeze_count() > 0}
+"""
+
+
+def _run(body: str) -> dict[str, dict[str, bool]]:
+    done = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(body)], capture_output=True,
+                          text=True, check=True, timeout=60)
+    result: dict[str, dict[str, bool]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_the_collector_is_off_until_the_first_call_returns_then_on_with_the_heap_frozen() -> None:
+    # Given a handler module that paused the collector as it was imported
+    seen = _run("""
+        coldstart.pause_gc()
+        paused = state()
+        handler = coldstart.resume_gc_after_first_call(lambda event: state())
+        # When the first invocation runs, and returns
+        during = handler({})
+        print(json.dumps({"paused": paused, "during": during, "after": state()}))
+    """)
+
+    # Then the collector was off through the import and the first call, and is on after it,
+    # with what existed frozen
+    assert seen["paused"] == {"enabled": False, "frozen": False}
+    assert seen["during"] == {"enabled": False, "frozen": False}
+    assert seen["after"] == {"enabled": True, "frozen": True}
+
+
+def test_a_first_call_that_raises_still_turns_the_collector_back_on() -> None:
+    # Given a paused collector and a handler whose first call fails
+    seen = _run("""
+        coldstart.pause_gc()
+        def fail(event):
+            raise RuntimeError("the first request failed")
+        handler = coldstart.resume_gc_after_first_call(fail)
+        # When it is called
+        try:
+            handler({})
+        except RuntimeError:
+            pass
+        print(json.dumps({"after": state()}))
+    """)
+
+    # Then the collector is on again
+    assert seen["after"]["enabled"] is True
+
+
+def test_the_pause_is_once_per_process() -> None:
+    # Given a process whose first reply is out (the collector resumed)
+    seen = _run("""
+        coldstart.pause_gc()
+        coldstart.resume_gc_after_first_call(lambda event: None)({})
+        # When the handler module is imported again (tests do), pausing again
+        coldstart.pause_gc()
+        print(json.dumps({"again": state()}))
+    """)
+
+    # Then the collector stays on
+    assert seen["again"]["enabled"] is True
+
+
+def test_a_collector_turned_off_by_someone_else_is_left_off() -> None:
+    # Given a process that turned its collector off itself
+    seen = _run("""
+        gc.disable()
+        coldstart.pause_gc()
+        # When the first call returns
+        coldstart.resume_gc_after_first_call(lambda event: None)({})
+        print(json.dumps({"after": state()}))
+    """)
+
+    # Then it is still off, and nothing was frozen
+    assert seen["after"] == {"enabled": False, "frozen": False}

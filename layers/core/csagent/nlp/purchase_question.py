@@ -25,7 +25,7 @@ from csagent.nlp.text_models import TextModelReader
 #: The least probability at which a reading is used, chosen by 5-fold cross-validation over the file
 #: (`python -m devstack.text_model_cv purchase_question`: a `product` reading of an order question
 #: answers with the product's pages instead of where the order is, and costs twice a missed one).
-#: The folds chose 0.6 four times in five (2026-12-06, 1,280 messages; once 0.4); held out, the model
+#: The folds chose 0.6 four times in five (2026-12-05, 1,280 messages; once 0.4); held out, the model
 #: reads 1,222 of the 1,280 right, the words of `grounding.frame` 837.
 MIN_PROBABILITY = 0.6
 

@@ -89,11 +89,18 @@ def _order_overview(data: CatalogueData, lang: str) -> str:
     return text
 
 
+def _item_line(row: Mapping[str, Any], *, priced: bool = True) -> str:
+    """ "Yoga Mat (thickness: 6mm, color: pink, $94.38)": an order line, option by option."""
+    if not row.get("options"):
+        return str(row["product_name"])
+    options = ", ".join(f"{k}: {v}" for k, v in (row.get("options") or {}).items())
+    price = f", {_money(row['price'])}" if priced and row.get("price") is not None else ""
+    return f"{row['product_name']} ({options}{price})"
+
+
 def _order_items(data: CatalogueData, lang: str) -> str:
     rows = data.rows or []
-    items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())}"
-             f"{', ' + _money(r['price']) if r.get('price') is not None else ''})"
-             if r.get("options") else str(r["product_name"]) for r in rows]
+    items = [_item_line(r) for r in rows]
     order_id = rows[0]["order_id"] if rows else ""
     prices = [Decimal(str(r["price"])) for r in rows if r.get("price") is not None]
     if len(rows) > 1 and len(prices) == len(rows):
@@ -111,8 +118,7 @@ def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str) -> st
     rows = [r for r in data.rows or [] if str(r.get("product_id")) in wanted]
     if not rows:
         return ""
-    items = [f"{r['product_name']} ({', '.join(f'{k}: {v}' for k, v in (r.get('options') or {}).items())})"
-             if r.get("options") else str(r["product_name"]) for r in rows]
+    items = [_item_line(r, priced=False) for r in rows]
     return render("own_items", lang, order_id=rows[0]["order_id"], items=join_items(items, lang))
 
 

@@ -87,3 +87,36 @@ def test_a_collector_turned_off_by_someone_else_is_left_off() -> None:
 
     # Then it is still off, and nothing was frozen
     assert seen["after"] == {"enabled": False, "frozen": False}
+
+
+def test_a_tool_function_pauses_the_collector_until_its_first_result() -> None:
+    # Given a tool function's module imported as Lambda imports it, and a first event (malformed:
+    # answered without the store)
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = textwrap.dedent("""
+        import gc, importlib.util, json
+        spec = importlib.util.spec_from_file_location("tool_app", "functions/tools/predefined_cypher/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        paused = gc.isenabled()
+        class Context:
+            function_name, aws_request_id, function_version, memory_limit_in_mb = "tool", "r1", "1", 128
+            invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:tool"
+            def get_remaining_time_in_millis(self):
+                return 1000
+        result = module.handler(json.load(open("events/tools/malformed.json")), Context())
+        frozen = gc.get_freeze_count() > 0
+        print(json.dumps({"paused_enabled": paused, "after": gc.isenabled(), "frozen": frozen,
+                          "status": result["status"]}))
+    """)
+    env = {**os.environ, "POWERTOOLS_METRICS_NAMESPACE": "CsAgent"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          timeout=120, cwd=root, env=env)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    # Then the collector was off after the import, and is on after the first result, frozen
+    assert seen["status"] == "failed"  # the malformed event's answer, not a crash
+    assert seen["paused_enabled"] is False
+    assert seen["after"] is True and seen["frozen"] is True

@@ -52,7 +52,7 @@ def make_tool_handler(tool: str, run: ToolRun, *, env: str,
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser import ValidationError, event_parser
 
-    from csagent import warmup
+    from csagent import coldstart, warmup
     from csagent.env_init import init_environment
     from csagent.tools.events import ToolEvent, malformed_event_result, run_tool_event
 
@@ -87,4 +87,6 @@ def make_tool_handler(tool: str, run: ToolRun, *, env: str,
         metrics.add_metric(name="ToolLatency", unit=MetricUnit.Milliseconds, value=result.latency_ms)
         return result.model_dump(mode="json")
 
-    return handler
+    # The collector, when the function's module paused it for its cold start (`csagent.coldstart`),
+    # frozen and back on once the first result is out.
+    return coldstart.resume_gc_after_first_call(handler)

@@ -143,10 +143,7 @@ def documents_answer_closer(text: str) -> bool:
     from csagent.tools.cypher_catalogue import english_query, matcher_for
 
     embedder = get_embedder()
-    asked = runtime.tool_caches().asked.on(embedder)
-    if asked is None:
-        return False
-    near = asked.nearest(embedder.embed([text])[0])
+    near = runtime.tool_caches().asked.closeness(embedder, text)
     if near < ASKED_MIN:
         return False
     matcher = matcher_for(embedder, matchers=runtime.template_matchers())

@@ -107,20 +107,26 @@ class AskedQuestions:
         return self.vectors @ (vector / norm) if norm and len(self.keys) else None
 
 
+def asked_closeness(text: str, embedder: Embedder, asked: AskedQuestions | None) -> float:
+    """How close the closest of `asked`'s questions is to `text` (cosine; 0.0 without the questions,
+    for an empty text, or when the text cannot be embedded)."""
+    if asked is None or not text.strip() or not len(asked.keys):
+        return 0.0
+    try:
+        vector = embedder.embed([text])[0]
+    except Exception as exc:  # noqa: BLE001 - a refinement, never a dependency
+        logger.warning("asked questions unavailable (%s)", type(exc).__name__)
+        return 0.0
+    return asked.nearest(vector)
+
+
 def documents_know(text: str, embedder: Embedder, asked: AskedQuestions | None) -> bool:
     """Does a sentence of the shipped documents answer a question asked almost in these words (one
     of `asked`'s questions at least `ASKED_MIN` close: the bar at which it answers instead of the
     best-ranked hit, chosen by cross-validation)? False without the questions."""
     from csagent.knowledge.search import ASKED_MIN
 
-    if asked is None or not text.strip() or not len(asked.keys):
-        return False
-    try:
-        vector = embedder.embed([text])[0]
-    except Exception as exc:  # noqa: BLE001 - a refinement, never a dependency
-        logger.warning("asked questions unavailable (%s)", type(exc).__name__)
-        return False
-    return asked.nearest(vector) >= ASKED_MIN
+    return asked_closeness(text, embedder, asked) >= ASKED_MIN
 
 
 def load_rows(text: str | None = None) -> list[tuple[str, str]]:
@@ -177,3 +183,7 @@ class ShippedQuestions:
     def documents_know(self, embedder: Embedder, text: str) -> bool:
         """`documents_know(text)` with the shipped questions on `embedder`."""
         return documents_know(text, embedder, self.on(embedder))
+
+    def closeness(self, embedder: Embedder, text: str) -> float:
+        """`asked_closeness(text)` with the shipped questions on `embedder`."""
+        return asked_closeness(text, embedder, self.on(embedder))

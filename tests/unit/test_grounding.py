@@ -1271,6 +1271,10 @@ def test_an_english_word_is_not_read_as_a_misspelt_product_name() -> None:
     ("the kettle does not suit me, I want to return it", ["Electric Kettle"]),
     # "keeping everything else" says which item alone goes back
     ("I'm keeping everything else, but I might send the kettle back", ["Electric Kettle"]),
+    # "everything else stays" after the item keeps the rest, not the item named
+    ("I'd like to return only the kettle. Everything else stays.", ["Electric Kettle"]),
+    ("send back the kettle, the rest can stay", ["Electric Kettle"]),
+    ("return everything else, I keep the hiking boots", ["Electric Kettle"]),
     # "that's all of it" says the list is complete, not "everything"
     ("the kettle, that's all of it", ["Electric Kettle"]),
 ])

@@ -797,10 +797,17 @@ _NEGATED_MENTION = re.compile(r"\b(?:not|n't|never|no)\s+(?:\w+\s+){0,2}$", re.I
 _NEGATED_RETURN = re.compile(
     r"\b(?:don'?t|do not|won'?t|will not|not)\s+(?:\w+\s+){0,2}?(?:return|send|ship|refund)\w*\b",
     re.IGNORECASE)
-# "I'm keeping everything else", "keep the rest": what is kept is the rest, not this item.
+# "I'm keeping everything else", "keep the rest", "everything else stays": what is kept is the rest,
+# not this item.
+_THE_REST = (r"(?:everything(?: else)?|the rest|all (?:the )?rest|all else|the others?|"
+             r"the other (?:items?|things?|stuff))")
+_REST_STAYS = (r"(?:everything else|the rest|all else|the others?|the other (?:items?|things?|stuff))"
+               r"(?:\s+(?:of (?:it|them|the order)|in (?:the|that|this) order))?\s+"
+               r"(?:(?:can|will|should|may|is going to|are going to|is|are|i'?ll|i'?m|i)\s+)?"
+               r"(?:stays?|staying|remains?|remaining|keep(?:ing)?|fine|ok(?:ay)?|good)\b")
 _KEEPING_THE_REST = re.compile(
-    r"\b(?:keep|keeping|kept)\s+(?:\w+\s+)?(?:everything(?: else)?|the rest|all (?:the )?rest|"
-    r"all else|the others?|the other (?:items?|things?|stuff))\b", re.IGNORECASE)
+    r"\b(?:keep|keeping|kept)\s+(?:\w+\s+)?" + _THE_REST + r"\b|\b" + _REST_STAYS, re.IGNORECASE)
+_REST_KEPT_AFTER = re.compile(r"^\s*" + _REST_STAYS, re.IGNORECASE)
 _KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leaving)\b", re.IGNORECASE)
 
 
@@ -981,7 +988,8 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     segments = _merge_repeats(_segments(text, mentions), order)
     cleaned = _NOT_EVERYTHING.sub(lambda m: " " * len(m.group(0)), text)
     everything = [m for m in _EVERYTHING.finditer(cleaned)
-                  if not _KEEP_VERB.search(cleaned[max(0, m.start() - 20):m.start()])]
+                  if not _KEEP_VERB.search(cleaned[max(0, m.start() - 20):m.start()])
+                  and not _REST_KEPT_AFTER.match(cleaned[m.start():])]  # "everything else stays"
     if everything:
         # "everything except the water bottle": every line but those of the products kept (not
         # "I'm keeping everything else but the fleece")

@@ -50,3 +50,41 @@ def test_the_answer_that_picks_the_order_continues_the_item_change_asked(tau_api
     order = export_store(driver)["orders"][ORDER]
     assert order["status"] == "exchange requested"
     assert order["exchange_items"] == [CAMERA] and order["exchange_new_items"] == [BIGGER_ZOOM]
+
+
+def test_an_exchange_asked_as_a_question_is_answered_with_what_there_is_and_the_pick_continues_it(
+        tau_api: Any) -> None:
+    from devstack.export import export_store
+
+    driver, _, client = tau_api
+    customer, order = "mia_garcia_4516", "#W5490111"  # delivered; a 750ml black glass Water Bottle
+    session = f"asked-exchange-{uuid.uuid4().hex[:8]}"
+    # Given an exchange asked as a question, for options no bottle has (750ml stainless steel black)
+    first = say(client, customer, session,
+                "Could the water bottle in #W5490111 be exchanged for the stainless steel one, same size, "
+                "in black?")
+    # Then the answer says so and lists what there is, not the store's exchange policy
+    assert first["status"] == "needs_clarification", first["reply"]["text"]
+    assert "not available" in first["reply"]["text"] and "750ml, stainless steel, red" in first["reply"]["text"]
+    # When the customer picks one of those by its options alone
+    second = say(client, customer, session, "Then the red stainless steel one, please. Any difference can "
+                                            "go back to my credit card.")
+    # Then that very exchange is proposed, and the yes makes it
+    assert second["status"] == "awaiting_confirmation", second["reply"]["text"]
+    assert "(750ml, stainless steel, red)" in second["reply"]["text"]
+    assert say(client, customer, session, "Yes, please.")["status"] == "answered"
+    exported = export_store(driver)["orders"][order]
+    assert exported["status"] == "exchange requested"
+    assert exported["exchange_items"] == ["4579334072"] and exported["exchange_new_items"] == ["6777246137"]
+
+
+def test_any_chance_of_swapping_for_a_size_is_a_request(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"any-chance-{uuid.uuid4().hex[:8]}"
+    # Given a delivered order with size 11 leather boots, and a question that names the boots wanted
+    reply = say(client, "liam_thomas_7882", session,
+                "The hiking boots from #W8488728 are just a tad too tight. Any chance of swapping them for a "
+                "size 12, same leather?")
+    # Then the exchange is proposed (a yes makes it), not the exchange policy recited
+    assert reply["status"] == "awaiting_confirmation", reply["reply"]["text"]
+    assert "Exchange in order #W8488728" in reply["reply"]["text"] and "(12, leather" in reply["reply"]["text"]

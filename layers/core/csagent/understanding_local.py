@@ -235,9 +235,10 @@ class LocalUnderstanding:
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
         picked, waiting = None, None
+        variants = self._variants() if self._variants and view is not None else None
         if view is not None and (not fallback_order or len(message_orders) == 1):
             # "the delivered one", or "the one with number #W1, please" naming one of those listed
-            picked, waiting = _answered_candidate(text, state, view)
+            picked, waiting = _answered_candidate(text, state, view, variants, catalogue)
             if message_orders and picked != fallback_order:
                 picked, waiting = None, None
             fallback_order = fallback_order or picked
@@ -248,7 +249,6 @@ class LocalUnderstanding:
         fallback_tracking = message.tracking_numbers[0] if len(message.tracking_numbers) == 1 else None
         message_reason = find_cancel_reason(text)
         awaited = {str(w.get("parameter")) for w in state.get("awaiting") or []}
-        variants = self._variants() if self._variants and view is not None else None
         recent = (state.get("memory") or {}).get("last_order_id")  # the order just talked about
         recent_products = list((state.get("memory") or {}).get("last_products") or [])  # named in it
         last_question = (state.get("memory") or {}).get("last_question")
@@ -1029,11 +1029,14 @@ _DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+difference\b|差价", re.IGNOR
 # An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get
 # it in black instead?"); "I ordered a BLACK fleece and got a navy one" names a variant and asks
 # for nothing.
-_CHANGE_VERB = re.compile(r"\b(swap|switch|exchange|change|replace|trade|modify|instead)\b", re.IGNORECASE)
+_CHANGE_VERB = re.compile(
+    r"\b(swap(?:s|ped|ping)?|switch(?:es|ed|ing)?|exchang(?:e|es|ed|ing)|chang(?:e|es|ed|ing)|"
+    r"replac(?:e|es|ed|ing)|trad(?:e|es|ed|ing)|modif(?:y|ies|ied|ying)|instead)\b", re.IGNORECASE)
 
 
 def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:
-    """A question that names what its change needs ("can I swap my fleece for an XL in black?",
+    """A question that names what its change needs ("can I swap my fleece for an XL in black?", "any
+    chance of swapping them for a size 12?",
     "can I exchange the watch for the gold one with a leather band? gift card for the
     difference", "can it go to 12 Main St, ... instead?") asks for it, unless hypothetical. An
     item change names the variant it wants, with its verb or with where the money goes (the
@@ -1050,7 +1053,10 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     named_method = resolve_payment(text, view, view.order(entities.get("order_id"))).named
     if intent == "change_items":
         verb = bool(_CHANGE_VERB.search(text)) or names_change_verb_zh(text)  # "能不能换成白色的？"
-        return bool(entities.get("new_item_ids")) and (named_method or verb)
+        # (a wish for options no item can have, "could it be exchanged for the stainless steel one in
+        # black?", is one too: what is available instead is its answer)
+        wished = bool(entities.get("new_item_ids")) or bool(entities.get("target_named"))
+        return wished and (named_method or verb)
     if intent == "return_request":
         return bool(entities.get("item_ids")) and named_method
     if intent == "change_order_address":
@@ -1070,21 +1076,37 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     return False
 
 
-def _answered_candidate(text: str, state: Mapping[str, Any],
-                        view: Any) -> tuple[str | None, Mapping[str, Any] | None]:
+def _lines_of(order: Any, entities: Mapping[str, Any]) -> list[Any]:
+    """The order's lines a waiting request names (all of them when it names none yet)."""
+    named = set(entities.get("item_ids") or ())
+    return [x for x in order.lines if x.item_id in named] or list(order.lines)
+
+
+def _answered_candidate(text: str, state: Mapping[str, Any], view: Any,
+                        variants: Mapping[str, Sequence[Any]] | None = None,
+                        catalogue: Sequence[Mapping[str, Any]] | None = None,
+                        ) -> tuple[str | None, Mapping[str, Any] | None]:
     """The order id of the candidate the customer picks, when the last turn listed several ("You
-    have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it."""
+    have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it.
+    An item change asked back about ("the bottle in stainless steel, black is not available right
+    now. Available: ...") is answered by options its items come in ("then the red stainless steel
+    one, please"): its order is the one known."""
     from csagent.grounding.frame import pick_candidate
-    from csagent.grounding.resolve import names_option_of, product_mentions
+    from csagent.grounding.resolve import names_option_of, names_option_offered, product_mentions
     from csagent.nlp.speech_acts import asks_something
 
     for waiting in state.get("awaiting") or []:
-        known = view.order((waiting.get("entities") or {}).get("order_id"))
+        entities = waiting.get("entities") or {}
+        known = view.order(entities.get("order_id"))
         if waiting.get("parameter") == "item_ids" and known is not None and (
                 product_mentions(text, known.products()) or not asks_something(text)
                 or names_option_of(text, known.lines)):
             # "Which items of #W1 do you want to return?" -> "the skateboard", or "It holds 2 pet
             # beds: ... Which one?" -> "the grey one, money back to PayPal": the order is known.
+            return str(known.order_id), waiting
+        if waiting.get("intent") == "change_items" and waiting.get("question") and known is not None \
+                and variants and names_option_offered(text, _lines_of(known, entities), variants) \
+                and {m.product_id for m in product_mentions(text, catalogue or ())} <= known.product_ids():
             return str(known.order_id), waiting
         ids = (waiting.get("entities") or {}).get("order_candidates") or []
         candidates = [o for o in (view.order(i) for i in ids) if o is not None]

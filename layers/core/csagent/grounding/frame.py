@@ -492,6 +492,8 @@ def fill_item_changes(
             question["settled"] = True
         if all(c.unstated for c in changes.changes):
             question["unstated"] = True  # items named, no change for them: maybe only context
+        if any(not (c.unstated or c.undecided) for c in changes.changes if c.problem):
+            question["target_named"] = True  # options wished that no single item has: said, not asked
         return {**out, **question}
     if not changes.changes:
         items = ", ".join(x.label() for x in order.lines)

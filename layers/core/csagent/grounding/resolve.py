@@ -487,7 +487,8 @@ def choose_variant(
         v.item_id: sum(1 for k, val in line.options.items() if v.options.get(k) == val) for v in available
     }
     best = max(kept.values())
-    top = [v for v in available if kept[v.item_id] == best]
+    # (listed cheapest first, whatever order the catalogue read returned them in)
+    top = sorted((v for v in available if kept[v.item_id] == best), key=lambda v: (v.price, v.item_id))
     if len(top) == 1:
         return ItemChange(line, top[0])
     return ItemChange(
@@ -899,6 +900,18 @@ def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
         else list(lines)
     picked = [x for x in picked if not any(x.options.get(h.key) == h.value for h in unwanted)]
     return picked if 0 < len(picked) < len(lines) else []
+
+
+def names_option_offered(text: str, lines: Sequence[Line], variants: Mapping[str, Sequence[Variant]]) -> bool:
+    """Do the words name an option value the lines' products come in that the lines do not have
+    ("the red stainless steel one" about a black glass bottle)?"""
+    offered: dict[str, set[str]] = {}
+    for line in lines:
+        for variant in variants.get(line.product_id, ()):
+            for key, value in variant.options.items():
+                if line.options.get(key) != value:
+                    offered.setdefault(key, set()).add(value)
+    return bool(offered) and bool(find_option_values(text, offered))
 
 
 def line_by_options(text: str, order: OrderView) -> Line | None:

@@ -377,3 +377,30 @@ def test_the_proposals_own_payment_method_said_with_the_yes_is_no_new_request(
     understood = _understood((text, "policy_question", 0.58, {}))
     # Then it is consent only when the method named is the proposal's
     assert consent_to_pending(text, understood, _proposed_change(method_id, summary)) == answer
+
+
+KETTLE_CHANGE = ("Modify the items of order #W0000001: Electric Kettle (1.5L, plastic, silver) -> (1.5L, plastic, "
+                 "white), $158.90 -> $149.45. Price difference: $9.45 is refunded to your gift card (gift_card_1).")
+_KETTLES = [{"product_id": "p-ek", "name": "Electric Kettle", "surface": "kettle"},
+            {"product_id": "p-tk", "name": "Tea Kettle", "surface": "kettle"}]
+
+
+@pytest.mark.parametrize(("text", "products", "answer"), [
+    # the proposal said again ("the kettle" may be the Electric Kettle proposed), with its own method
+    ("Yes, the kettle is the only thing I want to change. Please put the difference on my gift card.",
+     _KETTLES, "yes"),
+    # another product named is a condition, not the proposal: no answer
+    ("Yes, the tea kettle is the only thing I want to change. Please put the difference on my gift card.",
+     [_KETTLES[1]], None),
+])
+def test_a_yes_that_restates_the_proposal_is_consent(text: str, products: list[dict[str, Any]],
+                                                     answer: str | None) -> None:
+    from csagent.understanding import consent_to_pending
+
+    # Given a proposed kettle change refunding the difference to the gift card; when the reply,
+    # which the consent model reads as a yes with a condition, names the change again
+    first, second = text.split(". ", 1)
+    understood = _understood((first, "change_items", 0.75, {"order_id": ORDER, "products": products}),
+                             (second, "policy_question", 0.5044, {}))
+    # Then it is the yes only when it names nothing but what was proposed
+    assert consent_to_pending(text, understood, _proposed_change("gift_card_1", KETTLE_CHANGE)) == answer

@@ -676,6 +676,10 @@ def test_another_payment_method_named_at_confirmation_is_the_proposal_again_with
     # And naming the method proposed, or the one the order is paid with, amends nothing
     assert amend_pending("yes, the visa", pending, _store(), _variants()) == []
     assert amend_pending("no, keep it on paypal", pending, _store(), _variants()) == []
+    # Nor does "my gift card" for a proposal that already uses the gift card (not "card": the Visa)
+    on_gift_card = [{"action": "change_payment",
+                     "proposal": {"args": {"order_id": "#W0000002", "payment_method_id": "gift_1"}}}]
+    assert amend_pending("yes. Please put it on my gift card.", on_gift_card, _store(), _variants()) == []
 
 
 @pytest.mark.parametrize("text", ["yes, both of them", "what's the refund time?", "the boots and the kettle"])

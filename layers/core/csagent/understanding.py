@@ -178,9 +178,10 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
     trusted = reading is not None and reading[1] >= CONSENT_MIN_PROBABILITY
     answer: Answer | None
     if reading is not None and trusted:
-        if reading[0] not in ("yes", "no"):
+        if reading[0] not in ("yes", "no") and not (
+                lean(text) == "yes" and _restates_the_proposal(understanding, pending)):
             return None  # "yes but only the lamp", "how long will the refund take?"
-        answer = "yes" if reading[0] == "yes" else "no"
+        answer = "no" if reading[0] == "no" else "yes"
     else:
         answer = lean(text)
     if answer is None:
@@ -210,6 +211,28 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
+
+
+def _restates_the_proposal(understanding: Understanding, pending: list[dict[str, Any]]) -> bool:
+    """ "Yes, the kettle is the only thing I want to change. Please put the difference on my gift
+    card.": a yes that says the proposal again, in words the consent model reads as a yes with a
+    condition ("yes, but only the lamp"). Every clause is courtesy, the proposal's own payment method,
+    or the proposed write again naming no product but the proposed ones (a word that may name one of
+    them counts: "the kettle" for the Electric Kettle beside a Tea Kettle), and asks nothing."""
+    summaries = " ".join(str(p.get("summary") or "") for p in pending).lower()
+    restated = set().union(*(RESTATES.get(str(p.get("action")), set()) for p in pending))
+    for clause in understanding.clauses:
+        if clause.intent in PASSIVE_INTENTS or _says_the_proposals_method(clause.text, pending):
+            continue
+        if clause.intent not in restated or has_question_mark(clause.text):
+            return False
+        by_surface: dict[str, set[str]] = {}
+        for product in clause.entities.get("products") or ():
+            by_surface.setdefault(str(product.get("surface", "")).lower(), set()).add(
+                str(product.get("name", "")).lower())
+        if any(not any(name and name in summaries for name in names) for names in by_surface.values()):
+            return False
+    return True
 
 
 _CARD_IN_SUMMARY = re.compile(r"\b([A-Za-z][A-Za-z ]*?) ending (\d{4})\b")

@@ -1292,6 +1292,9 @@ def _another_method(text: str, action: str, args: Mapping[str, Any], order: Orde
     current = args.get("payment_method_id")
     if action not in _PAYING_REQUESTS or not current or order is None:
         return None
+    said = resolve_payment(text, view, order).method
+    if said is not None and said.payment_method_id == current:
+        return None  # "yes, put the difference on my gift card": the one proposed, said again
     choice = resolve_payment(text, view, order, exclude=str(current))
     if choice.method is None or (action == "change_payment"
                                  and choice.method.payment_method_id == order.paid_with):

@@ -379,8 +379,9 @@ def test_the_proposals_own_payment_method_said_with_the_yes_is_no_new_request(
     assert consent_to_pending(text, understood, _proposed_change(method_id, summary)) == answer
 
 
-KETTLE_CHANGE = ("Modify the items of order #W0000001: Electric Kettle (1.5L, plastic, silver) -> (1.5L, plastic, "
-                 "white), $158.90 -> $149.45. Price difference: $9.45 is refunded to your gift card (gift_card_1).")
+KETTLE_CHANGE = ("Modify the items of order #W0000001: Electric Kettle (1.5L, plastic, silver) -> "
+                 "(1.5L, plastic, white), $158.90 -> $149.45. Price difference: $9.45 is refunded to your "
+                 "gift card (gift_card_1).")
 _KETTLES = [{"product_id": "p-ek", "name": "Electric Kettle", "surface": "kettle"},
             {"product_id": "p-tk", "name": "Tea Kettle", "surface": "kettle"}]
 

@@ -54,3 +54,22 @@ def test_a_question_that_names_the_order_and_the_new_method_asks_for_the_change(
     question = say(client, customer, f"pay-{uuid.uuid4().hex[:8]}",
                    "was the t-shirt order paid with my gift card or my credit card?")
     assert question["status"] == "answered", question["reply"]["text"]
+
+
+def test_a_yes_with_a_question_makes_the_change_and_answers_the_question(tau_api: Any) -> None:
+    from devstack.export import export_store
+
+    driver, _, client = tau_api
+    customer, order = "harper_lee_2110", "#W4363379"  # a delivered Desk Lamp, a gift card on file
+    session = f"yes-and-ask-{uuid.uuid4().hex[:8]}"
+    first = say(client, customer, session, "I'd like to return the desk lamp from order #W4363379, please. "
+                                           "The refund can go back to my gift card.")
+    assert first["status"] == "awaiting_confirmation", first["reply"]["text"]
+    # When the yes comes with a question
+    second = say(client, customer, session, "Yes, please go ahead. How soon will the money be back on "
+                                            "the gift card?")
+    # Then the return is made, and the same reply says when the refund shows
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered", reply
+    assert "Return requested for order #W4363379" in reply and "immediately" in reply
+    assert export_store(driver)["orders"][order]["status"] == "return requested"

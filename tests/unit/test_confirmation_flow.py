@@ -405,3 +405,28 @@ def test_a_yes_that_restates_the_proposal_is_consent(text: str, products: list[d
                              (second, "policy_question", 0.5044, {}))
     # Then it is the yes only when it names nothing but what was proposed
     assert consent_to_pending(text, understood, _proposed_change("gift_card_1", KETTLE_CHANGE)) == answer
+
+
+@pytest.mark.parametrize(("clauses", "questions"), [
+    # a plain yes, then a question that changes nothing: the question is kept for the same reply
+    ((("Yes, please go ahead", "smalltalk", 0.5, {}),
+      ("How soon will the money be back?", "refund_status", 0.7, {})), 1),
+    ((("yes do it", "cancel_order", 0.6, {"order_id": ORDER}),
+      ("and where is my other order?", "order_status", 0.7, {})), 1),
+    # no yes before the question, a change or a person asked after the yes: not this
+    ((("hmm", "smalltalk", 0.4, {}), ("How soon will the money be back?", "refund_status", 0.7, {})), None),
+    ((("yes", "smalltalk", 0.5, {}),
+      ("and cancel #W7654321 too", "cancel_order", 0.8, {"order_id": "#W7654321", "asks_for_change": True})),
+     None),
+    ((("yes go ahead", "smalltalk", 0.5, {}), ("can I talk to a person?", "human_handoff", 0.8, {})), None),
+    # a yes with courtesy only asks nothing more
+    ((("yes go ahead", "smalltalk", 0.5, {}), ("thank you so much", "thanks", 0.9, {})), None),
+])
+def test_a_yes_then_questions_confirms_and_keeps_the_questions(clauses, questions) -> None:
+    from csagent.understanding import consent_with_questions
+
+    # Given a proposed cancellation / When the reply opens with `clauses[0]` and goes on
+    text = " ".join(c[0] for c in clauses)
+    kept = consent_with_questions(text, _understood(*clauses), PROPOSED_CANCEL)
+    # Then the clauses after the yes are the questions to answer, or it is no such answer
+    assert (len(kept) if kept else None) == questions

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
@@ -213,14 +213,46 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
     return answer
 
 
+# What a question beside a yes may ask: facts read, nothing changed and no one called.
+ANSWERABLE_INTENTS = ORDER_READ_INTENTS | GENERAL_QUESTION_INTENTS | {"account_info", "order_list"}
+
+
+def consent_with_questions(text: str, understanding: Understanding, pending: list[dict[str, Any]],
+                           reader: Callable[[str], tuple[str, float] | None] | None = None,
+                           ) -> tuple[Clause, ...] | None:
+    """ "Yes, please go ahead. How soon will the money be back on the gift card?", "yes do it. and
+    where is my other order?": a plain yes to the proposal (its first clauses alone, as
+    `consent_to_pending` reads them), then questions that change nothing. The proposal goes ahead
+    and the questions are answered in the same reply: the clauses after the yes. None when the
+    message does not open with a yes, or anything after it asks for a change, a person, or
+    nothing at all."""
+    clauses = understanding.clauses
+    for cut in range(1, len(clauses)):
+        head, rest = clauses[:cut], clauses[cut:]
+        if any(c.intent not in PASSIVE_INTENTS | ANSWERABLE_INTENTS and not (
+                c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") is False) for c in rest):
+            continue
+        if not any(c.intent in ANSWERABLE_INTENTS and asks_something(c.text) for c in rest):
+            continue
+        said = " ".join(c.text for c in head)
+        if contradicts(said) or lean(said) != "yes":
+            continue
+        if consent_to_pending(said, replace(understanding, clauses=head), pending, reader) == "yes":
+            return rest
+    return None
+
+
 def _restates_the_proposal(understanding: Understanding, pending: list[dict[str, Any]]) -> bool:
     """ "Yes, the kettle is the only thing I want to change. Please put the difference on my gift
     card.": a yes that says the proposal again, in words the consent model reads as a yes with a
-    condition ("yes, but only the lamp"). Every clause is courtesy, the proposal's own payment method,
-    or the proposed write again naming no product but the proposed ones (a word that may name one of
-    them counts: "the kettle" for the Electric Kettle beside a Tea Kettle), and asks nothing."""
+    condition ("yes, but only the lamp"). The proposed write is said again, and every clause is
+    courtesy, the proposal's own payment method, or that write naming no product but the proposed
+    ones (a word that may name one of them counts: "the kettle" for the Electric Kettle beside a Tea
+    Kettle), and asks nothing."""
     summaries = " ".join(str(p.get("summary") or "") for p in pending).lower()
     restated = set().union(*(RESTATES.get(str(p.get("action")), set()) for p in pending))
+    if not any(c.intent in restated for c in understanding.clauses):
+        return False  # "yes, but the green one": a condition, the proposal not said again
     for clause in understanding.clauses:
         if clause.intent in PASSIVE_INTENTS or _says_the_proposals_method(clause.text, pending):
             continue

@@ -2,7 +2,9 @@
 
 Yes → the proposed actions become execute tasks, dispatched like any other (exactly once:
 the confirmation id is the proposing turn, so a retried or replayed execution is a no-op);
-a refund above the approval threshold goes to `request_approval` first.
+a refund above the approval threshold goes to `request_approval` first. Questions asked after
+the yes (the route keeps them as the turn's clauses: "yes, go ahead. how soon is the money
+back?") are planned beside the execution, their reads only, and answered in the same reply.
 No → nothing is changed, and the reply says so.
 """
 
@@ -19,6 +21,7 @@ from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.dispatch import route_tasks
 from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
+from csagent.planning import plan_tasks
 from csagent.replies import render
 
 ACTIONS_TOOL = "customer_actions"
@@ -39,8 +42,23 @@ def _declined(pending: list[PendingAction], lang: str) -> str:
     return render("confirm_declined_orders", lang, orders=", ".join(orders))
 
 
+def _questions_asked(state: State, deps: GraphDeps, after: int) -> list[Task]:
+    """The reads that answer the questions asked after the yes, numbered after the executions."""
+    clauses = state.get("clauses") or []
+    if not clauses:
+        return []
+    planned = plan_tasks(clauses, max_tasks=deps.max_tasks, memory=state.get("memory") or {},
+                         confirmation_id=f"{state.get('session_id', '')}:{state.get('turn', 0)}",
+                         documents_know=deps.documents_know)
+    reads = [t for t in planned.tasks if t.tool != ACTIONS_TOOL]
+    renumbered = {t.task_id: f"t{after + i + 1}" for i, t in enumerate(reads)}
+    return [t.model_copy(update={"task_id": renumbered[t.task_id],
+                                 "depends_on": tuple(renumbered[d] for d in t.depends_on if d in renumbered)})
+            for t in reads]
+
+
 @timed("confirm_actions")
-def confirm_actions(state: State) -> dict[str, Any]:
+def confirm_actions(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     pending = pending_actions(state)
     if state.get("intent") != "confirm_yes":
         return {"pending_actions": [], "tasks": [], "status": "answered",
@@ -48,8 +66,9 @@ def confirm_actions(state: State) -> dict[str, Any]:
                 "trace": {"declined": [p.order_id for p in pending]}}
     if any(p.requires_approval for p in pending):
         return {"tasks": []}  # request_approval takes it from here; the proposals stay pending
-    return {"pending_actions": [],
-            "tasks": [execute_task(i, p).model_dump(mode="json") for i, p in enumerate(pending)]}
+    executions = [execute_task(i, p) for i, p in enumerate(pending)]
+    tasks = executions + _questions_asked(state, runtime.context, len(executions))
+    return {"pending_actions": [], "tasks": [t.model_dump(mode="json") for t in tasks]}
 
 
 def route_after_confirm(state: State, runtime: Runtime[GraphDeps]) -> Any:

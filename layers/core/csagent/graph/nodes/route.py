@@ -7,13 +7,15 @@ out of scope; a customer who asks for a person (without a condition such as "if 
 goes to one first, whatever else the message asks, so no lookup runs or fails before the
 handoff; and a frustrated customer, or one who asks for a warranty claim or a carrier
 investigation (which our team runs), who gave us nothing we can act on goes to a person rather
-than being asked a clarifying question or refused.
+than being asked a clarifying question or refused. A yes to a proposal followed by questions
+("yes, go ahead. how soon is the money back?") confirms it and keeps the questions for the same
+reply.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -37,6 +39,7 @@ from csagent.understanding import (
     Understanding,
     carry_out_asked_change,
     consent_to_pending,
+    consent_with_questions,
     resume_awaiting,
 )
 
@@ -93,6 +96,13 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
                                                         state.get("pending_actions") or [])
         if answer is not None:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
+        questions = None if amends else consent_with_questions(
+            state.get("text", ""), understanding, state.get("pending_actions") or [])
+        if questions:
+            # "Yes, please go ahead. How soon will the money be back?": the change is made and the
+            # questions after the yes are answered in the same reply (`confirm_actions`).
+            return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_yes",
+                    "lang": understanding.lang, "clauses": [asdict(c) for c in questions]}
         # Anything else: the proposed change is not made, and the reply says so.
         set_aside = {"pending_actions": [], "trace": {"set_aside": [p.summary for p in pending]}}
     if resumed is not None:

@@ -2194,3 +2194,22 @@ def test_a_product_is_spoken_of_as_theirs(clause: str, surface: str, theirs: boo
     from csagent.understanding_local import _named_as_theirs
 
     assert _named_as_theirs(clause, [{"surface": surface}]) is theirs
+
+
+@pytest.mark.parametrize(("text", "asked"), [
+    ("what did the kettle cost me", ["kettle"]),
+    ("what size were the hiking boots and what did the kettle cost", ["boots", "kettle"]),
+    # a product that only says which order it is is not asked about
+    ("what's in the order with the kettle?", []),
+    ("what's in my kettle order?", []),
+    ("what did I order with the kettle?", []),
+])
+def test_the_items_a_question_about_an_order_asks_about(text: str, asked: list[str]) -> None:
+    from csagent.grounding.resolve import items_asked_about
+
+    # Given the delivered order with the hiking boots and a kettle
+    order = _store().order("#W0000001")
+    assert order is not None
+    # Then the items asked about are those the question is about, not those naming the order
+    ids = {"boots": BOOTS, "kettle": KETTLE}
+    assert items_asked_about(text, order) == [ids[a] for a in asked]

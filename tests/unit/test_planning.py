@@ -741,6 +741,18 @@ def test_two_owned_products_of_one_order_are_read_once():
     assert owned[0].notes.own_products == ["p-watch", "p-speaker"]
 
 
+def test_a_question_about_an_item_of_an_order_reads_that_item_not_the_order():
+    # Given "what did the pet bed cost me" about an order holding the pet bed
+    plan = plan_tasks([clause("order_items", "what did the pet bed cost me", order_id=ORDER,
+                              own_products=["p-bed"])])
+    # Then the order's lines are read for that item alone (its options and price), not its total
+    assert [t.task_type for t in plan.tasks] == ["order_items"]
+    assert plan.tasks[0].args.template_id == "order_items" and plan.tasks[0].notes.own_products == ["p-bed"]
+    # And "what's in it" (no item asked about) still asks the order's templates
+    plan = plan_tasks([clause("order_items", "what's in it", order_id=ORDER)])
+    assert not plan.tasks[0].notes.own_products
+
+
 def test_an_account_question_the_documents_answer_brings_the_rule_beside_the_account():
     # Given "does my gift card expire?", read as a question about the account that a sentence of
     # the store's documents answers more closely than the account's templates

@@ -49,9 +49,9 @@ def test_the_customers_own_item_of_the_product_asked_about_is_said_alone() -> No
     result = TaskResult.model_validate({"task_id": "t1", "task_type": "order_items",
                                         "tool": "predefined_cypher", "status": "success",
                                         "data": {"template_id": "order_items", "rows": rows}})
-    # When it is described / Then only their own headphones are said, option by option
+    # When it is described / Then only their own headphones are said, option by option, with the price
     assert describe_success(task, result, "en") == \
-        "Yours, from order #W1: Headphones (type: in-ear, color: black)."
+        "Yours, from order #W1: Headphones (type: in-ear, color: black, $344.55)."
     # And without the note the whole order is listed, as before
     whole = describe_success(task.model_copy(update={"notes": TaskNotes()}), result, "en")
     assert whole.startswith("Order #W1 contains: Headphones") and "Pet Bed" in whole

@@ -537,7 +537,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 b.need(intent, "order_id", entities, text)
                 continue
             specific = ORDER_QUESTIONS.get(intent)
-            if specific and text:
+            if intent == "order_items" and entities.get("own_products"):
+                # "what did the pet bed cost me": the line of the item asked about, not the order's
+                b.own_items(order_id, [str(p) for p in entities["own_products"]])
+            elif specific and text:
                 # The closest specific question about the order ("where will it ship to?"), or the
                 # intent's own answer; the tool decides by the templates' examples.
                 b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},

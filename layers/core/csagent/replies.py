@@ -89,12 +89,12 @@ def _order_overview(data: CatalogueData, lang: str) -> str:
     return text
 
 
-def _item_line(row: Mapping[str, Any], *, priced: bool = True) -> str:
+def _item_line(row: Mapping[str, Any]) -> str:
     """ "Yoga Mat (thickness: 6mm, color: pink, $94.38)": an order line, option by option."""
     if not row.get("options"):
         return str(row["product_name"])
     options = ", ".join(f"{k}: {v}" for k, v in (row.get("options") or {}).items())
-    price = f", {_money(row['price'])}" if priced and row.get("price") is not None else ""
+    price = f", {_money(row['price'])}" if row.get("price") is not None else ""
     return f"{row['product_name']} ({options}{price})"
 
 
@@ -111,14 +111,14 @@ def _order_items(data: CatalogueData, lang: str) -> str:
 
 
 def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str) -> str:
-    """ "Yours, from order #W1: Yoga Mat (thickness: 6mm, material: natural rubber, color: pink).":
-    the customer's own items of the products a question is about, option by option; empty when
-    the order holds none of them."""
+    """ "Yours, from order #W1: Yoga Mat (thickness: 6mm, material: natural rubber, color: pink,
+    $94.38).": the customer's own items of the products a question is about, option by option and
+    what each cost; empty when the order holds none of them."""
     wanted = set(product_ids)
     rows = [r for r in data.rows or [] if str(r.get("product_id")) in wanted]
     if not rows:
         return ""
-    items = [_item_line(r, priced=False) for r in rows]
+    items = [_item_line(r) for r in rows]
     return render("own_items", lang, order_id=rows[0]["order_id"], items=join_items(items, lang))
 
 

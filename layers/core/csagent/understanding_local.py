@@ -890,6 +890,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         if told:
             entities["told_of"] = list(dict.fromkeys(m.product_id for m in told))
             entities["told_of_names"] = list(dict.fromkeys(m.name for m in told))
+    if intent == "order_items" and entities.get("order_id") and entities.get("products"):
+        # "W6483628 - what did the pet bed cost me", "订单里那个充电宝是多少毫安的？": a question about an
+        # item of the order, which its own line answers (its options, what it cost).
+        from csagent.grounding.resolve import items_asked_about
+
+        order = view.order(entities["order_id"])
+        asked = items_asked_about(piece, order) if order is not None else []
+        if asked:
+            entities["own_products"] = asked
     if intent in CATALOGUE_WISHES and ((speaks_of_a_purchase(piece) and names_a_purchase(piece, view))
                                        or describes_an_owned_item(piece, view)):
         # "does the coffee maker I ordered have a timer?", "can i take the white earbuds swimming?":

@@ -972,6 +972,20 @@ def identifying_order(text: str, mentions: Sequence[Any]) -> list[Any]:
     return found
 
 
+# "my pet bed order", "the kettle one", "the headphones package": a product naming which order
+_NAMES_THE_ORDER = re.compile(r"^\s*(?:order|one|purchase|package|parcel|shipment|delivery)\b", re.IGNORECASE)
+
+
+def items_asked_about(text: str, order: OrderView) -> list[str]:
+    """The products of the order a question asks about ("what did the pet bed cost me", "what size
+    were the boots"), not those that only say which order it is ("what's in the order with the pet
+    bed?", "my pet bed order"): their product ids, in the order named."""
+    mentions = product_mentions(text, order.products())
+    describing = identifying_order(text, mentions)
+    asked = [m for m in mentions if m not in describing and not _NAMES_THE_ORDER.match(text[m.span[1]:])]
+    return list(dict.fromkeys(str(m.product_id) for m in sorted(asked, key=lambda m: m.span[0])))
+
+
 def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Line]]:
     """(the lines returned, as `resolve_return_lines` reads them but [] for none; the lines of one
     product the words name but do not tell apart: "return the pet bed" about an order holding a

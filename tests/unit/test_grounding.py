@@ -932,6 +932,21 @@ def test_an_option_named_after_a_negation_rules_its_order_out(answer: str, expec
 
 
 @pytest.mark.parametrize(("answer", "expected"), [
+    ("the waterproof ones", "#W0000004"),
+    ("the ones that aren't waterproof", "#W0000005"),
+])
+def test_a_yes_no_option_picks_the_order_whose_item_has_it(answer: str, expected: str) -> None:
+    # Given two boot orders listed back, waterproof boots in one and others in the other
+    boots = {v.item_id: v for v in _variants()[BOOTS]}
+    dry, wet = (_line(boots[item], BOOTS, "Hiking Boots") for item in ("b-12-leather-yes", "b-12-leather-no"))
+    candidates = [OrderView("#W0000004", "pending", (dry,), "card_1"),
+                  OrderView("#W0000005", "pending", (wet,), "card_1")]
+    # When the customer answers by that option / Then the order whose boots have it is the one meant
+    chosen = pick_candidate(answer, candidates)
+    assert (chosen.order_id if chosen else None) == expected
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
     ("Not the one going to 985 Pine Lane, the other one.", "#W0000007"),
     ("the one going to denver please", "#W0000007"),
     ("the one for 985 pine lane", "#W0000006"),

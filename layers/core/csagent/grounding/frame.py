@@ -1124,7 +1124,9 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         for line in order.lines:  # every item's options: "material" is plastic for one, steel for another
             for key, value in line.options.items():
                 dims.setdefault(key, []).append(value)
-        hits_of[order.order_id] = find_option_values(text, dims)
+        # (a value the order's items have: "the waterproof ones" fits the order whose boots are
+        # waterproof, not every order with boots)
+        hits_of[order.order_id] = [h for h in find_option_values(text, dims) if h.value in dims.get(h.key, ())]
         if at is not None and _NEGATED_BEFORE.search(text[:at]):
             ruled_out.add(order.order_id)  # "not the one going to 985 Pine Lane"
         if any(negated_option(words, hit) for hit in hits_of[order.order_id]):

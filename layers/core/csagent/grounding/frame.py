@@ -1126,7 +1126,8 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
                 dims.setdefault(key, []).append(value)
         # (a value the order's items have: "the waterproof ones" fits the order whose boots are
         # waterproof, not every order with boots)
-        hits_of[order.order_id] = [h for h in find_option_values(text, dims) if h.value in dims.get(h.key, ())]
+        hits_of[order.order_id] = [h for h in find_option_values(text, dims)
+                                   if h.value in dims.get(h.key, ())]
         if at is not None and _NEGATED_BEFORE.search(text[:at]):
             ruled_out.add(order.order_id)  # "not the one going to 985 Pine Lane"
         if any(negated_option(words, hit) for hit in hits_of[order.order_id]):

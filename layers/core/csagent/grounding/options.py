@@ -28,8 +28,8 @@ _NUM_UNIT = re.compile(
     r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|w|k|mah|inch|inches|hours?|liters?|litres?|"
     r"cups?|degrees?|lbs?|piece|bar|p)\b)"
 )
-_NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never", "isnt", "arent", "wasnt", "werent", "dont",
-                        "doesnt", "didnt"})
+_NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never", "isnt", "arent", "wasnt", "werent",
+                        "dont", "doesnt", "didnt"})
 _UNITS_PLURAL = {  # and one spelling per unit: "1 litre" = "1 liter" = "1L"
     "inches": "inch",
     "hours": "hour",

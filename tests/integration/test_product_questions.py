@@ -52,3 +52,17 @@ def test_a_product_the_store_does_not_sell_is_said_and_what_it_sells_listed(tau_
     assert body["status"] == "answered", reply
     assert "we don't seem to carry it" in reply, reply
     assert "Footwear: Hiking Boots, Running Shoes and Sneakers." in reply, reply
+
+
+def test_what_a_customer_tells_of_their_own_product_is_answered_from_its_documents(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer with a delivered HEPA air purifier, telling of it without asking a question
+    body = say(client, "harper_kovacs_9747", f"told-{uuid.uuid4().hex[:8]}",
+               "little orange light just came on on my air purifier and I have no clue what it means, "
+               "the manual is somewhere in the recycling lol. help?")
+    reply = body["reply"]["text"]
+    # Then the product's guide says what the light means, and their own purifier is named; not the
+    # order's delivery, nor the catalogue's versions
+    assert body["status"] == "answered", reply
+    assert "filter light turns orange" in reply and "Air Purifier user guide" in reply
+    assert "Yours, from order #W6221400" in reply and "delivered on" not in reply

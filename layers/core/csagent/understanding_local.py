@@ -401,10 +401,13 @@ class LocalUnderstanding:
                     view is not None and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
-                    and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)):
+                    and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)
+                         or entities.get("owned_in")):
                 # A question about one product of the catalogue is about the store ("how ofen
                 # shoud i descale my espreso machine"); when no catalogue template comes close, the
-                # product's documents answer it first, the catalogue's facts if they are silent.
+                # product's documents answer it first, the catalogue's facts if they are silent. So
+                # is what the customer tells of their own one ("little orange light just came on on
+                # my air purifier and I have no clue what it means").
                 grounded_to_store = True
                 names = [str(p.get("name") or "") for p in catalogue or ()] + [named_products[0]["surface"]]
                 if intent == "product_info" and asks_the_documents(piece, names):
@@ -580,9 +583,11 @@ def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str)
     not in doubt, or which ask nothing ("my robot vacuum keeps wandering around and won't go back
     to its dock" tells what went wrong, `grounding.frame.tells_of_the_product`; "8gb ram on my
     laptop is kinda mid" says what the next clause asks about): their words decide."""
-    from csagent.grounding.frame import asks_as_question
+    from csagent.grounding.frame import CATALOGUE_WISHES, asks_as_question
 
-    if not products or intent not in _PRODUCT_OR_ORDER or not asks_as_question(piece):
+    if not products or intent not in _PRODUCT_OR_ORDER:
+        return None
+    if not asks_as_question(piece) and intent not in CATALOGUE_WISHES:
         return None
     from csagent.nlp.purchase_question import asks_about_the_product
 

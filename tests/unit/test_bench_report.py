@@ -370,6 +370,7 @@ def test_each_tool_function_has_a_cold_case_serving_its_own_event_cold_then_warm
 
 def test_a_handlers_result_in_a_word():
     assert outcome({"statusCode": 202, "body": "{}"}) == "http 202"
+    assert outcome({"statusCode": 200, "last_event": "error"}) == "http 200 error"
     assert outcome({"task_id": "t1", "status": "success", "data": {}}) == "success"
     assert outcome({"batchItemFailures": [{"itemIdentifier": "m1"}]}) == "1 failed"
     assert outcome({"results": [{"document_id": "d"}]}) == "results"
@@ -431,8 +432,17 @@ def test_an_asgi_request_is_served_to_the_end_of_its_stream():
 
     # When a request is served
     served = asyncio.run(asgi_request(app, {"method": "POST", "path": "/v1/x", "headers": {}, "body": "{}"}))
-    # Then its status and the stream's end are reported
-    assert served == {"statusCode": 200, "body": "done"}
+    # Then its status and the stream's last event are reported
+    assert served == {"statusCode": 200, "last_event": "done"} and outcome(served) == "http 200 done"
+
+
+def test_before_and_after_figures_are_each_rounds_median():
+    from devstack.bench.cold_functions import round_medians
+
+    # Given two rounds of three processes each, in the order they ran
+    runs = [{"total_ms": v} for v in (300.0, 100.0, 200.0, 900.0, 700.0, 800.0)]
+    # Then each round has its own median
+    assert round_medians(runs, 3) == [200.0, 800.0]
 
 
 def _handler_module(tmp_path: Path, body: str) -> Path:

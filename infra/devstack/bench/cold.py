@@ -227,12 +227,14 @@ class FunctionCase:
 
 
 def outcome(result: Any) -> str:
-    """A handler's result in a word: `http 200` for an HTTP response, a tool result's status,
-    `N failed` for an SQS batch response, else the names of its keys."""
+    """A handler's result in a word: `http 200` for an HTTP response (`http 200 done` for a stream
+    of server-sent events whose last event is `done`), a tool result's status, `N failed` for an
+    SQS batch response, else the names of its keys."""
     if not isinstance(result, Mapping):
         return type(result).__name__
     if "statusCode" in result:
-        return f"http {result['statusCode']}"
+        last = result.get("last_event")
+        return f"http {result['statusCode']}" + (f" {last}" if last else "")
     if isinstance(result.get("status"), str):
         return str(result["status"])
     if isinstance(result.get("batchItemFailures"), list):
@@ -255,8 +257,8 @@ class _LambdaContext:
 
 
 async def asgi_request(app: Any, request: Mapping[str, Any]) -> dict[str, Any]:
-    """One HTTP request served by an ASGI app, its whole response read: `{"statusCode", "body"}`
-    (`body` only for a stream of server-sent events: whether it ended with `done`)."""
+    """One HTTP request served by an ASGI app, its whole response read: `{"statusCode"}`, and
+    `last_event` for a stream of server-sent events (the name of its last event)."""
     body = str(request.get("body") or "").encode()
     headers = [(k.lower().encode(), str(v).encode()) for k, v in request.get("headers", {}).items()]
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "scheme": "http",
@@ -283,8 +285,9 @@ async def asgi_request(app: Any, request: Mapping[str, Any]) -> dict[str, Any]:
             chunks.append(message.get("body", b""))
 
     await app(scope, receive, send)
-    text = b"".join(chunks).decode(errors="replace")
-    return {"statusCode": status, **({"body": "done"} if "event: done" in text else {})}
+    events = [line[len("event: "):].strip() for line in b"".join(chunks).decode(errors="replace").splitlines()
+              if line.startswith("event: ")]
+    return {"statusCode": status, **({"last_event": events[-1]} if events else {})}
 
 
 def _gc_timer() -> dict[str, float]:

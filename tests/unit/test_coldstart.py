@@ -120,3 +120,32 @@ def test_a_tool_function_pauses_the_collector_until_its_first_result() -> None:
     assert seen["status"] == "failed"  # the malformed event's answer, not a crash
     assert seen["paused_enabled"] is False
     assert seen["after"] is True and seen["frozen"] is True
+
+
+def test_an_asgi_app_resumes_the_collector_after_its_first_request_that_is_not_skipped() -> None:
+    # Given an ASGI app whose requests to /probe are skipped, and a lifespan scope
+    seen = _run("""
+        import asyncio
+        coldstart.pause_gc()
+        async def inner(scope, receive, send):
+            if scope.get("path") == "/fails":
+                raise RuntimeError("the first request failed")
+        app = coldstart.resume_gc_after_first_request(inner, unless=lambda scope: scope["path"] == "/probe")
+        async def call(scope):
+            try:
+                await app(scope, None, None)
+            except RuntimeError:
+                pass
+            return state()
+        # When a lifespan scope, a skipped request, then a request that raises are served
+        lifespan = asyncio.run(call({"type": "lifespan"}))
+        probe = asyncio.run(call({"type": "http", "path": "/probe"}))
+        first = asyncio.run(call({"type": "http", "path": "/fails"}))
+        print(json.dumps({"lifespan": lifespan, "probe": probe, "first": first}))
+    """)
+
+    # Then only the request that was not skipped turned the collector back on, frozen
+    assert seen["lifespan"] == {"enabled": False, "frozen": False}
+    assert seen["probe"] == {"enabled": False, "frozen": False}
+    assert seen["first"] == {"enabled": True, "frozen": True}
+

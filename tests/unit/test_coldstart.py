@@ -234,3 +234,32 @@ def test_the_knowledge_ingest_resumes_the_collector_before_the_first_document() 
     # Then the clients were built with the collector off, and the document read with it on
     assert seen == {"paused": False, "built": [False, False], "ingested": [True], "frozen": True}
 
+
+def test_the_stream_function_resumes_the_collector_after_its_first_request_that_is_no_probe() -> None:
+    # Given the stream function's module as uvicorn imports it
+    seen = _run_function("""
+        import asyncio
+        module = load("functions/stream/app.py")
+        paused = gc.isenabled()
+        async def get(path):
+            sent = []
+            async def receive():
+                return {"type": "http.request", "body": b"", "more_body": False}
+            async def send(message):
+                sent.append(message)
+            scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+                     "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+                     "root_path": "", "headers": [], "client": ("127.0.0.1", 1),
+                     "server": ("127.0.0.1", 8080)}
+            await module.app(scope, receive, send)
+            return sent[0]["status"]
+        # When the adapter's readiness probe is answered, then another request (no route: no I/O)
+        probe = asyncio.run(get("/"))
+        after_probe = gc.isenabled()
+        other = asyncio.run(get("/nothing-here"))
+        print(json.dumps({"paused": paused, "probe": probe, "after_probe": after_probe, "other": other,
+                          "after": gc.isenabled(), "frozen": gc.get_freeze_count() > 0}))
+    """, AUTH_MODE="dev", STAGE="local")
+    # Then the probe left the collector off, and the first other request turned it back on, frozen
+    assert seen == {"paused": False, "probe": 404, "after_probe": False, "other": 404, "after": True,
+                    "frozen": True}

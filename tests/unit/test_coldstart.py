@@ -263,3 +263,14 @@ def test_the_stream_function_resumes_the_collector_after_its_first_request_that_
     # Then the probe left the collector off, and the first other request turned it back on, frozen
     assert seen == {"paused": False, "probe": 404, "after_probe": False, "other": 404, "after": True,
                     "frozen": True}
+
+
+def test_a_local_server_of_a_functions_app_runs_with_the_collector_on() -> None:
+    # Given `make serve`'s app, the router's FastAPI app served without its handler
+    seen = _run_function("""
+        from devstack import web
+        web.router_app()
+        print(json.dumps({"enabled": gc.isenabled()}))
+    """, AUTH_MODE="dev", STAGE="local")
+    # Then the collector the module paused for its cold start is on again
+    assert seen == {"enabled": True}

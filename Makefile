@@ -110,7 +110,7 @@ demo: seed ## one customer conversation through the HTTP API on the built-in sto
 test: up $(LLM_STAMP) ## unit + integration + e2e tests against the real local stack
 	$(BIN)/pytest -q tests
 
-bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, DynamoDB, tools, fan-out, models, knowledge base → reports/bench.*
+bench: up ## latency by turn type, 50 concurrent HTTP sessions, cold imports, cold starts (router, tool functions), DynamoDB, tools, fan-out, models, knowledge base → reports/bench.*
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null
 	$(BIN)/python -m devstack.bench $(BENCH_ARGS)
 	$(BIN)/python -m devstack.seed --data $(TAU) >/dev/null

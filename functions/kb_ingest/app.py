@@ -5,9 +5,20 @@ Thin by design: each object's key goes to one service call; a file the parsers r
 and reported, not raised (S3's asynchronous invoke would retry it for nothing); a store outage
 raises, and the invoke is retried. Locally the same handler runs against moto's S3 with the
 event in events/kb_ingest/ (`sam local invoke KnowledgeIngestFunction -e ...` in AWS terms).
+
+The cyclic garbage collector is paused from the first statement until the first invocation has
+built what every ingest reuses (the bucket's client and the knowledge-base service on Neo4j;
+`csagent.coldstart`), not until its result: a document's parse makes cycles of its own (a PDF
+reader's objects point back at the reader, up to a 20 MiB file's worth), which a collector paused
+through it could not free, and which freezing would keep for the life of the container.
 """
 
+# ruff: noqa: E402 - the imports come after the collector's pause, on purpose
 from __future__ import annotations
+
+from csagent import coldstart
+
+coldstart.pause_gc()
 
 from typing import Any
 from urllib.parse import unquote_plus
@@ -38,6 +49,11 @@ def object_keys(event: dict[str, Any]) -> list[str]:
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        runtime.kb_uploads()  # made once per process (cached): what `ingest_kb_object` uses
+        runtime.knowledge_base()
+    finally:
+        coldstart.resume_gc()  # frozen and back on before the first document is read
     results = []
     for key in object_keys(event):
         outcome = runtime.ingest_kb_object(key)

@@ -4,9 +4,20 @@ Thin by design: each SQS record is an `InboundMessage`; the worker processes it 
 (dedupe), verifies the sender, runs the turn and sends the reply. A record whose processing
 raises is reported in `batchItemFailures`, so only it is delivered again (and, after
 maxReceiveCount, moved to the DLQ); the rest of the batch is done.
+
+The cyclic garbage collector is paused from the first statement until the batch's first record
+is done (`csagent.coldstart`): the start and that record's lazy work (the clients and, for a
+verified customer's message, the graph and the model) run without it. The batch's other records,
+up to nine more turns, run with it on, so no more than one record's cycles are frozen with the
+start-up heap, as in the router.
 """
 
+# ruff: noqa: E402 - the imports come after the collector's pause, on purpose
 from __future__ import annotations
+
+from csagent import coldstart
+
+coldstart.pause_gc()
 
 from typing import Any
 
@@ -27,13 +38,17 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 
 def record_handler(record: SQSRecord) -> str:
-    message = InboundMessage.model_validate_json(record.body)
-    outcome = runtime.message_worker().process(message)
+    try:
+        message = InboundMessage.model_validate_json(record.body)
+        outcome = runtime.message_worker().process(message)
+    finally:
+        coldstart.resume_gc()  # the first record is done (or failed): frozen and back on
     logger.info("processed webhook message", extra={"platform": message.platform.value,
                                                     "outcome": outcome.value})
     return outcome.value
 
 
+@coldstart.resume_gc_after_first_call  # a batch whose first record never ran resumes it here
 @init_environment("WorkerEnv")  # a missing or invalid variable fails the cold start, naming it
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics  # the turns' metrics flush per invocation, not once 100 values pile up

@@ -52,12 +52,17 @@ def configure_environment(model: str, json_mode: str | None) -> dict[str, str]:
 
 
 def load_router_app() -> Any:
-    """The router Lambda's FastAPI app, loaded from its file (it is not a package)."""
+    """The router Lambda's FastAPI app, loaded from its file (it is not a package). Its module
+    paused the cyclic collector until the handler's first reply (`csagent.coldstart`); the app is
+    called here, never the handler, so the collector is turned back on at once."""
+    from csagent import coldstart
+
     spec = importlib.util.spec_from_file_location("router_app_chat", ROUTER_APP)
     if spec is None or spec.loader is None:
         raise RuntimeError(f"cannot load {ROUTER_APP}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    coldstart.resume_gc()
     return module.app
 
 

@@ -64,12 +64,18 @@ class WebSettings(BaseSettings):
 
 
 def _function_app(function: str, attribute: str, module_name: str) -> FastAPI:
-    """`attribute` of functions/<function>/app.py (loaded by path: a function is no package)."""
+    """`attribute` of functions/<function>/app.py (loaded by path: a function is no package).
+    The module paused the cyclic collector for its cold start until its handler's first reply
+    (`csagent.coldstart`); this server calls the FastAPI app, never the handler, so it is turned
+    back on here, or the server would run without it for its whole life."""
+    from csagent import coldstart
+
     path = ROOT / "functions" / function / "app.py"
     spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    coldstart.resume_gc()
     return getattr(module, attribute)  # type: ignore[no-any-return]
 
 

@@ -11,7 +11,18 @@ from pathlib import Path
 import pytest
 
 from devstack.bench import charts, report
-from devstack.bench.cold import cold_figures, core_bytecode_share, event_for
+from devstack.bench.cold import (
+    TOOL_PHASES,
+    FunctionCase,
+    asgi_request,
+    cold_figures,
+    core_bytecode_share,
+    event_for,
+    function_figures,
+    function_run,
+    outcome,
+    tool_case,
+)
 from devstack.bench.concurrency import Exchange, concurrency_figures, phase_figures
 from devstack.bench.dynamodb import item_bytes, session_figures
 from devstack.bench.imports import LANGGRAPH, import_figures
@@ -340,6 +351,121 @@ def test_the_snapstart_first_reply_is_reported_beside_the_cold_one():
     assert out["cold_first_reply_ms"] == 3000.0 and out["ratio"] == 3.0
     assert out["snapstart_first_reply_ms"] == 700.0 and out["snapstart_ratio"] == 0.7
     assert out["snapstart_after_restore_ms"] == 60.0 and out["snapstart_init_ms"] == 4100.0
+
+
+def test_each_tool_function_has_a_cold_case_serving_its_own_event_cold_then_warm():
+    # Given the tool functions under functions/tools
+    root = Path(__file__).resolve().parents[2]
+    shipped = {path.parent.name for path in (root / "functions" / "tools").glob("*/app.py")}
+    # Then each has its phases, and its case serves its events/tools/ event twice
+    assert set(TOOL_PHASES) == shipped
+    case = tool_case("knowledge_search")
+    assert case.app == root / "functions" / "tools" / "knowledge_search" / "app.py"
+    assert case.events[0] == case.events[1]
+    assert case.events[0]["task"]["tool"] == "knowledge_search"
+    assert case.phases == ("model_load", "neo4j_first_query")
+    # and the local tier's Text2Cypher counts its template fallback as served, the others do not
+    assert "fallback" in tool_case("text2cypher").expect and "fallback" not in case.expect
+
+
+def test_a_handlers_result_in_a_word():
+    assert outcome({"statusCode": 202, "body": "{}"}) == "http 202"
+    assert outcome({"statusCode": 200, "last_event": "error"}) == "http 200 error"
+    assert outcome({"task_id": "t1", "status": "success", "data": {}}) == "success"
+    assert outcome({"batchItemFailures": [{"itemIdentifier": "m1"}]}) == "1 failed"
+    assert outcome({"results": [{"document_id": "d"}]}) == "results"
+    assert outcome(None) == "NoneType"
+
+
+def test_function_figures_are_medians_per_function_beside_langgraph():
+    # Given two tool functions' fresh processes (one opens the embedding model's session first)
+    def run(total: float, imports: float, model: float | None = None) -> dict[str, object]:
+        phases = {"imports": imports, "neo4j_first_query": 100.0, "invocation": 50.0, "other": 0.0}
+        if model is not None:
+            phases["model_load"] = model
+        return {"total_ms": total, "phases": phases, "warm_ms": [5.0], "outcomes": ["success", "success"],
+                "gc_ms": 0.0}
+
+    runs = {"predefined_cypher": [run(500.0, 300.0), run(700.0, 400.0), run(600.0, 350.0)],
+            "knowledge_search": [run(900.0, 300.0, 400.0)]}
+    # When they are summarised against langgraph's import
+    out = function_figures(runs, [1000.0, 1000.0])
+    # Then each function's first result is its median total and the ratio to langgraph's median
+    assert out["predefined_cypher_first_result_ms"] == 600.0 and out["predefined_cypher_ratio"] == 0.6
+    assert out["predefined_cypher_import_ms"] == 350.0 and out["knowledge_search_ratio"] == 0.9
+    assert out["functions"]["knowledge_search"] == {
+        "first_result_ms": 900.0, "ratio": 0.9, "import_ms": 300.0, "warm_ms": 5.0, "gc_ms": 0.0,
+        "processes": 1, "outcome": "success"}
+    # and the breakdown has each phase some function went through, in the children's order
+    assert list(out["breakdown"]) == ["imports", "model_load", "neo4j_first_query", "invocation", "other"]
+    assert out["breakdown"]["model_load"] == {"predefined_cypher": None, "knowledge_search": 400.0}
+    assert out["processes"] == 3
+
+
+def test_the_tool_functions_cold_start_is_a_table_per_function_and_phase():
+    # Given the section's figures
+    figures = function_figures({"customer_actions": [{"total_ms": 500.0, "warm_ms": [4.0], "gc_ms": 0.0,
+                                                      "phases": {"imports": 300.0, "invocation": 200.0},
+                                                      "outcomes": ["success"]}]}, [1000.0])
+    # When the summary is written
+    text = report.markdown({"meta": {}, "cold_tools": figures})
+    # Then it has the section, a row per function and a row per phase
+    assert "## Cold start of the tool functions" in text
+    assert "| customer_actions | 500 | 0.5 | 300 | 4 | 0 | success |" in text
+    assert "| imports | 300 |" in text and "| invocation | 200 |" in text
+    # and the console prints each function's first result beside the router's figures' way
+    assert any("customer_actions_first_result_ms" in line and line.rstrip().endswith("500")
+               for line in report.console_lines("cold_tools", figures))
+
+
+def test_an_asgi_request_is_served_to_the_end_of_its_stream():
+    # Given an ASGI app streaming server-sent events up to `done`
+    import asyncio
+
+    async def app(scope, receive, send):
+        request = await receive()
+        assert scope["path"] == "/v1/x" and request["body"] == b"{}"
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        progress = b"event: progress\ndata: {}\n\n"
+        await send({"type": "http.response.body", "body": progress, "more_body": True})
+        await send({"type": "http.response.body", "body": b"event: done\ndata: {}\n\n"})
+
+    # When a request is served
+    served = asyncio.run(asgi_request(app, {"method": "POST", "path": "/v1/x", "headers": {}, "body": "{}"}))
+    # Then its status and the stream's last event are reported
+    assert served == {"statusCode": 200, "last_event": "done"} and outcome(served) == "http 200 done"
+
+
+def test_before_and_after_figures_are_each_rounds_median():
+    from devstack.bench.cold_functions import round_medians
+
+    # Given two rounds of three processes each, in the order they ran
+    runs = [{"total_ms": v} for v in (300.0, 100.0, 200.0, 900.0, 700.0, 800.0)]
+    # Then each round has its own median
+    assert round_medians(runs, 3) == [200.0, 800.0]
+
+
+def _handler_module(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "app.py"
+    path.write_text("import gc\n\ndef handler(event, context):\n" + body)
+    return path
+
+
+def test_a_function_run_times_a_fresh_process_and_counts_its_collections(tmp_path):
+    # Given a handler whose first invocation runs one full collection
+    app = _handler_module(tmp_path, "    gc.collect()\n    return {'status': 'success'}\n")
+    # When a fresh process serves it twice
+    figures = function_run(FunctionCase(app, ({}, {})))
+    # Then the figures have its import, its first invocation, the warm one and the collection
+    assert set(figures["phases"]) == {"imports", "invocation", "other"}
+    assert figures["outcomes"] == ["success", "success"] and len(figures["warm_ms"]) == 1
+    assert figures["gc_collections"] >= 1
+
+
+def test_a_function_run_whose_answer_is_not_the_expected_one_fails(tmp_path):
+    app = _handler_module(tmp_path, "    return {'status': 'failed'}\n")
+    with pytest.raises(RuntimeError, match="answered"):
+        function_run(FunctionCase(app, ({},)))
 
 
 def test_a_run_of_some_sections_keeps_the_others_from_the_previous_report(tmp_path):

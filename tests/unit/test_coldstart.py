@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 _PRELUDE = """
 import gc, json
@@ -120,3 +121,156 @@ def test_a_tool_function_pauses_the_collector_until_its_first_result() -> None:
     assert seen["status"] == "failed"  # the malformed event's answer, not a crash
     assert seen["paused_enabled"] is False
     assert seen["after"] is True and seen["frozen"] is True
+
+
+def test_an_asgi_app_resumes_the_collector_after_its_first_request_that_is_not_skipped() -> None:
+    # Given an ASGI app whose requests to /probe are skipped, and a lifespan scope
+    seen = _run("""
+        import asyncio
+        coldstart.pause_gc()
+        async def inner(scope, receive, send):
+            if scope.get("path") == "/fails":
+                raise RuntimeError("the first request failed")
+        app = coldstart.resume_gc_after_first_request(inner, unless=lambda scope: scope["path"] == "/probe")
+        async def call(scope):
+            try:
+                await app(scope, None, None)
+            except RuntimeError:
+                pass
+            return state()
+        # When a lifespan scope, a skipped request, then a request that raises are served
+        lifespan = asyncio.run(call({"type": "lifespan"}))
+        probe = asyncio.run(call({"type": "http", "path": "/probe"}))
+        first = asyncio.run(call({"type": "http", "path": "/fails"}))
+        print(json.dumps({"lifespan": lifespan, "probe": probe, "first": first}))
+    """)
+
+    # Then only the request that was not skipped turned the collector back on, frozen
+    assert seen["lifespan"] == {"enabled": False, "frozen": False}
+    assert seen["probe"] == {"enabled": False, "frozen": False}
+    assert seen["first"] == {"enabled": True, "frozen": True}
+
+
+_FUNCTION_PRELUDE = """
+import gc, importlib.util, json, sys
+def load(path):
+    spec = importlib.util.spec_from_file_location("function_app", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+class Context:
+    function_name, aws_request_id, function_version, memory_limit_in_mb = "fn", "r1", "1", 128
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:fn"
+    def get_remaining_time_in_millis(self):
+        return 1000
+"""
+
+
+def _run_function(body: str, **env: str) -> dict[str, Any]:
+    """`body` after `_FUNCTION_PRELUDE`, in a fresh interpreter at the repository's root; its last
+    line of output, as JSON."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _FUNCTION_PRELUDE + textwrap.dedent(body)],
+                          capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "POWERTOOLS_METRICS_NAMESPACE": "CsAgent", **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_the_webhook_pauses_the_collector_until_its_first_response() -> None:
+    # Given the webhook function's module imported as Lambda imports it, and a forged event
+    # (answered 401 before anything is queued)
+    seen = _run_function("""
+        module = load("functions/webhook/app.py")
+        paused = gc.isenabled()
+        response = module.handler(json.load(open("events/webhook/telegram_forged.json")), Context())
+        print(json.dumps({"paused": paused, "status": response["statusCode"], "after": gc.isenabled(),
+                          "frozen": gc.get_freeze_count() > 0}))
+    """, TELEGRAM_SECRET_TOKEN="local-telegram-secret-token",
+        WEBHOOK_QUEUE_URL="http://127.0.0.1:9/123456789012/csagent-local-webhooks")
+    # Then the collector was off after the import, and is on, frozen, after the first response
+    assert seen == {"paused": False, "status": 401, "after": True, "frozen": True}
+
+
+def test_the_worker_resumes_the_collector_after_its_batchs_first_record() -> None:
+    # Given the worker function's module and a worker that notes the collector's state per message
+    seen = _run_function("""
+        module = load("functions/worker/app.py")
+        paused = gc.isenabled()
+        states = []
+        class Replied:
+            value = "replied"
+        class Worker:
+            def process(self, message):
+                states.append(gc.isenabled())
+                return Replied()
+        module.runtime.message_worker = lambda: Worker()
+        # When a batch of two records is processed
+        response = module.handler(json.load(open("events/worker/sqs_batch.json")), Context())
+        print(json.dumps({"paused": paused, "states": states, "failures": response["batchItemFailures"]}))
+    """)
+    # Then the first record ran with the collector off, the second with it on
+    assert seen == {"paused": False, "states": [False, True], "failures": []}
+
+
+def test_the_knowledge_ingest_resumes_the_collector_before_the_first_document() -> None:
+    # Given the ingest function's module, its clients and ingest replaced by ones noting the state
+    seen = _run_function("""
+        module = load("functions/kb_ingest/app.py")
+        paused = gc.isenabled()
+        built, ingested = [], []
+        module.runtime.kb_uploads = lambda: built.append(gc.isenabled())
+        module.runtime.knowledge_base = lambda: built.append(gc.isenabled())
+        module.runtime.ingest_kb_object = lambda key: ingested.append(gc.isenabled()) or {"key": key}
+        # When the bucket's event is handled
+        module.handler(json.load(open("events/kb_ingest/object_created.json")), Context())
+        print(json.dumps({"paused": paused, "built": built, "ingested": ingested,
+                          "frozen": gc.get_freeze_count() > 0}))
+    """)
+    # Then the clients were built with the collector off, and the document read with it on
+    assert seen == {"paused": False, "built": [False, False], "ingested": [True], "frozen": True}
+
+
+def test_the_stream_function_resumes_the_collector_after_its_first_request_that_is_no_probe() -> None:
+    # Given the stream function's module as uvicorn imports it
+    seen = _run_function("""
+        import asyncio
+        module = load("functions/stream/app.py")
+        paused = gc.isenabled()
+        async def get(path):
+            sent = []
+            async def receive():
+                return {"type": "http.request", "body": b"", "more_body": False}
+            async def send(message):
+                sent.append(message)
+            scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+                     "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+                     "root_path": "", "headers": [], "client": ("127.0.0.1", 1),
+                     "server": ("127.0.0.1", 8080)}
+            await module.app(scope, receive, send)
+            return sent[0]["status"]
+        # When the adapter's readiness probe is answered, then another request (no route: no I/O)
+        probe = asyncio.run(get("/"))
+        after_probe = gc.isenabled()
+        other = asyncio.run(get("/nothing-here"))
+        print(json.dumps({"paused": paused, "probe": probe, "after_probe": after_probe, "other": other,
+                          "after": gc.isenabled(), "frozen": gc.get_freeze_count() > 0}))
+    """, AUTH_MODE="dev", STAGE="local")
+    # Then the probe left the collector off, and the first other request turned it back on, frozen
+    assert seen == {"paused": False, "probe": 404, "after_probe": False, "other": 404, "after": True,
+                    "frozen": True}
+
+
+def test_a_local_server_of_a_functions_app_runs_with_the_collector_on() -> None:
+    # Given `make serve`'s app, the router's FastAPI app served without its handler
+    seen = _run_function("""
+        from devstack import web
+        web.router_app()
+        print(json.dumps({"enabled": gc.isenabled()}))
+    """, AUTH_MODE="dev", STAGE="local")
+    # Then the collector the module paused for its cold start is on again
+    assert seen == {"enabled": True}

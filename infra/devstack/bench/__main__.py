@@ -2,6 +2,7 @@
 
     python -m devstack.bench [--quick] [--only turns,tools] [--port 0] [--seed 7]
     python -m devstack.bench --only cold       # the first reply of a fresh process, alone
+    python -m devstack.bench --only cold_tools # each tool function's first result in a fresh process
 
 Each section runs on its own: one that raises is reported with its error and the run goes on
 (exit status 1 at the end), so a broken part never hides the others' figures.
@@ -33,8 +34,8 @@ from devstack.bench.workload import (
 
 ROOT = Path(__file__).resolve().parents[3]
 REPORTS = ROOT / "reports"
-SECTION_NAMES = ("imports", "cold", "concurrency", "turns", "dynamodb", "tools", "fanout", "models", "web",
-                 "kb")
+SECTION_NAMES = ("imports", "cold", "cold_tools", "concurrency", "turns", "dynamodb", "tools", "fanout",
+                 "models", "web", "kb")
 EXPECTED_CUSTOMERS = 500  # tau-retail
 
 
@@ -72,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, help="concurrent HTTP sessions (default 50; quick 8)")
     parser.add_argument("--import-repeats", type=int, help="fresh processes per import (default 5)")
     parser.add_argument("--cold-processes", type=int,
-                        help="fresh processes answering a first message (default 5)")
+                        help="fresh processes answering a first message, and per tool function (default 5)")
     parser.add_argument("--out", type=Path, default=REPORTS, help="where the reports go (reports/)")
     return parser.parse_args(argv)
 
@@ -185,6 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         run.samples["cold"] = samples
         return section
 
+    def cold_tools() -> dict[str, Any]:
+        from devstack.bench.cold import bench_cold_tools
+
+        section, samples = bench_cold_tools(cold_processes)
+        run.samples["cold_tools"] = samples
+        return section
+
     def concurrency() -> dict[str, Any]:
         from devstack.bench.concurrency import bench_concurrency, serve
 
@@ -248,9 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         run.samples["kb"] = samples
         return section
 
-    for name, fn in (("imports", imports), ("cold", cold), ("concurrency", concurrency), ("turns", turns),
-                     ("dynamodb", dynamodb), ("tools", tools), ("fanout", fanout), ("models", models),
-                     ("web", web), ("kb", kb)):
+    for name, fn in (("imports", imports), ("cold", cold), ("cold_tools", cold_tools),
+                     ("concurrency", concurrency), ("turns", turns), ("dynamodb", dynamodb), ("tools", tools),
+                     ("fanout", fanout), ("models", models), ("web", web), ("kb", kb)):
         if name in only:
             run.section(name, fn)
     if "turn_types" in run.report:  # measured with `turns`; printed after it for reading order

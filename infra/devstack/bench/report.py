@@ -42,6 +42,7 @@ SECTIONS: dict[str, str] = {
     "concurrency": "Concurrent sessions over HTTP (uvicorn, as `make serve`)",
     "imports": "Cold import (fresh processes, medians)",
     "cold": "Cold start: the first reply of a fresh process (router handler, medians)",
+    "cold_tools": "Cold start of the tool functions: import + first invocation of a fresh process (medians)",
     "dynamodb": "DynamoDB writes and checkpoint size over one session",
     "tools": "Neo4j tool latencies",
     "fanout": "Step Functions fan-out overhead (moto bridge vs in-process)",
@@ -177,6 +178,15 @@ def _section_body(name: str, figures: Mapping[str, Any]) -> list[str]:
         breakdown = figures.get("breakdown", {})
         parts.append(table(["phase of the first reply", "median ms", "share"],
                            [[p, v.get("median_ms"), v.get("share")] for p, v in breakdown.items()]))
+    elif name == "cold_tools":
+        columns = ("first_result_ms", "ratio", "import_ms", "warm_ms", "gc_ms", "outcome")
+        functions = figures.get("functions", {})
+        parts.append(table(["tool function", "first result ms", "× langgraph.graph", "import ms",
+                            "warm ms", "gc ms", "outcome"],
+                           [[f, *(v.get(c) for c in columns)] for f, v in functions.items()]))
+        breakdown = figures.get("breakdown", {})
+        parts.append(table(["phase of the first result (median ms)", *functions],
+                           [[p, *(by.get(f) for f in functions)] for p, by in breakdown.items()]))
     elif name == "tools":
         parts.append(summary_table(figures.get("by_tool", {}), "tool / path"))
         parts.append(summary_table(figures.get("template_families", {}), "template family",

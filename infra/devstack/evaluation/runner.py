@@ -105,12 +105,17 @@ class ApiServer:
 
 
 def _router_app() -> Any:
-    """The FastAPI app of the router Lambda, loaded from its file (what `make serve` serves)."""
+    """The FastAPI app of the router Lambda, loaded from its file (what `make serve` serves). Its
+    module paused the cyclic collector until the handler's first reply (`csagent.coldstart`); the
+    app is served here, never the handler, so the collector is turned back on at once."""
+    from csagent import coldstart
+
     spec = importlib.util.spec_from_file_location("eval_router_app", ROUTER_APP)
     if spec is None or spec.loader is None:
         raise RuntimeError(f"cannot load {ROUTER_APP}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    coldstart.resume_gc()
     return module.app
 
 

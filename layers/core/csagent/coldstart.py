@@ -14,16 +14,25 @@ then moves to a generation the collector never walks, so the warm turns' collect
 walk the start-up heap either. The few cycles the start left (those 2,700 objects) stay, frozen,
 for the life of the process. Nothing here runs a collection: a full one now would cost the first
 reply what the pause saved.
+
+Where the first result is not the end of the first invocation, a function resumes earlier with
+`resume_gc()`: the worker after its batch's first record (not ten turns' cycles frozen), the
+knowledge ingest once its clients are built (before a document's parse, whose cycles, a PDF
+reader's, must stay collectable). The stream function is a server, not a handler:
+`resume_gc_after_first_request(app, unless=...)` resumes when its first HTTP request other than
+the Lambda Web Adapter's readiness probe has ended.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: An ASGI application: `await app(scope, receive, send)`.
+ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
 class _ColdStart:
@@ -63,3 +72,20 @@ def resume_gc_after_first_call(handler: F) -> F:
             resume_gc()
 
     return wrapper  # type: ignore[return-value]
+
+
+def resume_gc_after_first_request(app: ASGIApp, *,
+                                  unless: Callable[[dict[str, Any]], bool] = lambda scope: False) -> ASGIApp:
+    """`app` (ASGI), resuming the collector (`resume_gc`) once an HTTP request has ended (its
+    response sent, or the app raised) for which `unless(scope)` is false: a request that is not
+    the first result (a readiness probe) leaves the collector paused. Other scopes (lifespan)
+    never resume it."""
+
+    async def wrapper(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        finally:
+            if scope.get("type") == "http" and not unless(scope):
+                resume_gc()
+
+    return wrapper

@@ -2,12 +2,18 @@
 
 The adapter (a layer) reads these variables itself; the app reads them only to say clearly, in
 its first log lines, when a misconfiguration would make streamed turns arrive all at once (a
-buffered Function URL) or not at all (no wrapper: Lambda would look for a Python handler).
+buffered Function URL) or not at all (no wrapper: Lambda would look for a Python handler), and to
+tell the adapter's readiness probe from a customer's request: while the container starts, the
+adapter sends `GET <AWS_LWA_READINESS_CHECK_PATH>` (default `/`) until the app answers, so that
+probe, not the first customer's request, is the first request the app serves.
 """
 
 from __future__ import annotations
 
-from pydantic import Field
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 WRAPPER = "/opt/bootstrap"
@@ -20,6 +26,16 @@ class WebAdapterSettings(BaseSettings):
     aws_lambda_exec_wrapper: str | None = None  # the adapter's wrapper script, /opt/bootstrap
     aws_lwa_invoke_mode: str = "buffered"      # must match the Function URL's InvokeMode
     lambda_function_name: str | None = Field(default=None, alias="AWS_LAMBDA_FUNCTION_NAME")
+    # the path the adapter probes until the app answers (the adapter's own default; it also reads
+    # the older READINESS_CHECK_PATH)
+    readiness_check_path: str = Field(default="/", validation_alias=AliasChoices(
+        "AWS_LWA_READINESS_CHECK_PATH", "READINESS_CHECK_PATH"))
+
+
+def is_readiness_probe(scope: Mapping[str, Any], settings: WebAdapterSettings) -> bool:
+    """Whether an ASGI request is the adapter's readiness probe: a GET of its check path."""
+    return (scope.get("type") == "http" and scope.get("method") == "GET"
+            and scope.get("path") == settings.readiness_check_path)
 
 
 def streaming_problems(settings: WebAdapterSettings) -> list[str]:

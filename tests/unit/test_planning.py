@@ -581,6 +581,17 @@ def test_a_question_about_a_change_with_no_order_of_the_customers_gets_the_rule(
     assert [m["parameter"] for m in own.missing] == ["order_id"]
 
 
+def test_a_complaint_telling_why_a_change_is_asked_about_does_not_drop_the_question():
+    # Given "I ordered a tablet" (read as a complaint naming no one order) and "I've changed my mind
+    # about the colour, can I switch it?", whose words fit two of the customer's orders
+    question = "You have 2 orders with the Tablet: #W1, #W2. Which one do you mean?"
+    plan = plan_tasks([clause("complaint", "I ordered a tablet"),
+                       clause("change_items", "I've changed my mind about the colour, can I switch it?",
+                              asks_for_change=False, order_candidates=["#W1", "#W2"], question=question)])
+    # Then which order is asked (the complaint only told why), not nothing at all
+    assert [(m["parameter"], m["question"]) for m in plan.missing] == [("order_id", question)]
+
+
 def test_a_question_about_a_found_orders_change_the_documents_do_not_know_gets_its_facts_alone():
     # Given "I opened the perfume, can I still send it back?" about a found order
     question = clause("return_request", "I opened the perfume, can I still send it back?",

@@ -223,8 +223,13 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     clauses = _returns_over_described_exchanges(clauses)
     folded: list[dict[str, Any]] = []
     changes = [c for c in clauses if c.get("intent") in CHANGE_REQUESTS]
-    complaint = any(c.get("intent") == "complaint" for c in clauses)
     writes = [c for c in clauses if c.get("intent") in ACTION_INTENTS]
+    # (a complaint that only tells why a change is asked is dropped below: it cannot also stand for
+    # that change, asked as a question: "I ordered a tablet and I've changed my mind about the
+    # colour, can I switch it?")
+    complaint = any(c.get("intent") == "complaint"
+                    and not _context_of_a_write(c.get("text", ""), c.get("entities") or {}, writes)
+                    for c in clauses)
     for index, clause in enumerate(clauses):
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}

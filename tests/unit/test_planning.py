@@ -581,6 +581,16 @@ def test_a_question_about_a_change_with_no_order_of_the_customers_gets_the_rule(
     assert [m["parameter"] for m in own.missing] == ["order_id"]
 
 
+def test_a_cancellation_of_an_order_already_cancelled_reads_its_refund():
+    # Given "cancel the smart watch, i dont want it anymore" grounded to an order already cancelled
+    plan = plan_tasks([clause("cancel_order", "cancel the smart watch i dont want it anymore", order_id=ORDER,
+                              order_status="cancelled", reason="no longer needed")])
+    # Then the order and its refund are read, and nothing is proposed
+    assert [(t.task_type, t.args.template_id) for t in plan.tasks] == [
+        ("order_status", "order_overview"), ("refund_status", "refund_status")]
+    assert plan.missing == []
+
+
 def test_a_complaint_telling_why_a_change_is_asked_about_does_not_drop_the_question():
     # Given "I ordered a tablet" (read as a complaint naming no one order) and "I've changed my mind
     # about the colour, can I switch it?", whose words fit two of the customer's orders

@@ -219,7 +219,7 @@ class LocalUnderstanding:
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason, read_cancel_reason
         from csagent.nlp.script import spaced
-        from csagent.nlp.speech_acts import asks_for_change, is_elliptical, opens_follow_up
+        from csagent.nlp.speech_acts import asks_for_change, asks_something, is_elliptical, opens_follow_up
 
         text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
@@ -470,9 +470,14 @@ class LocalUnderstanding:
         # bet going") does not decide the route beside clauses read with confidence.
         # Beside a clause plainly out of scope, a weak one decides nothing either ("whats the weather
         # gonna be like in chicago tmrw? tryna figure out if i need a jacket lol").
+        # Nor does a statement that asks nothing, whatever it names: it tells why the question off
+        # the store's topics is asked ("how will be the weather in San Antonio this weekend? I am
+        # planning a barbecue with my family").
         plainly_off = any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses)
-        sure = [c.intent for c in clauses if c.confidence >= MIN_CLAUSE_CONFIDENCE
-                or (c.intent not in PASSIVE_INTENTS and not plainly_off)]
+        sure = [c.intent for c in clauses
+                if not (plainly_off and c.intent != OUT_OF_SCOPE and not asks_something(c.text))
+                and (c.confidence >= MIN_CLAUSE_CONFIDENCE
+                     or (c.intent not in PASSIVE_INTENTS and not plainly_off))]
         intents = [c.intent for c in clauses]
         route = route_for(sure or intents)
         if route == "general" and any(c.intent == OUT_OF_SCOPE and c.confidence >= MIN_CLAUSE_CONFIDENCE

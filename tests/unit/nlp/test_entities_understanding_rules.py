@@ -276,6 +276,18 @@ def test_beside_a_plainly_off_topic_question_a_weak_store_fragment_decides_nothi
     assert understanding.understand(text, {}).route == "out_of_scope"
 
 
+def test_beside_a_plainly_off_topic_question_a_statement_naming_a_product_decides_nothing():
+    # Given a weather question, then a statement that tells why, naming a product read surely
+    understanding = LocalUnderstanding(classifier=_ScriptedClassifier(("out_of_scope", 0.73),
+                                                                      ("product_info", 0.57)))
+    text = "Can you tell me how will be the weather in San Antonio this weekend? I am planning a barbecue."
+    # When it is understood / Then it is off topic: the statement asks nothing of the store
+    assert understanding.understand(text, {}).route == "out_of_scope"
+    # And a question about the product beside it still makes it a store matter
+    asked = "Can you tell me how will be the weather in San Antonio this weekend? Do you sell barbecues?"
+    assert understanding.understand(asked, {}).route == "knowledge_and_actions"
+
+
 @pytest.mark.parametrize(("text", "confidence", "asks"), [
     ("I don't suppose you could recommend a good recipe for banana bread?", 0.9, True),
     ("do you know what the weather will be on Saturday", 0.4, True),   # opens as a question

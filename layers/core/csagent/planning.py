@@ -664,7 +664,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "yo cancel the smart watch" about an order already cancelled: that it is, and what its
             # refund was, where it went and when it shows; nothing to propose.
             b.order_lookup(order_id)
-            b.add("refund_status", PREDEFINED, {"template_id": "refund_status", "params": {"order_id": order_id}})
+            b.add("refund_status", PREDEFINED,
+                  {"template_id": "refund_status", "params": {"order_id": order_id}})
         elif intent == "cancel_order" and entities.get("partial_items"):
             # "Cancel only the earbuds": a cancellation is of the whole order. The order's facts
             # and the store's rule, no proposal and no reason asked for.

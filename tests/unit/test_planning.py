@@ -793,3 +793,15 @@ def test_a_question_pointing_back_at_what_a_statement_told_asks_the_documents_wi
     # Then the warranty terms are searched with what "that" points back at
     # (the statement names the product: no name put before it)
     assert plan.tasks[0].args.question == "my dog ate a corner off the pet bed does the warranty cover that"
+
+
+def test_the_documents_are_asked_with_the_catalogues_name_for_a_misspelt_product():
+    # Given "how long the warranty on the Offce Chhair lasts?", the Office Chair found in the words
+    chair = {"product_id": "p-chair", "name": "Office Chair", "surface": "Offce Chhair"}
+    plan = plan_tasks([clause("warranty", "how long the warranty on the Offce Chhair lasts?",
+                              products=[chair])])
+    # Then the warranty terms are searched for the Office Chair
+    assert plan.tasks[0].args.question == "how long the warranty on the Office Chair lasts?"
+    # And a Chinese question keeps its own words
+    zh = plan_tasks([clause("warranty", "办公椅保修多久？", products=[{**chair, "surface": "办公椅"}])])
+    assert zh.tasks[0].args.question == "办公椅保修多久？"

@@ -838,12 +838,19 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
 def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:
     """The question for the store's documents, with the product it is about named when another
     clause of the message named it ("Office Chair: is that covered, and for how long?",
-    "Wireless Earbuds: can I use them for swimming?"): the words alone ask of nothing."""
+    "Wireless Earbuds: can I use them for swimming?"): the words alone ask of nothing; and with
+    the catalogue's name where the words misspell it ("the warranty on the Offce Chhair")."""
     told = str(entities.get("told") or "").strip()
     if told:
         # "does the warranty cover that?" after "my dog ate a corner off the pet bed": asked with
         # what it points back at (`understanding_local`: `told`).
         text = f"{told} {text}"
+    for product in entities.get("products") or []:
+        # "the warranty on the Offce Chhair": the documents are searched with the catalogue's name
+        # (misspelt or everyday words, in Latin script; a Chinese question keeps its own words)
+        surface, name = str(product.get("surface") or ""), str(product.get("name") or "")
+        if surface and name and surface.isascii() and surface.lower() != name.lower() and surface in text:
+            text = text.replace(surface, name)
     names = [str(p["name"]) for p in entities.get("products") or [] if p.get("carried") and p.get("name")] \
         or [str(n) for n in entities.get("told_of_names") or []]
     named = [n for n in names if n.lower() not in text.lower()]

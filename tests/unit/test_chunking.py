@@ -505,6 +505,26 @@ def test_a_how_long_answer_comes_from_the_hit_that_gives_a_duration() -> None:
     assert answer == "Headphones and Laptops: 1 year of parts and labour."
 
 
+def test_the_period_of_the_product_asked_about_is_its_own_sentence_not_its_neighbours() -> None:
+    # Given warranty terms whose electronics paragraph names the smart watch in its first sentence and
+    # says more about batteries in the next, and a wristwatch's own term ranked first
+    watch = chunk_detail("warranty#5", 0.7, "Wristwatch: 2 years on the movement; straps and glass are "
+                                            "not covered.")
+    electronics = chunk_detail("warranty#2", 0.6, "Laptop, Headphones and Smart Watch: 1 year of parts and "
+                                                  "labour. Built-in batteries are covered for the same year "
+                                                  "if they fall below 70% of their original capacity.")
+    hits = [watch, electronics]
+    search = KnowledgeSearch(FakeGraph(search_row(hits, hits)), FakeEmbedder())
+    question = "is my smart watch still covered by warranty?"
+    result = search.search(question)
+    # When the answer is taken for the Smart Watch
+    answer = search.answer(question, result, products=["Smart Watch"])
+    # Then it is the Smart Watch's term, first
+    assert answer.startswith("Laptop, Headphones and Smart Watch: 1 year of parts and labour.")
+    # And without the product asked about, the best-ranked hit with a period answers, as before
+    assert search.answer(question, result).startswith("Wristwatch: 2 years")
+
+
 @pytest.mark.parametrize("question", ["what is the warranty on those headphones?",
                                       "What's the warranty period for the headphones",
                                       "whats the warranty on the headphones I ordered"])

@@ -80,8 +80,8 @@ _REFERENCE = re.compile(r"(This|That|It|They|These|Those)\b")
 #: is stated as its term, "1 year of parts and labour").
 _ASKS_DURATION = re.compile(r"\bhow (?:long|many (?:days|weeks|months|years|hours)|soon)\b"
                             r"|\bwhat(?:'s|s|’s| is) (?:the |your )?warranty\b"
-                            r"|\bwarranty (?:period|term|length)\b"
-                            r"|多久|多长时间|几天|保修期", re.IGNORECASE)
+                            r"|\bwarranty (?:period|term|length)\b|\bstill (?:covered|under warranty)\b"
+                            r"|多久|多长时间|几天|几年|几个月|保修期", re.IGNORECASE)
 _GIVES_DURATION = re.compile(r"\b\d+(?:\s*(?:to|-|–)\s*\d+)?\s*(?:business\s+)?"
                              r"(?:years?|months?|weeks?|days?|hours?|minutes?)\b"
                              r"|\bone (?:year|month|week|day)\b",
@@ -466,7 +466,8 @@ class KnowledgeSearch:
     # ----------------------------------------------------------------------- answers
 
     def answer(self, question: str, result: SearchResult, *, max_sentences: int = 3,
-               max_chars: int = 480, max_hits: int = ANSWER_HITS, keep_first: bool = False) -> str:
+               max_chars: int = 480, max_hits: int = ANSWER_HITS, keep_first: bool = False,
+               products: Sequence[str] = ()) -> str:
         """The sentences of one hit that answer `question`.
 
         The answer comes from the best-ranked hit, unless the question asks for a duration ("how
@@ -480,11 +481,17 @@ class KnowledgeSearch:
         and the asked questions' closeness; the best one is kept with the others that score close to
         it by the question alone, in document order. Falls back to word overlap alone when there is
         no embedder or it fails. Empty on no_results.
+
+        `products`: the catalogue names of the products asked about. A period asked of one of them
+        ("how long is the warranty on the smart watch?") is the sentence that names it and gives a
+        period ("Laptop, ..., Smart Watch ...: 1 year of parts and labour."), in the hit that holds
+        one, not a sentence about another product of the same list ("Built-in batteries are covered
+        for the same year ...") nor another product's term ("Wristwatch: 2 years ...").
         """
         if result.no_results or not result.hits:
             return ""
         closeness = self._closeness(result)
-        text = self._answering_text(question, result, result.hits[:max(1, max_hits)], closeness)
+        text = self._answering_text(question, result, result.hits[:max(1, max_hits)], closeness, products)
         if closeness is not None and not keep_first:
             text = self._asked_text(text, result.hits[:ASKED_HITS], closeness)
         sentences = split_sentences(text)
@@ -497,8 +504,11 @@ class KnowledgeSearch:
         # judged without them, as before (a bonus for the best one alone would leave out the
         # sentence that completes it: "... products cannot be added. Place a new order ...").
         base = self._sentence_scores(question, result, sentences)
-        return _trim(sentences, _plus_asked(base, sentences, closeness), max_sentences, max_chars,
-                     openers=openers, companions=base)
+        scores = _plus_asked(base, sentences, closeness)
+        own = _own_period(question, sentences, products)
+        if own is not None:  # the period of the product asked about is the answer
+            scores[own] = max(scores) + 1.0
+        return _trim(sentences, scores, max_sentences, max_chars, openers=openers, companions=base)
 
     def _closeness(self, result: SearchResult) -> Closeness | None:
         """How close each sentence's asked questions are to this one (`knowledge.asked`); None
@@ -520,7 +530,7 @@ class KnowledgeSearch:
         return hits[closer].text if best[closer] >= max(ASKED_MIN, top + ASKED_MARGIN) else text
 
     def _answering_text(self, question: str, result: SearchResult, hits: Sequence[Hit],
-                        closeness: Closeness | None = None) -> str:
+                        closeness: Closeness | None = None, products: Sequence[str] = ()) -> str:
         """The text of the hit that answers: `_answering_hit`'s; or another of the best hits from
         the same document about the same products whose best sentence is closer to the question by
         `SECTION_MARGIN` or more. A chunk ranks by its section as a whole, the answer is one
@@ -530,7 +540,7 @@ class KnowledgeSearch:
         margin the ranking stands ("what is your policy on gift wrapping?": its Price section, not
         the Availability one whose sentence is a little closer). (A section about other products,
         the warranty terms of another category, never answers instead.)"""
-        first = _answering_hit(question, hits)
+        first = _answering_hit(question, hits, products)
         duration = bool(_ASKS_DURATION.search(question))
         same = [h for h in hits if h.doc_id == first.doc_id and h.products == first.products
                 and h.categories == first.categories
@@ -572,12 +582,25 @@ def _plus_asked(scores: Sequence[float], sentences: Sequence[str],
             for score, near in zip(scores, closeness(sentences), strict=True)]
 
 
-def _answering_hit(question: str, hits: Sequence[Hit]) -> Hit:
+def _answering_hit(question: str, hits: Sequence[Hit], products: Sequence[str] = ()) -> Hit:
     """The first hit that can give the kind of answer the question asks for (a duration for
-    "how long"); the best-ranked hit when the question asks for no particular kind or none can."""
+    "how long": first one stating the period of a product asked about); the best-ranked hit when
+    the question asks for no particular kind or none can."""
     if not _ASKS_DURATION.search(question):
         return hits[0]
-    return next((hit for hit in hits if _GIVES_DURATION.search(hit.text)), hits[0])
+    own = next((hit for hit in hits
+                if _own_period(question, split_sentences(hit.text), products) is not None), None)
+    return own or next((hit for hit in hits if _GIVES_DURATION.search(hit.text)), hits[0])
+
+
+def _own_period(question: str, sentences: Sequence[str], products: Sequence[str]) -> int | None:
+    """The index of the first sentence that names one of `products` and gives a period, when the
+    question asks for one; None otherwise."""
+    if not products or not _ASKS_DURATION.search(question):
+        return None
+    names = [re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE) for name in products if name]
+    return next((i for i, s in enumerate(sentences)
+                 if _GIVES_DURATION.search(s) and any(n.search(s) for n in names)), None)
 
 
 def _paragraph_openers(text: str) -> frozenset[int]:

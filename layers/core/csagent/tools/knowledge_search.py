@@ -141,7 +141,10 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         result = on_topic_first(result, args.topic)
         # The hits about the asked topic answer ("is my laptop still under warranty?": the warranty
         # terms, not the manual's "opening the case voids the warranty").
-        answer = searcher.answer(question, result, keep_first=bool(args.topic))
+        # (the names of the products asked about, as the hits linked to them carry them)
+        names = sorted({str(p.get("name")) for h in result.hits for p in h.products
+                        if p.get("product_id") in product_ids and p.get("name")})
+        answer = searcher.answer(question, result, keep_first=bool(args.topic), products=names)
         data = {"answer": answer, "citations": result.citations(), "mode": result.mode}
         outcome = ToolResult.ok(task, data, latency_ms=elapsed())
         if result.mode == "keyword":

@@ -805,3 +805,14 @@ def test_the_documents_are_asked_with_the_catalogues_name_for_a_misspelt_product
     # And a Chinese question keeps its own words
     zh = plan_tasks([clause("warranty", "办公椅保修多久？", products=[{**chair, "surface": "办公椅"}])])
     assert zh.tasks[0].args.question == "办公椅保修多久？"
+
+
+@pytest.mark.parametrize("text", ["how long until my refund shows up on my card?", "退款到PayPal要多久？"])
+def test_how_long_a_refund_takes_with_no_order_named_is_the_stores_timing(text: str) -> None:
+    # Given a question about a refund's timing that names no order
+    plan = plan_tasks([clause("refund_status", text)])
+    # Then the store's refund timings answer it; no order number is asked for
+    assert [t.task_type for t in plan.tasks] == ["policy"] and plan.missing == []
+    # And a refund question that is not about timing still asks which order
+    other = plan_tasks([clause("refund_status", "did I get my refund?")])
+    assert [m["parameter"] for m in other.missing] == ["order_id"]

@@ -538,6 +538,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 b.need(intent, "order_id", entities, text)  # several orders fit: asked with the candidates
                 continue
             order_id = order_id or memory.get("last_order_id")
+            if not order_id and intent == "refund_status" and _HOW_LONG.search(text):
+                # "how long until my refund shows up on my card?", "退款到PayPal要多久？": the store's
+                # timings answer, whichever order it is.
+                b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
+                continue
             if not order_id:
                 b.need(intent, "order_id", entities, text)
                 continue
@@ -805,6 +810,8 @@ def _asks_the_documents(text: str, documents_know: Callable[[str], bool]) -> boo
 
 _HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\b(when|how (?:long|quickly|soon|fast|many days))\b", re.IGNORECASE)
+_HOW_LONG = re.compile(r"\bhow (?:long|quickly|soon|fast|many (?:business )?days)\b|多久|多长时间|几天",
+                       re.IGNORECASE)
 
 
 def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],

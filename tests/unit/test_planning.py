@@ -762,14 +762,16 @@ def test_two_owned_products_of_one_order_are_read_once():
     assert owned[0].notes.own_products == ["p-watch", "p-speaker"]
 
 
-def test_a_question_about_an_item_of_an_order_reads_that_item_not_the_order():
-    # Given "what did the pet bed cost me" about an order holding the pet bed
-    plan = plan_tasks([clause("order_items", "what did the pet bed cost me", order_id=ORDER,
-                              own_products=["p-bed"])])
-    # Then the order's lines are read for that item alone (its options and price), not its total
+def test_a_question_about_an_item_of_an_order_notes_that_item_for_the_reply():
+    # Given "那个充电宝是多少毫安的？" (what capacity is the power bank) about an order holding it
+    plan = plan_tasks([clause("order_items", "订单 #W1 里那个充电宝是多少毫安的？", order_id=ORDER,
+                              own_products=["p-charger"])])
+    # Then the order's closest question is read (its items, unless a specific one fits better),
+    # noting the item asked about, whose line alone the reply gives when the items answer
     assert [t.task_type for t in plan.tasks] == ["order_items"]
-    assert plan.tasks[0].args.template_id == "order_items" and plan.tasks[0].notes.own_products == ["p-bed"]
-    # And "what's in it" (no item asked about) still asks the order's templates
+    assert plan.tasks[0].args.fallback_template == "order_items"
+    assert plan.tasks[0].notes.own_products == ["p-charger"]
+    # And "what's in it" (no item asked about) notes none
     plan = plan_tasks([clause("order_items", "what's in it", order_id=ORDER)])
     assert not plan.tasks[0].notes.own_products
 

@@ -547,14 +547,15 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 b.need(intent, "order_id", entities, text)
                 continue
             specific = ORDER_QUESTIONS.get(intent)
-            if intent == "order_items" and entities.get("own_products"):
-                # "what did the pet bed cost me": the line of the item asked about, not the order's
-                b.own_items(order_id, [str(p) for p in entities["own_products"]])
-            elif specific and text:
+            if specific and text:
                 # The closest specific question about the order ("where will it ship to?"), or the
-                # intent's own answer; the tool decides by the templates' examples.
+                # intent's own answer; the tool decides by the templates' examples. When that is
+                # the order's items and the question asks about some of them ("订单里那个充电宝是多少
+                # 毫安的？"), those items' lines answer (`own_products`), not the whole order's.
+                own = [str(p) for p in entities.get("own_products") or []]
                 b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},
-                                              "fallback_template": template, "templates": list(specific)})
+                                              "fallback_template": template, "templates": list(specific)},
+                      notes=TaskNotes(own_products=own) if own else None)
             elif template == "order_overview":
                 b.order_lookup(order_id)
             else:

@@ -365,7 +365,11 @@ class LocalUnderstanding:
                     intent, entities, grounded_to_store = _grounded(
                         intent, runner_up, piece, text, entities, view, variants, recent,
                         recent_products if recent == (state.get("memory") or {}).get("last_order_id") else (),
-                        about_a_product=_purchase_question_reading(piece, products, intent))
+                        about_a_product=_purchase_question_reading(
+                            piece, products, intent,
+                            told_alone=not any(p != piece and pr.intent not in PASSIVE_INTENTS
+                                               and pr.confidence >= MIN_CLAUSE_CONFIDENCE
+                                               for p, pr in zip(pieces, predictions, strict=True))))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 if entities.get("address_named"):
@@ -581,18 +585,22 @@ KNOWLEDGE_ABOUT_WHAT_HAPPENED = frozenset({"warranty", "product_info", "policy_q
 _POINTS_BACK = re.compile(r"\b(?:that|this|it)\b", re.IGNORECASE)
 
 
-def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str) -> bool | None:
+def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str, *,
+                               told_alone: bool = False) -> bool | None:
     """Does a question naming a product, read as a product or an order question, ask about the
     product itself (True) or its order (False), as the model trained on customers' messages reads
     it (`nlp.purchase_question`)? None when it is unsure; and for other clauses, whose intent is
     not in doubt, or which ask nothing ("my robot vacuum keeps wandering around and won't go back
     to its dock" tells what went wrong, `grounding.frame.tells_of_the_product`; "8gb ram on my
-    laptop is kinda mid" says what the next clause asks about): their words decide."""
+    laptop is kinda mid" says what the next clause asks about): their words decide. A statement
+    read as a product question that nothing else in the message asks beside (`told_alone`: "little
+    orange light just came on on my air purifier and I have no clue what it means. help?") is the
+    customer's whole matter: the model reads it too."""
     from csagent.grounding.frame import CATALOGUE_WISHES, asks_as_question
 
     if not products or intent not in _PRODUCT_OR_ORDER:
         return None
-    if not asks_as_question(piece) and intent not in CATALOGUE_WISHES:
+    if not asks_as_question(piece) and not (told_alone and intent in CATALOGUE_WISHES):
         return None
     from csagent.nlp.purchase_question import asks_about_the_product
 
@@ -900,14 +908,16 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         if told:
             entities["told_of"] = list(dict.fromkeys(m.product_id for m in told))
             entities["told_of_names"] = list(dict.fromkeys(m.name for m in told))
-    if intent == "order_items" and entities.get("order_id") and entities.get("products"):
-        # "W6483628 - what did the pet bed cost me", "订单里那个充电宝是多少毫安的？": a question about an
-        # item of the order, which its own line answers (its options, what it cost).
+    if intent == "order_items" and entities.get("order_id") and entities.get("products") \
+            and asks_as_question(piece):
+        # "订单里那个充电宝是多少毫安的？": a question about some items of the order, which their own
+        # lines answer (their options, what each cost); one naming them all is about the order
+        # ("whats the total on the order w the espresso machine n the vacuum?").
         from csagent.grounding.resolve import items_asked_about
 
         order = view.order(entities["order_id"])
         asked = items_asked_about(piece, order) if order is not None else []
-        if asked:
+        if asked and order is not None and set(asked) < order.product_ids():
             entities["own_products"] = asked
     if intent in CATALOGUE_WISHES and ((speaks_of_a_purchase(piece) and names_a_purchase(piece, view))
                                        or describes_an_owned_item(piece, view)):

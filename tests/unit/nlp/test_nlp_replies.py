@@ -9,10 +9,13 @@ from csagent.nlp.replies import (
     MissingTemplateFieldError,
     ReplyBook,
     join_items,
+    joined,
     load_templates,
     normalise_lang,
+    phrase,
     render,
     render_order_status,
+    render_phrase,
     template_fields,
 )
 
@@ -134,3 +137,20 @@ def test_items_are_joined_naturally() -> None:
     # Given three items / When joined / Then each language reads naturally
     assert join_items(["a", "b", "c"]) == "a, b and c"
     assert join_items(["甲", "乙", "丙"], "zh") == "甲、乙和丙"
+
+
+def test_a_phrase_is_said_in_the_language_asked_with_its_parts_joined_for_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from csagent.nlp import replies
+
+    # Given templates of an offer, and a phrase holding a list, a phrase of its own and parts
+    # joined as groups and by "or"
+    book = ReplyBook({"en": {"offer": "Pick {items}: {choices}.", "item": "{name} ({values})"},
+                      "zh": {"offer": "请选{items}：{choices}。", "item": "{name}（{values}）"}})
+    monkeypatch.setattr(replies, "get_reply_book", lambda: book)
+    lamp = phrase("item", name="Lamp", values=["white", "USB"])
+    said = phrase("offer", items=joined([lamp, "Fan"], "groups"), choices=joined(["a", "b"], "or"))
+    # When it is said in each language / Then every part is in that language's form
+    assert render_phrase(said, "en") == "Pick Lamp (white, USB); Fan: a or b."
+    assert render_phrase(said, "zh") == "请选Lamp（white、USB）；Fan：a或b。"
+

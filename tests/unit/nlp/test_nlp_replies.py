@@ -154,3 +154,13 @@ def test_a_phrase_is_said_in_the_language_asked_with_its_parts_joined_for_it(
     assert render_phrase(said, "en") == "Pick Lamp (white, USB); Fan: a or b."
     assert render_phrase(said, "zh") == "请选Lamp（white、USB）；Fan：a或b。"
 
+
+def test_a_phrase_is_plain_json_and_sentences_join_as_the_language_writes_them() -> None:
+    import json
+
+    said = joined([phrase("ask_which_one"), phrase("ask_which_to_return")], "sentences")
+    # (kept in entities and checkpoints as it is)
+    assert json.loads(json.dumps(said)) == said
+    assert render_phrase(said, "en") == "Which one do you mean? Which one do you want to return?"
+    assert render_phrase(said, "zh") == "请问是哪一件？您想退回哪一件？"
+    assert render_phrase(joined(["a", "b", "c"], "and"), "zh") == "a、b和c"

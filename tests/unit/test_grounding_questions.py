@@ -134,6 +134,15 @@ def test_a_grounding_question_is_said_in_english_as_before_and_in_chinese(
     assert re.findall(r"\$[\d.]+", chinese) == re.findall(r"\$[\d.]+", english)
 
 
+def test_the_versions_offered_in_chinese_are_told_apart() -> None:
+    # Given two versions of the wall clock that fit "in black" equally well
+    entities = _asked("change_items", "the wall clock in black please", "#W1000004")
+    # Then in Chinese each version's values stay together, the versions set apart by "，或"
+    assert render_phrase(entities["question_phrase"], "zh") == (
+        "订单 #W1000004：Wall Clock 有多个款式都符合，您想要哪一个？可选的款式：Wall Clock 有 "
+        "12 inches、metal、black（$45.00），或 16 inches、wood、black（$55.00）。")
+
+
 @pytest.mark.parametrize(("text", "english", "chinese"), [
     ("is there a cheaper wall clock? switch me if so", "No Wall Clock costs less than yours ($40.00).",
      "没有比您的（$40.00）更便宜的 Wall Clock。"),

@@ -509,7 +509,7 @@ def _offer(change: ItemChange) -> dict[str, Any]:
     fit a wish equally well, offered (the first four)."""
     versions = [phrase("ask_change_version", values=[str(v) for v in x.options.values()],
                        price=f"${x.price:.2f}") for x in change.options[:4]]
-    return phrase("ask_change_offer", product=change.line.name, versions=joined(versions, "or"))
+    return phrase("ask_change_offer", product=change.line.name, versions=joined(versions, "choices"))
 
 
 def _own_method_covering(view: CustomerView, order: OrderView, difference: float) -> str | None:

@@ -132,10 +132,11 @@ def _unknown_estimate(lang: str) -> str:
 
 # -- phrases: what to say, kept apart from the language it is said in ---------------------------------
 #: How the parts of a `joined` phrase are put together, by language ("and" is `join_items`'s, "list"
-#: the list separator's): alternatives, parts that hold lists of their own, and whole sentences.
+#: the list separator's): alternatives, alternatives that hold lists of their own (which "或" alone
+#: would run into), parts that hold lists of their own, and whole sentences.
 _JOINERS: dict[str, dict[str, str]] = {
-    "en": {"or": " or ", "groups": "; ", "sentences": " "},
-    "zh": {"or": "或", "groups": "；", "sentences": ""},
+    "en": {"or": " or ", "choices": " or ", "groups": "; ", "sentences": " "},
+    "zh": {"or": "或", "choices": "，或 ", "groups": "；", "sentences": ""},
 }
 
 
@@ -149,7 +150,8 @@ def phrase(template: str, /, **fields: Any) -> dict[str, Any]:
 
 def joined(parts: Sequence[Any], how: str) -> dict[str, Any]:
     """Phrases (or values) said one after another: `how` is "and" ("a, b and c"), "or" ("a or b or
-    c"), "list" ("a, b"), "groups" ("a; b", parts that hold lists of their own) or "sentences"."""
+    c"), "choices" ("or" between parts that hold lists), "list" ("a, b"), "groups" ("a; b", parts
+    that hold lists of their own) or "sentences"."""
     return {"join": how, "parts": list(parts)}
 
 

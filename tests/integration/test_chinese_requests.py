@@ -5,6 +5,7 @@ words it holds. A template that finds nothing answers so, in either language."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -49,6 +50,22 @@ def test_a_payment_method_ruled_out_in_chinese_is_not_the_one_proposed(tau_api: 
     # Then paying it with the Mastercard is proposed (the gift card is what it is paid with now)
     assert turn["status"] == "awaiting_confirmation", turn["reply"]["text"]
     assert "#W8955613" in turn["reply"]["text"] and "6976" in turn["reply"]["text"]
+
+
+def test_a_question_grounding_asks_a_chinese_customer_is_asked_in_chinese(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a pending order with a 1.5-litre stainless steel Tea Kettle, which comes in 2 litres in
+    # three versions (none in stainless steel for an electric stove)
+    # When the customer asks in Chinese for the kettle in 2 litres
+    turn = say(client, "harper_khan_8862", f"zh-kettle-2l-{uuid.uuid4().hex[:8]}",
+               "#W4725115 里的水壶能换成2升的吗？")
+    text = turn["reply"]["text"]
+    # Then which of them is asked, in Chinese, with the versions and their prices as the catalogue
+    # writes them, and no English sentence around them
+    assert turn["status"] == "needs_clarification", text
+    assert "订单 #W4725115" in text and "您想要哪一个" in text, text
+    assert "$91.78" in text and "2 liters" in text, text
+    assert not re.search(r"\b(?:Order|Several|versions|which|want|Available|the)\b", text), text
 
 
 def test_a_chinese_warranty_question_is_answered_from_the_english_documents(tau_api: Any) -> None:

@@ -160,10 +160,14 @@ class _Builder:
     def need(self, intent: str, parameter: str, entities: Mapping[str, Any], text: str = "") -> None:
         """Ask for `parameter`; a question grounding wrote (the candidates listed) is asked as it is.
         The request's words are kept: the answer is read together with them."""
+        from csagent.grounding.asking import QUESTION_KEYS
+
         kept = {k: v for k, v in entities.items() if k in KEPT_FOR_FOLLOW_UP}
+        # (the question's English text and its phrase, said in the reply's language by `ask_for`)
+        asked = {k: entities[k] for k in QUESTION_KEYS if entities.get(k)} if entities.get("question") else {}
         self.plan.missing.append({"intent": intent, "parameter": parameter, "text": text,
                                   "invalid": entities.get(f"invalid_{parameter}"), "entities": kept,
-                                  **({"question": entities["question"]} if entities.get("question") else {}),
+                                  **asked,
                                   **({"settles": True} if entities.get("settled") else {}),
                                   # the request as asked is against a rule, said before the question
                                   **({"ruled_out": True} if entities.get("ruled_out") else {}),
@@ -259,7 +263,10 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             adds = {k for k, v in entities.items() if v and not previous["entities"].get(k)} - {"reason"}
             if previous["entities"].get("question") and not entities.get("question") and adds:
                 # what the first left open, the second names (a reason alone names no order)
-                previous["entities"].pop("question")
+                from csagent.grounding.asking import QUESTION_KEYS
+
+                for key in QUESTION_KEYS:
+                    previous["entities"].pop(key, None)
             for key, value in entities.items():
                 previous["entities"].setdefault(key, value)
             if entities.get("asks_for_change"):

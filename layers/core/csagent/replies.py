@@ -5,6 +5,7 @@ a catalogue template's rows are mappings of the template's columns)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
@@ -23,7 +24,9 @@ from csagent.domain.tool_data import (
     RowsData,
     ToolData,
 )
-from csagent.nlp.replies import join_items, render
+from csagent.nlp.replies import join_items, render, render_phrase
+
+logger = logging.getLogger(__name__)
 
 # Error types whose tool message is written for the customer (the others stay internal)...
 READABLE_ERRORS = frozenset({"no_results", "validation", "business_rule_violation", "permission_denied"})
@@ -757,9 +760,10 @@ def ask_for(missing: Mapping[str, Any], lang: str) -> str:
     """The question that asks for exactly the missing (or malformed) parameter."""
     parameter = str(missing.get("parameter") or "")
     if missing.get("question"):  # grounding's own question, with the candidates it found
+        question = grounding_question(missing, lang)
         if missing.get("from_image"):
-            return render("clarify_image_unreadable_candidates", lang, question=str(missing["question"]))
-        return str(missing["question"])
+            return render("clarify_image_unreadable_candidates", lang, question=question)
+        return question
     if missing.get("from_image"):
         return render("clarify_image_unreadable", lang)
     invalid = missing.get("invalid")
@@ -771,6 +775,20 @@ def ask_for(missing: Mapping[str, Any], lang: str) -> str:
     if not _has_template(name, lang):
         return render("clarify_generic", lang)
     return render(name, lang, value=str(invalid or ""))
+
+
+def grounding_question(missing: Mapping[str, Any], lang: str) -> str:
+    """Grounding's question in the customer's language, said from its phrase (`grounding.asking`).
+    A question kept without one (asked before phrases were kept: a checkpoint of an older
+    conversation), or whose phrase no longer renders (a template renamed since), is its English
+    text, as it was asked then."""
+    said = missing.get("question_phrase")
+    if isinstance(said, Mapping):
+        try:
+            return render_phrase(said, lang)
+        except (KeyError, ValueError, TypeError):
+            logger.warning("a grounding question's phrase did not render; its English text is asked")
+    return str(missing["question"])
 
 
 def _has_template(name: str, lang: str) -> bool:

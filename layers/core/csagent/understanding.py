@@ -141,8 +141,9 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
 
 
 # What grounding adds when a clause's words fit the customer's orders (the candidates and the
-# question listing them).
-ORDER_GROUNDING = frozenset({"order_candidates", "grounded_orders", "grounded", "question"})
+# question listing them, its text and its phrase: `grounding.asking`).
+ORDER_GROUNDING = frozenset({"order_candidates", "grounded_orders", "grounded", "question",
+                             "question_phrase"})
 
 
 def _describes(clause: Clause) -> bool:

@@ -803,6 +803,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
               ) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`); `about_a_product` as `purchase_intent` reads it."""
+    from csagent.grounding.asking import QUESTION_KEYS
     from csagent.grounding.facts import amounts, asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
@@ -890,7 +891,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # delivered order's progress; what went wrong with what came, which the order's facts and
         # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
         intent, grounded_to_store = "complaint", True
-        entities = {k: v for k, v in entities.items() if k not in {"question", "order_candidates"}}
+        entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
     if intent == "order_status" and entities.get("order_id") \
             and asks_an_items_option(piece, view.order(entities["order_id"]), entities.get("products") or []):
         # "#W1 - sunglasses polarized or not?": what the order's item is, option by option.
@@ -1001,23 +1002,25 @@ def orders_of_its_kind(entities: dict[str, Any], view: Any, catalogue: Sequence[
     my hiking boots", theirs being running shoes and sneakers): which order is asked, said plainly,
     among the orders holding products of the same catalogue category (when none does, or too many
     to list, the question the grounding asked)."""
-    from csagent.grounding.frame import MAX_LISTED, order_list_text
+    from csagent.grounding.asking import QUESTION_PHRASE, orders_listed, question, sentences
+    from csagent.grounding.frame import MAX_LISTED
+    from csagent.nlp.replies import joined, phrase
 
     category_of = {str(p.get("product_id")): p.get("category") for p in catalogue}
     named = [p for p in catalogue if str(p.get("name")) in entities["not_bought"]]
     kinds = {p.get("category") for p in named if p.get("category")}
     orders = [o for o in view.orders if any(category_of.get(x.product_id) in kinds for x in o.lines)]
-    names = " or ".join(f"the {n}" for n in entities["not_bought"])
-    said = f"I don't see {names} in your orders."
+    said = phrase("ask_not_in_orders",
+                  products=joined([phrase("the_product", product=n) for n in entities["not_bought"]], "or"))
     if not 1 <= len(orders) <= MAX_LISTED:  # the question the grounding asked, if any, said plainly
-        asked = entities.get("question") or "Which order do you mean? Please share the order number."
-        return {**entities, "question": f"{said} {asked}"}
-    kind = ", ".join(sorted(str(k).lower() for k in kinds))
+        asked = entities.get(QUESTION_PHRASE) or entities.get("question") or phrase("ask_order_number")
+        return {**entities, **question(sentences(said, asked))}
+    kind = sorted(str(k).lower() for k in kinds)
     ids = [o.order_id for o in orders]
-    listed = order_list_text(orders)
-    asked = f"Your order with {kind}: {listed}. Is that the one you mean?" if len(orders) == 1 \
-        else f"Your orders with {kind}: {listed}. Which one do you mean?"
-    return {**entities, "order_candidates": ids, "grounded_orders": ids, "question": f"{said} {asked}"}
+    listed = orders_listed(orders)
+    asked = phrase("ask_your_order_with", kind=kind, orders=listed) if len(orders) == 1 \
+        else phrase("ask_your_orders_with", kind=kind, orders=listed)
+    return {**entities, "order_candidates": ids, "grounded_orders": ids, **question(sentences(said, asked))}
 
 
 def _every_order_delivered(entities: Mapping[str, Any], view: Any) -> bool:
@@ -1173,6 +1176,7 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
     ("the other one, where the tablet's on its own"), and so is one picked for a request that named
     no item ("I'd like to send something back" -> "the espresso machine!"). The answer's clauses
     carry what that reading finds."""
+    from csagent.grounding.asking import QUESTION_KEYS
     from csagent.grounding.frame import ground
     from csagent.grounding.resolve import product_mentions
 
@@ -1197,7 +1201,7 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
         logger.exception("reading the waiting request again failed; the answer gives its order")
         return clauses
     # What the answer's own words left open ("make it large": which items?) the reading settles.
-    return [replace(c, entities={**{k: v for k, v in c.entities.items() if k != "question"}, **found})
+    return [replace(c, entities={**{k: v for k, v in c.entities.items() if k not in QUESTION_KEYS}, **found})
             if c.entities.get("picked_candidate") else c for c in clauses]
 
 

@@ -9,10 +9,13 @@ from csagent.nlp.replies import (
     MissingTemplateFieldError,
     ReplyBook,
     join_items,
+    joined,
     load_templates,
     normalise_lang,
+    phrase,
     render,
     render_order_status,
+    render_phrase,
     template_fields,
 )
 
@@ -134,3 +137,30 @@ def test_items_are_joined_naturally() -> None:
     # Given three items / When joined / Then each language reads naturally
     assert join_items(["a", "b", "c"]) == "a, b and c"
     assert join_items(["甲", "乙", "丙"], "zh") == "甲、乙和丙"
+
+
+def test_a_phrase_is_said_in_the_language_asked_with_its_parts_joined_for_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from csagent.nlp import replies
+
+    # Given templates of an offer, and a phrase holding a list, a phrase of its own and parts
+    # joined as groups and by "or"
+    book = ReplyBook({"en": {"offer": "Pick {items}: {choices}.", "item": "{name} ({values})"},
+                      "zh": {"offer": "请选{items}：{choices}。", "item": "{name}（{values}）"}})
+    monkeypatch.setattr(replies, "get_reply_book", lambda: book)
+    lamp = phrase("item", name="Lamp", values=["white", "USB"])
+    said = phrase("offer", items=joined([lamp, "Fan"], "groups"), choices=joined(["a", "b"], "or"))
+    # When it is said in each language / Then every part is in that language's form
+    assert render_phrase(said, "en") == "Pick Lamp (white, USB); Fan: a or b."
+    assert render_phrase(said, "zh") == "请选Lamp（white、USB）；Fan：a或b。"
+
+
+def test_a_phrase_is_plain_json_and_sentences_join_as_the_language_writes_them() -> None:
+    import json
+
+    said = joined([phrase("ask_which_one"), phrase("ask_which_to_return")], "sentences")
+    # (kept in entities and checkpoints as it is)
+    assert json.loads(json.dumps(said)) == said
+    assert render_phrase(said, "en") == "Which one do you mean? Which one do you want to return?"
+    assert render_phrase(said, "zh") == "请问是哪一件？您想退回哪一件？"
+    assert render_phrase(joined(["a", "b", "c"], "and"), "zh") == "a、b和c"

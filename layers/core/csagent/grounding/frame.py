@@ -16,9 +16,19 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.grounding.asking import (
+    about_order,
+    holding,
+    items_listed,
+    method_label,
+    methods_listed,
+    orders_listed,
+    question,
+)
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.resolve import (
+    ItemChange,
     line_by_options,
     names_a_payment_method,
     names_order_by_items,
@@ -30,10 +40,10 @@ from csagent.grounding.resolve import (
     resolve_item_changes,
     resolve_payment,
     resolve_return_lines,
-    which_of_them,
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
 from csagent.nlp.entities.identifiers import find_order_ids
+from csagent.nlp.replies import joined, phrase
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
 
@@ -68,15 +78,6 @@ def _one_order(entities: dict[str, Any], order_id: str, **grounded: str) -> dict
     words that name it, and `by` unless the products named it)."""
     return {**entities, "order_id": order_id, "grounded_orders": [order_id],
             "grounded": {**entities.get("grounded", {}), **grounded}}
-
-
-def order_list_text(orders: Sequence[OrderView]) -> str:
-    """Orders as a question lists them: "#W1 (Tablet, Notebook, pending); #W2 (...)"."""
-    return "; ".join(
-        f"{o.order_id} ({', '.join(x.name for x in o.lines[:3])}{'…' if len(o.lines) > 3 else ''}"
-        f", {o.status})"
-        for o in orders
-    )
 
 
 def find_order(
@@ -176,8 +177,8 @@ def find_order(
             **entities,
             "order_candidates": [o.order_id for o in chosen],
             "grounded_orders": [o.order_id for o in chosen],
-            "question": f"You have {len(chosen)} orders with the {names}: {order_list_text(chosen)}. "
-            "Which one do you mean?",
+            **question(phrase("ask_orders_with_product", count=len(chosen), product=names,
+                              orders=orders_listed(chosen))),
         }
     return entities
 
@@ -397,7 +398,7 @@ def _order_by_status(
             "order_candidates": [o.order_id for o in fitting],
             "grounded_orders": [o.order_id for o in fitting],
             "grounded": {"by": "status"},
-            "question": f"Which of your orders do you mean: {order_list_text(fitting)}?",
+            **question(phrase("ask_which_order", orders=orders_listed(fitting))),
         }
     return entities
 
@@ -435,8 +436,7 @@ def fill_payment(
     if choice.method is not None:
         return {**entities, "payment_method_id": choice.method.payment_method_id}
     if choice.candidates:
-        shown = ", ".join(m.label() for m in choice.candidates)
-        return {**entities, "question": f"Which one should I use: {shown}?"}
+        return {**entities, **question(phrase("ask_which_method", methods=methods_listed(choice.candidates)))}
     if required and default is not None:
         return {**entities, "payment_method_id": default}
     if required:
@@ -446,11 +446,11 @@ def fill_payment(
         if replacing:  # a payment change: the order's own method is not a choice
             methods = tuple(m for m in methods if order is None or m.payment_method_id != order.paid_with) \
                 or methods
-        shown = ", ".join(m.label() for m in methods)
-        asked = (f"Which payment method should order {order.order_id} be paid with instead: {shown}?"
+        shown = methods_listed(methods)
+        asked = (phrase("ask_method_instead", order_id=order.order_id, methods=shown)
                  if replacing and order is not None
-                 else f"Which payment method should pay or receive the price difference: {shown}?")
-        return {**entities, "question": asked}
+                 else phrase("ask_method_for_difference", methods=shown))
+        return {**entities, **question(asked)}
     return entities
 
 
@@ -465,7 +465,7 @@ def fill_item_changes(
     action = "exchange_items" if order.status == "delivered" else "modify_items"
     out: dict[str, Any] = {**entities, "item_action": action}
     changes = resolve_item_changes(text, order, variants)
-    problems = changes.problems()
+    problems = changes.problem_phrases()
     # An item taken out and nothing asked instead ("remove only the electric kettle and keep the
     # rest") is no option change, whatever option its words happen to name ("electric").
     taken_out = bool(_REMOVES.search(text)) and not _ANOTHER_ITEM_ASKED.search(text)
@@ -477,31 +477,23 @@ def fill_item_changes(
         # and the store's rule, nothing asked and nothing proposed.
         return {**out, "not_an_option_change": kind}
     if problems:
-        options = [c for c in changes.changes if c.options]
-        listed = "; ".join(
-            f"the {c.line.name} in " + " or ".join(
-                f"{', '.join(v.options.values())} (${v.price:.2f})" for v in c.options[:4])
-            for c in options
-        )
-        said = " ".join(problems) + (f" Available: {listed}." if listed else "")
-        question: dict[str, Any] = {"question": f"Order {order.order_id}: {said}"}  # which order was found
+        offers = [_offer(c) for c in changes.changes if c.options]
+        listed = [phrase("ask_change_available", offers=joined(offers, "groups"))] if offers else []
+        # (naming the order that was found)
+        asked: dict[str, Any] = question(about_order(order.order_id, *problems, *listed))
         if not listed and all(c.new is None and not c.options and not c.unstated and not c.undecided
                               for c in changes.changes if c.problem):
             # "not available right now", with nothing to offer instead: a statement that settles the
             # request, not a question ("can I swap my sneakers for the size 11?")
-            question["settled"] = True
+            asked["settled"] = True
         if all(c.unstated for c in changes.changes):
-            question["unstated"] = True  # items named, no change for them: maybe only context
+            asked["unstated"] = True  # items named, no change for them: maybe only context
         if any(not (c.unstated or c.undecided) for c in changes.changes if c.problem):
-            question["target_named"] = True  # options wished that no single item has: said, not asked
-        return {**out, **question}
+            asked["target_named"] = True  # options wished that no single item has: said, not asked
+        return {**out, **asked}
     if not changes.changes:
-        items = ", ".join(x.label() for x in order.lines)
-        return {
-            **out,
-            "question": f"Which items of order {order.order_id} should change, and to what? "
-            f"Its items are: {items}.",
-        }
+        return {**out, **question(phrase("ask_items_to_change", order_id=order.order_id,
+                                         items=items_listed(order.lines)))}
     out["item_ids"] = [c.line.item_id for c in changes.changes]
     out["new_item_ids"] = [c.new.item_id for c in changes.changes if c.new is not None]
     # "exchange the red headphones for the white ones": with no method named, the difference goes
@@ -510,6 +502,14 @@ def fill_item_changes(
     own = _own_method_covering(view, order, sum(c.new.price - c.line.price for c in changes.changes
                                                 if c.new is not None))
     return fill_payment(text, out, view, order, required=True, default=own)
+
+
+def _offer(change: ItemChange) -> dict[str, Any]:
+    """ "the Wall Clock in 12 inches, wood ($150.00) or 16 inches, wood ($170.00)": the versions that
+    fit a wish equally well, offered (the first four)."""
+    versions = [phrase("ask_change_version", values=[str(v) for v in x.options.values()],
+                       price=f"${x.price:.2f}") for x in change.options[:4]]
+    return phrase("ask_change_offer", product=change.line.name, versions=joined(versions, "choices"))
 
 
 def _own_method_covering(view: CustomerView, order: OrderView, difference: float) -> str | None:
@@ -583,7 +583,8 @@ def ground(
             if undecided:
                 # "return the pet bed" about an order with a beige one and a grey one: which, is
                 # asked; guessing would propose sending back the one they keep.
-                entities = {**entities, "question": _which_of_them(order, undecided, "return")}
+                entities = {**entities, **question(about_order(order.order_id, holding(undecided),
+                                                                phrase("ask_which_to_return")))}
             elif lines:
                 entities = {**entities, "item_ids": [x.item_id for x in lines]}
                 opened = opened_but_returnable_only_unopened(text, lines)
@@ -593,9 +594,8 @@ def ground(
                     entities = {**entities, "not_returnable": opened}
             elif order.status == "delivered" and not product_mentions(text, view.products()):
                 # "I want to send something back": the order is found, the items are not named.
-                items = ", ".join(x.label() for x in order.lines)
-                entities = {**entities, "question": f"Which items of order {order.order_id} do you "
-                                                    f"want to return? Its items are: {items}."}
+                entities = {**entities, **question(phrase("ask_items_to_return", order_id=order.order_id,
+                                                          items=items_listed(order.lines)))}
         return _refund_where_allowed(fill_payment(text, entities, view, order, required=False), view, order,
                                      text)
     return entities
@@ -617,21 +617,19 @@ def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
     if method is None:
         if not text or resolve_payment(text, view, order).named or not names_a_payment_method(text):
             return entities  # none named: the original method, which the proposal names
-        named = "a payment method that is not on your account"
+        named: Any = phrase("method_not_on_account")
     elif method.payment_method_id == order.paid_with or method.source == "gift_card":
         return entities
     else:
-        named = f"your {method.label()}"
+        named = phrase("method_yours", method=method_label(method))
     allowed = [m for m in view.payment_methods
                if m.payment_method_id == order.paid_with or m.source == "gift_card"]
     if not allowed:
         return entities
-    shown = " or ".join(m.label() for m in allowed)
     kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
     return {**kept, "asked_for": "payment_method_id", "ruled_out": True,
-            "question": f"A refund for order {order.order_id} can go only to its original payment method "
-                        f"or to a gift card on your account, not to {named}. "
-                        f"Should it go to {shown}?"}
+            **question(phrase("ask_refund_destination", order_id=order.order_id, named=named,
+                              methods=methods_listed(allowed, "or")))}
 
 
 def _names_its_items(text: str, order: OrderView) -> bool:
@@ -648,12 +646,6 @@ _ORDER_AFTER = re.compile(r"\s*(?:order|purchase|package|parcel|delivery)\b", re
 def _one_of_several(named: Sequence[Line], order: OrderView) -> bool:
     """Do the lines named leave out another line of the same product ("the black one" of two)?"""
     return any(x.product_id == y.product_id for x in named for y in order.lines if y not in named)
-
-
-def _which_of_them(order: OrderView, lines: Sequence[Line], doing: str) -> str:
-    """ "Order #W1: it holds 2 Pet Bed items, Pet Bed (large, beige) and Pet Bed (large, grey). Which
-    one do you want to return?" """
-    return f"Order {order.order_id}: {which_of_them(lines)} Which one do you want to {doing}?"
 
 
 @lru_cache(maxsize=1)

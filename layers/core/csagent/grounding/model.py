@@ -20,11 +20,6 @@ class Line:
     price: float
     options: Mapping[str, str] = field(default_factory=dict)
 
-    def label(self) -> str:
-        """`Water Bottle (1000ml, blue)`: the name and the option values a customer sees."""
-        values = ", ".join(str(v) for v in self.options.values())
-        return f"{self.name} ({values})" if values else self.name
-
 
 @dataclass(frozen=True, slots=True)
 class OrderView:
@@ -51,17 +46,6 @@ class PaymentView:
     brand: str | None = None
     last_four: str | None = None
     balance: float | None = None
-
-    def label(self) -> str:
-        """How the customer knows it: "Visa ending 1234", "PayPal", "gift card ($52.00)"."""
-        if self.source == "credit_card":
-            brand = (self.brand or "credit card").title()
-            return f"{brand} ending {self.last_four}" if self.last_four else brand
-        if self.source == "paypal":
-            return "PayPal"
-        if self.source == "gift_card":
-            return f"gift card (${self.balance:,.2f} left)" if self.balance is not None else "gift card"
-        return self.source.replace("_", " ")
 
 
 @dataclass(frozen=True, slots=True)

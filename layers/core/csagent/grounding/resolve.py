@@ -19,10 +19,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.grounding.asking import holding, sentences
 from csagent.grounding.comparatives import apply_moves
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import OptionHit, find_option_values, other_readings, tokens
 from csagent.nlp.gloss import gloss
+from csagent.nlp.replies import phrase, render_phrase
 from csagent.nlp.script import has_ideographs
 
 
@@ -291,10 +293,17 @@ _CONDITION_FAILS = re.compile(
 class ItemChange:
     line: Line
     new: Variant | None
-    problem: str | None = None  # why no single variant fits (the customer is asked)
+    # Why no single variant fits (the customer is asked), as a phrase (`nlp.replies.phrase`): said
+    # in the customer's language in the item change's question.
+    problem_phrase: Mapping[str, Any] | None = None
     options: tuple[Variant, ...] = ()  # the variants that fit equally, when several do
     unstated: bool = False  # the item is named but no change for it is
     undecided: bool = False  # the order holds several of the product and the words tell none apart
+
+    @property
+    def problem(self) -> str | None:
+        """The problem in English (what is read and tested of it; its words are the phrase's)."""
+        return render_phrase(self.problem_phrase, "en") if self.problem_phrase else None
 
 
 @dataclass(frozen=True)
@@ -308,6 +317,9 @@ class ItemChanges:
 
     def problems(self) -> list[str]:
         return [c.problem for c in self.changes if c.problem]
+
+    def problem_phrases(self) -> list[Mapping[str, Any]]:
+        return [c.problem_phrase for c in self.changes if c.problem_phrase]
 
 
 _CONNECTOR = re.compile(r"\b(?:but|and|or|except|while|whereas|though|then)\b", re.IGNORECASE)
@@ -464,21 +476,24 @@ def choose_variant(
     """The variant of the line's product with the `wanted` options that keeps most of the others;
     with `cheaper`, only one priced below the item ("if it's cheaper, switch me")."""
     fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
-    shown = ", ".join(f"{k}: {val}" if val in ("yes", "no") else val for k, val in wanted.items())
+    shown = [f"{k}: {val}" if val in ("yes", "no") else val for k, val in wanted.items()]
     if not fitting:
-        return ItemChange(line, None, f"The {line.name} does not come in {shown}.")
+        return ItemChange(line, None, phrase("change_not_offered", product=line.name, options=shown))
     available = [v for v in fitting if v.available]
     if not available:
-        return ItemChange(line, None, f"The {line.name} in {shown} is not available right now.")
+        return ItemChange(line, None, phrase("change_unavailable", product=line.name, options=shown))
     if cheaper:
         below = [v for v in available if v.price < line.price]
+        yours = f"${line.price:.2f}"
         if not below and len(available) == 1:
             only = available[0]
-            return ItemChange(line, None, f"The {line.name} in {', '.join(only.options.values())} costs "
-                                          f"${only.price:.2f}, not less than yours (${line.price:.2f}).")
+            return ItemChange(line, None, phrase("change_not_cheaper", product=line.name, own_price=yours,
+                                                 options=list(only.options.values()),
+                                                 price=f"${only.price:.2f}"))
         if not below:
-            which = f"in {shown} " if shown else ""
-            return ItemChange(line, None, f"No {line.name} {which}costs less than yours (${line.price:.2f}).")
+            return ItemChange(line, None, phrase("change_none_cheaper_in", product=line.name, options=shown,
+                                                 own_price=yours) if shown
+                              else phrase("change_none_cheaper", product=line.name, own_price=yours))
         available = below
     if cheapest:
         low = min(v.price for v in available)
@@ -491,9 +506,7 @@ def choose_variant(
     top = sorted((v for v in available if kept[v.item_id] == best), key=lambda v: (v.price, v.item_id))
     if len(top) == 1:
         return ItemChange(line, top[0])
-    return ItemChange(
-        line, None, f"Several versions of the {line.name} fit; which one do you want?", options=tuple(top)
-    )
+    return ItemChange(line, None, phrase("change_several_fit", product=line.name), options=tuple(top))
 
 
 _ARROW = re.compile(r"\s*(?:->|→|=>|-->)\s*")
@@ -584,7 +597,7 @@ def resolve_item_changes(
             line, undecided = degree, []
         used.append(line)
         if undecided:
-            changes.append(ItemChange(line, None, which_of_them(undecided) + " Which one do you mean?",
+            changes.append(ItemChange(line, None, sentences(holding(undecided), phrase("ask_which_one")),
                                       undecided=True))
             continue
         wanted = {**apply_moves(wish, line.options, dims), **_targets(wish, line, hits)}
@@ -601,7 +614,7 @@ def resolve_item_changes(
                 )
             else:
                 changes.append(
-                    ItemChange(line, None, f"What would you like the {line.name} changed to?", unstated=True)
+                    ItemChange(line, None, phrase("change_to_what", product=line.name), unstated=True)
                 )
             continue
         cheapest = bool(_CHEAPEST.search(segment))
@@ -691,14 +704,6 @@ def _line_meant(lines: Sequence[Line], wish: str, hits: Sequence[OptionHit],
     return tied[0], tied
 
 
-def which_of_them(lines: Sequence[Line]) -> str:
-    """ "It holds 2 Pet Bed items: Pet Bed (large, beige) and Pet Bed (large, grey)."; of two
-    products one word names ("kettle"): "It holds 2 of them: Electric Kettle (...) and Tea Kettle (...)." """
-    labels = [x.label() for x in lines]
-    what = f"{lines[0].name} items" if len({x.name for x in lines}) == 1 else "of them"
-    return f"It holds {len(lines)} {what}: {', '.join(labels[:-1])} and {labels[-1]}."
-
-
 def _other_wishes(wish: str, line: Line, dims: Mapping[str, Sequence[str]]) -> Iterator[dict[str, str]]:
     """What the wish asks for with a word read the other way (`options.other_readings`): "same
     colour just medium please", of a blue helmet the store has in size M but not with medium
@@ -728,8 +733,8 @@ def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str]
         return loose
     offered = (loose.new,) if loose.new is not None else loose.options
     if keep and not offered:
-        shown = ", ".join({**keep, **wanted}.values())
-        return ItemChange(line, None, f"The {line.name} is not available in {shown}.")
+        return ItemChange(line, None, phrase("change_not_available_in", product=line.name,
+                                             options=list({**keep, **wanted}.values())))
     return replace(exact, options=offered) if offered else exact
 
 

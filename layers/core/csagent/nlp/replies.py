@@ -130,6 +130,55 @@ def _unknown_estimate(lang: str) -> str:
     return "the date shown on the carrier's page" if normalise_lang(lang) == "en" else "承运商页面显示的日期"
 
 
+# -- phrases: what to say, kept apart from the language it is said in ---------------------------------
+#: How the parts of a `joined` phrase are put together, by language ("and" is `join_items`'s, "list"
+#: the list separator's): alternatives, alternatives that hold lists of their own (which "或" alone
+#: would run into), parts that hold lists of their own, and whole sentences.
+_JOINERS: dict[str, dict[str, str]] = {
+    "en": {"or": " or ", "choices": " or ", "groups": "; ", "sentences": " "},
+    "zh": {"or": "或", "choices": "，或 ", "groups": "；", "sentences": ""},
+}
+
+
+def phrase(template: str, /, **fields: Any) -> dict[str, Any]:
+    """Words kept as what to say, not as text: a template's name and its fields, each a value, a
+    list of values, or a phrase of its own (or `joined` phrases). Plain JSON, so it can be stored
+    where the words are needed later (a clause's entities, a checkpoint) and said then in the
+    customer's language (`render_phrase`): one template decides the words in every language."""
+    return {"template": template, "fields": fields}
+
+
+def joined(parts: Sequence[Any], how: str) -> dict[str, Any]:
+    """Phrases (or values) said one after another: `how` is "and" ("a, b and c"), "or" ("a or b or
+    c"), "choices" ("or" between parts that hold lists), "list" ("a, b"), "groups" ("a; b", parts
+    that hold lists of their own) or "sentences"."""
+    return {"join": how, "parts": list(parts)}
+
+
+def render_phrase(value: Any, lang: str = DEFAULT_LANG) -> str:
+    """A `phrase` (or `joined` phrases, or a plain value) said in `lang` (see `ReplyBook.render`)."""
+    said = _said(value, normalise_lang(lang))
+    return _display(said, normalise_lang(lang)) if isinstance(said, list) else str(said)
+
+
+def _said(value: Any, lang: str) -> Any:
+    """A phrase's words; a list stays a list (its template joins it), anything else is as given."""
+    if isinstance(value, Mapping) and "template" in value:
+        fields = {k: _said(v, lang) for k, v in (value.get("fields") or {}).items()}
+        return render(str(value["template"]), lang, **fields)
+    if isinstance(value, Mapping) and "join" in value:
+        parts = [render_phrase(p, lang) for p in value.get("parts") or []]
+        how = str(value["join"])
+        if how == "and":
+            return join_items(parts, lang)
+        if how == "list":
+            return _display(parts, lang)
+        return _JOINERS.get(lang, _JOINERS[DEFAULT_LANG])[how].join(parts)
+    if isinstance(value, (list, tuple)):
+        return [render_phrase(v, lang) for v in value]
+    return value
+
+
 def join_items(items: Sequence[str], lang: str = DEFAULT_LANG) -> str:
     """"a, b and c" in English, "a、b和c" in Chinese (for lists inside a sentence)."""
     items = [str(i) for i in items]

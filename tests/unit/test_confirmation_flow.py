@@ -297,7 +297,9 @@ def test_a_no_in_more_words_with_nothing_proposed_changes_nothing(run):
 
 @pytest.mark.parametrize(("text", "answer"), [
     ("I no longer need it", None), ("no, I no longer need it", "no"), ("not sure yet", None),
-    ("no wait. don't. leave it, I'll deal with it myself", "no"), ("deal, go ahead", "yes")])
+    ("no wait. don't. leave it, I'll deal with it myself", "no"), ("deal, go ahead", "yes"),
+    # a Chinese word holding 不 that is no answer ("不锈钢": stainless steel), and a real 不
+    ("不锈钢的那个", None), ("不要了", "no")])
 def test_no_longer_is_a_reason_not_an_answer(text: str, answer: str | None) -> None:
     from csagent.nlp.confirmation import lean
 

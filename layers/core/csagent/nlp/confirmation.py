@@ -23,7 +23,7 @@ _PARTS = re.compile(r"[.!,;:。！，；?？]+")
 def _lexicon() -> dict[str, frozenset[str]]:
     raw = json.loads(resources.files("csagent.nlp").joinpath("data", "confirmation.json").read_text("utf-8"))
     keys = ("yes", "no", "courtesy", "yes_words", "no_words", "filler_words", "action_words",
-            "zh_yes", "zh_no", "neutral")
+            "zh_yes", "zh_no", "zh_neutral", "neutral")
     return {key: frozenset(v.lower() for v in raw[key]) for key in keys}
 
 
@@ -108,6 +108,8 @@ def lean(text: str) -> Answer | None:
     lowered = text.lower().replace("’", "'")
     for phrase in lexicon["neutral"]:  # "I no longer need it" is a reason, not a no
         lowered = re.sub(rf"\b{re.escape(phrase)}\b", " ", lowered)
+    for word in lexicon["zh_neutral"]:  # "不锈钢的那个" (the stainless steel one) is no "不"
+        lowered = lowered.replace(word, " ")
     words = set(_WORDS.findall(lowered))
     yes = bool(words & lexicon["yes_words"]) or any(w in lowered for w in lexicon["zh_yes"])
     no = bool(words & lexicon["no_words"]) or any(w in lowered for w in lexicon["zh_no"])

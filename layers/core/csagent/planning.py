@@ -864,7 +864,7 @@ def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:
         # "the warranty on the Offce Chhair": the documents are searched with the catalogue's name
         # (misspelt or everyday words, in Latin script; a Chinese question keeps its own words)
         surface, name = str(product.get("surface") or ""), str(product.get("name") or "")
-        if surface and name and surface.isascii() and surface.lower() != name.lower() and surface in text:
+        if surface and name and surface.isascii() and surface.lower() not in name.lower() and surface in text:
             text = text.replace(surface, name)
     names = [str(p["name"]) for p in entities.get("products") or [] if p.get("carried") and p.get("name")] \
         or [str(n) for n in entities.get("told_of_names") or []]

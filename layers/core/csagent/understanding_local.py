@@ -476,10 +476,11 @@ class LocalUnderstanding:
         # gonna be like in chicago tmrw? tryna figure out if i need a jacket lol").
         # Nor does a statement that asks nothing, whatever it names: it tells why the question off
         # the store's topics is asked ("how will be the weather in San Antonio this weekend? I am
-        # planning a barbecue with my family").
+        # planning a barbecue with my family"). (English only: what asks is read by English words.)
         plainly_off = any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses)
-        sure = [c.intent for c in clauses
-                if not (plainly_off and c.intent != OUT_OF_SCOPE and not asks_something(c.text))
+        told_only = [plainly_off and lang == "en" and c.intent != OUT_OF_SCOPE and not asks_something(c.text)
+                     for c in clauses]
+        sure = [c.intent for c, told in zip(clauses, told_only, strict=True) if not told
                 and (c.confidence >= MIN_CLAUSE_CONFIDENCE
                      or (c.intent not in PASSIVE_INTENTS and not plainly_off))]
         intents = [c.intent for c in clauses]

@@ -286,6 +286,9 @@ def test_beside_a_plainly_off_topic_question_a_statement_naming_a_product_decide
     # And a question about the product beside it still makes it a store matter
     asked = "Can you tell me how will be the weather in San Antonio this weekend? Do you sell barbecues?"
     assert understanding.understand(asked, {}).route == "knowledge_and_actions"
+    # And a Chinese statement is not judged by English words ("物流显示已送达，但我没收到。怎么办？")
+    chinese = LocalUnderstanding(classifier=_ScriptedClassifier(("complaint", 0.6), ("out_of_scope", 0.6)))
+    assert chinese.understand("物流显示数码相机已送达，但我没收到。怎么办？", {}).route != "out_of_scope"
 
 
 @pytest.mark.parametrize(("text", "confidence", "asks"), [

@@ -808,7 +808,8 @@ def test_the_documents_are_asked_with_the_catalogues_name_for_a_misspelt_product
     zh = plan_tasks([clause("warranty", "办公椅保修多久？", products=[{**chair, "surface": "办公椅"}])])
     assert zh.tasks[0].args.question == "办公椅保修多久？"
     # And a word of the name ("the chair") is no misspelling: the words stay the customer's
-    short = plan_tasks([clause("warranty", "is the chair covered?", products=[{**chair, "surface": "chair"}])])
+    short = plan_tasks([clause("warranty", "is the chair covered?",
+                               products=[{**chair, "surface": "chair"}])])
     assert short.tasks[0].args.question == "is the chair covered?"
 
 

@@ -763,8 +763,8 @@ def test_two_owned_products_of_one_order_are_read_once():
 
 
 def test_a_question_about_an_item_of_an_order_notes_that_item_for_the_reply():
-    # Given "那个充电宝是多少毫安的？" (what capacity is the power bank) about an order holding it
-    plan = plan_tasks([clause("order_items", "订单 #W1 里那个充电宝是多少毫安的？", order_id=ORDER,
+    # Given "那个充电宝是什么接口？" (which port does the power bank have) about an order holding it
+    plan = plan_tasks([clause("order_items", "订单 #W1 里那个充电宝是什么接口？", order_id=ORDER,
                               own_products=["p-charger"])])
     # Then the order's closest question is read (its items, unless a specific one fits better),
     # noting the item asked about, whose line alone the reply gives when the items answer

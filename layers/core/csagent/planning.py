@@ -557,8 +557,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if specific and text:
                 # The closest specific question about the order ("where will it ship to?"), or the
                 # intent's own answer; the tool decides by the templates' examples. When that is
-                # the order's items and the question asks about some of them ("订单里那个充电宝是多少
-                # 毫安的？"), those items' lines answer (`own_products`), not the whole order's.
+                # the order's items and the question asks about some of them ("订单里那个充电宝是什么
+                # 接口？"), those items' lines answer (`own_products`), not the whole order's.
                 own = [str(p) for p in entities.get("own_products") or []]
                 b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},
                                               "fallback_template": template, "templates": list(specific)},

@@ -912,7 +912,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
             entities["told_of_names"] = list(dict.fromkeys(m.name for m in told))
     if intent == "order_items" and entities.get("order_id") and entities.get("products") \
             and asks_as_question(piece):
-        # "订单里那个充电宝是多少毫安的？": a question about some items of the order, which their own
+        # "订单里那个充电宝是什么接口？": a question about some items of the order, which their own
         # lines answer (their options, what each cost); one naming them all is about the order
         # ("whats the total on the order w the espresso machine n the vacuum?").
         from csagent.grounding.resolve import items_asked_about

@@ -257,7 +257,11 @@ class LocalUnderstanding:
         asks_of = cache(asks_for_change)  # per piece, read once for the message's clauses
         vouched: dict[int, float] = {}  # clause index -> its confidence before the model vouched for it
         doubted_handoffs: set[int] = set()  # clause indexes read as a hand-off the model is unsure of
-        for piece, prediction in zip(pieces, predictions, strict=True):
+        # How many clauses the model reads, surely, as asking something of the store: a statement
+        # beside one of them is context (`_purchase_question_reading`'s `told_alone`).
+        asking = [pr.intent not in PASSIVE_INTENTS and pr.confidence >= MIN_CLAUSE_CONFIDENCE
+                  for pr in predictions]
+        for index, (piece, prediction) in enumerate(zip(pieces, predictions, strict=True)):
             # Ids, emails and addresses here; products (searched once, with their everyday names)
             # and references (with the catalogue's words) below.
             found = extract_entities(piece)
@@ -367,9 +371,7 @@ class LocalUnderstanding:
                         recent_products if recent == (state.get("memory") or {}).get("last_order_id") else (),
                         about_a_product=_purchase_question_reading(
                             piece, products, intent,
-                            told_alone=not any(p != piece and pr.intent not in PASSIVE_INTENTS
-                                               and pr.confidence >= MIN_CLAUSE_CONFIDENCE
-                                               for p, pr in zip(pieces, predictions, strict=True))))
+                            told_alone=sum(asking) - asking[index] == 0))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 if entities.get("address_named"):

@@ -19,6 +19,7 @@ from csagent.domain.models import Task
 from csagent.domain.task_args import CustomerActionArgs
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.dispatch import route_tasks
+from csagent.graph.nodes.plan import planning_options
 from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
 from csagent.planning import plan_tasks
@@ -47,9 +48,7 @@ def _questions_asked(state: State, deps: GraphDeps, after: int) -> list[Task]:
     clauses = state.get("clauses") or []
     if not clauses:
         return []
-    planned = plan_tasks(clauses, max_tasks=deps.max_tasks, memory=state.get("memory") or {},
-                         confirmation_id=f"{state.get('session_id', '')}:{state.get('turn', 0)}",
-                         documents_know=deps.documents_know)
+    planned = plan_tasks(clauses, **planning_options(state, deps))
     reads = [t for t in planned.tasks if t.tool != ACTIONS_TOOL]
     renumbered = {t.task_id: f"t{after + i + 1}" for i, t in enumerate(reads)}
     return [t.model_copy(update={"task_id": renumbered[t.task_id],

@@ -55,13 +55,19 @@ def _model_clauses(state: State, clauses: list[dict[str, Any]], memory: dict[str
     return clauses_from_steps(clauses, reply.value.steps, orders)
 
 
+def planning_options(state: State, deps: GraphDeps) -> dict[str, Any]:
+    """What `plan_tasks` needs besides the clauses, for this turn (also `confirm_actions`', which
+    plans the questions asked after a yes)."""
+    return {"max_tasks": deps.max_tasks, "memory": state.get("memory") or {},
+            "confirmation_id": f"{state.get('session_id', '')}:{state.get('turn', 0)}",
+            "documents_know": deps.documents_know}
+
+
 @timed("plan")
 def plan(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     clauses = state.get("clauses", [])
     memory = state.get("memory") or {}
-    options: dict[str, Any] = {"max_tasks": runtime.context.max_tasks, "memory": memory,
-                               "confirmation_id": f"{state.get('session_id', '')}:{state.get('turn', 0)}",
-                               "documents_know": runtime.context.documents_know}
+    options = planning_options(state, runtime.context)
     planned = plan_tasks(clauses, **options)
     usage = current_usage()
     if usage is not None:

@@ -58,6 +58,8 @@ ORDER_READS: dict[str, tuple[str, str]] = {
 # Specific questions about one order a read intent may turn out to be (matched on the question).
 _ABOUT_ONE_ORDER = ("order_shipping_address", "order_total", "order_payments", "return_eligibility",
                     "cancellation_eligibility")
+# An amount asked ("how much did I pay for the headphones?"), not how it was paid.
+_AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
     "order_status": _ABOUT_ONE_ORDER,
     # A refund question asks what money moved, never whether a change is still allowed ("取消的订单
@@ -559,9 +561,14 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # intent's own answer; the tool decides by the templates' examples. When that is
                 # the order's items and the question asks about some of them ("订单里那个充电宝是什么
                 # 接口？"), those items' lines answer (`own_products`), not the whole order's.
+                # What some of its items cost is their lines, never the order's total or what was
+                # charged for the whole ("W6483628 - what did the pet bed cost me", "how much did i
+                # pay for the wireless headphones in W7190291 again?").
                 own = [str(p) for p in entities.get("own_products") or []]
+                whole = {"order_total", "order_payments"} if _AMOUNT_ASKED.search(text) else {"order_total"}
+                closest = [t for t in specific if not (own and t in whole)]
                 b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},
-                                              "fallback_template": template, "templates": list(specific)},
+                                              "fallback_template": template, "templates": closest},
                       notes=TaskNotes(own_products=own) if own else None)
             elif template == "order_overview":
                 b.order_lookup(order_id)

@@ -345,6 +345,12 @@ class LocalUnderstanding:
                 # "the tracking number for the order with the tablet": general in its words, but the
                 # tablet is one this customer bought, so it is about that order after all.
                 intent = prediction.intent
+            if not entities.get("order_id") and not found.order_ids and _POINTS_AT_SEVERAL.search(piece):
+                # "why are my makeup kit and my bookshelf orders going to DC and Charlotte?? ... send
+                # both to my home address": the orders the clauses before were about.
+                earlier = list(dict.fromkeys(str(c.entities["order_id"]) for c in clauses if c.entities.get("order_id")))
+                if len(earlier) > 1:
+                    entities["order_ids"], entities["order_id"] = earlier, earlier[0]
             read_as = intent
             if view is not None and not found.addresses and _may_name_an_address(intent, piece, entities):
                 intent = _address_known_to_the_customer(intent, piece, entities, view)
@@ -770,9 +776,15 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
     request (`nlp.speech_acts.declines_change`); the rest of the message is what was asked. A
     message that says nothing else keeps it, and is read as it stands."""
+    from csagent.grounding.frame import asks_as_question, names_the_account
     from csagent.nlp.speech_acts import declines_change
 
     kept = [c for c in clauses if not (c.intent in WRITE_INTENTS and declines_change(c.text))]
+    if any(declines_change(c.text) and names_the_account(c.text) for c in clauses):
+        # "Don't touch my account address yet, I'll do that later": asks nothing (and whichever
+        # clause read a new address as the account's has been read as the orders', `address_intent`).
+        kept = [c for c in kept if c.intent != "update_default_address"
+                and not (declines_change(c.text) and not asks_as_question(c.text))]
     asked = [c for c in kept if c.intent not in PASSIVE_INTENTS]
     return kept if asked else clauses
 
@@ -899,6 +911,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
             and asks_an_items_option(piece, view.order(entities["order_id"]), entities.get("products") or []):
         # "#W1 - sunglasses polarized or not?": what the order's item is, option by option.
         intent, grounded_to_store = "order_items", True
+    if intent in _ORDER_READS_OF_ITEMS and entities.get("order_candidates") and not entities.get("order_id") \
+            and _same_option_in_every(piece, entities, view):
+        # "my sunnies r they polarized or nah", of two orders whose sunglasses both are: the answer
+        # is the same whichever order is meant, so each says it rather than the customer being asked.
+        intent, grounded_to_store = "order_items", True
+        candidates = list(entities["order_candidates"])
+        entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
+        entities.update(order_ids=candidates, order_id=candidates[0],
+                        own_products=[str(p["product_id"]) for p in entities.get("products") or []])
     if intent in {"complaint", "warranty"} and not entities.get("products") and entities.get("order_id") \
             and (entities.get("grounded") or {}).get("by") != "status":
         # "grill wont light. i push the igniter and nothing happens", "my chair's seat keeps sinking.
@@ -950,6 +971,28 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
+
+
+# Reads of an order that, asked of one of its items' options, its items' lines answer.
+_ORDER_READS_OF_ITEMS = frozenset({"order_status", "order_items", "product_info"})
+
+
+def _same_option_in_every(piece: str, entities: dict[str, Any], view: Any) -> bool:
+    """Does the clause ask an option of a product the customer bought ("are my sunnies polarized?")
+    whose every item of that product, in every order the words may mean, has the same value?"""
+    from csagent.grounding.frame import asks_an_items_option
+    from csagent.grounding.resolve import option_values
+
+    products = [p for p in entities.get("products") or [] if p.get("options")]
+    orders = [view.order(o) for o in entities.get("order_candidates") or []]
+    if not products or not orders or any(o is None or not asks_an_items_option(piece, o, products) for o in orders):
+        return False
+    for product in products:
+        lines = [x for o in orders for x in o.lines if x.product_id == str(product["product_id"])]
+        values = option_values(lines)
+        if not lines or any(len(set(values.get(name) or [None])) != 1 for name in product["options"]):
+            return False
+    return True
 
 
 def _owned_of_ambiguous(piece: str, products: Sequence[Any], view: Any) -> list[Any]:
@@ -1208,6 +1251,8 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
             if c.entities.get("picked_candidate") else c for c in clauses]
 
 
+# Words pointing back at several orders at once.
+_POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both)\b", re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})
 # What a clause asking for a change, that names an order and one of the customer's addresses, was
 # read as when its words were less plain than "change the address" ("send it to my Dallas address on

@@ -292,11 +292,15 @@ READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
 _ANOTHER_ORDER = re.compile(
     r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
 )
+# Changes made to a whole order, which a customer may ask of several at once.
+_WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order"})
 # Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
-# ("anything of mine not delivered yet?", "which of my stuff hasn't shipped").
+# ("anything of mine not delivered yet?", "which of my stuff hasn't shipped", "gimme the tracking
+# nums", "what do i have that hasnt shipped").
 _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them"
                             r"|both (?:refunds|orders|ones|charges|payments)|anything|everything|any of my"
-                            r"|which ones|my stuff|my things|in total|altogether)\b"
+                            r"|which ones|my stuff|my things|in total|altogether"
+                            r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have)\b"
                             # Chinese marks no plural: a number of orders, "these", "each", "respectively"
                             r"|[两二三几多]个订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
                             re.IGNORECASE)
@@ -383,8 +387,9 @@ def _order_by_status(
         only = fitting[0]
         return _one_order(entities, only.order_id, order=f"your {only.status} order", by="status")
     plural = bool(_PLURAL_ORDERS.search(text))
-    if 1 < len(fitting) <= MAX_LISTED and intent in READS and plural:
-        # "was I refunded for my cancelled orders?": every order asked about, each answered.
+    if 1 < len(fitting) <= MAX_LISTED and (intent in READS or intent in _WHOLE_ORDER_WRITES) and plural:
+        # "was I refunded for my cancelled orders?": every order asked about, each answered; "send
+        # my pending orders to 55 Birch Road, ...": each changed (a proposal lists every one).
         return {**entities, "order_ids": [o.order_id for o in fitting],
                 "grounded_orders": [o.order_id for o in fitting], "grounded": {"by": "status"}}
     if recent and len(fitting) > 1 and not plural:
@@ -844,9 +849,11 @@ MIN_TELLING_WORDS = 5
 def asks_as_question(text: str) -> bool:
     """Is the clause put as a question: a question mark, or a question word opening it, or after a
     few words of lead-in ("ok dumb q but do i gotta buy bags for my vacuum or nah", "bro does my
-    gaming mouse need a cable")?"""
+    gaming mouse need a cable"), or after the order it is about ("W6483628 - what did the pet bed cost
+    me")?"""
+    text = _ORDER_LEAD.sub("", text, count=1)
     return has_question_mark(text) or bool(_YES_NO_OPENING.match(text.strip())) \
-        or bool(_LED_IN_QUESTION.match(text))
+        or bool(_LED_IN_QUESTION.match(text)) or bool(_OR_NOT.search(text))
 
 
 def _names_its_own_option(text: str, view: CustomerView) -> bool:
@@ -880,6 +887,11 @@ _ABOUT_THE_ORDER = re.compile(
     r"on (?:its|the|my) way|gone|showed up|show up|turn up|received|receive|address\w*|headed|heading)\b",
     re.IGNORECASE,
 )
+# A yes-or-no question put as a statement with its alternative after it ("my sunnies r they
+# polarized or nah", "waterproof or not").
+_OR_NOT = re.compile(r"\bor (?:nah|not|no|nope)\W*$", re.IGNORECASE)
+# An order id said first, as what the rest is about ("#W1 - ...", "order W1: ...").
+_ORDER_LEAD = re.compile(r"^\W*(?:(?:my\s+)?order\s*)?#?W\d{7}\b\W*", re.IGNORECASE)
 _YES_NO_OPENING = re.compile(
     rf"(?:(?:{_COURTESY}|quick q(?:uestion)?|random question)\W+)*"
     r"(?:does|do|is|are|can|could|will|would|has|have|how|what|which)\b", re.IGNORECASE)
@@ -972,6 +984,20 @@ _THE_ACCOUNT = re.compile(
 
 
 # Words for where something goes ("to my office", "the billing address"): a place, not a payment.
+def names_the_account(text: str) -> bool:
+    """Do the words speak of the account (its default address, its profile), not of an order?"""
+    return bool(_THE_ACCOUNT.search(text))
+
+
+def rules_out_the_account(message: str) -> bool:
+    """Does a clause of the message rule out changing the account ("don't touch my account address
+    yet", "don't update my default address")?"""
+    from csagent.nlp.clauses import split_clauses
+    from csagent.nlp.speech_acts import declines_change
+
+    return any(names_the_account(p) and declines_change(p) for p in split_clauses(message))
+
+
 _A_PLACE = re.compile(r"\b(?:address\w*|home|office|place|house|apartment|apt|work|street|st|avenue|ave"
                       r"|road|rd|suite|city|town|zip|building|door)\b|地址", re.IGNORECASE)
 
@@ -991,6 +1017,10 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
 
     names_order = bool(ORDER_ID_RE.search(text)) or names_a_purchase(text, view)
+    if intent == "update_default_address" and message and rules_out_the_account(message):
+        # "The new address is 55 Birch Road, ... Don't touch my account address yet": where the
+        # orders go, the account's address being ruled out.
+        return "change_order_address"
     if intent == "change_order_address" and not _A_PLACE.search(text) \
             and view.address_named(text) is None and resolve_payment(text, view).named:
         # "put the order with the dumbbells on my visa instead": what it goes on is one of their

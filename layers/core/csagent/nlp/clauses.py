@@ -21,6 +21,8 @@ Rules, in order:
    #W1, as well as a list of the items in order #W2"). A bare list of ids ("#W1 and #W2 for me")
    stays one clause: the planner gives each of its ids a task.
 
+5. A sentence that only narrows the one before it ("Not the card I pay with.") stays with it.
+
 Lossless by construction: `segment` returns clauses whose `raw` slices concatenate to the input;
 `text` is the raw slice without the connector, surrounding punctuation and spaces.
 """
@@ -50,6 +52,10 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A piece that is only this ("..., please?") is part of the request beside it.
 _COURTESY = frozenset({"please", "pls", "plz", "请"})  # thanks stay a clause of their own
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A sentence that only narrows the one before it, with no verb of its own ("If I return something,
+# the money can go to my other card? Not the card I pay with."): part of that sentence's request.
+_NARROWING = re.compile(r"(?:but\s+|and\s+)?not\s+(?:the|a|an|my|this|that|on|to|in|into|from|for|with)\s+"
+                        r"[^,;:]*$", re.IGNORECASE)
 _DECIMAL = re.compile(r"\d\.\d")
 # A short announcement before the requests (four words at most): "Two things, please:", "quick one -".
 _PREAMBLE = re.compile(r"^\s*((?:[\w'’]+[\s,]*){1,4}?)\s*(?::|\s[-–—]\s)\s*")
@@ -315,8 +321,9 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue
         if _names_only_an_order(text[last:cut]):
             continue
-        if connector == "and" and _ends_with_verb(left):
-            continue
+        if connector == "and" and _ends_with_verb(left) \
+                and _first_word((right_local or right).strip(_EDGE_PUNCT)) not in EMBEDDED_QUESTION_WORDS:
+            continue  # (a question word after it opens a question: "what size it is, and whether ...")
         cjk_connector = bool(_CJK.search(connector))
         if (cjk_connector or _is_cjk(right)) and len(_CJK.findall(right)) < 2 and _word_count(right) < 2:
             continue
@@ -350,7 +357,8 @@ def segment(text: str) -> list[Clause]:
         cleaned = _clean(text[s:e])
         has_content = bool(_WORD.search(cleaned)) and cleaned.lower().strip(" ?!.") not in _COURTESY
         previous_empty = bool(merged) and not _WORD.search(_clean(text[merged[-1][0]:merged[-1][1]]))
-        if merged and (not has_content or previous_empty):
+        narrows = bool(merged) and bool(_NARROWING.fullmatch(cleaned.strip(" .!?")))
+        if merged and (not has_content or previous_empty or narrows):
             merged[-1][1] = e
         else:
             merged.append([s, e])

@@ -183,6 +183,7 @@ _STATUS_WORDS_RE = re.compile(r"\b(" + "|".join(sorted((re.escape(k) for k in ST
 
 _COMMON_WORD_VALUES = frozenset({"yes", "none", "low", "high", "medium", "large", "small", "basic",
                                  "plain", "custom", "manual", "fixed", "wired", "fresh", "light"})
+_BRITISH = re.compile(r"\bcolour(?=s?\b)")
 _KEY_SPELLINGS = {"colour": "color", "colours": "color", "colors": "color", "sizes": "size"}
 
 
@@ -195,8 +196,9 @@ def _everyday_option_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 def _find_option_key(question: str, keys: set[str]) -> str | None:
     """The option of the product (`keys`) the question asks about: by its own name ("which sensor
-    types"), else by an everyday word for it ("what sizes does the kettle come in?": its capacity)."""
-    lowered = question.lower()
+    types", "what lens colour"), else by an everyday word for it ("what sizes does the kettle come in?":
+    its capacity)."""
+    lowered = _BRITISH.sub("color", question.lower())
     for word, key in _KEY_SPELLINGS.items():
         if key in keys and re.search(rf"\b{word}\b", lowered):
             return key

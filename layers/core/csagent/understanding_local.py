@@ -348,7 +348,8 @@ class LocalUnderstanding:
             if not entities.get("order_id") and not found.order_ids and _POINTS_AT_SEVERAL.search(piece):
                 # "why are my makeup kit and my bookshelf orders going to DC and Charlotte?? ... send
                 # both to my home address": the orders the clauses before were about.
-                earlier = list(dict.fromkeys(str(c.entities["order_id"]) for c in clauses if c.entities.get("order_id")))
+                earlier = list(dict.fromkeys(str(c.entities["order_id"])
+                                             for c in clauses if c.entities.get("order_id")))
                 if len(earlier) > 1:
                     entities["order_ids"], entities["order_id"] = earlier, earlier[0]
             read_as = intent
@@ -985,7 +986,8 @@ def _same_option_in_every(piece: str, entities: dict[str, Any], view: Any) -> bo
 
     products = [p for p in entities.get("products") or [] if p.get("options")]
     orders = [view.order(o) for o in entities.get("order_candidates") or []]
-    if not products or not orders or any(o is None or not asks_an_items_option(piece, o, products) for o in orders):
+    if not products or not orders \
+            or any(o is None or not asks_an_items_option(piece, o, products) for o in orders):
         return False
     for product in products:
         lines = [x for o in orders for x in o.lines if x.product_id == str(product["product_id"])]

@@ -129,9 +129,10 @@ def is_hypothetical(text: str) -> bool:
 
 def declines_change(text: str) -> bool:
     """ "don't cancel it, just tell me where it is", "I'm not looking to cancel anything", "no
-    cancelling", "don't touch my account address": the clause names a change only to rule it out (a negation before the change verb
-    or its gerund, with at most four gap words such as "looking to" between them), and no
-    contrast word turns it into a narrower request ("not the whole order, only the scarf")."""
+    cancelling", "don't touch my account address": the clause names a change only to rule it out
+    (a negation before the change verb or its gerund, with at most four gap words such as "looking
+    to" between them), and no contrast word turns it into a narrower request ("not the whole order,
+    only the scarf")."""
     words = _words(text)
     lexicon = _lexicon()
     if not words or _has(words, lexicon["contrast"]):

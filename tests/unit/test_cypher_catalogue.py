@@ -640,6 +640,16 @@ def test_a_named_option_in_the_plural_narrows_to_that_options_values() -> None:
                         {"product_name": "espresso machines", "option_key": "pressure"})
 
 
+def test_an_option_named_in_british_spelling_is_the_options_own_name() -> None:
+    # Given sunglasses, whose options are "lens color" and "frame color", asked about in "colour"
+    vocabulary = cc.StoreVocabulary(products=("Sunglasses",),
+                                    options={"Sunglasses": (("lens color", "brown"), ("frame color", "black"))})
+    # When it is narrowed
+    narrowed = cc.narrow_by_option("what lens colours do the sunglasses come in?", vocabulary)
+    # Then the lens colours are asked for
+    assert narrowed == ("product_option_values", {"product_name": "sunglasses", "option_key": "lens color"})
+
+
 def test_a_question_naming_no_option_of_the_product_is_not_narrowed() -> None:
     # Given a product question that names none of the product's options
     # When it is narrowed

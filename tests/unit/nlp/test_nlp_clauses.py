@@ -293,3 +293,27 @@ def test_a_request_opened_by_just_after_a_ruled_out_one_is_a_clause_of_its_own()
         "just send it to 57 Lakeshore Boulevard, Apt 5, Chicago, IL 60611"]
     # "just" before no request opens none
     assert len(segment("cancel it, just the kettle")) == 1
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a question word after "and" opens a question of its own, even after a verb
+    ("tell me what size the clock is, and whether it has shipped yet?",
+     ["tell me what size the clock is", "whether it has shipped yet?"]),
+    ("let me know if it shipped, and remind me what I paid", ["let me know if it shipped", "remind me what I paid"]),
+    ("confirm which kettles are in the order, and share the tracking number?",
+     ["confirm which kettles are in the order", "share the tracking number?"]),
+])
+def test_a_second_question_joined_by_and_is_a_clause_of_its_own(text: str, expected: list[str]) -> None:
+    assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a verbless "not the ..." only narrows the sentence before it
+    ("If I return something, the money can go to my other card? Not the card I pay with.",
+     ["If I return something, the money can go to my other card? Not the card I pay with"]),
+    # one with a verb of its own, or alone, stays a clause
+    ("Where is my kettle? Not happy about the wait.", ["Where is my kettle?", "Not happy about the wait"]),
+    ("Not the first order, the other one.", ["Not the first order, the other one"]),
+])
+def test_a_sentence_that_only_narrows_the_one_before_stays_with_it(text: str, expected: list[str]) -> None:
+    assert split_clauses(text) == expected

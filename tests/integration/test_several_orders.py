@@ -1,0 +1,105 @@
+"""Questions and changes about several of a customer's orders, or about one item of an order,
+through the real HTTP API on the tau-retail store (issue 12): what one item cost is its line, not
+the order's total; two questions joined by "and whether" are both answered; "tracking numbers" and
+"what do I have that hasn't shipped" ask of every order that fits; a whole-order change asked of
+several orders ("my pending orders", "both") proposes each, and the account's address, ruled out,
+is never proposed; an option every candidate item shares is answered, not asked about; "对，确认取消，
+不需要了" (yes, confirm the cancellation, I no longer need it) is a yes."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from api_support import say
+
+pytestmark = pytest.mark.integration
+
+PET_BED_OWNER = "juan_sanchez_8249"  # #W6483628 ($3359.07 in all) holds a Pet Bed at $195.11
+CLOCK_OWNER = "sofia_moore_9773"  # pending #W1812830: one Wall Clock, 14 inches
+TWO_ON_THE_WAY = "harper_ito_5985"  # processed #W3137176 (447687149450) and #W5367110 (152028381741)
+TWO_PENDING = "mia_nguyen_6399"  # pending #W4657527 and #W7259788, nothing else
+KIT_AND_SHELF = "evelyn_ahmed_3960"  # pending #W3746173 (Makeup Kit) and #W1416704 (Bookshelf); home in Denver
+TWO_SUNGLASSES = "amelia_patel_7834"  # Sunglasses in #W2079779 and #W6497157, both polarized lenses
+CANCELLER = "fatima_martin_9326"  # pending #W3376947, $1065.93 (over the approval limit)
+NEW_ADDRESS = "55 Birch Road, Apt 4, San Antonio, TX 78210"
+
+
+def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
+    body = say(client, customer, session or f"several-{uuid.uuid4().hex[:8]}", text)
+    return body["status"], body["reply"]["text"]
+
+
+def test_what_one_item_cost_is_its_line_not_the_orders_total(tau_api: Any) -> None:
+    _, _, client = tau_api
+    for text in ("W6483628: how much was the pet bed?", "what did I pay for the pet bed in #W6483628?"):
+        # Given a question about one item of an order of several
+        status, reply = ask(client, PET_BED_OWNER, text)
+        # Then its own line and price answer, not what the whole order came to
+        assert status == "answered", reply
+        assert "$195.11" in reply and "3359.07" not in reply, (text, reply)
+
+
+def test_an_items_option_and_the_orders_progress_asked_together_are_both_answered(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "what size is X in #W1, and whether it has shipped" in one sentence
+    status, reply = ask(client, CLOCK_OWNER, "Can you tell me what size the wall clock in #W1812830 is, "
+                                             "and whether it has left your warehouse?")
+    # Then the clock's size and the order's status are both told
+    assert status == "answered", reply
+    assert "14 inches" in reply and "pending" in reply, reply
+
+
+def test_tracking_numbers_asked_in_the_plural_are_given_for_every_order_on_its_way(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, TWO_ON_THE_WAY, "are both my orders shipped? gimme the tracking numbers")
+    assert status == "answered", reply
+    assert "447687149450" in reply and "152028381741" in reply, reply
+
+
+def test_what_has_not_shipped_lists_every_such_order_without_asking_which(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, TWO_PENDING, "what do i have that hasn't shipped yet")
+    assert status == "answered", reply
+    assert "#W4657527" in reply and "#W7259788" in reply, reply
+
+
+def test_sending_several_orders_elsewhere_proposes_each_and_leaves_the_account_alone(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given two pending orders, both asked to go to a new address, the account's ruled out
+    status, reply = ask(client, TWO_PENDING, f"Please send my pending orders to {NEW_ADDRESS}. "
+                                             "Don't touch my account address, I'll do that later.")
+    # Then a change of each order's address is proposed, and no change of the default address
+    assert status == "awaiting_confirmation", reply
+    assert reply.count("Change the shipping address of order") == 2, reply
+    assert "#W4657527" in reply and "#W7259788" in reply and "default address" not in reply, reply
+
+
+def test_both_orders_named_before_go_to_the_home_address_when_asked(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, KIT_AND_SHELF, "my makeup kit order is going to DC and my bookshelf order to "
+                                               "Charlotte, that's wrong. please send both to my home address")
+    assert status == "awaiting_confirmation", reply
+    assert reply.count("Change the shipping address of order") == 2, reply
+    assert "#W3746173" in reply and "#W1416704" in reply and "400 Willow Lane" in reply, reply
+
+
+def test_an_option_every_candidate_item_shares_is_answered_not_asked_about(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given two orders with sunglasses, both with polarized lenses
+    status, reply = ask(client, TWO_SUNGLASSES, "are my sunglasses polarized or not")
+    # Then the answer is the same whichever is meant, so it is given for each
+    assert status == "answered", reply
+    assert "#W2079779" in reply and "#W6497157" in reply and reply.count("polarized") == 2, reply
+
+
+def test_a_chinese_yes_that_restates_the_reason_confirms_the_cancellation(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"several-{uuid.uuid4().hex[:8]}"
+    status, reply = ask(client, CANCELLER, "帮我取消订单#W3376947，不想要了", session)
+    assert status == "awaiting_confirmation", reply
+    # When the customer answers "yes, confirm the cancellation, I no longer need it"
+    status, reply = ask(client, CANCELLER, "对，确认取消，不需要了", session)
+    # Then it goes ahead (to the team's approval, the refund being over the limit), not asked again
+    assert status == "awaiting_approval", reply

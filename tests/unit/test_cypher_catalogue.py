@@ -642,8 +642,8 @@ def test_a_named_option_in_the_plural_narrows_to_that_options_values() -> None:
 
 def test_an_option_named_in_british_spelling_is_the_options_own_name() -> None:
     # Given sunglasses, whose options are "lens color" and "frame color", asked about in "colour"
-    vocabulary = cc.StoreVocabulary(products=("Sunglasses",),
-                                    options={"Sunglasses": (("lens color", "brown"), ("frame color", "black"))})
+    vocabulary = cc.StoreVocabulary(
+        products=("Sunglasses",), options={"Sunglasses": (("lens color", "brown"), ("frame color", "black"))})
     # When it is narrowed
     narrowed = cc.narrow_by_option("what lens colours do the sunglasses come in?", vocabulary)
     # Then the lens colours are asked for

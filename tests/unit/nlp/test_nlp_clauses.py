@@ -299,7 +299,8 @@ def test_a_request_opened_by_just_after_a_ruled_out_one_is_a_clause_of_its_own()
     # a question word after "and" opens a question of its own, even after a verb
     ("tell me what size the clock is, and whether it has shipped yet?",
      ["tell me what size the clock is", "whether it has shipped yet?"]),
-    ("let me know if it shipped, and remind me what I paid", ["let me know if it shipped", "remind me what I paid"]),
+    ("let me know if it shipped, and remind me what I paid",
+     ["let me know if it shipped", "remind me what I paid"]),
     ("confirm which kettles are in the order, and share the tracking number?",
      ["confirm which kettles are in the order", "share the tracking number?"]),
 ])

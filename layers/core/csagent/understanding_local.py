@@ -456,11 +456,25 @@ class LocalUnderstanding:
             if intent in HANDOFF_INTENTS and _doubted_handoff(piece, prediction):
                 doubted_handoffs.add(len(clauses))
             if intent in KNOWLEDGE_ABOUT_WHAT_HAPPENED and clauses and not products \
-                    and asks_as_question(piece) and _POINTS_BACK.search(piece) \
+                    and asks_as_question(piece) and (_POINTS_BACK.search(piece) or intent == "warranty") \
                     and clauses[-1].entities.get("products") and not asks_as_question(clauses[-1].text):
                 # "my dog ate a corner off the pet bed 💀 does the warranty cover that": "that" is
-                # what the statement before it told, which the documents are asked with.
-                entities["told"] = clauses[-1].text
+                # what the statement before it told, which the documents are asked with; so is what
+                # a warranty question follows ("my cycling helmet took the knock. Would a replacement
+                # be covered under the warranty?"). A complaint that only told it is that question's
+                # matter, not a request of its own.
+                told = clauses[-1]
+                entities["told"] = told.text
+                entities["told_of"] = [str(p["product_id"]) for p in told.entities["products"]
+                                       if p.get("product_id")]
+                if told.intent == "complaint":
+                    vouched.pop(len(clauses) - 1, None)
+                    clauses.pop()
+            if clauses and _tells_more_of(clauses[-1], intent, piece, entities):
+                # "the red t-shirt you sent me is a V-NECK. I did not order a v-neck": more of what
+                # the clause before told, about the order it found; no question of which order.
+                clauses[-1] = replace(clauses[-1], text=f"{clauses[-1].text} {piece}")
+                continue
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
         if any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses):
@@ -921,6 +935,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
         entities.update(order_ids=candidates, order_id=candidates[0],
                         own_products=[str(p["product_id"]) for p in entities.get("products") or []])
+    if intent == "complaint" and (entities.get("grounded") or {}).get("order") \
+            and not NEAR_ORDER_ID.search(text) \
+            and _story_of_something_not_received(piece, view.order(entities.get("order_id"))):
+        # "I had a fall on my bike last weekend", their one bike in an order not yet shipped: what
+        # happened to a bike they had before, not news of that order; it asks nothing of the store.
+        return "smalltalk", {}, False
     if intent in {"complaint", "warranty"} and not entities.get("products") and entities.get("order_id") \
             and (entities.get("grounded") or {}).get("by") != "status":
         # "grill wont light. i push the igniter and nothing happens", "my chair's seat keeps sinking.
@@ -974,6 +994,26 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
 
 
+def _tells_more_of(before: Clause, intent: str, piece: str, entities: Mapping[str, Any]) -> bool:
+    """Is the clause a statement that would only ask which order, among orders one of which the
+    clause before it was found to be about?"""
+    from csagent.grounding.frame import asks_as_question
+
+    candidates = set(entities.get("order_candidates") or [])
+    found = {before.entities.get("order_id"), *(before.entities.get("order_ids") or [])} - {None}
+    return bool(candidates & found) and bool(entities.get("question")) and intent not in WRITE_INTENTS \
+        and before.intent not in PASSIVE_INTENTS and not asks_as_question(piece)
+
+
+def _story_of_something_not_received(piece: str, order: Any) -> bool:
+    """Does a statement tell of using a product whose only order has not shipped yet, with no word
+    about that order (its delivery, its status, a change)?"""
+    from csagent.grounding.frame import asks_as_question, speaks_of_an_order
+
+    return order is not None and order.status == "pending" and not asks_as_question(piece) \
+        and not speaks_of_an_order(piece)
+
+
 # Reads of an order that, asked of one of its items' options, its items' lines answer.
 _ORDER_READS_OF_ITEMS = frozenset({"order_status", "order_items", "product_info"})
 
@@ -992,7 +1032,7 @@ def _same_option_in_every(piece: str, entities: dict[str, Any], view: Any) -> bo
     for product in products:
         lines = [x for o in orders for x in o.lines if x.product_id == str(product["product_id"])]
         values = option_values(lines)
-        if not lines or any(len(set(values.get(name) or [None])) != 1 for name in product["options"]):
+        if not lines or any(len(set(values.get(name) or ())) != 1 for name in product["options"]):
             return False
     return True
 

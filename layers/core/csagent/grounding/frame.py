@@ -274,6 +274,9 @@ def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[Or
 
 
 # Words that single out some items of an order ("only the earbuds", "everything except the lamp").
+# Some of an order's items, none named: "one of them", "keep the other".
+_ONE_OF_SEVERAL = re.compile(r"\b(?:one of (?:them|those|these|the two|my)|keep the other|the other one stays"
+                             r"|just one of|only one of)\b", re.IGNORECASE)
 _SOME_ITEMS = re.compile(
     r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of|the rest)\b", re.IGNORECASE
 )
@@ -573,6 +576,10 @@ def ground(
             # cancelled": a cancellation is of the whole order; the planner says so. (A product
             # alone, "cancel my kettle order", says which order.)
             return {**entities, "partial_items": [x.name for x in named]}
+        if len(order.lines) > 1 and _ONE_OF_SEVERAL.search(text):
+            # "i accidentally ordered 2 garden hoses ... can i just cancel one of them and keep the
+            # other??": some of its items, whichever they are; the planner says what can be done.
+            return {**entities, "partial_items": [x.name for x in (named or order.lines)]}
         return entities
     if intent == "return_request":
         if order is not None and not entities.get("item_ids"):
@@ -835,11 +842,17 @@ def tells_of_the_product(text: str) -> bool:
             and _of_the_product_alone(text))
 
 
+def speaks_of_an_order(text: str) -> bool:
+    """Do the words speak of an order (its delivery, its status, its money, a change of it), or are
+    they Chinese (whose order words this does not read)?"""
+    return has_ideographs(text) or bool(_ABOUT_THE_ORDER.search(text)) or named_change(text) is not None \
+        or bool(_CHANGE_WORD.search(text))
+
+
 def _of_the_product_alone(text: str) -> bool:
     """English words with no word about an order nor a change: what a question or a statement
     about the product itself leaves out."""
-    return (not has_ideographs(text) and not _ABOUT_THE_ORDER.search(text) and named_change(text) is None
-            and not _CHANGE_WORD.search(text))
+    return not speaks_of_an_order(text)
 
 
 # Fewer words than this tell nothing of a product ("my kettle", "the grey one please").

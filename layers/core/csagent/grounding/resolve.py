@@ -566,11 +566,18 @@ def _alternatives(
     return alternatives
 
 
+_LIKE_THE_ONE = re.compile(r"\b(?:just |exactly )?(?:like|as) (?:the|my) (?:[\w-]+ ){1,3}?one\b",
+                           re.IGNORECASE)
+
+
 def resolve_item_changes(
     text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]]
 ) -> ItemChanges:
     """The order's items the text names, each with the variant it should become."""
     text = _ARROW.sub(" to ", text)
+    # "black instead? Same size XXL, cotton crew neck like the red one": what "like the red one"
+    # names is the item as it is, the options kept, not one wished for.
+    text = _LIKE_THE_ONE.sub(lambda m: " " * len(m.group(0)), text)
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
     describing = identifying_order(text, mentions)
     # "the grey backpack that's coming with my grill - I want the green one": the backpack changes;

@@ -58,6 +58,9 @@ ORDER_READS: dict[str, tuple[str, str]] = {
 # Specific questions about one order a read intent may turn out to be (matched on the question).
 _ABOUT_ONE_ORDER = ("order_shipping_address", "order_total", "order_payments", "return_eligibility",
                     "cancellation_eligibility")
+# The whole order's amount asked ("whats the total on the order w the espresso machine n the vacuum?").
+_WHOLE_ORDER = re.compile(r"\b(?:total|in all|altogether|whole order|entire order|all together)\b",
+                          re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
@@ -225,6 +228,9 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     is dropped too. A catalogue question that only points back at the product the catalogue
     question before it named joins that question, and order-list questions make one list.
     """
+    from csagent.grounding.frame import tells_where_it_goes
+    from csagent.nlp.speech_acts import asks_something
+
     clauses = [{**c, "entities": dict(c.get("entities") or {})} for c in clauses]  # never the caller's
     clauses = _returns_over_described_exchanges(clauses)
     folded: list[dict[str, Any]] = []
@@ -246,6 +252,11 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue  # "charged twice for the boots. I only need ONE pair": the complaint, told again
         if intent == "complaint" and _context_of_a_write(clause.get("text", ""), entities, writes):
             continue  # "cancel #W1, I ordered it by mistake": why the change is asked, not a complaint
+        if intent in ("order_list", "order_status") and not _names_order(entities) \
+                and any(w.get("intent") == "change_order_address" for w in writes) \
+                and tells_where_it_goes(clause.get("text", "")) \
+                and not asks_something(clause.get("text", "")):
+            continue  # "one of my orders is heading to my old place. Please send it to ...": the scene
         if intent in CATALOGUE_QUESTIONS and _tells_context(clause.get("text", ""), entities, writes):
             continue  # "I used the toothbrush once and it's not for me. Can I return it?": the story
         if intent == "order_list" and folded and folded[-1].get("intent") == "order_list":
@@ -318,7 +329,9 @@ def _completes(previous: Mapping[str, Any], intent: str, text: str, entities: Ma
             and not _ACCOUNT_WORDS.search(text))
 
 
-_PAYS_FOR = re.compile(r"\b(difference|refund|balance|charge|pay(?:s|ing)? for|the rest)\b", re.IGNORECASE)
+_THE_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
+_PAYS_FOR = re.compile(r"\b(difference|diff|refund|balance|charge|pay(?:s|ing)? for|the rest)\b",
+                       re.IGNORECASE)
 CHANGE_REQUESTS = frozenset({"change_items", "return_request"})
 _NAMES_METHOD = re.compile(r"\b(gift\s*card|pay\s*pal|credit card|card|visa|mastercard|amex|discover|"
                            r"original (?:payment|method))\b", re.IGNORECASE)
@@ -410,7 +423,9 @@ def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]
     items = set(entities.get("item_ids") or ())
     for other in clauses:
         named = other.get("entities") or {}
-        if other.get("intent") == "return_request" and named.get("order_id") == entities["order_id"]:
+        if other.get("intent") == "return_request" and named.get("order_id") == entities["order_id"] \
+                and not _THE_DIFFERENCE.search(other.get("text") or ""):
+            # ("diff back to my card" is where the exchange's difference goes, not a return)
             returned = set(named.get("item_ids") or ())
             if not returned or not items or returned & items:
                 return other
@@ -566,6 +581,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # pay for the wireless headphones in W7190291 again?").
                 own = [str(p) for p in entities.get("own_products") or []]
                 whole = {"order_total", "order_payments"} if _AMOUNT_ASKED.search(text) else {"order_total"}
+                if _WHOLE_ORDER.search(text):
+                    whole = set()
                 closest = [t for t in specific if not (own and t in whole)]
                 b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},
                                               "fallback_template": template, "templates": closest},
@@ -669,10 +686,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     kind = "other_product_delivered"  # an exchange, whose rule names the way out: a return
                 b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind]})
         elif intent == "change_order_address" and entities.get("address") \
+                and not entities.get("asks_for_change") \
                 and entities.get("already_ships_there") == entities.get("address"):
             # "leave it going to my home address": where it already goes. The order's facts. (The
             # address another clause gives instead is a change: "it is set to go to 585 Hillcrest
-            # Drive. Send it to my home address instead".)
+            # Drive. Send it to my home address instead". Asked to send it where it already goes,
+            # the change itself says there is nothing to change.)
             _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent == "return_request" and entities.get("not_returnable"):
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened.

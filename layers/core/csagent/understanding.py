@@ -336,6 +336,9 @@ def carry_out_asked_change(text: str, understanding: Understanding,
         if clause.intent in WRITE_INTENTS and clause.intent not in restated \
                 and clause.confidence >= NEW_REQUEST_CONFIDENCE and entities.get("asks_for_change"):
             return None
+        if entities.get("item_ids") and kept.get("item_ids") \
+                and not set(entities["item_ids"]) & set(kept["item_ids"]):
+            return None  # "ok. then can the tablet in that order go back?": other items, a request of its own
         added.update({k: entities[k] for k in GIVEN_WITH_A_YES if entities.get(k)})
     entities = {**kept, **added, "asks_for_change": True}
     clause = Clause(text=f"{asked.get('text', '')} {text}".strip(), intent=str(asked["intent"]),

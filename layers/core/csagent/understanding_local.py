@@ -314,9 +314,17 @@ class LocalUnderstanding:
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order,
                                        message=text)
-            asked_of = None if products or names_order or not catalogue else \
+            that_order = not names_order and bool(clauses) and bool(clauses[-1].entities.get("order_id")) \
+                and bool(_THAT_ORDER.search(piece)) and intent not in WRITE_INTENTS
+            asked_of = None if products or names_order or that_order or not catalogue else \
                 _product_asked_about_again(piece, clauses, catalogue)
-            if asked_of is not None and intent not in WRITE_INTENTS:
+            if that_order:
+                # "Which address is the order with the white headphones being sent to, and what did
+                # that whole order cost me?": the order the clause before found, asked about itself.
+                entities["order_id"] = clauses[-1].entities["order_id"]
+                if intent not in ORDER_READ_INTENTS:
+                    intent = "order_items"
+            elif asked_of is not None and intent not in WRITE_INTENTS:
                 # "I'm shopping for a coffee maker. What colours can I get?": the question names one
                 # of the options of the product the clause before named; it is about that product.
                 intent, entities["products"] = "product_info", [asked_of]
@@ -461,15 +469,16 @@ class LocalUnderstanding:
                 # "my dog ate a corner off the pet bed 💀 does the warranty cover that": "that" is
                 # what the statement before it told, which the documents are asked with; so is what
                 # a warranty question follows ("my cycling helmet took the knock. Would a replacement
-                # be covered under the warranty?"). A complaint that only told it is that question's
-                # matter, not a request of its own.
+                # be covered under the warranty?"), whose products it asks about; a complaint that
+                # only told it is that question's matter, not a request of its own.
                 told = clauses[-1]
                 entities["told"] = told.text
-                entities["told_of"] = [str(p["product_id"]) for p in told.entities["products"]
-                                       if p.get("product_id")]
-                if told.intent == "complaint":
-                    vouched.pop(len(clauses) - 1, None)
-                    clauses.pop()
+                if intent == "warranty":
+                    entities["told_of"] = [str(p["product_id"]) for p in told.entities["products"]
+                                           if p.get("product_id")]
+                    if told.intent == "complaint" and not NEAR_ORDER_ID.search(told.text):
+                        vouched.pop(len(clauses) - 1, None)
+                        clauses.pop()
             if clauses and _tells_more_of(clauses[-1], intent, piece, entities):
                 # "the red t-shirt you sent me is a V-NECK. I did not order a v-neck": more of what
                 # the clause before told, about the order it found; no question of which order.
@@ -791,11 +800,11 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
     request (`nlp.speech_acts.declines_change`); the rest of the message is what was asked. A
     message that says nothing else keeps it, and is read as it stands."""
-    from csagent.grounding.frame import asks_as_question, names_the_account
+    from csagent.grounding.frame import asks_as_question, rules_out_the_account
     from csagent.nlp.speech_acts import declines_change
 
     kept = [c for c in clauses if not (c.intent in WRITE_INTENTS and declines_change(c.text))]
-    if any(declines_change(c.text) and names_the_account(c.text) for c in clauses):
+    if any(rules_out_the_account(c.text) for c in clauses):
         # "Don't touch my account address yet, I'll do that later": asks nothing (and whichever
         # clause read a new address as the account's has been read as the orders', `address_intent`).
         kept = [c for c in kept if c.intent != "update_default_address"
@@ -849,14 +858,21 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         ground,
         item_change_intent,
         names_a_purchase,
+        names_the_account,
         orders_named_by_facts,
         purchase_intent,
         speaks_of_a_purchase,
         tells_of_the_product,
     )
+    from csagent.grounding.status import statuses_described
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
+    if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
+            and statuses_described(piece):
+        # "what do i have that hasn't shipped yet": no product, but words of an order's progress; the
+        # customer's orders, not the catalogue.
+        intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
     complains_of_amounts = intent == "complaint" and bool(amounts(piece))
     if not entities.get("order_id") and (
             (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):
@@ -884,6 +900,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view, about_a_product=about_a_product),
                             piece, view, text if points_back else "")
     read_as = address_intent(read_as, piece, view, order_named=bool(entities.get("order_id")), message=text)
+    if read_as == "update_default_address" and recent and not entities.get("order_id") \
+            and _POINTS_AT_IT.search(piece) and not names_the_account(piece):
+        # "that's my old flat. Could you change it to my current address, please?", after the
+        # order's address was told: "it" is that order's address, not the account's.
+        read_as = "change_order_address"
+        entities = {**entities, "order_id": recent}
     if read_as == "update_default_address" and entities.get("address") \
             and dict(entities["address"]) == dict(view.default_address or {}):
         # "... to my home address, the one on my account": the saved address, which the default
@@ -1011,7 +1033,12 @@ def _story_of_something_not_received(piece: str, order: Any) -> bool:
     from csagent.grounding.frame import asks_as_question, speaks_of_an_order
 
     return order is not None and order.status == "pending" and not asks_as_question(piece) \
-        and not speaks_of_an_order(piece)
+        and not speaks_of_an_order(piece) and not _AWAITED.search(piece)
+
+
+# Words of buying or waiting ("I ordered headphones forever ago and they STILL haven't shown up").
+_AWAITED = re.compile(r"\b(?:ordered|bought|purchased|still|never|not yet|haven'?t|hasn'?t|shown up)\b",
+                      re.IGNORECASE)
 
 
 # Reads of an order that, asked of one of its items' options, its items' lines answer.
@@ -1143,7 +1170,7 @@ _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECA
 # is a 399.04 charge on my visa for #W1 and I CANCELLED that order"): the order's refund answers it.
 _MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})
 # "it's cheaper on your site now, refund me the difference": a price drop, not the item's money back
-_DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+difference\b|差价", re.IGNORECASE)
+_DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+(?:difference|diff)\b|差价", re.IGNORECASE)
 
 
 # An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get
@@ -1293,6 +1320,12 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
             if c.entities.get("picked_candidate") else c for c in clauses]
 
 
+# An order pointed back at ("that order", "the whole order"), not a product of it.
+_THAT_ORDER = re.compile(
+    r"\b(?:that|this|the same|the whole|that whole|this whole|the entire|that entire)\s+order\b",
+    re.IGNORECASE)
+# "it", "that": what the conversation was about.
+_POINTS_AT_IT = re.compile(r"\b(?:it|that one|this one)\b", re.IGNORECASE)
 # Words pointing back at several orders at once.
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both)\b", re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})
@@ -1321,6 +1354,7 @@ def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, 
     Dallas address": the one address of the account or of their orders with that street or city
     (other than where the order goes now); a change of the order's address, unless the words ask to
     make another address the default."""
+    from csagent.grounding.frame import order_going_to
     from csagent.nlp.entities.addresses import names_saved_address
 
     if view.default_address and names_saved_address(piece) and not _NEW_ADDRESS.search(piece):
@@ -1329,6 +1363,13 @@ def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, 
     order = view.order(entities.get("order_id"))
     named = view.address_named(piece, besides=order.address if order else None)
     if named is None:
+        return intent
+    going = order_going_to(piece, view) if order is None else None
+    if going is not None:
+        # "one of my orders is going to my old apartment on Pine Lane ... send it to my current
+        # place": the place it goes now says which order, not where it should go.
+        entities.update(order_id=going.order_id, grounded_orders=[going.order_id],
+                        grounded={"order": "the order going there", "by": "facts"})
         return intent
     entities["address"], entities["address_named"] = dict(named), True
     if intent == "update_default_address" and dict(named) != dict(view.default_address or {}):

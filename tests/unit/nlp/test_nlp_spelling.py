@@ -67,3 +67,12 @@ def test_the_word_lists_read_from_the_build_arrays_are_those_computed_from_the_t
     # Then they are the same words with the same counts ("cancel" is a store word, "hasnt" English)
     assert computed_english == shipped_english and "hasnt" in computed_english
     assert computed_store == shipped_store and computed_store["cancel"] > 0
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("nah switch it to my main addy", "nah switch it to my main address"),
+    ("diff back to my card", "difference back to my card"),
+    ("the one on my acct", "the one on my account"),
+])
+def test_a_short_form_customers_write_for_a_store_word_is_that_word(text, expected):
+    assert corrector().correct(text) == expected

@@ -116,8 +116,8 @@ def money(value: Any) -> Decimal:
 
 
 def usd(amount: Decimal) -> str:
-    """`$1,234.50`."""
-    return f"${amount:,.2f}"
+    """`$1234.50`: written as every other reply writes an amount, and as the store's data holds it."""
+    return f"${amount:.2f}"
 
 
 # ------------------------------------------------------------------------------------ args

@@ -72,7 +72,7 @@ def method_label(method: PaymentView) -> Any:
     if method.source == "paypal":
         return "PayPal"
     if method.source == "gift_card":
-        return phrase("method_gift_card_left", balance=f"${method.balance:,.2f}") \
+        return phrase("method_gift_card_left", balance=f"${method.balance:.2f}") \
             if method.balance is not None else phrase("method_gift_card")
     return method.source.replace("_", " ")
 

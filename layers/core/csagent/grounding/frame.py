@@ -107,6 +107,12 @@ def find_order(
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
+        going = order_going_to(message or text, view, besides=entities.get("address")) \
+            if intent == "change_order_address" else None
+        if going is not None:
+            # "one of my orders is heading to my old place on Pine Lane. Please send it to ...":
+            # where it goes now says which order.
+            return _one_order(entities, going.order_id, order="the order going there", by="facts")
         by_facts = orders_named_by_facts(intent, _without_new_address(text, entities), entities, view,
                                          _without_new_address(message, entities))
         if by_facts is not None:
@@ -131,7 +137,10 @@ def find_order(
     if ruled_out:
         found = [o for o in found if not o.product_ids() & ruled_out] or found
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
-    own = statuses_described(text)
+    # "the first one arrived ages ago but I'm still waiting on the newer one": the status after the
+    # contrast is the one meant.
+    after = statuses_described(source[cut:]) if cut > 0 and source is text else None
+    own = after or statuses_described(text)
     described = own or (statuses_described(message) if message else None)
     asked = statuses_asked_about(text) if own else bool(message) and _status_asked_in(message)
     if len(fitting) > 1 and described and not asked:
@@ -274,6 +283,8 @@ def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[Or
 
 
 # Words that single out some items of an order ("only the earbuds", "everything except the lamp").
+# An order id with what it holds in brackets after it: "#W4862767 (bookshelf + 2 office chairs)".
+_ORDER_DESCRIBED = re.compile(r"#?W\d{7}\s*\([^)]*\)", re.IGNORECASE)
 # Some of an order's items, none named: "one of them", "keep the other".
 _ONE_OF_SEVERAL = re.compile(r"\b(?:one of (?:them|those|these|the two|my)|keep the other|the other one stays"
                              r"|just one of|only one of)\b", re.IGNORECASE)
@@ -295,6 +306,8 @@ READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
 _ANOTHER_ORDER = re.compile(
     r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
 )
+# One order among several ("cancel one of my orders"): which, is asked.
+_ONE_OF_THEM = re.compile(r"\bone of (?:my|the|your|these|those|them)\b", re.IGNORECASE)
 # Changes made to a whole order, which a customer may ask of several at once.
 _WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order"})
 # Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
@@ -324,6 +337,31 @@ def _without_new_address(text: str, entities: Mapping[str, Any]) -> str:
         if value and len(str(value)) > 1:
             text = re.sub(re.escape(str(value)), " ", text, flags=re.IGNORECASE)
     return text
+
+
+# Words saying where an order goes now ("is going to", "ships to", "heading to").
+_WHERE_IT_GOES = re.compile(
+    r"\b(?:going|goes|heading|headed|ships|shipping|being sent|sent|set to go)\s+(?:to|for)\b", re.IGNORECASE)
+
+
+def tells_where_it_goes(text: str) -> bool:
+    """Do the words say where an order goes now ("is heading to my old place")?"""
+    return bool(_WHERE_IT_GOES.search(text))
+
+
+def order_going_to(text: str, view: CustomerView,
+                   besides: Mapping[str, Any] | None = None) -> OrderView | None:
+    """The one pending order a sentence says goes to one of the customer's places ("one of my orders
+    is going to my old apartment on Pine Lane"), other than `besides` (a new address given)."""
+    for sentence in _SENTENCE_END.split(text):
+        if not _WHERE_IT_GOES.search(sentence):
+            continue
+        named = view.address_named(sentence, besides=besides)
+        going = [o for o in view.orders if o.status == "pending" and named is not None
+                 and same_address(named, o.address)]
+        if len(going) == 1:
+            return going[0]
+    return None
 
 
 def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view: CustomerView,
@@ -386,11 +424,15 @@ def _order_by_status(
         if len(others) == 1:
             return _one_order(entities, others[0].order_id, order="your other order", by="conversation")
     fitting = [o for o in applies if described is None or any(o.status.startswith(s) for s in described)]
+    if intent == "change_order_address" and entities.get("address"):
+        # "could you send my order to 592 Broadway, ...": not the one that already goes there
+        fitting = [o for o in fitting if not same_address(entities["address"], o.address)] or fitting
     if len(fitting) == 1:
         only = fitting[0]
         return _one_order(entities, only.order_id, order=f"your {only.status} order", by="status")
     plural = bool(_PLURAL_ORDERS.search(text))
-    if 1 < len(fitting) <= MAX_LISTED and (intent in READS or intent in _WHOLE_ORDER_WRITES) and plural:
+    several = intent in READS or (intent in _WHOLE_ORDER_WRITES and not _ONE_OF_THEM.search(text))
+    if 1 < len(fitting) <= MAX_LISTED and several and plural:
         # "was I refunded for my cancelled orders?": every order asked about, each answered; "send
         # my pending orders to 55 Birch Road, ...": each changed (a proposal lists every one).
         return {**entities, "order_ids": [o.order_id for o in fitting],
@@ -567,6 +609,8 @@ def ground(
         # be named in another clause of the message.
         named = resolve_return_lines(text, order) or (
             resolve_return_lines(message, order) if message else None) or []
+        if _ORDER_DESCRIBED.search(text) and not _SOME_ITEMS.search(text):
+            return entities  # "cancel #W4862767 (bookshelf + 2 office chairs)": which order, described
         if 0 < len(named) < len(order.lines) and (_SOME_ITEMS.search(text) or (
                 _one_of_several(named, order) and not names_order_by_items(text, order)) or (
                 # "I don't need the bookshelf anymore, but the laptop and the rest I still want.
@@ -675,10 +719,15 @@ def opened_but_returnable_only_unopened(text: str, lines: Sequence[Line]) -> lis
     named = [x.name for x in lines if x.name in only]
     if not named:
         return []
-    words = _phrase_form(text)
-    if any(_phrase_form(w) in words for w in rules["not_opened"]):
+    if _says_any(text, rules["not_opened"]):
         return []
-    return named if any(_phrase_form(w) in words for w in rules["opened"]) else []
+    return named if _says_any(text, rules["opened"]) else []
+
+
+def _says_any(text: str, phrases: Sequence[str]) -> bool:
+    """Does the text hold one of the phrases (English as whole words, Chinese as written)?"""
+    words = _phrase_form(text)
+    return any((p in text) if has_ideographs(p) else (_phrase_form(p) in words) for p in phrases)
 
 
 def _phrase_form(text: str) -> str:
@@ -895,7 +944,9 @@ _ABOUT_THE_ORDER = re.compile(
     r"\b((?<!thing )(?<!point )(?<!part )(?<!stage )where|wheres|when|arriv\w*|ship\w*|deliver\w*|track\w*|"
     r"status|order|orders|sent|package|parcel|"
     r"pending|cancel\w*|refund\w*|paid|pay|cost|charged?|price|prices|how much|total|receipt|late|"
-    r"delay\w*|yet|waiting|wait|dispatch\w*|left|contain\w*|in it|came|come yet|invoice|"
+    r"delay\w*|yet|waiting|wait|dispatch\w*|left|contain\w*|in it|come yet|invoice|"
+    # ("came off my bike", "came apart": what happened, not a delivery)
+    r"came(?! off| out| apart| across| down| over)|"
     r"hold ?up|hold-up|eta|update|progress|happen\w*|going on|stuck|lost|missing|coming|here|news|"
     r"on (?:its|the|my) way|gone|showed up|show up|turn up|received|receive|address\w*|headed|heading)\b",
     re.IGNORECASE,
@@ -988,7 +1039,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     return request if named else intent
 
 
-_A_DIFFERENCE = re.compile(r"\bdifference\b|差价", re.IGNORECASE)
+_A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 _TOLD_AS_DONE = re.compile(
     r"\b(?:returned|sent (?:it |them )?back|cancell?ed|exchanged|gave (?:it |them )?back)\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(
@@ -996,7 +1047,6 @@ _THE_ACCOUNT = re.compile(
     re.IGNORECASE)
 
 
-# Words for where something goes ("to my office", "the billing address"): a place, not a payment.
 def names_the_account(text: str) -> bool:
     """Do the words speak of the account (its default address, its profile), not of an order?"""
     return bool(_THE_ACCOUNT.search(text))
@@ -1008,9 +1058,15 @@ def rules_out_the_account(message: str) -> bool:
     from csagent.nlp.clauses import split_clauses
     from csagent.nlp.speech_acts import declines_change
 
-    return any(names_the_account(p) and declines_change(p) for p in split_clauses(message))
+    ruled_out = [_BEFORE_CONTRAST.split(p, maxsplit=1)[0] for p in split_clauses(message)]
+    # ("Don't touch the orders I've already placed, just my profile": the orders are ruled out)
+    return any(names_the_account(p) and declines_change(p) for p in ruled_out)
 
 
+_BEFORE_CONTRAST = re.compile(r"\b(?:just|only|but|instead|rather)\b", re.IGNORECASE)
+
+
+# Words for where something goes ("to my office", "the billing address"): a place, not a payment.
 _A_PLACE = re.compile(r"\b(?:address\w*|home|office|place|house|apartment|apt|work|street|st|avenue|ave"
                       r"|road|rd|suite|city|town|zip|building|door)\b|地址", re.IGNORECASE)
 
@@ -1065,7 +1121,7 @@ CATALOGUE_WISHES = frozenset({"product_info", "product_availability"})
 MONEY_BACK_ASKED = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 _ANOTHER_ITEM_ASKED = re.compile(
     r"\b(?:swap\w*|switch\w*|exchang\w*|trade|replace\w*|instead|change\w*|upgrade|(?:right|correct) one"
-    r"|send (?:me )?(?:the|a|one in)|difference)\b|换", re.IGNORECASE)
+    r"|send (?:me )?(?:the|a|one in)|difference|diff)\b|换", re.IGNORECASE)
 # Intents whose clause, when its words name another variant of an item of the order ("the puzzle,
 # the 1500-piece art one instead"), is an item change: a return or a payment does not name one.
 MAY_BE_AN_ITEM_CHANGE = frozenset(
@@ -1091,8 +1147,23 @@ def item_change_intent(
 
         if not (clause and asks_for_change(clause) and names_a_purchase(clause, view)):
             return intent
+        if asks_as_question(clause) and _THE_STORES.search(clause) and not _ANOTHER_ITEM_ASKED.search(clause):
+            # "Which stovetop types do your tea kettles come in, please?": the store's products
+            # asked about, not a wish for the customer's own.
+            return intent
     elif intent not in MAY_BE_AN_ITEM_CHANGE:
         return intent
+    if _PRICE_ELSEWHERE.search(text):
+        # "the e-reader I ordered is cheaper somewhere else ... refund me the difference": another
+        # shop's price, which no variant of ours is; the store's rule on prices answers it.
+        return intent
+    if intent not in CATALOGUE_WISHES | _REQUESTS_OF_THEIR_OWN:
+        from csagent.nlp.speech_acts import asks_for_change
+
+        if not asks_for_change(text):
+            # "I'm thinking of getting a tea kettle for my mother, she has an induction hob": an
+            # option named, nothing asked to change.
+            return intent
     if MONEY_BACK_ASKED.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
         # "You sent me the wrong smart watch!! I ordered the black one ... I don't want it, I want a
         # refund to my card": the variant named is the one ordered, not one wished for; money back,
@@ -1117,6 +1188,13 @@ def item_change_intent(
     return "change_items" if wants_another else intent
 
 
+# Words putting a product as the store's ("your kettles", "do u guys have").
+_THE_STORES = re.compile(r"\b(?:your|you guys|u guys|y'?all)\b", re.IGNORECASE)
+# A price seen at another shop ("cheaper somewhere else", "$20 less on Amazon").
+_PRICE_ELSEWHERE = re.compile(
+    r"\b(?:cheaper|less|lower|better price|better deal|on sale)\b[^.?!]{0,30}\b(?:somewhere else|elsewhere|"
+    r"other (?:store|shop|site|website)s?|another (?:store|shop|site|website)|on amazon|at walmart|online)\b"
+    r"|\bprice[- ]?match", re.IGNORECASE)
 # Clauses that are a request of their own: the wish for another variant is theirs to read anywhere in
 # the message.
 _REQUESTS_OF_THEIR_OWN = frozenset({"return_request", "change_payment"})
@@ -1289,13 +1367,24 @@ def narrow_pending(
 ) -> list[tuple[str, dict[str, Any]]]:
     """A change of mind at confirmation ("actually, only the boots"): the proposed item writes
     whose customer's words name only some of their items, as (intent, entities) to propose again
-    with those items alone. Empty when the words name none of the proposed items, or all of them."""
+    with those items alone; or, for a return, more of the order's items ("also the backpack from
+    that order"), to propose again with those added. Empty when the words name none of the
+    proposed items, or all of them, and add none."""
     narrowed: list[tuple[str, dict[str, Any]]] = []
     for action in pending:
         intent = ITEM_REQUESTS.get(str(action.get("action")))
         args = dict((action.get("proposal") or {}).get("args") or {})
         order = view.order(args.get("order_id"))
         item_ids = list(args.get("item_ids") or [])
+        if intent == "return_request" and order is not None and _ALSO.search(text):
+            # "also the backpack from that order": the return again, with the items added.
+            rest = OrderView(order.order_id, order.status,
+                             tuple(x for x in order.lines if x.item_id not in item_ids), order.paid_with)
+            added = resolve_return_lines(text, rest) if rest.lines else None
+            if added:
+                narrowed.append((intent, {**args, "item_ids": [*item_ids, *(x.item_id for x in added)],
+                                          "asks_for_change": True, "grounded_orders": [order.order_id]}))
+                continue
         if intent is None or order is None or len(item_ids) < 2:
             continue
         proposed = [line for line in order.lines if line.item_id in item_ids]
@@ -1317,6 +1406,8 @@ def narrow_pending(
     return narrowed
 
 
+# Words adding to what was said ("also the backpack", "the lamp too").
+_ALSO = re.compile(r"^\W*(?:oh,? )?(?:and )?(?:also|plus|as well as)\b|\b(?:too|as well)\W*$", re.IGNORECASE)
 # What a proposal whose payment method is named again is asked as: the request it proposes.
 _PAYING_REQUESTS = {"change_payment": "change_payment", "modify_items": "change_items",
                     "exchange_items": "change_items", "return_items": "return_request"}

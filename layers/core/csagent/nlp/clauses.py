@@ -52,6 +52,12 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A piece that is only this ("..., please?") is part of the request beside it.
 _COURTESY = frozenset({"please", "pls", "plz", "请"})  # thanks stay a clause of their own
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A request that names nothing of its own ("could you check for me?", "can u look into it pls").
+_BARE_REQUEST = re.compile(
+    r"(?:(?:and|so|but)\s+)?(?:please\s+|pls\s+)?(?:(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
+    r"(?:check|look|look into|find out|see|confirm|help|sort it out|sort that out)"
+    r"(?:\s+(?:it|that|this|for me|on that|on it|into it|into that|please|pls|quickly|asap|again))*\W*",
+    re.IGNORECASE)
 # A sentence that only narrows the one before it, with no verb of its own ("If I return something,
 # the money can go to my other card? Not the card I pay with."): part of that sentence's request.
 _NARROWING = re.compile(r"(?:but\s+|and\s+)?not\s+(?:the|a|an|my|this|that|on|to|in|into|from|for|with)\s+"
@@ -321,6 +327,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue
         if _names_only_an_order(text[last:cut]):
             continue
+        if _BARE_REQUEST.fullmatch((right_local or right).strip(_EDGE_PUNCT)):
+            continue  # "no idea how much is left on it, could you check for me?": what it asks is the left
         if connector == "and" and _ends_with_verb(left) \
                 and _first_word((right_local or right).strip(_EDGE_PUNCT)) not in EMBEDDED_QUESTION_WORDS:
             continue  # (a question word after it opens a question: "what size it is, and whether ...")

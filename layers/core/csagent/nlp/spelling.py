@@ -4,7 +4,8 @@ is "cancel my espresso machine order", "trackin numbr for my cffee machine" the 
 Data, not rules: a word is left as it is when it is an English word (symspellpy's frequency
 dictionary of 82,765 words, with its contractions also spelt without the apostrophe), one of the
 store's own words or a word kept as written (`data/spelling.json`: informal spellings, everyday
-words the dictionary lacks). Any other word is replaced by
+words the dictionary lacks). A short form customers write for a store word (`aliases` there: "addy",
+"acct", "diff") is that word. Any other word is replaced by
 the closest of the store's words (SymSpell over the English words of the intent examples, the
 store's pages, the everyday product and option names and the catalogue): one edit for a word of up to six
 letters, two for a longer one. Among equally close words the same letters in another order come
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -44,7 +45,9 @@ LONG_WORD = 7  # from this length two edits are allowed
 class SpellingCorrector:
     """`known`: words never changed; `vocabulary`: the store's words with how often it uses them."""
 
-    def __init__(self, known: Iterable[str], vocabulary: Counter[str]) -> None:
+    def __init__(self, known: Iterable[str], vocabulary: Counter[str],
+                 aliases: Mapping[str, str] | None = None) -> None:
+        self._aliases = dict(aliases or {})
         self._known = frozenset(known) | frozenset(vocabulary)
         self._counts = vocabulary
         self._index: Any = None
@@ -85,6 +88,8 @@ class SpellingCorrector:
         return fixes
 
     def _fix(self, word: str) -> str | None:
+        if word in self._aliases:
+            return self._aliases[word]  # "main addy", "diff back to my card": a short form of the word
         if len(word) < MIN_LENGTH or word in self._known:
             return None
         base, _, suffix = word.partition("'")
@@ -201,8 +206,8 @@ def _values_text(data: Any) -> str:
 @lru_cache(maxsize=4)
 def corrector(extra: frozenset[str] = frozenset()) -> SpellingCorrector:
     """The store's corrector; `extra`: the catalogue's own words (product names, option values)."""
-    kept = json.loads(_data("spelling.json"))["keep"]
-    return SpellingCorrector(english_words() | set(kept), store_vocabulary(extra))
+    data = json.loads(_data("spelling.json"))
+    return SpellingCorrector(english_words() | set(data["keep"]), store_vocabulary(extra), data["aliases"])
 
 
 def warm_up() -> None:

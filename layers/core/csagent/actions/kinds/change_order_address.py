@@ -19,6 +19,7 @@ from csagent.actions.policy import (
     check_status,
     normalise_order_id,
     parse_address,
+    rule_violation,
 )
 
 
@@ -37,9 +38,20 @@ def parse(raw: Mapping[str, Any], rules: PolicyRules) -> OrderAddressArgs:
 
 
 def check_order_address(order: OrderFacts, address: Address, rules: PolicyRules) -> Violation | None:
-    """Only a `pending` order's address can change, and only to a US address."""
+    """Only a `pending` order's address can change, only to a US address, and only to another
+    address than the one it ships to (a change to itself changes nothing)."""
     return (check_status(ActionName.CHANGE_ORDER_ADDRESS, order, "pending", rules)
-            or check_address_country(address, rules))
+            or check_address_country(address, rules)
+            or (rule_violation(rules.message("address", "already_there", order_id=order.order_id,
+                                             address=address.one_line()))
+                if order.ship_to is not None and _same(order.ship_to, address) else None))
+
+
+def _same(a: Address, b: Address) -> bool:
+    """The same street line and zip code, case and spacing aside."""
+    def key(x: Address) -> tuple[str, str, str]:
+        return " ".join(x.address1.lower().split()), " ".join(x.address2.lower().split()), x.zip.strip()
+    return key(a) == key(b)
 
 
 def plan(args: OrderAddressArgs, facts: Mapping[str, Any], rules: PolicyRules) -> ActionPlan | Violation:

@@ -81,6 +81,17 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # an investigation?" leans no, but asks something; "are u a bot or a real person lol"
         # answers nothing that was asked).
         return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_no"}
+    if not pending and resumed is None and state.get("awaiting") \
+            and not _asks_a_question(state.get("text", "")) \
+            and consent_to_pending(state.get("text", ""), understanding, []) == "yes":
+        # "Yes perfect, please do that!" when asked which order: a yes answers nothing that was
+        # asked, so the question is put again (never refused as off-topic).
+        awaiting = list(state.get("awaiting") or [])
+        # (its clauses are the requests still waiting: what grounding found for them may be said again)
+        return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes",
+                "trace": {"missing": awaiting},
+                "clauses": [{"text": str(w.get("text") or ""), "intent": str(w.get("intent") or ""),
+                             "confidence": 1.0, "entities": dict(w.get("entities") or {})} for w in awaiting]}
     if not pending and resumed is not None and _ends_with_no(state.get("text", ""), _cancelling(state)) \
             and any(c.entities.get("picked_candidate") for c in understanding.clauses):
         # "Wait, the red helmet is in that order too? No. Forget it then, leave the whole thing as

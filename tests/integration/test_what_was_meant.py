@@ -191,3 +191,40 @@ def test_an_opened_perfume_asked_about_in_chinese_is_the_unopened_rule_and_the_t
     # Then the tablet's return is proposed, not the perfume's
     assert status == "awaiting_confirmation", reply
     assert "Tablet" in reply and "$951.21" in reply and "Perfume (" not in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "rule"), [
+    # washed clothing is not taken back (returns page, "Condition of returned items")
+    ("fatima_johnson_7581",
+     "my blue t-shirt shrank the first time I washed it, I want to return it for a refund",
+     "washed or altered are not accepted"),
+    # a makeup kit asked about before it is opened, as a condition
+    ("mia_davis_8827", "if I open the makeup kit and the shade is wrong, can I still send it back?",
+     "only be returned unopened"),
+])
+def test_a_return_the_store_does_not_take_is_the_rule_not_a_proposal(tau_api: Any, customer: str,
+                                                                      text: str, rule: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "answered", reply
+    assert rule in reply and "Return from order" not in reply, reply
+
+
+def test_an_address_abroad_is_the_us_only_rule_at_once(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "noah_martin_5764",
+                        "we're moving to Vancouver, Canada. can my laptop order go there instead "
+                        "if it hasn't shipped?")
+    assert status == "answered", reply
+    assert "United States" in reply and "Please send the full new address" not in reply, reply
+
+
+def test_it_after_an_order_found_by_its_products_is_that_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given an E-Reader in a shipped order to New York and in a pending order to Los Angeles
+    status, reply = ask(client, "yusuf_li_7255",
+                        "my order with the e-reader and the running shoes is going to New York, "
+                        "that's wrong. switch it to my LA place")
+    # Then the shipped order is the one meant, and its rule answers
+    assert "#W3407479" in reply and "can no longer be changed" in reply, reply
+    assert "#W6750959" not in reply, reply

@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from csagent.domain.models import Task, ToolResult
 from csagent.domain.task_args import PredefinedCypherArgs, ProductsFrom, TaskNotes, ToolArgs, args_model
 from csagent.domain.tool_data import CatalogueData
+from csagent.nlp.entities.addresses import names_a_place_abroad
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import (
     ACTION_INTENTS,
@@ -85,6 +86,8 @@ RULE_QUESTIONS = {
     "another_person": "Can you discuss or change another person's orders, even a family member's?",
     "refund_timing": "How long do refunds take to a credit card, PayPal or gift card?",
     "opened": "Can I return {items} once it has been opened or used?",
+    "washed": "Can I return {items} once it has been washed or altered?",
+    "abroad": "Can you deliver to an address outside the United States?",
 }
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
@@ -685,6 +688,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if kind == "other_product" and entities.get("order_status") == "delivered":
                     kind = "other_product_delivered"  # an exchange, whose rule names the way out: a return
                 b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind]})
+        elif intent in ADDRESS_REQUESTS and not entities.get("address") \
+                and (entities.get("abroad") or names_a_place_abroad(text)):
+            # "I move to Toronto in Canada next month. ... can you change the address to Toronto?":
+            # the store delivers only in the US; said at once, no address asked for.
+            if order_id:
+                b.order_lookup(order_id)
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["abroad"]})
         elif intent == "change_order_address" and entities.get("address") \
                 and not entities.get("asks_for_change") \
                 and entities.get("already_ships_there") == entities.get("address"):
@@ -694,9 +704,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # the change itself says there is nothing to change.)
             _plan_question_about_a_change(b, intent, text, entities, memory)
         elif intent == "return_request" and entities.get("not_returnable"):
-            # "I opened the perfume, I'd like to return it": the store takes it back only unopened.
-            # That rule, no proposal.
-            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["opened"].format(
+            # "I opened the perfume, I'd like to return it": the store takes it back only unopened
+            # ("it shrank after one wash": nothing washed or altered is taken back). That rule, no
+            # proposal.
+            rule = RULE_QUESTIONS["washed" if entities.get("washed") else "opened"]
+            b.add("policy", KNOWLEDGE, {"question": rule.format(
                 items=" and ".join(entities["not_returnable"])), "topic": "returns"},
                 notes=TaskNotes(order_id=order_id) if order_id else None)
         elif intent == "cancel_order" and entities.get("order_status") == "cancelled" and order_id:

@@ -865,6 +865,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         tells_of_the_product,
     )
     from csagent.grounding.status import statuses_described
+    from csagent.nlp.entities.addresses import names_a_place_abroad
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
@@ -911,6 +912,10 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "... to my home address, the one on my account": the saved address, which the default
         # cannot become; where an order should go.
         read_as = "change_order_address"
+    if read_as in _ADDRESS_CHANGES and not entities.get("address") and names_a_place_abroad(text):
+        # "we're moving to Vancouver, Canada. can my laptop order go there instead?": a place the
+        # store does not deliver to, whichever clause named it.
+        entities = {**entities, "abroad": True}
     asks_a_change = _ZH_CHANGE.search(piece) if has_ideographs(piece) else names_address_change(piece)
     if read_as in _ADDRESS_CHANGES and not entities.get("address") and not asks_a_change:
         # "wat adress is it goin to", "I want to check the address for my kettle order", "会寄到哪个

@@ -96,6 +96,12 @@ def find_order(
         return entities
     source = text
     mentions = product_mentions(text, view.products())
+    if not mentions and recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
+            and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) and intent in _WHOLE_ORDER_WRITES:
+        # "the order w my e-reader and the running shoes is going to NY?? ... switch it to my LA
+        # place": "it" is the order just found, not another order with those products whose status
+        # would allow the change (whether it can change, the planner says).
+        return _one_order(entities, recent, order="the order we talked about", by="conversation")
     if not mentions and message and not _ANOTHER_ORDER.search(text):
         # ("... and is my other order pending?" is about an order other than the one named.)
         source, mentions = message, product_mentions(message, view.products())
@@ -648,6 +654,10 @@ def ground(
                     # "I opened the makeup kit and don't like it, I'd like to return it": the store
                     # takes it back only unopened; the rule answers, nothing is proposed.
                     entities = {**entities, "not_returnable": opened}
+                elif _says_any(text, _return_conditions()["altered"]):
+                    # "The blue t-shirt shrank after ONE wash. I want to return it": washed or altered
+                    # items are not taken back; the rule answers.
+                    entities = {**entities, "not_returnable": [x.name for x in lines], "washed": True}
             elif order.status == "delivered" and not product_mentions(text, view.products()):
                 # "I want to send something back": the order is found, the items are not named.
                 entities = {**entities, **question(phrase("ask_items_to_return", order_id=order.order_id,

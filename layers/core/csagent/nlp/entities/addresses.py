@@ -89,3 +89,10 @@ def names_saved_address(text: str) -> bool:
     words = " " + " ".join(re.findall(r"\w+", text.lower())) + " "
     return any((w in text) if has_ideographs(w) else (f" {w} " in words)
                for w in terms()["reference"]["saved_address"])
+
+
+def names_a_place_abroad(text: str) -> bool:
+    """ "I move to Toronto in Canada next month ... can you change the address?": a place outside
+    the United States named (`outside_us` of `data/entity_terms.json`)."""
+    words = " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+    return any((w in text) if has_ideographs(w) else (f" {w} " in words) for w in terms()["outside_us"])

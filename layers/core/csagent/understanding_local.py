@@ -419,7 +419,8 @@ class LocalUnderstanding:
                     and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
-                    view is not None and _fully_specified(intent, text, entities, view))
+                    view is not None and not _CONDITIONAL.search(piece)
+                    and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
                     and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)
@@ -949,9 +950,10 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
         intent, grounded_to_store = "complaint", True
         entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
-    if intent == "order_status" and entities.get("order_id") \
+    if intent in {"order_status", *CATALOGUE_WISHES} and entities.get("order_id") \
             and asks_an_items_option(piece, view.order(entities["order_id"]), entities.get("products") or []):
-        # "#W1 - sunglasses polarized or not?": what the order's item is, option by option.
+        # "#W1 - sunglasses polarized or not?": what the order's item is, option by option (read as
+        # a question about the order or about the product, the order named says whose).
         intent, grounded_to_store = "order_items", True
     if intent in _ORDER_READS_OF_ITEMS and entities.get("order_candidates") and not entities.get("order_id") \
             and _same_option_in_every(piece, entities, view):

@@ -1003,9 +1003,15 @@ _VERBS = "|".join(_verb_pattern(v) for v in REQUEST_BY_VERB)
 _PERSONAL_CHANGE = re.compile(
     r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
     # or told to: "Exchange them for an 11", "just wanna send it back"
-    r"|^\W*(?:please\s+|pls\s+|just\s+)?(?:(?:wanna|want to|need to|gotta)\s+)?(" + _VERBS + r")\b",
+    r"|^\W*(?:please\s+|pls\s+|just\s+)?"
+    r"(?:(?:wanna|want to|need to|gotta|thinking (?:about|of)|considering)\s+)?(" + _VERBS + r")\b",
     re.IGNORECASE,
 )
+
+
+_GERUNDS = {"sending": "send", "returning": "return", "cancelling": "cancel", "canceling": "cancel",
+            "exchanging": "exchange", "swapping": "swap", "switching": "switch", "changing": "change"}
+_GERUND = re.compile(r"\b(?:" + "|".join(_GERUNDS) + r")\b", re.IGNORECASE)
 
 
 def named_change(text: str) -> str | None:
@@ -1013,6 +1019,8 @@ def named_change(text: str) -> str | None:
     cancel order #W1, ...", "can we exchange the lamp"), None when it names none."""
     if has_ideographs(text):
         return next((r for v, r in REQUEST_BY_ZH_VERB.items() if v in text), None)
+    # "Thinking about sending back my coffee maker": the verb in its -ing form
+    text = _GERUND.sub(lambda m: _GERUNDS[m.group(0).lower()], text)
     verb = _PERSONAL_CHANGE.search(text)
     said = (verb.group(1) or verb.group(2)).lower() if verb else ""
     if not said:

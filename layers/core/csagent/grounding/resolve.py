@@ -43,8 +43,9 @@ def product_synonyms() -> dict[str, list[str]]:
 
 
 #: Words of category names too common to name the category on their own ("my home address", "send
-#: it to my office", "a smart choice", "personal details").
-_GENERIC_CATEGORY_WORDS = frozenset({"and", "home", "office", "smart", "personal", "care", "supplies"})
+#: it to my office", "a smart choice", "personal details", "who won the lakers game").
+_GENERIC_CATEGORY_WORDS = frozenset({"and", "home", "office", "smart", "personal", "care", "supplies",
+                                     "game"})
 
 
 def category_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[str]:

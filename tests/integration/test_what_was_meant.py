@@ -228,3 +228,17 @@ def test_it_after_an_order_found_by_its_products_is_that_order(tau_api: Any) -> 
     # Then the shipped order is the one meant, and its rule answers
     assert "#W3407479" in reply and "can no longer be changed" in reply, reply
     assert "#W6750959" not in reply, reply
+
+
+def test_a_statement_naming_a_place_proposes_nothing_and_a_polite_ask_does(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "if it says New York, that's a mistake, I live in Chicago": a condition told, nothing asked
+    status, reply = ask(client, "ivan_kim_7727",
+                        "Where is order #W6443279 going? If it says New York, that's a mistake, "
+                        "I live in Chicago.")
+    assert status != "awaiting_confirmation" and "Change the shipping address" not in reply, reply
+    # And "would it be possible to pay ... with my Mastercard instead?" is a request, put politely
+    status, reply = ask(client, "mia_moore_8366",
+                        "Would it be possible to pay for my pending order with my Mastercard "
+                        "instead of the gift card?")
+    assert status == "awaiting_confirmation" and "with your Mastercard" in reply, reply

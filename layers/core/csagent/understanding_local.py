@@ -419,7 +419,7 @@ class LocalUnderstanding:
                     and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
-                    view is not None and not _CONDITIONAL.search(piece)
+                    view is not None and asks_something(piece)
                     and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \

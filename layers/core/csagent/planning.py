@@ -332,7 +332,6 @@ def _completes(previous: Mapping[str, Any], intent: str, text: str, entities: Ma
             and not _ACCOUNT_WORDS.search(text))
 
 
-_THE_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 _PAYS_FOR = re.compile(r"\b(difference|diff|refund|balance|charge|pay(?:s|ing)? for|the rest)\b",
                        re.IGNORECASE)
 CHANGE_REQUESTS = frozenset({"change_items", "return_request"})
@@ -421,13 +420,15 @@ def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]
     black, I picked grey", "he already has the exact same one") that sends back that item (or names
     none): an item is either sent back for its money or exchanged, and the return is what the
     customer asked for. None when there is no such return."""
+    from csagent.grounding.frame import asks_back_a_difference
+
     if entities.get("item_action") != "exchange_items" or not entities.get("order_id"):
         return None
     items = set(entities.get("item_ids") or ())
     for other in clauses:
         named = other.get("entities") or {}
         if other.get("intent") == "return_request" and named.get("order_id") == entities["order_id"] \
-                and not _THE_DIFFERENCE.search(other.get("text") or ""):
+                and not asks_back_a_difference(other.get("text") or ""):
             # ("diff back to my card" is where the exchange's difference goes, not a return)
             returned = set(named.get("item_ids") or ())
             if not returned or not items or returned & items:

@@ -43,6 +43,7 @@ from csagent.grounding.resolve import (
 )
 from csagent.grounding.status import statuses_asked_about, statuses_described
 from csagent.nlp.entities.identifiers import find_order_ids
+from csagent.nlp.entities.words import says_any
 from csagent.nlp.replies import joined, phrase
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
@@ -654,7 +655,7 @@ def ground(
                     # "I opened the makeup kit and don't like it, I'd like to return it": the store
                     # takes it back only unopened; the rule answers, nothing is proposed.
                     entities = {**entities, "not_returnable": opened}
-                elif _says_any(text, _return_conditions()["altered"]):
+                elif says_any(text, _return_conditions()["altered"]):
                     # "The blue t-shirt shrank after ONE wash. I want to return it": washed or altered
                     # items are not taken back; the rule answers.
                     entities = {**entities, "not_returnable": [x.name for x in lines], "washed": True}
@@ -729,20 +730,9 @@ def opened_but_returnable_only_unopened(text: str, lines: Sequence[Line]) -> lis
     named = [x.name for x in lines if x.name in only]
     if not named:
         return []
-    if _says_any(text, rules["not_opened"]):
+    if says_any(text, rules["not_opened"]):
         return []
-    return named if _says_any(text, rules["opened"]) else []
-
-
-def _says_any(text: str, phrases: Sequence[str]) -> bool:
-    """Does the text hold one of the phrases (English as whole words, Chinese as written)?"""
-    words = _phrase_form(text)
-    return any((p in text) if has_ideographs(p) else (_phrase_form(p) in words) for p in phrases)
-
-
-def _phrase_form(text: str) -> str:
-    """Lower-case words between single spaces, apostrophes dropped ("haven't" -> " havent ")."""
-    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower().replace("'", "").replace("’", ""))) + " "
+    return named if says_any(text, rules["opened"]) else []
 
 
 _POINTS_BACK = re.compile(r"\b(it|them|this|that|these|those)\b|它|这个|那个|它们", re.IGNORECASE)
@@ -1043,7 +1033,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
         return intent
     if intent == "refund_status" and _TOLD_AS_DONE.search(text):
         return intent  # "I returned it last week, where's my refund?": the change is done, the refund asked
-    if request == "return_request" and _A_DIFFERENCE.search(text):
+    if request == "return_request" and asks_back_a_difference(text):
         # "price of the watch is now lower, please give me back the difference": money asked back
         # for a price, not for an item sent back; what the policy says of prices answers it.
         return intent
@@ -1058,6 +1048,12 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
 
 
 _A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
+
+
+def asks_back_a_difference(text: str) -> bool:
+    """ "give me back the difference", "diff back to my card", "差价": money asked back for a price
+    difference, not an item sent back."""
+    return bool(_A_DIFFERENCE.search(text))
 _TOLD_AS_DONE = re.compile(
     r"\b(?:returned|sent (?:it |them )?back|cancell?ed|exchanged|gave (?:it |them )?back)\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(

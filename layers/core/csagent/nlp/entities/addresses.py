@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from csagent.nlp.entities.words import alternation, terms
-from csagent.nlp.script import has_ideographs
+from csagent.nlp.entities.words import alternation, says_any, terms
 
 
 @lru_cache(maxsize=1)
@@ -86,13 +85,10 @@ def find_addresses(text: str) -> list[Address]:
 def names_saved_address(text: str) -> bool:
     """ "ship it to my default address", "the address on file", "改寄到默认地址": the words point at
     the address saved on the account (`reference.saved_address` of `data/entity_terms.json`)."""
-    words = " " + " ".join(re.findall(r"\w+", text.lower())) + " "
-    return any((w in text) if has_ideographs(w) else (f" {w} " in words)
-               for w in terms()["reference"]["saved_address"])
+    return says_any(text, terms()["reference"]["saved_address"])
 
 
 def names_a_place_abroad(text: str) -> bool:
     """ "I move to Toronto in Canada next month ... can you change the address?": a place outside
     the United States named (`outside_us` of `data/entity_terms.json`)."""
-    words = " " + " ".join(re.findall(r"\w+", text.lower())) + " "
-    return any((w in text) if has_ideographs(w) else (f" {w} " in words) for w in terms()["outside_us"])
+    return says_any(text, terms()["outside_us"])

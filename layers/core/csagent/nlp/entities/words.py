@@ -10,6 +10,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.nlp.script import has_ideographs
+
 # ASCII classes on purpose: Python's \w matches CJK, and "订单#W2611340" must still parse.
 TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 
@@ -19,6 +21,18 @@ def terms() -> dict[str, Any]:
     """Word lists from `data/entity_terms.json` (loaded once, on first use)."""
     text = resources.files("csagent.nlp").joinpath("data", "entity_terms.json").read_text(encoding="utf-8")
     return json.loads(text)
+
+
+def says_any(text: str, phrases: Iterable[str]) -> bool:
+    """Does the text hold one of the phrases: English ones as whole words (case and apostrophes
+    ignored, "haven't" is "havent"), Chinese ones as written?"""
+    words = phrase_form(text)
+    return any((p in text) if has_ideographs(p) else (phrase_form(p) in words) for p in phrases)
+
+
+def phrase_form(text: str) -> str:
+    """Lower-case words between single spaces, apostrophes dropped ("haven't" -> " havent ")."""
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower().replace("'", "").replace("’", ""))) + " "
 
 
 def alternation(words: Iterable[str]) -> str:

@@ -212,6 +212,7 @@ class LocalUnderstanding:
         from csagent.grounding.frame import about_another_persons, asks_as_question, names_a_purchase
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
+        from csagent.nlp.entities.addresses import find_addresses
         from csagent.nlp.entities.extract import extract_entities
         from csagent.nlp.entities.identifiers import ORDER_ID_RE
         from csagent.nlp.entities.questions import opens_question
@@ -419,7 +420,8 @@ class LocalUnderstanding:
                     and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
-                    view is not None and asks_something(piece)
+                    # (or writes out the new address: "New default address: 4512 Sunset Blvd, ...")
+                    view is not None and (asks_something(piece) or bool(find_addresses(piece)))
                     and _fully_specified(intent, text, entities, view))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \

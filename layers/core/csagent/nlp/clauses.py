@@ -52,10 +52,11 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A piece that is only this ("..., please?") is part of the request beside it.
 _COURTESY = frozenset({"please", "pls", "plz", "请"})  # thanks stay a clause of their own
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-# A request that names nothing of its own ("could you check for me?", "can u look into it pls").
+# A request that names nothing of its own ("could you check for me?", "can u look into it pls", "Fix it.",
+# "Could you change that for me, please?").
 _BARE_REQUEST = re.compile(
     r"(?:(?:and|so|but)\s+)?(?:please\s+|pls\s+)?(?:(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
-    r"(?:check|look|look into|find out|see|confirm|help|sort it out|sort that out)"
+    r"(?:check|look|look into|find out|see|confirm|help|sort it out|sort that out|fix|handle|take care of|deal with|change|do)"
     r"(?:\s+(?:it|that|this|for me|on that|on it|into it|into that|please|pls|quickly|asap|again))*\W*",
     re.IGNORECASE)
 # A sentence that only narrows the one before it, with no verb of its own ("If I return something,
@@ -366,7 +367,9 @@ def segment(text: str) -> list[Clause]:
         has_content = bool(_WORD.search(cleaned)) and cleaned.lower().strip(" ?!.") not in _COURTESY
         previous_empty = bool(merged) and not _WORD.search(_clean(text[merged[-1][0]:merged[-1][1]]))
         narrows = bool(merged) and bool(_NARROWING.fullmatch(cleaned.strip(" .!?")))
-        if merged and (not has_content or previous_empty or narrows):
+        # ("... the address is right there on my account. Fix it.": what it asks is the one before)
+        bare = bool(merged) and bool(_BARE_REQUEST.fullmatch(cleaned.strip(" .!?")))
+        if merged and (not has_content or previous_empty or narrows or bare):
             merged[-1][1] = e
         else:
             merged.append([s, e])

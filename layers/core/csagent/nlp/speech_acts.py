@@ -175,6 +175,8 @@ def _gerund_of(word: str, verbs: set[str]) -> str | None:
     return None
 
 
+_PARTS = re.compile(r"[,;:]\s+|\s+[-–—]+\s+")
+_RELATIVES = frozenset({"which", "where", "when", "who", "whom", "whose", "why"})
 _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})
 
 
@@ -190,9 +192,14 @@ def asks_something(text: str) -> bool:
     words = _words(text)
     if not words:
         return False
-    start = words[1:] if words[0] in _OPENERS else words
-    if any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
-        return True
+    # a question may open after a comma too ("moving next week, can the phone order go to ..."),
+    # where a wh-word that can open a relative clause opens none ("I live in Chicago, where ...")
+    for i, part in enumerate(_PARTS.split(text)):
+        start = _words(part)
+        start = start[1:] if start[:1] and start[0] in _OPENERS else start
+        if start and (i == 0 or start[0] not in _RELATIVES) \
+                and any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
+            return True
     if _has(words, lexicon["request"]) or _has(words, [p for p in lexicon["interrogative"] if len(p) > 1]):
         return True
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}

@@ -71,17 +71,30 @@ def test_a_catalogue_templates_parameter_error_stays_internal() -> None:
     assert "some of the details didn't check out" in text
 
 
-def test_a_long_order_list_ends_with_how_many_more_without_a_double_and() -> None:
-    # Given seven orders
+def test_a_customers_nine_orders_are_all_listed() -> None:
+    # Given nine orders, the most a customer of the store has
     rows = [{"order_id": f"#W100000{i}", "status": "pending", "created_at": f"2024-02-0{i}"}
-            for i in range(1, 8)]
+            for i in range(1, 10)]
     task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
     result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
     # When the list is described
     text = describe_success(_t(task), result, "en")
-    # Then five are listed, then "and 2 more", once
-    assert "#W1000005 (pending, 2024-02-05) and 2 more." in text
-    assert "and and" not in text and "#W1000006" not in text
+    # Then every one is named, the last after "and"
+    assert all(f"#W100000{i} (pending, 2024-02-0{i})" in text for i in range(1, 10))
+    assert "and #W1000009" in text and "more" not in text
+
+
+def test_a_long_order_list_ends_with_how_many_more_without_a_double_and() -> None:
+    # Given fifteen orders
+    rows = [{"order_id": f"#W10000{i:02d}", "status": "pending", "created_at": f"2024-02-{i:02d}"}
+            for i in range(1, 16)]
+    task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
+    # When the list is described
+    text = describe_success(_t(task), result, "en")
+    # Then twelve are listed, then "and 3 more", once
+    assert "#W1000012 (pending, 2024-02-12) and 3 more." in text
+    assert "and and" not in text and "#W1000013" not in text
 
 
 def test_a_knowledge_answer_cites_the_document_it_was_taken_from() -> None:

@@ -137,12 +137,17 @@ def named_items_total(data: CatalogueData, item_ids: Sequence[str], lang: str) -
                   total=f"${total:.2f}")
 
 
+MAX_OWN_ORDERS = 12
+
+
 def _customer_orders(data: CatalogueData, lang: str) -> str:
     rows = data.rows or []
     if not rows:
         return render("order_list_empty", lang)
     listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows]
-    return render("order_list", lang, orders=_listed(listed, lang))  # "#W1 (…), …, #W5 (…) and 2 more"
+    # The customer's own orders, every one asked for ("the full list with where each one's at"); a
+    # list past `MAX_OWN_ORDERS` ends "and 2 more"
+    return render("order_list", lang, orders=_listed(listed, lang, MAX_OWN_ORDERS))
 
 
 def _address_line(row: Mapping[str, Any]) -> str:

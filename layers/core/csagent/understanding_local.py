@@ -621,6 +621,20 @@ KNOWLEDGE_ABOUT_WHAT_HAPPENED = frozenset({"warranty", "product_info", "policy_q
 _POINTS_BACK = re.compile(r"\b(?:that|this|it)\b", re.IGNORECASE)
 
 
+# What orders hold or cost, asked of them ("what's in", "the total on"), not which they are.
+_ASKS_WHATS_IN = re.compile(r"\b(?:what'?s in|what is in|what'?s inside|contents?|(?:the )?total|in all"
+                            r"|altogether|how much (?:is|was|are|were|did|do)\b)", re.IGNORECASE)
+
+
+def _holds_a_product_named(text: str, order_id: str, view: Any) -> bool:
+    """Does the order hold a product the words name ("the laptop in #W2923184")?"""
+    from csagent.grounding.resolve import product_mentions
+
+    order = view.order(order_id)
+    return order is not None and any(m.product_id in order.product_ids()
+                                     for m in product_mentions(text, view.products()))
+
+
 def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str, *,
                                told_alone: bool = False) -> bool | None:
     """Does a question naming a product, read as a product or an order question, ask about the
@@ -671,7 +685,10 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
     texts: list[str] = []
     kept: list[Any] = []
     for piece, prediction in zip(pieces, predictions, strict=True):
-        after_condition = bool(kept) and kept[-1].intent in WRITE_INTENTS and is_hypothetical(texts[-1])
+        # (the condition read as a change, or naming one: "If I return the makeup kit from #W1, which
+        # is still unopened, how much would I get back?")
+        after_condition = bool(kept) and is_hypothetical(texts[-1]) \
+            and (kept[-1].intent in WRITE_INTENTS or named_change(texts[-1]) is not None)
         # "what would I get back?" may read as a return; it names no change of its own
         of_its_own = prediction.intent in WRITE_INTENTS and named_change(piece) is not None
         if after_condition and not of_its_own and _ASKS_WHAT_COMES_OF_IT.search(piece) \
@@ -869,6 +886,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     )
     from csagent.grounding.status import statuses_described
     from csagent.nlp.entities.addresses import names_a_place_abroad
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
@@ -877,6 +895,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "what do i have that hasn't shipped yet": no product, but words of an order's progress; the
         # customer's orders, not the catalogue.
         intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
+    if intent == "order_list" and not entities.get("order_id") and _ASKS_WHATS_IN.search(piece):
+        # "what's in my order that hasn't shipped yet", "whats the total on my orders that havent
+        # shipped": what the orders the status words say hold and cost, each answered
+        intent, grounded_to_store = "order_items", True
+        entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
     complains_of_amounts = intent == "complaint" and bool(amounts(piece))
     if not entities.get("order_id") and (
             (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):
@@ -1005,6 +1028,10 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         owned = find_order("order_items", piece, {}, view).get("order_id")
         if owned:
             entities["owned_in"] = owned
+    elif intent in CATALOGUE_WISHES and entities.get("order_id") and ORDER_ID_RE.search(piece) \
+            and _holds_a_product_named(piece, str(entities["order_id"]), view):
+        # "how much ram does the laptop in #W2923184 have": the customer's own one, in the order named
+        entities["owned_in"] = entities["order_id"]
     if intent in _MONEY_QUESTIONS and _every_order_delivered(entities, view) \
             and MONEY_BACK_ASKED.search(piece) and not _DIFFERENCE.search(piece) and asks_for_change(piece):
         # "the helmet came cracked. I want my money back on my Visa": for a delivered order, which

@@ -131,6 +131,13 @@ def find_order(
     mentions = [m for m in mentions if not m.ambiguous or m.product_id in picked] or mentions
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
+    if negated and len(negated) == len(mentions) and _PLURAL_ORDERS.search(text) \
+            and intent in READS | _WHOLE_ORDER_WRITES:
+        # "cancel everything i got pending except the office chair": the orders the status words
+        # say, but those with the products ruled out (of an item request, "return everything
+        # except the lamp", the items of an order are meant).
+        return _order_by_status(intent, text, entities, view, message, recent,
+                                ruled_out={m.product_id for m in negated})
     mentions = [m for m in mentions if m not in negated] or mentions
     # "the grill came fine but where is my tablet?": what follows the contrast is what it is about.
     cut = max((b.end() for b in _CONTRAST.finditer(source)), default=-1)
@@ -404,21 +411,23 @@ def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view
 
 def _order_by_status(
     intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str,
-    recent: str | None = None,
+    recent: str | None = None, ruled_out: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, Any]:
     """The order a clause that names no product is about, from what it is asked about and the
     status words ("the one that's on its way", "hasn't shipped"): the customer's one order that
     fits is used; of several, the one the conversation was just about (`recent`: "then I'd like
     to return both items"), or the one other than it ("and my other order?"); else two to four
     are listed back, or all answered when the question is about "orders"; more, or a clause that
-    asks nothing, changes nothing (the planner asks for the order number)."""
+    asks nothing, changes nothing (the planner asks for the order number). Orders holding a product
+    of `ruled_out` ("everything except the office chair") are none of them."""
     from csagent.nlp.speech_acts import asks_something
 
     if not (asks_something(text) or intent in STATUSES_FOR):
         return entities
     described = statuses_described(text) or statuses_described(message)
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
-    applies = [o for o in view.orders if allowed is None or any(o.status.startswith(s) for s in allowed)]
+    applies = [o for o in view.orders if (allowed is None or any(o.status.startswith(s) for s in allowed))
+               and not o.product_ids() & ruled_out]
     if recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
             and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)):
         # "tracking # for #W9958106" ... "address it ships to?": the order just talked about, even
@@ -757,8 +766,9 @@ def implied_lines(text: str, order: OrderView, talked_about: Sequence[str] = ())
 # A clause about something the customer owns ("my kettle", "the lamp I ordered") is about that
 # purchase, not the catalogue: the words that mark possession are structural, not per sentence.
 _POSSESSIVE = re.compile(
-    # ("the dumbbells I buy": a learner's present tense after the thing bought, never "can I buy")
-    r"\b(?:the|that|those|this|these)\s+(?:[\w-]+\s+){1,3}?i\s+(?:buy|order)\b|"
+    # ("the dumbbells I buy", "the tablet I already receive": a learner's present tense after the
+    # thing bought, never "can I buy")
+    r"\b(?:the|that|those|this|these)\s+(?:[\w-]+\s+){1,3}?i\s+(?:already\s+)?(?:buy|order|receive|get)\b|"
     r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
     r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b|我的|我买的|我订的|我那|我们的",
     re.IGNORECASE,
@@ -872,14 +882,32 @@ def _about_the_product(text: str) -> bool:
     return asks_as_question(text) and _of_the_product_alone(text) and not _ITS_OWN_ATTRIBUTE.search(text)
 
 
-def asks_an_items_option(text: str, order: OrderView | None, products: Sequence[Mapping[str, Any]]) -> bool:
+def asks_an_items_option(text: str, order: OrderView | None,
+                         products: Sequence[Mapping[str, Any]]) -> bool:
     """Is a question about a product of the order it names put with one of the options of that
-    order's item ("#W1 - sunglasses polarized or not?", "is the lamp in #W2 the white one?"), and
-    nothing about the order's progress? What the order holds, option by option, answers it."""
-    if order is None or not asks_as_question(text) or not _of_the_product_alone(text):
+    order's item ("#W1 - sunglasses polarized or not?", "is the lamp in #W2 the white one?") or
+    with one of its dimensions ("how much ram does the laptop in #W2 have?"), and nothing about the
+    order's progress? What the order holds, option by option, answers it."""
+    if order is None or not asks_as_question(text):
         return False
     held = order.product_ids()
-    return any(p.get("options") and p.get("product_id") in held for p in products)
+    if _of_the_product_alone(text) \
+            and any(p.get("options") and p.get("product_id") in held for p in products):
+        return True
+    # "the tablet I already receive, how much storage it has?": one of its item's dimensions named,
+    # and nothing of its order's progress, money or a change
+    from csagent.grounding.comparatives import dimension_named
+
+    if _NOT_OF_AN_OPTION.search(text) or statuses_asked_about(text) or named_change(text) is not None:
+        return False
+    named = {str(p.get("product_id")) for p in products} & held
+    toks = tokens(text)
+    return any(dimension_named(toks, list(line.options))
+               for line in order.lines if line.product_id in named)
+
+
+_NOT_OF_AN_OPTION = re.compile(r"\b(?:where|wheres|when|track\w*|ship\w*|deliver\w*|arriv\w*|cost\w*|"
+                               r"price\w*|paid|pay|charged?|refund\w*|total|status)\b", re.IGNORECASE)
 
 
 def tells_of_the_product(text: str) -> bool:
@@ -1328,7 +1356,8 @@ def _not_an_option_change(text: str, order: OrderView, entities: Mapping[str, An
 
 
 _CONTRAST = re.compile(r"\bbut\b|但是|可是", re.IGNORECASE)
-_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\b[^.;!?]{0,30}$", re.IGNORECASE)
+_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't|except(?: for)?|apart from|other than"
+                             r"|aside from|besides)\b[^.;!?]{0,30}$", re.IGNORECASE)
 
 
 def _address_named(text: str, order: OrderView) -> int | None:

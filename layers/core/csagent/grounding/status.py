@@ -51,7 +51,7 @@ def _described(text: str) -> list[tuple[str, ...]]:
         at = text.find(phrase)
         if at >= 0 and not any(at <= p < at + len(phrase) for p, _ in found):
             found.append((at, tuple(statuses)))
-    words = _words(text)
+    words = _words(_AMOUNT_CAME_TO.sub(" ", text))
     start = 0
     while start < len(words):
         for phrase, meaning in sorted(data["phrases"].items(), key=lambda kv: -len(kv[0])):
@@ -64,6 +64,12 @@ def _described(text: str) -> list[tuple[str, ...]]:
             break
         start += 1
     return [statuses for _, statuses in sorted(found)]
+
+
+# "what it came to in total", "how much did the order come to": an amount, not an arrival
+_AMOUNT_CAME_TO = re.compile(
+    r"\b(?:what|how much)\b(?:\s+\S+){0,3}?\s+(?:came|comes|come)\s+to\b"
+    r"|\b(?:came|comes|come)\s+to\s+(?=in total|in all|altogether|\$|\d|about|around|roughly)", re.IGNORECASE)
 
 
 def statuses_described(text: str) -> tuple[str, ...] | None:

@@ -78,13 +78,18 @@ def asks_for_change(text: str) -> bool:
         return False  # "could you tell me which address it goes to?": information, not a change
     if _hedges(words):
         return False  # "I might send the fleece jacket back. What would the refund be?"
-    if _has(_words(_CONDITION.sub(" ", text)), lexicon["request"], denied=_DENIED | _NOT_THE_CUSTOMER):
-        return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     start = words[1:] if words[0] in _OPENERS else words
+    # "please" inside a question only softens it ("how much would I get back, please?"); opening
+    # one, it asks ("please cancel my kettle order?")
+    question = text.rstrip().endswith("?") or bool(start and start[:1] in lexicon["wh_questions"])
+    requests = [p for p in lexicon["request"] if not (question and p in _COURTESY and words[:1] != p)]
+    if _has(_words(_CONDITION.sub(" ", text)), requests, denied=_DENIED | _NOT_THE_CUSTOMER):
+        return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     if any(start[: len(p)] == p for p in lexicon["request_openers"]):
         return True  # "want my money back", "give me a refund": the wish, its subject left out
     if (
         (start and start[:1] in lexicon["wh_questions"])
+        or _opens_yes_no_question(start)  # "do you have the e-reader with cellular in stock"
         or _has(words, lexicon["asking_about"])
         or _has(words, lexicon["hypothetical"])
         or text.rstrip().endswith("?")
@@ -92,6 +97,23 @@ def asks_for_change(text: str) -> bool:
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)
+
+
+def _opens_yes_no_question(words: list[str]) -> bool:
+    """ "do you have ...", "is it ...", "did I ...": an auxiliary before its subject opens a
+    question ("do it", "have it sent to my office" are requests)."""
+    if not words:
+        return False
+    if words[0] in {"is", "are", "was", "were"}:
+        return True
+    if len(words) < 2:
+        return False
+    if words[0] == "do":  # "do you ...", never "do it", "do the exchange"
+        return words[1] in _PERSONS
+    return words[0] in {"does", "did"} and words[1] in _PERSONS | {"it", "my", "the", "this", "that"}
+
+
+_PERSONS = frozenset({"you", "u", "ya", "i", "we", "they", "he", "she"})
 
 
 def _hedges(words: list[str]) -> bool:
@@ -176,6 +198,7 @@ def _gerund_of(word: str, verbs: set[str]) -> str | None:
 
 
 _PARTS = re.compile(r"[,;:]\s+|\s+[-–—]+\s+")
+_COURTESY = (["please"], ["pls"], ["plz"])
 _RELATIVES = frozenset({"which", "where", "when", "who", "whom", "whose", "why"})
 _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})
 

@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from csagent.graph.context import GraphDeps
-from csagent.graph.state import State, planned_tasks
+from csagent.graph.state import State, pending_actions, planned_tasks
 from csagent.graph.timing import timed
 from csagent.guardrails.output import collect_identifiers, identifiers_in
 from csagent.models.usage import current_usage
@@ -69,7 +69,9 @@ def respond(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
                    | collect_identifiers([(t.args.model_dump(mode="json"), t.notes.model_dump(mode="json"))
                                           for t in planned_tasks(state)])
                    | collect_identifiers(grounded_identifiers(state))
-                   | collect_identifiers([(state.get("trace") or {}).get("declined") or []]))
+                   | collect_identifiers([(state.get("trace") or {}).get("declined") or []])
+                   # (a change still proposed, put again beside an answer, names its order)
+                   | collect_identifiers([p.model_dump(mode="json") for p in pending_actions(state)]))
         check = guard(reply["text"], customer_id=state.get("customer_id"), allowed=allowed,
                       lang=state.get("lang", "en"))
         if not check.clean:

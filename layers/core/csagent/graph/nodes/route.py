@@ -114,8 +114,13 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             # questions after the yes are answered in the same reply (`confirm_actions`).
             return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_yes",
                     "lang": understanding.lang, "clauses": [asdict(c) for c in questions]}
-        # Anything else: the proposed change is not made, and the reply says so.
-        set_aside = {"pending_actions": [], "trace": {"set_aside": [p.summary for p in pending]}}
+        if _only_asks(state.get("text", ""), understanding):
+            # "oh wait before I say yes, does the black pair cost more?": the question is answered
+            # and the change still waits for the yes (`summarise` puts it again).
+            set_aside = {"trace": {"kept_pending": [p.summary for p in pending]}}
+        else:
+            # Anything else: the proposed change is not made, and the reply says so.
+            set_aside = {"pending_actions": [], "trace": {"set_aside": [p.summary for p in pending]}}
     if resumed is not None:
         understanding = resumed
     elif not pending and not state.get("awaiting"):
@@ -146,6 +151,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     elif _frustrated_with_nothing_to_do(state, understanding) or (
             _asks_for_staff_process(state, understanding) and _nothing_to_do(state, understanding)):
         understanding = replace(understanding, route="handoff", confidence=1.0)
+    kept = (set_aside.get("trace") or {}).get("kept_pending")
+    if kept and understanding.route != "knowledge_and_actions":
+        # (only the store's answers can sit beside a change still proposed)
+        set_aside = {"pending_actions": [], "trace": {"set_aside": kept}}
     set_aside = {**set_aside, "awaiting": []}
     if state.get("attachments") and understanding.route != "handoff":
         # The picture decides what to do; the text says what the customer wants of it.
@@ -238,6 +247,17 @@ def _names_store_facts(understanding: Understanding) -> bool:
 
 def _asks_a_question(text: str) -> bool:
     return has_question_mark(text)
+
+
+def _only_asks(text: str, understanding: Understanding) -> bool:
+    """Does the message only ask questions, none for a change nor for a person ("does the black
+    pair cost more?", "and how long will the refund take?")?"""
+    from csagent.grounding.frame import asks_as_question
+
+    if not (_asks_a_question(text) or asks_as_question(text)):
+        return False
+    return all(not c.entities.get("asks_for_change") and c.intent != "human_handoff"
+               for c in understanding.clauses)
 
 
 def _frustrated_with_nothing_to_do(state: State, understanding: Understanding) -> bool:

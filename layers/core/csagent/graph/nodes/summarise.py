@@ -25,7 +25,7 @@ from csagent.domain.task_args import CustomerActionArgs, PredefinedCypherArgs
 from csagent.domain.tool_data import ActionProposedData, KnowledgeData, RowsData
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.hand_off import wants_handoff
-from csagent.graph.state import State, planned_tasks, task_results
+from csagent.graph.state import State, pending_actions, planned_tasks, task_results
 from csagent.graph.timing import timed
 from csagent.handoff.triggers import SYSTEM_FAILURES, detect_frustration
 from csagent.models.errors import ModelUnavailable
@@ -40,6 +40,7 @@ from csagent.replies import (
     invents_identifiers,
     language_name,
     names_every_failure,
+    render,
 )
 from csagent.resilience.faults import crash_point
 from csagent.understanding import FOLLOW_UP_INTENTS, asked_change
@@ -273,6 +274,12 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         written, how = _model_reply(state, lines, shown, failed, runtime.context)
     # Two requests that failed for the same reason ("what's in #W1 and when does it ship?") say it once.
     lines = [written] if written is not None else list(dict.fromkeys(lines))
+    kept = (state.get("trace") or {}).get("kept_pending")
+    if kept and not proposals:
+        # A question asked before the yes ("does the black pair cost more?"): answered, and the
+        # change proposed still waits for the yes.
+        proposals = list(pending_actions(state))
+        lines.append(render("confirm_still_pending", lang, actions="; ".join(kept)))
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)
     asked = still_asked(missing)

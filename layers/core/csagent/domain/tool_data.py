@@ -43,7 +43,6 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_core import ErrorDetails
 
 from csagent.domain.actions import ActionProposal
 from csagent.domain.task_args import AsGiven
@@ -285,7 +284,7 @@ def result_data(tool: str, raw: Any) -> AnyToolData | None:
         raise ValueError(f"the data of a {tool} result is not {kind.__name__} ({fields})") from None
 
 
-def _wrong(error: ErrorDetails) -> str:
+def _wrong(error: Mapping[str, Any]) -> str:
     """Where the data is wrong: the field, or the columns of rows that are not their template's
     model (`template_rows.RowsRefused`)."""
     refused = (error.get("ctx") or {}).get("error")

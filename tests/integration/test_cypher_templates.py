@@ -16,6 +16,7 @@ import pytest
 
 from csagent.adapters.neo4j_graph import Neo4jGraph
 from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus, ToolResult
+from csagent.domain.template_rows import ROW_MODELS
 from csagent.tools import cypher_catalogue as cc
 from csagent.tools.context import ToolContext
 
@@ -104,6 +105,8 @@ def test_every_template_runs_for_its_owner_and_returns_its_shape(
         rows = result.data.rows
         assert 1 <= len(rows) <= template.result.max_rows
         assert all(list(row) == columns for row in rows)
+    # And every row is read as the template's row model
+    assert len(result.data.rows_as(ROW_MODELS[template.id])) == len(result.data.all_rows)
 
 
 # --------------------------------------------------------------------------- the scoping test

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from csagent.domain.actions import PendingAction
 from csagent.domain.models import Task, ToolResult
 from csagent.graph.builder import build_graph
 from csagent.graph.context import GraphDeps
@@ -241,7 +242,8 @@ def test_consent_in_everyday_words(text: str, answer: str | None) -> None:
     assert classify_confirmation(text) == answer
 
 
-PROPOSED_CANCEL = [{"action": "cancel_order", "proposal": {"order_id": ORDER}}]
+PROPOSED_CANCEL = [PendingAction.model_validate({"action": "cancel_order", "proposal": {
+    "action": "cancel_order", "args": {"order_id": ORDER}, "order_id": ORDER}})]
 
 
 def _understood(*clauses: tuple[str, str, float, dict[str, Any]]) -> Understanding:
@@ -355,9 +357,11 @@ def test_a_question_that_leans_no_with_nothing_asked_is_no_answer(run):
     assert state["route"] != "confirmation"
 
 
-def _proposed_change(method_id: str, summary: str) -> list[dict[str, Any]]:
-    return [{"action": "modify_items", "summary": summary,
-             "proposal": {"order_id": ORDER, "args": {"order_id": ORDER, "payment_method_id": method_id}}}]
+def _proposed_change(method_id: str, summary: str) -> list[PendingAction]:
+    proposal = {"action": "modify_items", "order_id": ORDER,
+                "args": {"order_id": ORDER, "payment_method_id": method_id}}
+    change = {"action": "modify_items", "summary": summary, "proposal": proposal}
+    return [PendingAction.model_validate(change)]
 
 
 @pytest.mark.parametrize(("text", "method_id", "summary", "answer"), [

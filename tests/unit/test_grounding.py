@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from csagent.domain.actions import PendingAction
 from csagent.grounding.frame import ground, pick_candidate, purchase_intent
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import find_option_values
@@ -642,9 +643,14 @@ def test_a_change_pointing_back_at_another_persons_order_gets_the_rule_not_the_c
     assert (last.intent, last.entities) == ("policy_question", {"another_persons": True})
 
 
-def _proposed(action: str, item_ids: list[str], **args: object) -> list[dict[str, object]]:
-    return [{"action": action, "proposal": {"order_id": "#W0000001",
-                                            "args": {"order_id": "#W0000001", "item_ids": item_ids, **args}}}]
+def _pending(action: str, **proposal: object) -> list[PendingAction]:
+    """The change proposed, as the graph state's pending action reads (`graph.state.pending_actions`)."""
+    return [PendingAction.model_validate({"action": action, "proposal": {"action": action, **proposal}})]
+
+
+def _proposed(action: str, item_ids: list[str], **args: object) -> list[PendingAction]:
+    return _pending(action, order_id="#W0000001",
+                    args={"order_id": "#W0000001", "item_ids": item_ids, **args})
 
 
 def test_a_change_of_mind_at_confirmation_narrows_the_proposal_to_the_named_items() -> None:
@@ -666,8 +672,7 @@ def test_another_payment_method_named_at_confirmation_is_the_proposal_again_with
     from csagent.grounding.frame import amend_pending
 
     # Given a proposed payment change of the chair order (paid with PayPal) to the Visa
-    pending = [{"action": "change_payment",
-                "proposal": {"args": {"order_id": "#W0000002", "payment_method_id": "card_1"}}}]
+    pending = _pending("change_payment", args={"order_id": "#W0000002", "payment_method_id": "card_1"})
     # When the customer says "actually no, the gift card"
     amended = amend_pending("actually no, the gift card", pending, _store(), _variants())
     # Then the change is proposed again with the gift card
@@ -677,8 +682,7 @@ def test_another_payment_method_named_at_confirmation_is_the_proposal_again_with
     assert amend_pending("yes, the visa", pending, _store(), _variants()) == []
     assert amend_pending("no, keep it on paypal", pending, _store(), _variants()) == []
     # Nor does "my gift card" for a proposal that already uses the gift card (not "card": the Visa)
-    on_gift_card = [{"action": "change_payment",
-                     "proposal": {"args": {"order_id": "#W0000002", "payment_method_id": "gift_1"}}}]
+    on_gift_card = _pending("change_payment", args={"order_id": "#W0000002", "payment_method_id": "gift_1"})
     assert amend_pending("yes. Please put it on my gift card.", on_gift_card, _store(), _variants()) == []
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from csagent.domain.actions import ActionName, ActionProposal, PendingAction
+from csagent.graph.nodes.confirm_actions import execute_task
 from csagent.handoff.triggers import (
     WEAK_HANDOFF,
     HandoffReason,
@@ -388,6 +390,24 @@ def test_the_money_at_stake_is_the_largest_refund_a_proposed_change_lists_back()
                          "t2": proposed("return_items", "#W4817420", 310.5),
                          "t3": proposed("exchange_items", "#W5166363", None)}}
     # When the signals are read / Then the larger refund is what is at stake
+    assert signals_from_state(state).amount_at_stake == 310.5
+
+
+@pytest.mark.parametrize("result", [
+    {"status": "success", "data": {"phase": "execute", "action": "return_items", "order_id": "#W2611340",
+                                   "message": "Your return is on its way."}},
+    {"status": "failed", "attempts": 3, "error": {"type": "transient", "message": "store unavailable"}},
+], ids=["made", "failed"])
+def test_the_money_at_stake_of_a_confirmed_change_is_the_amount_the_customer_confirmed(
+        result: dict[str, Any]) -> None:
+    # Given the customer said yes to a return listing back a refund of $310.50: its execute task, as
+    # the confirmation step builds it from the pending change, made or failed
+    proposal = ActionProposal.model_validate({"action": "return_items", "order_id": "#W2611340",
+                                              "args": {"order_id": "#W2611340"}, "amount": 310.5})
+    task = execute_task(0, PendingAction(action=ActionName.RETURN_ITEMS, proposal=proposal, amount=310.5))
+    state = {"text": "yes", "route": "confirmation", "intent": "confirm_yes",
+             "tasks": [task.model_dump(mode="json")], "results": {task.task_id: result}}
+    # When the signals are read / Then the refund confirmed is what is at stake
     assert signals_from_state(state).amount_at_stake == 310.5
 
 

@@ -1,19 +1,13 @@
 """A change proposed in one turn waits in the graph state for the next turn's yes. The state holds
 it as JSON, the keys every checkpoint has held; the nodes read it as `PendingAction`, once
 (`graph.state.pending_actions`). The same turns run on the in-memory saver and on the DynamoDB
-saver (langgraph-checkpoint-aws, on the template's table in `moto.mock_aws`)."""
+saver (the `saver` fixture of `conftest.py`)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-from moto import mock_aws
 from pydantic import ValidationError
 
 from csagent.domain.actions import ActionName, ActionProposal, PendingAction
@@ -24,10 +18,7 @@ from csagent.graph.state import pending_actions
 from csagent.service.outcome import proposed_actions
 from csagent.tools.context import ToolContext
 from csagent.understanding import Clause, Understanding
-from devstack.template import create_resources, local_resources
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
-REGION = "us-east-1"
 ORDER = "#W1234567"
 PROPOSAL = {"action": "cancel_order", "order_id": ORDER, "amount": 54.04,
             "args": {"order_id": ORDER, "reason": "no longer needed"}, "summary": [f"Cancel order {ORDER}."]}
@@ -61,28 +52,6 @@ def understand_cancel(text: str, state: Any) -> Understanding:
         return Understanding("knowledge_and_actions", "cancel_order", 0.9, clauses=(clause,))
     return Understanding("general", "smalltalk", 0.8, clauses=(Clause(text=text, intent="smalltalk",
                                                                         confidence=0.8),))
-
-
-@pytest.fixture
-def dynamodb_saver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The DynamoDB checkpoint saver on the template's table and bucket, inside `mock_aws`."""
-    from langgraph_checkpoint_aws import DynamoDBSaver
-
-    for var in [v for v in os.environ if v.startswith(("AWS_ENDPOINT_URL", "AWS_PROFILE"))]:
-        monkeypatch.delenv(var)
-    resources = local_resources(TEMPLATE, stack_name="csagent-local")
-    with mock_aws():
-        session = boto3.session.Session(region_name=REGION, aws_access_key_id="testing",
-                                        aws_secret_access_key="testing")
-        create_resources(session, resources)
-        bucket = resources.bucket("CheckpointBucket").bucket_name
-        yield DynamoDBSaver(table_name=resources.table("CheckpointsTable").table_name, session=session,
-                            region_name=REGION, ttl_seconds=3600, s3_offload_config={"bucket_name": bucket})
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def saver(request: pytest.FixtureRequest) -> Any:
-    return InMemorySaver() if request.param == "memory" else request.getfixturevalue("dynamodb_saver")
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Reply composition for task results: what the summariser says for each task, in the
 customer's language. Wording lives in the template files of `csagent.nlp.templates`; this
 module only chooses a template and fills it from a tool's data (its model, `csagent.domain.tool_data`;
-a catalogue template's rows are mappings of the template's columns)."""
+a catalogue template's rows as the template's row model, `csagent.domain.template_rows`)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,41 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from csagent.domain.models import Task, TaskResult, TaskStatus, ToolResult
 from csagent.domain.task_args import CustomerActionArgs
+from csagent.domain.template_rows import (
+    AddressColumns,
+    CatalogueRow,
+    CategoryRow,
+    EligibilityRow,
+    OptionKeyRow,
+    OptionValueRow,
+    OrderAddressRow,
+    OrderItemRow,
+    OrderOverviewRow,
+    OrderPaymentRow,
+    OrderRow,
+    OrderTotalRow,
+    PaymentMethodRow,
+    ProductAvailabilityRow,
+    ProductListingRow,
+    ProductPriceRow,
+    ProductRow,
+    ProfileRow,
+    RefundColumns,
+    RefundStatusRow,
+    SpendingRow,
+    StatusCountRow,
+    VariantRow,
+)
 from csagent.domain.tool_data import (
     ActionDoneData,
     ActionProposedData,
     CatalogueData,
     Citation,
     KnowledgeData,
-    OrderOverviewRow,
     ProductNote,
     RowsData,
     ToolData,
@@ -85,27 +109,27 @@ def _order_overview(data: CatalogueData, lang: str) -> str:
     if address is not None and address.address1 and status != "cancelled":
         # "where is it going?" is part of "where is my order?": the address it ships (or went) to.
         name = "order_status_delivered_to" if status == "delivered" else "order_status_ships_to"
-        text += " " + render(name, lang, address=_address_line(address.model_dump()))
+        text += " " + render(name, lang, address=_address_line(address))
     names = [i.name for i in row.items if i.name]
     if names:
         text += " " + render("order_status_in_order", lang, items=join_items(names, lang))
     return text
 
 
-def _item_line(row: Mapping[str, Any]) -> str:
+def _item_line(row: OrderItemRow) -> str:
     """ "Yoga Mat (thickness: 6mm, color: pink, $94.38)": an order line, option by option."""
-    if not row.get("options"):
-        return str(row["product_name"])
-    options = ", ".join(f"{k}: {v}" for k, v in (row.get("options") or {}).items())
-    price = f", {_money(row['price'])}" if row.get("price") is not None else ""
-    return f"{row['product_name']} ({options}{price})"
+    if not row.options:
+        return str(row.product_name)
+    options = ", ".join(f"{k}: {v}" for k, v in row.options.items())
+    price = f", {_money(row.price)}" if row.price is not None else ""
+    return f"{row.product_name} ({options}{price})"
 
 
 def _order_items(data: CatalogueData, lang: str) -> str:
-    rows = data.rows or []
+    rows = data.rows_as(OrderItemRow)
     items = [_item_line(r) for r in rows]
-    order_id = rows[0]["order_id"] if rows else ""
-    prices = [Decimal(str(r["price"])) for r in rows if r.get("price") is not None]
+    order_id = (rows[0].order_id or "") if rows else ""
+    prices = [Decimal(str(r.price)) for r in rows if r.price is not None]
     if len(rows) > 1 and len(prices) == len(rows):
         # "what's in it and what did it come to?": the sum of the lines, beside the lines.
         return render("order_items_total", lang, order_id=order_id, items=join_items(items, lang),
@@ -118,22 +142,22 @@ def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str) -> st
     $94.38).": the customer's own items of the products a question is about, option by option and
     what each cost; empty when the order holds none of them."""
     wanted = set(product_ids)
-    rows = [r for r in data.rows or [] if str(r.get("product_id")) in wanted]
+    rows = [r for r in data.rows_as(OrderItemRow) if r.product_id in wanted]
     if not rows:
         return ""
     items = [_item_line(r) for r in rows]
-    return render("own_items", lang, order_id=rows[0]["order_id"], items=join_items(items, lang))
+    return render("own_items", lang, order_id=rows[0].order_id or "", items=join_items(items, lang))
 
 
 def named_items_total(data: CatalogueData, item_ids: Sequence[str], lang: str) -> str:
     """ "Together, Backpack and Pet Bed come to $395.17.": the prices of the items the customer
     named, added as decimals; empty when fewer than two of them are in the rows."""
     named = set(item_ids)
-    rows = [r for r in data.rows or [] if r.get("item_id") in named and r.get("price") is not None]
+    rows = [r for r in data.rows_as(OrderItemRow) if r.item_id in named and r.price is not None]
     if len(rows) < 2:
         return ""
-    total = sum((Decimal(str(r["price"])) for r in rows), Decimal(0))
-    return render("named_items_total", lang, items=join_items([str(r["product_name"]) for r in rows], lang),
+    total = sum((Decimal(str(r.price)) for r in rows), Decimal(0))
+    return render("named_items_total", lang, items=join_items([str(r.product_name) for r in rows], lang),
                   total=f"${total:.2f}")
 
 
@@ -141,100 +165,100 @@ MAX_OWN_ORDERS = 12
 
 
 def _customer_orders(data: CatalogueData, lang: str) -> str:
-    rows = data.rows or []
+    rows = data.rows_as(OrderRow)
     if not rows:
         return render("order_list_empty", lang)
-    listed = [f"{r['order_id']} ({r['status']}, {_date(r.get('created_at'))})" for r in rows]
+    listed = [f"{r.order_id} ({r.status}, {_date(r.created_at)})" for r in rows]
     # The customer's own orders, every one asked for ("the full list with where each one's at"); a
     # list past `MAX_OWN_ORDERS` ends "and 2 more"
     return render("order_list", lang, orders=_listed(listed, lang, MAX_OWN_ORDERS))
 
 
-def _address_line(row: Mapping[str, Any]) -> str:
-    street = ", ".join(x for x in (row.get("address1"), row.get("address2")) if x)
-    place = f"{row.get('city', '')}, {row.get('state', '')} {row.get('zip', '')}, {row.get('country', '')}"
+def _address_line(address: AddressColumns) -> str:
+    street = ", ".join(x for x in (address.address1, address.address2) if x)
+    place = f"{address.city or ''}, {address.state or ''} {address.zip or ''}, {address.country or ''}"
     return f"{street}, {place}".strip(", ")
 
 
 def _default_address(data: CatalogueData, lang: str) -> str:
-    return render("account_default_address", lang, address=_address_line(data.row or {}))
+    return render("account_default_address", lang,
+                  address=_address_line(data.row_as(AddressColumns) or AddressColumns()))
 
 
-def _payment_method(row: Mapping[str, Any], lang: str) -> str:
-    name = str(row.get("payment_method") or row.get("source") or "")
-    if row.get("source") == "credit_card":
-        return render("account_credit_card", lang, brand=str(row.get("brand") or "").title(),
-                      last_four=row.get("last_four") or "????")
-    if row.get("balance") is not None:
-        return render("account_gift_card", lang, name=name, balance=_money(row["balance"]))
+def _payment_method(row: PaymentMethodRow, lang: str) -> str:
+    name = str(row.payment_method or row.source or "")
+    if row.source == "credit_card":
+        return render("account_credit_card", lang, brand=str(row.brand or "").title(),
+                      last_four=row.last_four or "????")
+    if row.balance is not None:
+        return render("account_gift_card", lang, name=name, balance=_money(row.balance))
     return name
 
 
 def _payment_methods(data: CatalogueData, lang: str) -> str:
-    methods = [_payment_method(r, lang) for r in data.rows or []]
+    methods = [_payment_method(r, lang) for r in data.rows_as(PaymentMethodRow)]
     return render("account_payment_methods", lang, methods=_listed(methods, lang))
 
 
 def _gift_card_balance(data: CatalogueData, lang: str) -> str:
-    balances = [_money(r.get("balance")) for r in data.rows or []]
+    balances = [_money(r.balance) for r in data.rows_as(PaymentMethodRow)]
     return render("account_gift_card_balance", lang, balances=_listed(balances, lang))
 
 
 def _customer_profile(data: CatalogueData, lang: str) -> str:
-    row = data.row or {}
-    name = f"{row.get('first_name', '')} {row.get('last_name', '')}".strip()
-    return render("account_profile", lang, name=name,
-                  email=row.get("email", ""), zip=row.get("zip", ""))
+    row = data.row_as(ProfileRow) or ProfileRow()
+    name = f"{row.first_name or ''} {row.last_name or ''}".strip()
+    return render("account_profile", lang, name=name, email=row.email or "", zip=row.zip or "")
 
 
 def _total_spent(data: CatalogueData, lang: str) -> str:
-    row = data.row or {}
-    return render("account_total_spent", lang, total=_money(row.get("total_spent")),
-                  orders=row.get("orders", 0))
+    row = data.row_as(SpendingRow) or SpendingRow()
+    return render("account_total_spent", lang, total=_money(row.total_spent), orders=row.orders or 0)
 
 
 def _order_counts(data: CatalogueData, lang: str) -> str:
-    counts = [f"{r.get('orders')} {_status(r.get('status'), lang)}" for r in data.rows or []]
-    total = sum(int(r.get("orders") or 0) for r in data.rows or [])
+    rows = data.rows_as(StatusCountRow)
+    counts = [f"{r.orders} {_status(r.status, lang)}" for r in rows]
+    total = sum(r.orders or 0 for r in rows)
     return render("account_order_counts", lang, total=total, counts=_listed(counts, lang))
 
 
 def _shipping_address(data: CatalogueData, lang: str) -> str:
     """Where the order goes, and whether it has left yet ("which address is it going to, and has it
     shipped?" is one question about the order's journey)."""
-    row = data.row or {}
-    status = row.get("order_status")
+    row = data.row_as(OrderAddressRow) or OrderAddressRow()
+    status = row.order_status
     name = {"delivered": "order_shipping_address_delivered", None: "order_shipping_address"}.get(
         status, "order_shipping_address_status")
-    return render(name, lang, order_id=row.get("order_id", ""), address=_address_line(row),
+    return render(name, lang, order_id=row.order_id or "", address=_address_line(row),
                   status=_status(status, lang))
 
 
 def _order_total(data: CatalogueData, lang: str) -> str:
-    row = data.row or {}
-    return render("order_total", lang, order_id=row.get("order_id", ""), total=_money(row.get("total")),
-                  paid=_money(row.get("amount_paid")), refunded=_money(row.get("amount_refunded")))
+    row = data.row_as(OrderTotalRow) or OrderTotalRow()
+    return render("order_total", lang, order_id=row.order_id or "", total=_money(row.total),
+                  paid=_money(row.amount_paid), refunded=_money(row.amount_refunded))
 
 
 def _order_payments(data: CatalogueData, lang: str) -> str:
-    rows = data.rows or []
-    order_id = rows[0].get("order_id", "") if rows else ""
-    if len(rows) == 1 and rows[0].get("type") == "payment":
+    rows = data.rows_as(OrderPaymentRow)
+    order_id = (rows[0].order_id or "") if rows else ""
+    if len(rows) == 1 and rows[0].type == "payment":
         # "was I charged twice?": one payment on the order is the answer, said as such.
-        return render("order_charged_once", lang, order_id=order_id, amount=_money(rows[0].get("amount")),
-                      method=rows[0].get("payment_method") or "")
-    listed = [f"{r.get('type')} of {_money(r.get('amount'))} ({r.get('payment_method')})" for r in rows]
+        return render("order_charged_once", lang, order_id=order_id, amount=_money(rows[0].amount),
+                      method=rows[0].payment_method or "")
+    listed = [f"{r.type} of {_money(r.amount)} ({r.payment_method})" for r in rows]
     return render("order_payments", lang, order_id=order_id, payments=join_items(listed, lang))
 
 
 def _eligibility(kind: str) -> Callable[[CatalogueData, str], str]:
     def describe(data: CatalogueData, lang: str) -> str:
-        row = data.row or {}
-        name = f"{kind}_{'yes' if row.get('eligible') else 'no'}"
-        if not row.get("eligible") and str(row.get("status") or "").startswith("pending ("):
+        row = data.row_as(EligibilityRow) or EligibilityRow()
+        name = f"{kind}_{'yes' if row.eligible else 'no'}"
+        if not row.eligible and str(row.status or "").startswith("pending ("):
             name = f"{kind}_modified"  # "pending (item modified)": changed once, so no more
-        return render(name, lang, order_id=row.get("order_id", ""), status=_status(row.get("status"), lang),
-                      address=_address_line(row) if row.get("address1") else "")
+        return render(name, lang, order_id=row.order_id or "", status=_status(row.status, lang),
+                      address=_address_line(row) if row.address1 else "")
     return describe
 
 
@@ -250,14 +274,14 @@ def cancel_refund_preview(data: CatalogueData, lang: str) -> str:
     method's payments less what was refunded to it), with the policy's timing in English."""
     from csagent.actions.policy import load_rules
 
-    rows = data.rows or []
-    order_id = rows[0].get("order_id", "") if rows else ""
+    rows = data.rows_as(OrderPaymentRow)
+    order_id = (rows[0].order_id or "") if rows else ""
     owed: dict[str, Decimal] = {}
     for row in rows:
-        method = str(row.get("payment_method") or "").strip()
-        sign = {"payment": 1, "refund": -1}.get(str(row.get("type")), 0)
-        if method and sign and row.get("amount") is not None:
-            owed[method] = owed.get(method, Decimal(0)) + sign * Decimal(str(row["amount"]))
+        method = str(row.payment_method or "").strip()
+        sign = {"payment": 1, "refund": -1}.get(str(row.type), 0)
+        if method and sign and row.amount is not None:
+            owed[method] = owed.get(method, Decimal(0)) + sign * Decimal(str(row.amount))
     lines = []
     for method, amount in owed.items():
         if amount <= 0:
@@ -268,12 +292,12 @@ def cancel_refund_preview(data: CatalogueData, lang: str) -> str:
     return " ".join(lines)
 
 
-def _refund_timing(refund: Mapping[str, Any], lang: str) -> str:
+def _refund_timing(refund: RefundColumns, lang: str) -> str:
     """Where one refund went and when it shows there, by the store's policy (actions/policy.yaml:
     a gift card at once, a card or PayPal within 5 to 7 business days)."""
     from csagent.actions.policy import load_rules
 
-    method = str(refund.get("payment_method") or "").strip()
+    method = str(refund.payment_method or "").strip()
     if not method:
         return ""
     timing = load_rules().refund_timing_for(_refund_source(method), lang)
@@ -287,24 +311,24 @@ REFUND_TO_COME = frozenset({"return requested", "exchange requested"})
 
 
 def _refund_status(data: CatalogueData, lang: str) -> str:
-    row = data.row or {}
-    if not row.get("refund_count"):
-        none = render("refund_none", lang, order_id=row.get("order_id", ""))
-        if row.get("order_status") in REFUND_TO_COME:
+    row = data.row_as(RefundStatusRow) or RefundStatusRow()
+    if not row.refund_count:
+        none = render("refund_none", lang, order_id=row.order_id or "")
+        if row.order_status in REFUND_TO_COME:
             # "when will I see the money?" after a return: not issued yet, and how long it takes
             # once it is, by the store's policy.
             from csagent.actions.policy import load_rules
 
             rules = load_rules()
-            return f"{none} " + render("refund_to_come", lang, status=row["order_status"],
+            return f"{none} " + render("refund_to_come", lang, status=row.order_status,
                                        gift_card=rules.refund_timing_for("gift_card", lang),
                                        default=rules.refund_timing_for("credit_card", lang))
         return none
-    timings = [_refund_timing(r, lang) for r in row.get("refunds") or [] if r]
-    items = list(dict.fromkeys(str(i) for i in row.get("items") or [] if i))  # what the money was for
+    timings = [_refund_timing(r, lang) for r in row.refunds]
+    items = list(dict.fromkeys(i for i in row.items if i))  # what the money was for
     return render("refund_status_of_items" if items else "refund_status", lang,
-                  order_id=row.get("order_id", ""), items=items,
-                  amount=f"${float(row.get('refunded_total') or 0):.2f}",
+                  order_id=row.order_id or "", items=items,
+                  amount=f"${row.refunded_total or 0:.2f}",
                   refund_status=render("refund_issued", lang),
                   timing=" ".join(dict.fromkeys(t for t in timings if t))).strip()
 
@@ -352,16 +376,19 @@ def _stock(available: Any, lang: str) -> str:
     return render("stock_in" if available else "stock_out", lang)
 
 
-def _rows(data: CatalogueData) -> list[dict[str, Any]]:
-    return data.all_rows
+R = TypeVar("R", bound=CatalogueRow)
 
 
-def _by_product(rows: Sequence[Mapping[str, Any]], column: str = "product_name") -> dict[str, list[Any]]:
-    """Rows grouped by product name, in order (a name fragment can match several products)."""
-    grouped: dict[str, list[Any]] = {}
+def _by_product(rows: Sequence[R], name: Callable[[R], str | None]) -> dict[str, list[R]]:
+    """Rows grouped by `name` (the product's), in order (a name fragment can match several products)."""
+    grouped: dict[str, list[R]] = {}
     for row in rows:
-        grouped.setdefault(str(row.get(column) or ""), []).append(row)
+        grouped.setdefault(name(row) or "", []).append(row)
     return dict(list(grouped.items())[:MAX_PRODUCTS])
+
+
+def _product_name(row: VariantRow | OptionKeyRow | OptionValueRow) -> str | None:
+    return row.product_name
 
 
 def _listed(items: Sequence[str], lang: str, limit: int = MAX_LISTED) -> str:
@@ -391,11 +418,10 @@ def _option_phrase(key: str | None, value: str) -> str:
 
 def _product_overview(data: CatalogueData, lang: str) -> str:
     sentences = []
-    for row in _rows(data)[:MAX_PRODUCTS]:
-        fields = {"product": row.get("name") or "", "category": row.get("category") or "",
-                  "variants": int(row.get("variant_count") or 0),
-                  "available": int(row.get("available_variants") or 0),
-                  "prices": _prices(row.get("min_price"), row.get("max_price"), lang)}
+    for row in data.rows_as(ProductRow)[:MAX_PRODUCTS]:
+        fields = {"product": row.name or "", "category": row.category or "",
+                  "variants": row.variant_count or 0, "available": row.available_variants or 0,
+                  "prices": _prices(row.min_price, row.max_price, lang)}
         name = "product_overview" if fields["available"] else "product_overview_out"
         if _plural(str(fields["product"])):
             name += "_plural"
@@ -405,32 +431,29 @@ def _product_overview(data: CatalogueData, lang: str) -> str:
 
 def _product_versions(data: CatalogueData, lang: str) -> str:
     sentences = []
-    for product, rows in _by_product(_rows(data)).items():
-        items = [render("version_item", lang, options=_options_text(r.get("option_text")),
-                        price=_money(r.get("price")), stock=_stock(r.get("available"), lang)) for r in rows]
+    for product, rows in _by_product(data.rows_as(VariantRow), _product_name).items():
+        items = [render("version_item", lang, options=_options_text(r.option_text),
+                        price=_money(r.price), stock=_stock(r.available, lang)) for r in rows]
         name = "product_versions_plural" if _plural(str(product)) else "product_versions"
         sentences.append(render(name, lang, product=product, count=len(rows), items=_listed(items, lang)))
     return " ".join(sentences)
 
 
-def _option_key_of(rows: Sequence[Mapping[str, Any]], value: str, given: Any) -> str | None:
+def _option_key_of(rows: Sequence[VariantRow], value: str, given: Any) -> str | None:
     """The option a value belongs to (the given key, or the one the matching rows carry it under)."""
     if given:
         return str(given)
-    options = rows[0].get("options") if rows else None
-    if isinstance(options, Mapping):
-        return next((str(k) for k, v in options.items() if str(v).lower() == value.lower()), None)
-    return None
+    options = rows[0].options if rows else {}
+    return next((k for k, v in options.items() if v.lower() == value.lower()), None)
 
 
 def _variants_with_option(data: CatalogueData, lang: str) -> str:
     params = data.params
     value = str(params.get("option_value") or "")
     sentences = []
-    for product, rows in _by_product(_rows(data)).items():
+    for product, rows in _by_product(data.rows_as(VariantRow), _product_name).items():
         key = _option_key_of(rows, value, params.get("option_key"))
-        options = rows[0].get("options")
-        shown = str(options.get(key) or value) if key and isinstance(options, Mapping) else value
+        shown = (rows[0].options.get(key) or value) if key else value
         option = _option_phrase(key, shown)  # as the catalogue spells it ("XXL", "5K")
         sentences.append(_versions_in_option(product, option, rows, lang))
     return " ".join(sentences)
@@ -440,37 +463,37 @@ def _variants_with_options(data: CatalogueData, lang: str) -> str:
     """The versions of one grounded product with every option the customer named (or none)."""
     grounded = data.product or ProductNote()
     option = join_items([_option_phrase(k, v) for k, v in grounded.options.items()], lang)
-    by_product = _by_product(_rows(data)) or {grounded.name: []}
+    by_product = _by_product(data.rows_as(VariantRow), _product_name) or {grounded.name: []}
     return " ".join(_versions_in_option(product, option, rows, lang) for product, rows in by_product.items())
 
 
-def _versions_in_option(product: str, option: str, rows: Sequence[Mapping[str, Any]], lang: str) -> str:
+def _versions_in_option(product: str, option: str, rows: Sequence[VariantRow], lang: str) -> str:
     """"Yes, the X in blue is available: ..." with each version in stock, or that none is."""
-    in_stock = [r for r in rows if r.get("available")]
+    in_stock = [r for r in rows if r.available]
     if not in_stock:
         name = "option_unavailable_plural" if _plural(product) else "option_unavailable"
         return render(name, lang, product=product, option=option)
-    items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
-                    price=_money(r.get("price"))) for r in in_stock]
+    items = [render("version_item_price", lang, options=_options_text(r.option_text),
+                    price=_money(r.price)) for r in in_stock]
     name = "option_available_plural" if _plural(product) else "option_available"
     return render(name, lang, product=product, option=option, items=_listed(items, lang))
 
 
 def _product_option_keys(data: CatalogueData, lang: str) -> str:
     return " ".join(render("product_option_keys", lang, product=product,
-                           keys=join_items([str(r.get("option_key")) for r in rows], lang))
-                    for product, rows in _by_product(_rows(data)).items())
+                           keys=join_items([str(r.option_key) for r in rows], lang))
+                    for product, rows in _by_product(data.rows_as(OptionKeyRow), _product_name).items())
 
 
 def _product_option_values(data: CatalogueData, lang: str) -> str:
     key = str(data.params.get("option_key") or "")
     sentences = []
-    for product, rows in _by_product(_rows(data)).items():
-        ordered = sorted(rows, key=lambda r: _natural_key(str(r.get("value") or "")))
+    for product, rows in _by_product(data.rows_as(OptionValueRow), _product_name).items():
+        ordered = sorted(rows, key=lambda r: _natural_key(r.value or ""))
         name = "product_option_values_plural" if _plural(product) else "product_option_values"
         text = render(name, lang, product=product, key=key,
-                      values=join_items([str(r.get("value")) for r in ordered], lang))
-        sold_out = [str(r.get("value")) for r in ordered if not r.get("available_variants")]
+                      values=join_items([str(r.value) for r in ordered], lang))
+        sold_out = [str(r.value) for r in ordered if not r.available_variants]
         if sold_out:
             text += " " + render("product_option_values_sold_out", lang, values=join_items(sold_out, lang))
         sentences.append(text)
@@ -478,42 +501,40 @@ def _product_option_values(data: CatalogueData, lang: str) -> str:
 
 
 def _product_price(data: CatalogueData, lang: str) -> str:
-    return " ".join(render("product_price", lang, product=r.get("product_name") or "",
-                           prices=_prices(r.get("min_price"), r.get("max_price"), lang))
-                    for r in _rows(data)[:MAX_PRODUCTS])
+    return " ".join(render("product_price", lang, product=r.product_name or "",
+                           prices=_prices(r.min_price, r.max_price, lang))
+                    for r in data.rows_as(ProductPriceRow)[:MAX_PRODUCTS])
 
 
 def _product_availability(data: CatalogueData, lang: str) -> str:
     sentences = []
-    for row in _rows(data)[:MAX_PRODUCTS]:
-        product = str(row.get("product_name") or "")
-        if not row.get("in_stock"):
+    for row in data.rows_as(ProductAvailabilityRow)[:MAX_PRODUCTS]:
+        product = row.product_name or ""
+        if not row.in_stock:
             name = "product_out_of_stock_plural" if _plural(product) else "product_out_of_stock"
             sentences.append(render(name, lang, product=product))
             continue
-        examples = [_options_text(o) for o in row.get("available_options") or [] if o][:MAX_EXAMPLES]
+        examples = [_options_text(o) for o in row.available_options if o][:MAX_EXAMPLES]
         name = "product_in_stock_plural" if _plural(product) else "product_in_stock"
         sentences.append(render(name, lang, product=product,
-                                available=int(row.get("available_variants") or 0),
-                                variants=int(row.get("variants") or 0), examples=join_items(examples, lang)))
+                                available=row.available_variants or 0, variants=row.variants or 0,
+                                examples=join_items(examples, lang)))
     return " ".join(sentences)
 
 
 def _item(data: CatalogueData, lang: str) -> str:
     """One item by its id: what it is, its price and whether it is in stock."""
-    row = data.row or {}
-    return render("item_summary", lang, item_id=row.get("item_id") or "",
-                  product=row.get("product_name") or "", options=_options_text(row.get("option_text")),
-                  price=_money(row.get("price")),
-                  stock=_stock(row.get("available"), lang))
+    row = data.row_as(VariantRow) or VariantRow()
+    return render("item_summary", lang, item_id=row.item_id or "", product=row.product_name or "",
+                  options=_options_text(row.option_text), price=_money(row.price),
+                  stock=_stock(row.available, lang))
 
 
 def _price_extreme(name: str) -> Callable[[CatalogueData, str], str]:
     def describe(data: CatalogueData, lang: str) -> str:
-        row = data.row or {}
-        return render(name, lang, product=row.get("product_name") or "",
-                      options=_options_text(row.get("option_text")), price=_money(row.get("price")),
-                      item_id=row.get("item_id") or "")
+        row = data.row_as(VariantRow) or VariantRow()
+        return render(name, lang, product=row.product_name or "", options=_options_text(row.option_text),
+                      price=_money(row.price), item_id=row.item_id or "")
     return describe
 
 
@@ -522,15 +543,15 @@ def _ranked_versions(data: CatalogueData, lang: str) -> str:
     "X versions in stock with a thickness above 5mm: ..." (`cypher_catalogue.runner._ranked_versions`)."""
     ranking = data.ranking
     product = data.product.name if data.product is not None else ""
-    rows = _rows(data)
+    rows = data.rows_as(VariantRow)
     key, up = (ranking.key, (ranking.direction or 1) > 0) if ranking is not None else ("", True)
     if ranking is not None and ranking.beyond is not None:
         bound = ranking.beyond
         if not rows:
             return render("ranked_none_beyond", lang, product=product, key=key, bound=bound,
                           side=render("side_above" if up else "side_below", lang))
-        items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
-                        price=_money(r.get("price"))) for r in rows]
+        items = [render("version_item_price", lang, options=_options_text(r.option_text),
+                        price=_money(r.price)) for r in rows]
         return render("ranked_beyond", lang, product=product, key=key, bound=bound,
                       side=render("side_above" if up else "side_below", lang), items=_listed(items, lang))
     if not rows:
@@ -538,10 +559,10 @@ def _ranked_versions(data: CatalogueData, lang: str) -> str:
     if key == "price":
         row = rows[0]
         return render("most_expensive_variant" if up else "cheapest_variant", lang, product=product,
-                      options=_options_text(row.get("option_text")), price=_money(row.get("price")),
-                      item_id=row.get("item_id") or "")
-    items = [render("version_item_price", lang, options=_options_text(r.get("option_text")),
-                    price=_money(r.get("price"))) for r in rows]
+                      options=_options_text(row.option_text), price=_money(row.price),
+                      item_id=row.item_id or "")
+    items = [render("version_item_price", lang, options=_options_text(r.option_text),
+                    price=_money(r.price)) for r in rows]
     value = ranking.value if ranking is not None else None
     return render("ranked_end", lang, product=product, key=key, value=value or "",
                   end=render("end_highest" if up else "end_lowest", lang), items=_listed(items, lang))
@@ -549,34 +570,33 @@ def _ranked_versions(data: CatalogueData, lang: str) -> str:
 
 def _category_products(data: CatalogueData, lang: str) -> str:
     sentences = []
-    for category, rows in _by_product(_rows(data), "category").items():
-        items = [render("named_prices", lang, name=r.get("product_name") or "",
-                        prices=_prices(r.get("min_price"), r.get("max_price"), lang)) for r in rows]
+    for category, rows in _by_product(data.rows_as(ProductListingRow), lambda r: r.category).items():
+        items = [render("named_prices", lang, name=r.product_name or "",
+                        prices=_prices(r.min_price, r.max_price, lang)) for r in rows]
         sentences.append(render("category_products", lang, category=category, items=_listed(items, lang, 60)))
     return " ".join(sentences)
 
 
 def _products_named(data: CatalogueData, lang: str) -> str:
-    rows = _rows(data)
-    items = [render("named_versions_prices", lang, name=r.get("product_name") or "",
-                    count=int(r.get("variants") or 0),
-                    prices=_prices(r.get("min_price"), r.get("max_price"), lang)) for r in rows]
+    rows = data.rows_as(ProductListingRow)
+    items = [render("named_versions_prices", lang, name=r.product_name or "", count=r.variants or 0,
+                    prices=_prices(r.min_price, r.max_price, lang)) for r in rows]
     text = render("products_named_one" if len(rows) == 1 else "products_named", lang, count=len(rows),
                   items=_listed(items, lang, 20))
     if len(rows) == 1:  # "which types of grills do you sell?": the kinds of the one product
-        product = str(rows[0].get("product_name") or "")
+        product = rows[0].product_name or ""
         name = "product_option_values_plural" if _plural(product) else "product_option_values"
-        for key, values in _values_by_option(rows[0].get("option_texts")).items():
+        for key, values in _values_by_option(rows[0].option_texts).items():
             if len(values) > 1:
                 text += " " + render(name, lang, product=product, key=key, values=join_items(values, lang))
     return text
 
 
-def _values_by_option(option_texts: Any) -> dict[str, list[str]]:
+def _values_by_option(option_texts: Sequence[str]) -> dict[str, list[str]]:
     """{"type": ["charcoal", "electric", "gas"], ...} from variants' "type: gas, size: medium"."""
     values: dict[str, list[str]] = {}
-    for text in option_texts if isinstance(option_texts, list) else []:
-        for pair in str(text or "").split(", "):
+    for text in option_texts:
+        for pair in text.split(", "):
             key, sep, value = pair.partition(": ")
             if sep and value.strip() not in values.setdefault(key.strip(), []):
                 values[key.strip()].append(value.strip())
@@ -587,32 +607,31 @@ def _categories(data: CatalogueData, lang: str) -> str:
     """Each category with its products ("Footwear: Hiking Boots, Running Shoes and Sneakers"): what
     a customer asking what the store sells wants to read (a count alone when the names are absent);
     with `not_sold`, first that the product asked about is not among them."""
-    rows = _rows(data)
-    total = sum(int(r.get("products") or 0) for r in rows)
-    if rows and all(r.get("names") for r in rows):
-        sentences = [render("category_with_products", lang, name=r.get("category") or "",
-                            products=join_items([str(n) for n in r["names"]], lang)) for r in rows]
+    rows = data.rows_as(CategoryRow)
+    total = sum(r.products or 0 for r in rows)
+    if rows and all(r.names for r in rows):
+        sentences = [render("category_with_products", lang, name=r.category or "",
+                            products=join_items(r.names, lang)) for r in rows]
         head = render("store_categories_head", lang, total=total, categories=len(rows))
         text = " ".join([head, *sentences])
     else:
-        items = [render("named_product_count_one" if int(r.get("products") or 0) == 1
-                        else "named_product_count", lang, name=r.get("category") or "",
-                        count=int(r.get("products") or 0)) for r in rows]
+        items = [render("named_product_count_one" if r.products == 1 else "named_product_count", lang,
+                        name=r.category or "", count=r.products or 0) for r in rows]
         text = render("store_categories", lang, items=_listed(items, lang, 50), total=total,
                       categories=len(rows))
     return f"{render('product_not_sold', lang)} {text}" if data.not_sold else text
 
 
 def _most_versions(data: CatalogueData, lang: str) -> str:
-    items = [render("named_version_count", lang, name=r.get("product_name") or "",
-                    count=int(r.get("variants") or 0)) for r in _rows(data)]
+    items = [render("named_version_count", lang, name=r.product_name or "", count=r.variants or 0)
+             for r in data.rows_as(ProductListingRow)]
     return render("products_most_versions", lang, items=join_items(items, lang))
 
 
 def _under_price(data: CatalogueData, lang: str) -> str:
     limit = data.params.get("max_price")
-    items = [render("named_from_price", lang, name=r.get("product_name") or "",
-                    price=_money(r.get("min_price"))) for r in _rows(data)]
+    items = [render("named_from_price", lang, name=r.product_name or "", price=_money(r.min_price))
+             for r in data.rows_as(ProductListingRow)]
     return render("products_under_price", lang, price=_money(limit), items=_listed(items, lang, 50))
 
 

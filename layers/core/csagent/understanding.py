@@ -7,10 +7,11 @@ Bedrock or vLLM model can fill the same shape later.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from csagent.domain.actions import PendingAction
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
 from csagent.nlp.script import has_question_mark
 from csagent.nlp.speech_acts import asks_something
@@ -157,8 +158,9 @@ NEW_FACTS = ("address", "email", "tracking_number", "zip")
 NEW_REQUEST_CONFIDENCE = 0.5
 
 
-def consent_to_pending(text: str, understanding: Understanding, pending: list[dict[str, Any]],
-                       reader: Callable[[str], tuple[str, float] | None] | None = None) -> Answer | None:
+def consent_to_pending(text: str, understanding: Understanding, pending: Sequence[PendingAction],
+                       reader: Callable[[str], tuple[str, float] | None] | None = None, *,
+                       asked_orders: Collection[str] = ()) -> Answer | None:
     """The customer's answer to "shall I go ahead?" when it is more than a bare yes or no.
 
     "yes, that's what I said", "Yes, this is all items. Please proceed.", "no. forget it, I'll
@@ -167,7 +169,8 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
     message leans one way: `nlp.confirmation.lean`), and it asks for nothing new. A clause makes a
     new request when it names a fact of its own (another order, an address, an email), or, unless
     the model read the reply, its intent is a confident request other than the proposed write
-    restated ("yes, and where is my other order?" is not consent). None: not an answer."""
+    restated ("yes, and where is my other order?" is not consent). An order of `asked_orders` (a
+    request waiting for a detail was about it) is no other order either. None: not an answer."""
     from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
 
     strict = classify_confirmation(text)
@@ -187,10 +190,9 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
         answer = lean(text)
     if answer is None:
         return None
-    proposed_orders = {str((p.get("proposal") or {}).get("order_id") or "") for p in pending}
-    restated = set().union(*(RESTATES.get(str(p.get("action")), set()) for p in pending))
-    proposed_items = [sorted(((p.get("proposal") or {}).get("args") or {}).get("item_ids") or [])
-                      for p in pending]
+    proposed_orders = {p.order_id or "" for p in pending} | set(asked_orders)
+    restated = set().union(*(RESTATES.get(p.action, set()) for p in pending))
+    proposed_items = [sorted(p.proposal.args.get("item_ids") or []) for p in pending]
     for clause in understanding.clauses:
         entities = clause.entities
         if any(entities.get(key) for key in NEW_FACTS):
@@ -218,7 +220,7 @@ def consent_to_pending(text: str, understanding: Understanding, pending: list[di
 ANSWERABLE_INTENTS = ORDER_READ_INTENTS | GENERAL_QUESTION_INTENTS | {"account_info", "order_list"}
 
 
-def consent_with_questions(text: str, understanding: Understanding, pending: list[dict[str, Any]],
+def consent_with_questions(text: str, understanding: Understanding, pending: Sequence[PendingAction],
                            reader: Callable[[str], tuple[str, float] | None] | None = None,
                            ) -> tuple[Clause, ...] | None:
     """ "Yes, please go ahead. How soon will the money be back on the gift card?", "yes do it. and
@@ -243,15 +245,15 @@ def consent_with_questions(text: str, understanding: Understanding, pending: lis
     return None
 
 
-def _restates_the_proposal(understanding: Understanding, pending: list[dict[str, Any]]) -> bool:
+def _restates_the_proposal(understanding: Understanding, pending: Sequence[PendingAction]) -> bool:
     """ "Yes, the kettle is the only thing I want to change. Please put the difference on my gift
     card.": a yes that says the proposal again, in words the consent model reads as a yes with a
     condition ("yes, but only the lamp"). The proposed write is said again, and every clause is
     courtesy, the proposal's own payment method, or that write naming no product but the proposed
     ones (a word that may name one of them counts: "the kettle" for the Electric Kettle beside a Tea
     Kettle), and asks nothing."""
-    summaries = " ".join(str(p.get("summary") or "") for p in pending).lower()
-    restated = set().union(*(RESTATES.get(str(p.get("action")), set()) for p in pending))
+    summaries = " ".join(p.summary for p in pending).lower()
+    restated = set().union(*(RESTATES.get(p.action, set()) for p in pending))
     if not any(c.intent in restated for c in understanding.clauses):
         return False  # "yes, but the green one": a condition, the proposal not said again
     for clause in understanding.clauses:
@@ -271,7 +273,7 @@ def _restates_the_proposal(understanding: Understanding, pending: list[dict[str,
 _CARD_IN_SUMMARY = re.compile(r"\b([A-Za-z][A-Za-z ]*?) ending (\d{4})\b")
 
 
-def _says_the_proposals_method(text: str, pending: list[dict[str, Any]]) -> bool:
+def _says_the_proposals_method(text: str, pending: Sequence[PendingAction]) -> bool:
     """ "yes thats the only thing, refund the diffrence to paypal" to a proposal that refunds it to
     PayPal: the proposal's own payment method said again, not asked about, is no new request."""
     from csagent.grounding.model import CustomerView, PaymentView
@@ -281,11 +283,11 @@ def _says_the_proposals_method(text: str, pending: list[dict[str, Any]]) -> bool
         return False
     methods = []
     for p in pending:
-        method_id = str(((p.get("proposal") or {}).get("args") or {}).get("payment_method_id") or "")
+        method_id = str(p.proposal.args.get("payment_method_id") or "")
         if not method_id:
             continue
         source = method_id.rsplit("_", 1)[0]
-        card = _CARD_IN_SUMMARY.search(str(p.get("summary") or "")) if source == "credit_card" else None
+        card = _CARD_IN_SUMMARY.search(p.summary) if source == "credit_card" else None
         methods.append(PaymentView(method_id, source, brand=card.group(1).strip() if card else None,
                                    last_four=card.group(2) if card else None))
     if not methods:

@@ -22,6 +22,8 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from csagent.domain.actions import PendingAction
+from csagent.graph.state import pending_actions
 from csagent.nlp.script import has_question_mark
 from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
@@ -502,7 +504,7 @@ class LocalUnderstanding:
         if view is not None:
             clauses = _with_payment_answered(clauses, text, state, view)
         if view is not None and state.get("pending_actions"):
-            narrowed = _narrowed(text, state["pending_actions"], view, lang, variants)
+            narrowed = _narrowed(text, pending_actions(state), view, lang, variants)
             if narrowed is not None:
                 return narrowed
         # A weakly read fragment ("My brother" in "... who won the Super Bowl? My brother and I have a
@@ -833,7 +835,7 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     return kept if asked else clauses
 
 
-def _narrowed(text: str, pending: list[dict[str, Any]], view: Any, lang: str,
+def _narrowed(text: str, pending: list[PendingAction], view: Any, lang: str,
               variants: Any = None) -> Understanding | None:
     """ "Actually, only the boots" at confirmation: the proposed item writes again, with the named
     items alone (`grounding.frame.narrow_pending`); "could you make it the 1000ml red one instead?":

@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
+from csagent.domain.actions import PendingAction
 from csagent.nlp.confirmation import contradicts
 from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
 from csagent.nlp.text_models import training_examples
 from csagent.understanding import Clause, Understanding, consent_to_pending
 
 ORDER = "#W1234567"
-PROPOSED_CANCEL = [{"action": "cancel_order", "proposal": {"order_id": ORDER}}]
+PROPOSED_CANCEL = [PendingAction.model_validate({"action": "cancel_order", "proposal": {
+    "action": "cancel_order", "args": {"order_id": ORDER}, "order_id": ORDER}})]
 
 UNSEEN = [
     ("yup, go on then", "yes"),

@@ -24,27 +24,31 @@ the documents.
 
 The JSON is unchanged: a model serialises to the keys that were given (the defaults are the
 reader's), and keys no model declares are kept as given (`extra="allow"`), so that a newer tool
-can add a key without breaking an older router. The rows of a catalogue template or a generated
-query stay mappings: their columns are the template's (`catalogue/templates.yaml`, `result.columns`)
-or the query's. A template whose row has a clear model is read as it by a property of its data,
-the JSON unchanged: `CatalogueData.order_overview` (`OrderOverviewRow`).
+can add a key without breaking an older router. The rows keep their JSON too: a catalogue
+template's rows are its columns (`catalogue/templates.yaml`, `result.columns`) as the query
+returned them, read besides as the template's row model (`template_rows`) when the data is
+validated, and refused there, the columns named, when they are not one (`CatalogueData.rows_as`);
+a generated query's rows are mappings of the query's own columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import (
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
-    field_validator,
+    model_validator,
 )
 
 from csagent.domain.actions import ActionProposal
 from csagent.domain.task_args import AsGiven
+from csagent.domain.template_rows import CatalogueRow, OrderOverviewRow, RowsRefused, read_rows
+
+R = TypeVar("R", bound=CatalogueRow)
 
 
 class _Given(AsGiven):
@@ -109,82 +113,11 @@ class Ranking(_Given):
     beyond: str | None = None
 
 
-# -- a catalogue template's row, where its columns have a model ----------------------------------
-class _Columns(_Given):
-    """Columns read from the store graph: every one may be null (an OPTIONAL MATCH), and an id the
-    store keeps as a number reads as its digits."""
-
-    model_config = ConfigDict(coerce_numbers_to_str=True)
-
-
-class ShipmentColumns(_Columns):
-    """One parcel of an order (`shipments` of `order_overview`, `order_by_tracking`)."""
-
-    tracking_id: str | None = None
-    carrier: str | None = None
-    status: str | None = None
-    shipped_at: str | None = None
-    estimated_delivery: str | None = None
-    delivered_at: str | None = None
-
-
-class AddressColumns(_Columns):
-    """The address an order ships to (`address` of `order_overview`)."""
-
-    address1: str | None = None
-    address2: str | None = None
-    city: str | None = None
-    state: str | None = None
-    zip: str | None = None
-    country: str | None = None
-
-
-class RefundColumns(_Columns):
-    """A refund made on an order, and the payment method it went to, named (`refunds`)."""
-
-    amount: float | None = None
-    payment_method: str | None = None
-
-
-class OrderLineColumns(_Columns):
-    """One item of an order (`items` of `order_overview`, `order_by_tracking`)."""
-
-    line_no: int | None = None
-    name: str | None = None
-    product_id: str | None = None
-    item_id: str | None = None
-    price: float | None = None
-    option_text: str | None = None
-
-
-class OrderOverviewRow(_Columns):
-    """An order at a glance: the row of `order_overview` (and of `order_by_tracking`, without the
-    address and the refunds), `catalogue/templates.yaml`. A list the query collected nothing into
-    reads as empty."""
-
-    order_id: str | None = None
-    order_status: str | None = None
-    created_at: str | None = None
-    total: float | None = None
-    shipments: list[ShipmentColumns] = Field(default_factory=list)
-    address: AddressColumns | None = None
-    refunds: list[RefundColumns] = Field(default_factory=list)
-    items: list[OrderLineColumns] = Field(default_factory=list)
-
-    @field_validator("shipments", "refunds", "items", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: Any) -> Any:
-        return [] if value is None else value
-
-
-#: The templates whose row is an `OrderOverviewRow`.
-ORDER_OVERVIEW_TEMPLATES = frozenset({"order_overview", "order_by_tracking"})
-
-
 class CatalogueData(RowsData):
-    """A catalogue template's answer (`cypher_catalogue.runner.run_template`). Its rows stay the
-    mappings of the template's columns (the JSON is the template's); a template whose row has a
-    model is read as it by a property (`order_overview`), once."""
+    """A catalogue template's answer (`cypher_catalogue.runner.run_template`). Its rows keep the
+    template's columns as they were returned (the JSON is the template's); they are read as the
+    template's row model (`template_rows.ROW_MODELS`) once, when the data is validated, and a
+    reader takes them as that model (`rows_as`, `row_as`)."""
 
     template_id: str | None = None
     description: str | None = None
@@ -199,18 +132,30 @@ class CatalogueData(RowsData):
     #: Set when `text2cypher`'s local tier answered with this template: why, and what it tried.
     text2cypher: dict[str, Any] | None = None
 
-    @cached_property
+    _read: list[CatalogueRow] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _rows_as_the_templates_model(self) -> CatalogueData:
+        """The rows read as the template's model, once (`RowsRefused` when they are not)."""
+        self._read = read_rows(self.template_id, self.row, self.rows)
+        return self
+
+    def rows_as(self, model: type[R]) -> list[R]:
+        """The rows (or the one row) as `model`: all of them when it is the template's row model,
+        none when it is not (another template's rows, or a template without a model)."""
+        return [row for row in self._read if isinstance(row, model)]
+
+    def row_as(self, model: type[R]) -> R | None:
+        """The one row of a template whose answer is one record, as `model` (see `rows_as`); None
+        when there is none."""
+        read = self.rows_as(model)
+        return read[0] if self.row is not None and read else None
+
+    @property
     def order_overview(self) -> OrderOverviewRow | None:
-        """The row as an order at a glance, when the template is one of `ORDER_OVERVIEW_TEMPLATES`
-        and it found the order; None otherwise. ValueError naming the columns that are wrong (never
-        their values: they are the customer's) when the row is not one."""
-        if self.template_id not in ORDER_OVERVIEW_TEMPLATES or self.row is None:
-            return None
-        try:
-            return OrderOverviewRow.model_validate(self.row)
-        except ValidationError as exc:
-            columns = ", ".join(sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()}))
-            raise ValueError(f"the row of {self.template_id} is not an order overview ({columns})") from None
+        """The row as an order at a glance (`order_overview`, `order_by_tracking`), when the template
+        is one of those and it found the order; None otherwise."""
+        return self.row_as(OrderOverviewRow)
 
 
 class GeneratedQueryData(RowsData):
@@ -335,6 +280,15 @@ def result_data(tool: str, raw: Any) -> AnyToolData | None:
     try:
         return kind.model_validate(raw)  # type: ignore[return-value]
     except ValidationError as exc:
-        fields = ", ".join(sorted({".".join(str(p) for p in e["loc"]) or "(the data)" for e in exc.errors()}))
+        fields = ", ".join(sorted({_wrong(e) for e in exc.errors()}))
         raise ValueError(f"the data of a {tool} result is not {kind.__name__} ({fields})") from None
+
+
+def _wrong(error: Mapping[str, Any]) -> str:
+    """Where the data is wrong: the field, or the columns of rows that are not their template's
+    model (`template_rows.RowsRefused`)."""
+    refused = (error.get("ctx") or {}).get("error")
+    if isinstance(refused, RowsRefused):
+        return str(refused)
+    return ".".join(str(p) for p in error["loc"]) or "(the data)"
 

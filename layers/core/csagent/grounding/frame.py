@@ -16,6 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.domain.actions import PendingAction
 from csagent.grounding.asking import (
     about_order,
     holding,
@@ -1406,7 +1407,7 @@ def _ruled_out(text: str, candidates: Sequence[OrderView]) -> set[str]:
 
 
 def narrow_pending(
-    text: str, pending: Sequence[Mapping[str, Any]], view: CustomerView
+    text: str, pending: Sequence[PendingAction], view: CustomerView
 ) -> list[tuple[str, dict[str, Any]]]:
     """A change of mind at confirmation ("actually, only the boots"): the proposed item writes
     whose customer's words name only some of their items, as (intent, entities) to propose again
@@ -1415,8 +1416,8 @@ def narrow_pending(
     proposed items, or all of them, and add none."""
     narrowed: list[tuple[str, dict[str, Any]]] = []
     for action in pending:
-        intent = ITEM_REQUESTS.get(str(action.get("action")))
-        args = dict((action.get("proposal") or {}).get("args") or {})
+        intent = ITEM_REQUESTS.get(action.action)
+        args = dict(action.proposal.args)
         order = view.order(args.get("order_id"))
         item_ids = list(args.get("item_ids") or [])
         if intent == "return_request" and order is not None and _ALSO.search(text):
@@ -1444,7 +1445,7 @@ def narrow_pending(
         }
         if args.get("new_item_ids"):
             entities["new_item_ids"] = [args["new_item_ids"][i] for i in keep]
-            entities["item_action"] = action.get("action")
+            entities["item_action"] = action.action.value
         narrowed.append((intent, entities))
     return narrowed
 
@@ -1479,7 +1480,7 @@ def _another_method(text: str, action: str, args: Mapping[str, Any], order: Orde
 
 
 def amend_pending(
-    text: str, pending: Sequence[Mapping[str, Any]], view: CustomerView,
+    text: str, pending: Sequence[PendingAction], view: CustomerView,
     variants: Mapping[str, Sequence[Variant]],
 ) -> list[tuple[str, dict[str, Any]]]:
     """Another version asked for at confirmation ("oh wait, could you make it the 1000ml red one
@@ -1490,15 +1491,15 @@ def amend_pending(
     product of the order; empty when they change no proposed item."""
     amended: list[tuple[str, dict[str, Any]]] = []
     for action in pending:
-        args = dict((action.get("proposal") or {}).get("args") or {})
+        args = dict(action.proposal.args)
         order = view.order(args.get("order_id"))
-        paying = _another_method(text, str(action.get("action") or ""), args, order, view)
+        paying = _another_method(text, action.action.value, args, order, view)
         if paying is not None:
             amended.append(paying)
             continue
         item_ids = list(args.get("item_ids") or [])
         new_ids = list(args.get("new_item_ids") or [])
-        if ITEM_REQUESTS.get(str(action.get("action"))) != "change_items" or order is None \
+        if ITEM_REQUESTS.get(action.action) != "change_items" or order is None \
                 or len(new_ids) != len(item_ids):
             continue
         proposed = [line for line in order.lines if line.item_id in item_ids]
@@ -1514,7 +1515,7 @@ def amend_pending(
                 amended.append(("change_items", {
                     **args, "item_ids": [*item_ids, *(c.line.item_id for c in extra.changes)],
                     "new_item_ids": [*new_ids, *(c.new.item_id for c in extra.changes if c.new is not None)],
-                    "asks_for_change": True, "item_action": action.get("action"),
+                    "asks_for_change": True, "item_action": action.action.value,
                     "grounded_orders": [order.order_id]}))
             continue
         changed = list(new_ids)
@@ -1529,7 +1530,7 @@ def amend_pending(
                 changed[i] = change.new.item_id
         if changed != new_ids:
             amended.append(("change_items", {**args, "new_item_ids": changed, "asks_for_change": True,
-                                             "item_action": action.get("action"),
+                                             "item_action": action.action.value,
                                              "grounded_orders": [order.order_id]}))
     return amended
 

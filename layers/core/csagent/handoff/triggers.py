@@ -42,6 +42,8 @@ from functools import cache, cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
+from csagent.domain.models import Task
+from csagent.domain.task_args import CustomerActionArgs
 from csagent.domain.tool_data import ActionProposedData, ToolData, result_data
 from csagent.understanding import PASSIVE_INTENTS
 
@@ -386,13 +388,19 @@ def _outweighed_handoff(clause: Mapping[str, Any], clauses: Sequence[Mapping[str
 # ----------------------------------------------------------------------------------------------
 # Signals from the graph state, and the decision
 # ----------------------------------------------------------------------------------------------
-def amount_at_stake(data: ToolData | None) -> float | None:
-    """The money one task's result puts at stake: the refund or charge a proposed change lists back
-    (`ActionProposedData.amount`), the one amount a tool's result data declares (a change carried
-    out says what changed; a proposal refused by policy carries no data). A task's arguments add
-    none: a lookup's parameters are its template's, and no template takes an amount."""
+def amount_at_stake(task: Task, data: ToolData | None) -> float | None:
+    """The money one task puts at stake: the refund or charge a proposed change lists back
+    (`ActionProposedData.amount`, the one amount a tool's result data declares; a proposal refused
+    by policy carries no data), and, once the customer said yes, the same amount in the proposal
+    the execute task carries (`CustomerActionArgs.proposal`), whether the change was made or failed
+    (a change carried out says what changed, not the amount). No other argument adds any: a
+    lookup's parameters are its template's, and no template takes an amount."""
     if isinstance(data, ActionProposedData) and data.amount is not None:
         return float(data.amount)
+    args = task.args
+    if isinstance(args, CustomerActionArgs) and args.phase == "execute" and args.proposal is not None \
+            and args.proposal.amount is not None:
+        return float(args.proposal.amount)
     return None
 
 
@@ -406,7 +414,8 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
 
     State keys read: `text`, `route`, `intent`, `clauses[].intent`, `tasks[]`, `results{}`
     (`status`, `error.type`, `attempts` when the healer records retries, and `data` read as the
-    model of its tool's kind, `domain.tool_data.result_data`, for the amount at stake),
+    model of its tool's kind, `domain.tool_data.result_data`, with the task as its model, for the
+    amount at stake, `amount_at_stake`),
     `consecutive_failed_turns` (earlier turns in a row that ended with a system failure),
     `frustrated_turns` (earlier turns in a row that read as frustrated), `budget_exceeded` (set
     by the graph's node budget guard; also read from `trace`) and `trace.unsaid_failures` (failed
@@ -425,7 +434,8 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
         outcomes.append(TaskOutcome(task_id=task["task_id"], task_type=task.get("task_type", ""),
                                     status=str(result.get("status") or "skipped"),
                                     error_type=error.get("type"), attempts=int(result.get("attempts") or 1)))
-        amounts.append(amount_at_stake(result_data(str(task.get("tool") or ""), result.get("data"))))
+        amounts.append(amount_at_stake(Task.model_validate(task),
+                                       result_data(str(task.get("tool") or ""), result.get("data"))))
     clauses = state.get("clauses") or []
     unasked = [c for c in clauses if c.get("intent") == HANDOFF_INTENT and (
         _outweighed_handoff(c, clauses) or asks_what_answers(str(c.get("text") or "")))]

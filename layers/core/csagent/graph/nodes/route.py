@@ -20,6 +20,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from csagent.domain.actions import ActionName, ActionProposal, PendingAction
 from csagent.graph.context import GraphDeps
 from csagent.graph.state import State, pending_actions
 from csagent.graph.timing import timed
@@ -75,7 +76,8 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     resumed = resume_awaiting(understanding, state.get("awaiting") or [])
     if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
             and (_was_asked(state) or _opens_with_no(state.get("text", ""))) \
-            and consent_to_pending(state.get("text", ""), understanding, _asked_about(state)) == "no":
+            and consent_to_pending(state.get("text", ""), understanding, _asked_about(state),
+                                   asked_orders=_orders_asked_about(state)) == "no":
         # "Actually, no, don't change it. I'll be home after all.", or "never mind, I'll keep it"
         # when asked which items: nothing to do, and nothing done ("It never came. Could you open
         # an investigation?" leans no, but asks something; "are u a bot or a real person lol"
@@ -102,13 +104,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "yes, that's what I said": an answer in more words, asking for nothing new ("let's keep
         # the puzzle, just the sunglasses" is the proposal again, narrowed, however much it leans no).
         amends = any(c.entities.get("amends_pending") for c in understanding.clauses)
-        # (the understanding step reads the proposals as the state holds them: JSON)
-        answer = None if amends else consent_to_pending(state.get("text", ""), understanding,
-                                                        state.get("pending_actions") or [])
+        answer = None if amends else consent_to_pending(state.get("text", ""), understanding, pending)
         if answer is not None:
             return {"route": "confirmation", "confidence": 1.0, "intent": f"confirm_{answer}"}
-        questions = None if amends else consent_with_questions(
-            state.get("text", ""), understanding, state.get("pending_actions") or [])
+        questions = None if amends else consent_with_questions(state.get("text", ""), understanding, pending)
         if questions:
             # "Yes, please go ahead. How soon will the money be back?": the change is made and the
             # questions after the yes are answered in the same reply (`confirm_actions`).
@@ -229,12 +228,28 @@ def _ends_with_no(text: str, cancelling: bool = False) -> bool:
     return read is not None and read[0] == "no" and read[1] >= CONSENT_MIN_PROBABILITY
 
 
-def _asked_about(state: State) -> list[dict[str, Any]]:
-    """The requests waiting for a detail, shaped as proposals: an answer about their order
-    ("never mind, I'll keep it" read on the order asked about) is no new request."""
-    return [{"action": ACTION_INTENTS.get(str(w.get("intent")), ("",))[0],
-             "proposal": {"order_id": (w.get("entities") or {}).get("order_id")}}
-            for w in state.get("awaiting") or []]
+_ACTIONS = frozenset(ActionName)
+
+
+def _asked_about(state: State) -> list[PendingAction]:
+    """The changes waiting for a detail whose write is known, shaped as proposals of their order:
+    saying that change again ("no, don't cancel it") is no new request. (A change of items proposes
+    one of two writes, and a read none: they are known by their order alone, `_orders_asked_about`.)"""
+    asked = []
+    for waiting in state.get("awaiting") or []:
+        action = ACTION_INTENTS.get(str(waiting.get("intent")), ("",))[0]
+        if action in _ACTIONS:
+            proposal = ActionProposal(action=ActionName(action), args={},
+                                      order_id=(waiting.get("entities") or {}).get("order_id"))
+            asked.append(PendingAction(action=proposal.action, proposal=proposal))
+    return asked
+
+
+def _orders_asked_about(state: State) -> list[str]:
+    """The orders of the requests waiting for a detail: an answer about one ("never mind, I'll keep
+    it" read on the order asked about) is no new request."""
+    return [str(order_id) for w in state.get("awaiting") or []
+            if (order_id := (w.get("entities") or {}).get("order_id"))]
 
 
 # Entities that tie a clause to the store: a product, an order or parcel, a new address.

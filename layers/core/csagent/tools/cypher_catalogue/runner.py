@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, ToolResult
 from csagent.domain.task_args import PredefinedCypherArgs, ProductRef
+from csagent.domain.template_rows import VariantRow
 from csagent.domain.tool_data import CatalogueData
 from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
@@ -318,19 +319,20 @@ def _ranked_versions(question: str, name: Any, subject: GroundedProduct | None, 
     if not may_rank(question):
         return None  # no superlative, no "than": nothing to fetch the versions for
     result = run_template("product_variants", {"product_name": str(name)}, ctx, task, catalogue=catalogue)
-    rows = result.data.all_rows if isinstance(result.data, CatalogueData) else []
+    versions = result.data.rows_as(VariantRow) if isinstance(result.data, CatalogueData) else []
     if subject is not None:
-        rows = [r for r in rows if r.get("product_id") == subject.product_id]
-    if not rows or len({r.get("product_id") for r in rows}) != 1:
+        versions = [v for v in versions if v.product_id == subject.product_id]
+    if not versions or len({v.product_id for v in versions}) != 1:
         return None
-    ranked = rank_versions(question, rows, subject.options if subject is not None else None)
+    ranked = rank_versions(question, [v.model_dump(mode="json") for v in versions],
+                           subject.options if subject is not None else None)
     if ranked is None:
         return None
     move = ranked.move
     return ToolResult.ok(task, {
         "template_id": RANKED_VERSIONS, "scope": "catalogue", "params": {"product_name": str(name)},
         "rows": ranked.versions, "row_count": len(ranked.versions), "truncated": False,
-        "product": {"name": str(rows[0].get("product_name") or name),
+        "product": {"name": versions[0].product_name or str(name),
                     "options": dict(subject.options) if subject is not None else {}},
         "ranking": {"key": move.key, "direction": move.direction, "to_end": move.to_end,
                     "value": ranked.value, "beyond": move.beyond}})

@@ -58,7 +58,7 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         proposes=("return_items",), statuses=("delivered",), about=("return_eligibility", "order_items"),
         description="propose returning items of a delivered order (needs the order id)",
         restated_by=("change_items",), verbs=("return", "send back", "give back", "bring back"),
-        zh_verbs=("退货", "退掉", "退了", "退回去", "退一下", "退给")),
+        zh_verbs=("退货", "退掉", "退了", "退回去", "退一下", "退给", "只退", "想退", "要退")),
     WriteRequest(
         intent="change_items", action="change_items",
         required=("order_id", "item_ids", "new_item_ids", "payment_method_id"),
@@ -67,7 +67,7 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         description="propose exchanging items of a delivered order, or modifying items of a pending order, "
                     "for other variants of the same product (needs the order id)",
         restated_by=("return_request",), verbs=("exchange", "swap"),
-        zh_verbs=("换货", "换成", "换一个", "调换", "换个")),
+        zh_verbs=("换货", "换成", "换一个", "调换", "换个", "只换", "想换", "要换")),
     WriteRequest(
         intent="change_payment", action="change_payment", required=("order_id", "payment_method_id"),
         proposes=("change_payment",), statuses=("pending",), about=("order_payments",),

@@ -424,7 +424,7 @@ class LocalUnderstanding:
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
                     # (or writes out the new address: "New default address: 4512 Sunset Blvd, ...")
                     view is not None and (asks_something(piece) or bool(find_addresses(piece)))
-                    and _fully_specified(intent, text, entities, view))
+                    and _fully_specified(intent, text, entities, view, piece))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
                     and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)
@@ -489,6 +489,12 @@ class LocalUnderstanding:
                 # the clause before told, about the order it found; no question of which order.
                 clauses[-1] = replace(clauses[-1], text=f"{clauses[-1].text} {piece}")
                 continue
+            if intent in WRITE_INTENTS and not entities.get("asks_for_change") and entities.get("order_id") \
+                    and any(c.intent == intent and c.entities.get("asks_for_change")
+                            and c.entities.get("order_id") == entities["order_id"] for c in clauses):
+                # "Cancel #W5036595 immediately. I don't want any of it anymore.": more words of the
+                # change the clause before asked for, of the same order, never a question about it
+                entities["asks_for_change"] = True
             clauses.append(Clause(text=piece, intent=intent, confidence=round(confidence, 4),
                                   entities=entities))
         if any(c.intent == OUT_OF_SCOPE and c.confidence >= OUT_OF_SCOPE_DOUBT for c in clauses):
@@ -624,7 +630,8 @@ _POINTS_BACK = re.compile(r"\b(?:that|this|it)\b", re.IGNORECASE)
 
 
 # What orders hold or cost, asked of them ("what's in", "the total on"), not which they are.
-_ASKS_WHATS_IN = re.compile(r"\b(?:what'?s in|what is in|what'?s inside|contents?|(?:the )?total|in all"
+_ASKS_WHATS_IN = re.compile(r"\b(?:what'?s in|what is in|what'?s inside|contents?|contains?|contained"
+                            r"|(?:the )?total|in all"
                             r"|altogether|how much (?:is|was|are|were|did|do)\b)", re.IGNORECASE)
 
 
@@ -937,9 +944,18 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         entities = {**entities, "order_id": recent}
     if read_as == "update_default_address" and entities.get("address") \
             and dict(entities["address"]) == dict(view.default_address or {}):
-        # "... to my home address, the one on my account": the saved address, which the default
-        # cannot become; where an order should go.
-        read_as = "change_order_address"
+        from csagent.grounding.frame import makes_it_the_default
+        from csagent.nlp.entities.addresses import find_addresses
+
+        written = find_addresses(text)
+        if makes_it_the_default(piece) and len(written) == 1:
+            # "I've moved to 388 Spruce Street, .... Could you make that my default address?": the
+            # address the message wrote, not the one saved
+            entities = {**entities, "address": written[0].as_dict()}
+        else:
+            # "... to my home address, the one on my account": the saved address, which the default
+            # cannot become; where an order should go.
+            read_as = "change_order_address"
     if read_as in _ADDRESS_CHANGES and not entities.get("address") and names_a_place_abroad(text):
         # "we're moving to Vancouver, Canada. can my laptop order go there instead?": a place the
         # store does not deliver to, whichever clause named it.
@@ -1219,7 +1235,7 @@ _CHANGE_VERB = re.compile(
     r"replac(?:e|es|ed|ing)|trad(?:e|es|ed|ing)|modif(?:y|ies|ied|ying)|instead)\b", re.IGNORECASE)
 
 
-def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any) -> bool:
+def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any, piece: str = "") -> bool:
     """A question that names what its change needs ("can I swap my fleece for an XL in black?", "any
     chance of swapping them for a size 12?",
     "can I exchange the watch for the gold one with a leather band? gift card for the
@@ -1233,7 +1249,7 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     from csagent.grounding.resolve import resolve_payment
     from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh
 
-    if is_hypothetical(text):
+    if is_hypothetical(piece or text):  # ("... charge my visa if its more": a condition on the money)
         return False
     named_method = resolve_payment(text, view, view.order(entities.get("order_id"))).named
     if intent == "change_items":

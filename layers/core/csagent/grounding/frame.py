@@ -1090,6 +1090,22 @@ _THE_ACCOUNT = re.compile(
     re.IGNORECASE)
 
 
+# The account's address named as what the new one becomes ("make that my default address",
+# "update the address on my account").
+_MAKE_IT_THE_DEFAULT = re.compile(
+    r"\b(?:make|set|update|change)\s+(?:\w+\s+){0,2}?(?:my|the)\s+(?:default|account|profile)\s+"
+    r"(?:address|addy)\b"
+    r"|\b(?:update|change|set)\s+(?:my|the)\s+(?:address|addy)\s+on\s+(?:my|the)\s+(?:account|profile)\b"
+    r"|\b(?:my|the)\s+default\s+(?:address|addy)\s+(?:should be|to be|is now|will be)\b|默认地址改",
+    re.IGNORECASE)
+
+
+def makes_it_the_default(text: str) -> bool:
+    """Do the words name the account's address as what a new one becomes ("make that my default
+    address", "update the address on my account")?"""
+    return bool(_MAKE_IT_THE_DEFAULT.search(text))
+
+
 def names_the_account(text: str) -> bool:
     """Do the words speak of the account (its default address, its profile), not of an order?"""
     return bool(_THE_ACCOUNT.search(text))
@@ -1141,7 +1157,10 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     if intent == "change_order_address":
         # "can you put my new address on the account?": the account's address, no order's.
         in_message = bool(message) and (bool(ORDER_ID_RE.search(message)) or names_a_purchase(message, view))
-        about_account = _THE_ACCOUNT.search(text) and not (names_order or order_named or in_message)
+        # ("Could you make that my default address? And is my tablet order already going there?":
+        # an order another clause names is not what "my default address" is)
+        about_account = _THE_ACCOUNT.search(text) and not (names_order or order_named) \
+            and (not in_message or _MAKE_IT_THE_DEFAULT.search(text))
         return "update_default_address" if about_account else intent
     if _THE_ACCOUNT.search(text):
         return intent

@@ -822,11 +822,13 @@ _REST_STAYS = (r"(?:everything else|the rest|all else|the others?|the other (?:i
 _KEEPING_THE_REST = re.compile(
     r"\b(?:keep|keeping|kept)\s+(?:\w+\s+)?" + _THE_REST + r"\b|\b" + _REST_STAYS, re.IGNORECASE)
 _REST_KEPT_AFTER = re.compile(r"^\s*" + _REST_STAYS, re.IGNORECASE)
-_KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leaving)\b", re.IGNORECASE)
+_KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leaving)\b"
+                        r"|留着|留下|保留|不退|除了", re.IGNORECASE)
 
 
-_JOINING = frozenset({"and", "or", "the", "my", "both", "also", "plus", "&", ",", "+"})
-_CONJUNCTIONS = frozenset({"and", "or", "plus", "&", "+"})  # "the puzzle, the notebook I keep" joins none
+_JOINING = frozenset({"and", "or", "the", "my", "both", "also", "plus", "&", ",", "+", "和", "跟", "还有"})
+# ("the puzzle, the notebook I keep" joins none)
+_CONJUNCTIONS = frozenset({"and", "or", "plus", "&", "+", "和", "跟", "还有"})
 
 
 def _kept_in_lists(text: str, segments: Sequence[tuple[Any, str]]) -> list[bool]:
@@ -835,7 +837,8 @@ def _kept_in_lists(text: str, segments: Sequence[tuple[Any, str]]) -> list[bool]
     kept = [_kept(segment, text[m.span[0]:m.span[1]]) for m, segment in segments]
     for i in range(len(segments) - 2, -1, -1):
         between = text[segments[i][0].span[1]:segments[i + 1][0].span[0]]
-        joins = set(re.findall(r"[\w&+'-]+|,", between.lower()))
+        joins = set(re.findall(r"[\w&+'-]+|,", between.lower())) if not has_ideographs(between) \
+            else {between.strip(" ，,、")} - {""}  # "拼图和哑铃我留着": "和" joins them
         if kept[i + 1] and not kept[i] and joins & _CONJUNCTIONS and joins <= _JOINING:
             kept[i] = True
     return kept

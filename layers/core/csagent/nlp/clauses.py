@@ -57,7 +57,7 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9ff
 _BARE_REQUEST = re.compile(
     r"(?:(?:and|so|but)\s+)?(?:please\s+|pls\s+)?(?:(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
     r"(?:check|look|look into|find out|see|confirm|help|sort it out|sort that out|fix|handle|take care of"
-    r"|deal with|change|do)"
+    r"|deal with|change|update|do)"
     r"(?:\s+(?:it|that|this|for me|on that|on it|into it|into that|please|pls|quickly|asap|again))*\W*",
     re.IGNORECASE)
 # A sentence that only narrows the one before it, with no verb of its own ("If I return something,

@@ -78,6 +78,8 @@ def asks_for_change(text: str) -> bool:
         return False  # "could you tell me which address it goes to?": information, not a change
     if _hedges(words):
         return False  # "I might send the fleece jacket back. What would the refund be?"
+    if _has(words, lexicon["keeping"]):
+        return False  # "Please don't cancel the order with my headphones, I still want it."
     start = words[1:] if words[0] in _OPENERS else words
     # "please" inside a question only softens it ("how much would I get back, please?"); opening
     # one, it asks ("please cancel my kettle order?")
@@ -96,7 +98,12 @@ def asks_for_change(text: str) -> bool:
     ):
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
-    return "->" in text or "→" in text or any(_verb(w, verbs) for w in words)
+    # (a verb right after a negation rules its change out: "don't cancel #W1348788")
+    negations = [n for n in lexicon["negation"] if n]
+    return "->" in text or "→" in text or any(
+        _verb(w, verbs) and not any(words[max(0, i - len(n)):i] == n for n in negations)
+        and words[i:i + 2] != ["do", "not"]
+        for i, w in enumerate(words))
 
 
 def _opens_yes_no_question(words: list[str]) -> bool:

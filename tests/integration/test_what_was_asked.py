@@ -1,0 +1,131 @@
+"""Whether a customer asked for a change, asked about one, or kept what they have, read from their
+words and their own orders, through the real HTTP API on the tau-retail store (issue 12): a change
+asked after a comma, with a bare "fix it", or with the address written out is proposed; "please"
+inside a question and "do you have ... in stock" ask for nothing; "everything pending except the
+office chair" leaves the chair's order alone; "I still want it" keeps an order; a question before
+the yes keeps the change proposed; an item's dimension asked of an order is that item's own line;
+"what's in" and "the total on" orders answer each order; a customer's orders are all listed.
+
+The messages are written for these tests (none is a development conversation's), about customers
+whose orders make each reading the only right one."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from api_support import say
+
+pytestmark = pytest.mark.integration
+
+
+def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
+    body = say(client, customer, session or f"asked-{uuid.uuid4().hex[:8]}", text)
+    return body["status"], body["reply"]["text"]
+
+
+@pytest.mark.parametrize(("customer", "text", "proposed"), [
+    # a question opening after a comma
+    ("sophia_nguyen_7885", "moving soon, can my phone order go to 500 N State St, Apt 4, Chicago IL 60654 "
+                           "instead", "Change the shipping address of order #W4183735"),
+    # a bare "fix it" after where the order should go
+    ("mei_wilson_1792", "why is #W4498118 going to new york? i live in charlotte, it's the address on my "
+                        "account. fix it", "Change the shipping address of order #W4498118"),
+    # the new default address written out, as a statement
+    ("sophia_nguyen_7885", "My new default address: 77 Lake Shore Dr, Apt 12, Chicago, IL 60611.",
+     "Change your default address"),
+    # Chinese "only want to return", the rest kept
+    ("anya_silva_8688", "我只想退抓绒外套，拼图和哑铃留着，钱退回原来的卡。", "Fleece Jacket"),
+])
+def test_a_change_told_in_full_is_proposed(tau_api: Any, customer: str, text: str, proposed: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "awaiting_confirmation" and proposed in reply, reply
+    assert "Jigsaw Puzzle" not in reply.splitlines()[0], reply  # (kept, in the Chinese return)
+
+
+@pytest.mark.parametrize(("customer", "text", "answer"), [
+    # "please" inside a question about a return's money
+    ("anya_patel_3710", "if I send back the makeup kit from #W6131421, what would the refund be, please?",
+     "256.14"),
+    # "do you have ... in stock": the catalogue, not an exchange of the customer's own e-reader
+    ("juan_kim_6026", "do you have the e-reader with cellular in stock right now?", "E-Reader"),
+])
+def test_a_question_about_a_change_proposes_nothing(tau_api: Any, customer: str, text: str,
+                                                      answer: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "answered" and answer in reply, reply
+    assert 'Reply "yes"' not in reply, reply
+
+
+def test_everything_pending_except_one_product_is_every_other_pending_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given three pending orders, one of them holding only the office chair
+    status, reply = ask(client, "ivan_santos_6635", "please cancel all my pending orders except the one "
+                                                    "with the office chair, bought them by mistake")
+    # Then the two others are proposed for cancellation, and the chair's is left alone
+    assert status == "awaiting_confirmation", reply
+    assert "Cancel order #W5183325" in reply and "Cancel order #W3913498" in reply, reply
+    assert "Cancel order #W8770097" not in reply, reply
+
+
+def test_i_still_want_it_keeps_the_order_and_its_new_address_is_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "chen_anderson_8078", "don't cancel #W1348788, I still want it. Please "
+                                                      "ship it to 9 Oak Street, Apt 1, Columbus, OH 43215 "
+                                                      "instead.")
+    assert status == "awaiting_confirmation", reply
+    assert "Change the shipping address of order #W1348788" in reply, reply
+    assert "Before I cancel" not in reply and "Cancel order" not in reply, reply
+
+
+def test_making_the_written_address_the_default_changes_no_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "aarav_lee_1982", "I've moved to 12 Birch Lane, Apt 2, Austin, TX 78701. "
+                                                  "Please make that my default address. Is my tablet order "
+                                                  "going there?")
+    assert status == "awaiting_confirmation", reply
+    assert "to 12 Birch Lane, Apt 2, Austin, TX 78701" in reply, reply
+    assert "Change the shipping address" not in reply, reply
+
+
+def test_a_question_before_the_yes_keeps_the_change_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"asked-{uuid.uuid4().hex[:8]}"
+    # Given a proposed change of the yellow running shoes to black ones
+    status, reply = ask(client, "harper_ito_4653", "can I get my yellow running shoes swapped for black "
+                                                   "ones, same size? paypal for any difference", session)
+    assert status == "awaiting_confirmation" and "(9, black, synthetic, rubber)" in reply, reply
+    # When the customer asks a question before saying yes
+    status, reply = ask(client, "harper_ito_4653", "hang on, is the black pair more expensive?", session)
+    # Then the change still waits, put again
+    assert status == "awaiting_confirmation", reply
+    assert "still waiting for your yes" in reply and "#W1941216" in reply, reply
+    # And a yes then makes it
+    status, reply = ask(client, "harper_ito_4653", "ok go ahead", session)
+    assert status == "answered" and "are modified" in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "facts", "not_said"), [
+    # a dimension asked of the item in the order named
+    ("sophia_patel_6833", "how much storage does the laptop in #W2923184 have?", ["1TB SSD"], "17 versions"),
+    # a dimension asked of the item received, of two orders holding a tablet
+    ("yusuf_gonzalez_8900", "the tablet i already received, what screen size is it?", ["7-inch"],
+     "Which one do you mean"),
+    # what the one order not shipped holds, and its total
+    ("sofia_ito_5484", "what does my order that hasn't shipped contain and how much was it altogether?",
+     ["Smart Watch", "424.83"], "Here are your orders"),
+    # the total of each order not shipped
+    ("mia_jackson_5377", "how much are my unshipped orders in total?", ["416.98", "1377.82"],
+     "Here are your orders"),
+    # every one of seven orders
+    ("emma_santos_9753", "list all my orders please", ["#W1620235", "#W8160318", "#W3113816"], "more"),
+])
+def test_what_the_orders_hold_is_answered_from_them(tau_api: Any, customer: str, text: str,
+                                                      facts: list[str], not_said: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "answered", reply
+    assert all(f in reply for f in facts) and not_said not in reply, reply

@@ -129,3 +129,21 @@ def test_what_the_orders_hold_is_answered_from_them(tau_api: Any, customer: str,
     status, reply = ask(client, customer, text)
     assert status == "answered", reply
     assert all(f in reply for f in facts) and not_said not in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "returned", "kept"), [
+    # "everything else in that box stays": the rest of the order kept, the shoes returned
+    ("aarav_garcia_9402", "the running shoes from my espresso machine order don't fit. can I send only the "
+                          "shoes back? refund to my mastercard, everything else in that box stays",
+     "Running Shoes", "Espresso Machine"),
+    # "kettle" names two products of the order; "plastic" and "silver" say which
+    ("daiki_patel_5953", "please return my plastic kettle, the silver one, money back to paypal",
+     "Electric Kettle", "Tea Kettle"),
+])
+def test_the_items_returned_are_those_the_words_pick(tau_api: Any, customer: str, text: str, returned: str,
+                                                      kept: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    proposal = reply.splitlines()[0]
+    assert status == "awaiting_confirmation" and proposal.startswith("Return from order"), reply
+    assert returned in proposal and kept not in proposal, reply

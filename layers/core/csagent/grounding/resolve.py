@@ -816,7 +816,8 @@ _NEGATED_RETURN = re.compile(
 _THE_REST = (r"(?:everything(?: else)?|the rest|all (?:the )?rest|all else|the others?|"
              r"the other (?:items?|things?|stuff))")
 _REST_STAYS = (r"(?:everything else|the rest|all else|the others?|the other (?:items?|things?|stuff))"
-               r"(?:\s+(?:of (?:it|them|the order)|in (?:the|that|this) order))?\s+"
+               r"(?:\s+(?:of (?:it|them|the order)"
+               r"|in (?:the|that|this|my) (?:order|box|package|parcel|delivery)))?\s+"
                r"(?:(?:can|will|should|may|is going to|are going to|is|are|i'?ll|i'?m|i)\s+)?"
                r"(?:stays?|staying|remains?|remaining|keep(?:ing)?|fine|ok(?:ay)?|good)\b")
 _KEEPING_THE_REST = re.compile(
@@ -1011,9 +1012,11 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines), []
     mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
-    describing = identifying_order(text, mentions)
-    mentions = [m for m in mentions if m not in describing] or mentions  # "the T-shirt from the order
-    # with the wristwatch": not the watch
+    # "the T-shirt from the order with the wristwatch", "the shoes from my espresso machine order":
+    # not the watch, nor the espresso machine
+    describing = [*identifying_order(text, mentions),
+                  *(m for m in mentions if _NAMES_THE_ORDER.match(text[m.span[1]:]))]
+    mentions = [m for m in mentions if m not in describing] or mentions
     if not mentions and len(order.lines) == 2 and _BOTH_ITEMS.search(text):
         return list(order.lines), []  # "return both items" of an order of two
     if not mentions:
@@ -1026,6 +1029,9 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
         # "return my kettle" about an order with an Electric Kettle and a Tea Kettle: the word names
         # both products; which one is asked, never both sent back.
         lines = [x for x in order.lines if x.product_id in shared]
+        described = _described_lines(text, lines) if len(by_span) == 1 else []
+        if len(described) == 1:
+            return described, []  # "the kettle which is made of plastic, the silver one": its options say
         if len(lines) > 1:
             return [], lines
     segments = _merge_repeats(_segments(text, mentions), order)

@@ -906,9 +906,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
     if intent == "order_list" and not entities.get("order_id") and _ASKS_WHATS_IN.search(piece):
         # "what's in my order that hasn't shipped yet", "whats the total on my orders that havent
-        # shipped": what the orders the status words say hold and cost, each answered
-        intent, grounded_to_store = "order_items", True
-        entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
+        # shipped": what the orders the status words say hold and cost, each answered (more than
+        # can be answered one by one are listed)
+        found = ground("order_items", piece, entities, view, variants, text, recent, recent_products)
+        if found.get("order_id") or found.get("order_ids"):
+            intent, grounded_to_store, entities = "order_items", True, found
     complains_of_amounts = intent == "complaint" and bool(amounts(piece))
     if not entities.get("order_id") and (
             (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):

@@ -899,7 +899,8 @@ def asks_an_items_option(text: str, order: OrderView | None,
     # and nothing of its order's progress, money or a change
     from csagent.grounding.comparatives import dimension_named
 
-    if _NOT_OF_AN_OPTION.search(text) or statuses_asked_about(text) or named_change(text) is not None:
+    if _NOT_OF_AN_OPTION.search(text) or _OF_THE_CATALOGUE.search(text) or statuses_asked_about(text) \
+            or named_change(text) is not None:
         return False
     named = {str(p.get("product_id")) for p in products} & held
     toks = tokens(text)
@@ -909,6 +910,12 @@ def asks_an_items_option(text: str, order: OrderView | None,
 
 _NOT_OF_AN_OPTION = re.compile(r"\b(?:where|wheres|when|track\w*|ship\w*|deliver\w*|arriv\w*|cost\w*|"
                                r"price\w*|paid|pay|charged?|refund\w*|total|status)\b", re.IGNORECASE)
+
+
+# ("which colours do you have for the cycling helmet?", "can i put more ram in it later?": the store's
+# versions, or what can be done to one, not what the customer's item is)
+_OF_THE_CATALOGUE = re.compile(r"\b(?:you|your|sell|available|comes?\s+in|options?|others?|another|upgrad\w*|"
+                               r"more|later|add)\b", re.IGNORECASE)
 
 
 def tells_of_the_product(text: str) -> bool:

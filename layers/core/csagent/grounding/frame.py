@@ -909,12 +909,13 @@ def asks_an_items_option(text: str, order: OrderView | None,
 
 
 _NOT_OF_AN_OPTION = re.compile(r"\b(?:where|wheres|when|track\w*|ship\w*|deliver\w*|arriv\w*|cost\w*|"
-                               r"price\w*|paid|pay|charged?|refund\w*|total|status)\b", re.IGNORECASE)
+                               r"price\w*|paid|pay|charged?|refund\w*|total|status|warrant\w*|guarantee\w*|"
+                               r"covered|coverage)\b", re.IGNORECASE)
 
 
 # ("which colours do you have for the cycling helmet?", "can i put more ram in it later?": the store's
 # versions, or what can be done to one, not what the customer's item is)
-_OF_THE_CATALOGUE = re.compile(r"\b(?:you|your|sell|available|comes?\s+in|options?|others?|another|upgrad\w*|"
+_OF_THE_CATALOGUE = re.compile(r"\b(?:you|your|sell|available|(?:comes?|coming)\s+in|options?|others?|another|upgrad\w*|"
                                r"more|later|add)\b", re.IGNORECASE)
 
 

@@ -915,8 +915,8 @@ _NOT_OF_AN_OPTION = re.compile(r"\b(?:where|wheres|when|track\w*|ship\w*|deliver
 
 # ("which colours do you have for the cycling helmet?", "can i put more ram in it later?": the store's
 # versions, or what can be done to one, not what the customer's item is)
-_OF_THE_CATALOGUE = re.compile(r"\b(?:you|your|sell|available|(?:comes?|coming)\s+in|options?|others?|another|upgrad\w*|"
-                               r"more|later|add)\b", re.IGNORECASE)
+_OF_THE_CATALOGUE = re.compile(r"\b(?:you|your|sell|available|(?:comes?|coming)\s+in|options?|others?|"
+                               r"another|upgrad\w*|more|later|add)\b", re.IGNORECASE)
 
 
 def tells_of_the_product(text: str) -> bool:

@@ -268,9 +268,12 @@ def _only_asks(text: str, understanding: Understanding) -> bool:
     """Does the message only ask questions, none for a change nor for a person ("does the black
     pair cost more?", "and how long will the refund take?")?"""
     from csagent.grounding.frame import asks_as_question
+    from csagent.nlp.clauses import split_clauses
     from csagent.nlp.speech_acts import declines_change
 
-    if not (_asks_a_question(text) or asks_as_question(text)):
+    # every sentence a question ("Wait, the red helmet is in that order too? No. Forget it then."
+    # answers no)
+    if not all(_asks_a_question(p) or asks_as_question(p) for p in split_clauses(text) or [text]):
         return False
     if declines_change(text) or _opens_with_no(text):
         return False  # "the hiking boots are in that one too?? no dont cancel it then": a no, with a question

@@ -147,3 +147,17 @@ def test_the_items_returned_are_those_the_words_pick(tau_api: Any, customer: str
     proposal = reply.splitlines()[0]
     assert status == "awaiting_confirmation" and proposal.startswith("Return from order"), reply
     assert returned in proposal and kept not in proposal, reply
+
+
+@pytest.mark.parametrize("text", [
+    "I ordered the garden hose twice by mistake. Cancel one, please",
+    "my order has 2 garden hoses, I only need one. drop one of them",
+])
+def test_taking_one_of_two_items_off_is_the_whole_order_rule_not_a_cancellation(tau_api: Any,
+                                                                                 text: str) -> None:
+    _, _, client = tau_api
+    # Given a pending order of two garden hoses
+    status, reply = ask(client, "liam_lee_5696", text)
+    # Then the rule is said, and no cancellation of the whole order is proposed
+    assert status == "answered" and "whole order" in reply, reply
+    assert "Cancel order" not in reply, reply

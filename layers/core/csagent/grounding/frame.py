@@ -300,9 +300,11 @@ def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[Or
 # Words that single out some items of an order ("only the earbuds", "everything except the lamp").
 # An order id with what it holds in brackets after it: "#W4862767 (bookshelf + 2 office chairs)".
 _ORDER_DESCRIBED = re.compile(r"#?W\d{7}\s*\([^)]*\)", re.IGNORECASE)
-# Some of an order's items, none named: "one of them", "keep the other".
+# Some of an order's items, none named: "one of them", "keep the other", "just take one off".
 _ONE_OF_SEVERAL = re.compile(r"\b(?:one of (?:them|those|these|the two|my)|keep the other|the other one stays"
-                             r"|just one of|only one of)\b", re.IGNORECASE)
+                             r"|just one of|only one of|(?:take|remove|drop|cancel)\s+(?:just\s+|only\s+)?one"
+                             r"(?!\s+(?:of\s+(?:my|your|the)\s+)?orders?\b)"
+                             r"(?:\s+of\s+(?:them|those))?(?:\s+(?:off|out))?)\b", re.IGNORECASE)
 _SOME_ITEMS = re.compile(
     r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of|the rest)\b", re.IGNORECASE
 )

@@ -3,6 +3,7 @@ tests/conftest.py): one customer turn, checked to be answered."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 
@@ -16,3 +17,10 @@ def say(client: Any, customer: str, session: str, text: str) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()
     return result
+
+
+def ask(client: Any, customer: str, text: str, session: str | None = None,
+        prefix: str = "turn") -> tuple[str, str]:
+    """One turn as `say`, in `session` or a new one named `prefix-...`: the reply's status and text."""
+    body = say(client, customer, session or f"{prefix}-{uuid.uuid4().hex[:8]}", text)
+    return body["status"], body["reply"]["text"]

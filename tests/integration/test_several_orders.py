@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
-from api_support import say
+from api_support import ask as ask_turn
 
 pytestmark = pytest.mark.integration
 
@@ -27,8 +27,7 @@ NEW_ADDRESS = "55 Birch Road, Apt 4, San Antonio, TX 78210"
 
 
 def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
-    body = say(client, customer, session or f"several-{uuid.uuid4().hex[:8]}", text)
-    return body["status"], body["reply"]["text"]
+    return ask_turn(client, customer, text, session, prefix="several")
 
 
 def test_what_one_item_cost_is_its_line_not_the_orders_total(tau_api: Any) -> None:

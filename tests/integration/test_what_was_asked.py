@@ -15,14 +15,13 @@ import uuid
 from typing import Any
 
 import pytest
-from api_support import say
+from api_support import ask as ask_turn
 
 pytestmark = pytest.mark.integration
 
 
 def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
-    body = say(client, customer, session or f"asked-{uuid.uuid4().hex[:8]}", text)
-    return body["status"], body["reply"]["text"]
+    return ask_turn(client, customer, text, session, prefix="asked")
 
 
 @pytest.mark.parametrize(("customer", "text", "proposed"), [

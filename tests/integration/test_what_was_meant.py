@@ -14,14 +14,13 @@ import uuid
 from typing import Any
 
 import pytest
-from api_support import say
+from api_support import ask as ask_turn
 
 pytestmark = pytest.mark.integration
 
 
 def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
-    body = say(client, customer, session or f"meant-{uuid.uuid4().hex[:8]}", text)
-    return body["status"], body["reply"]["text"]
+    return ask_turn(client, customer, text, session, prefix="meant")
 
 
 def test_a_warranty_question_after_what_happened_is_about_that_product(tau_api: Any) -> None:

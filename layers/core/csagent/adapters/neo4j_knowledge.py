@@ -103,7 +103,10 @@ class Neo4jKnowledgeIndex:
             return [record.data() for record in tx.run(cypher, dict(params or {}))]
 
         def run() -> list[dict[str, Any]]:
-            with self._driver.session(database=self._database) as session:
+            # The document projection names optional properties on purpose: a fresh store would
+            # log a "property key does not exist" notification for each one.
+            with self._driver.session(database=self._database,
+                                      notifications_min_severity="OFF") as session:
                 return session.execute_read(work)
 
         return _classified(run)

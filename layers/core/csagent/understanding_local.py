@@ -1266,8 +1266,9 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?"
         return bool(entities.get("address")) and bool(entities.get("order_id"))
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
+        # ("订单还没发货，能改成用Visa卡付款吗？")
         return bool(entities.get("order_id")) and bool(entities.get("payment_method_id")) and named_method \
-            and bool(_CHANGE_VERB.search(text))
+            and (bool(_CHANGE_VERB.search(text)) or names_change_verb_zh(text))
     if intent == "cancel_order":
         # "can i cancel the order w the headphones? dont need it anymore": the order and the reason,
         # all a cancellation needs, given with the question (the reason says it is wanted).

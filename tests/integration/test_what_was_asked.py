@@ -36,6 +36,8 @@ def ask(client: Any, customer: str, text: str, session: str | None = None) -> tu
      "Change your default address"),
     # Chinese "only want to return", the rest kept
     ("anya_silva_8688", "我只想退抓绒外套，拼图和哑铃留着，钱退回原来的卡。", "Fleece Jacket"),
+    # Chinese "can it be changed to PayPal?" naming the order by its product and the new method
+    ("liam_thomas_7882", "那个阅读器的订单能改成用PayPal付款吗？", "Pay order #W1654931"),
 ])
 def test_a_change_told_in_full_is_proposed(tau_api: Any, customer: str, text: str, proposed: str) -> None:
     _, _, client = tau_api

@@ -78,6 +78,18 @@ def test_an_option_asked_of_the_product_the_conversation_is_about_narrows_its_ve
     assert "1000ml / stainless steel / black" in reply, reply
 
 
+def test_an_option_named_with_its_dimension_word_is_that_version_in_the_next_clause_too(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "cellular connectivity" (the dimension's word beside part of its value) and a price asked
+    # of "those" in the next clause
+    status, reply = ask(client, CHAIR_OWNER, "any e-readers with cellular connectivity available? "
+                                             "what do those go for?")
+    # Then the cellular versions in stock answer both, not the dimension's values nor every price
+    assert status == "answered", reply
+    assert "Wi-Fi + Cellular / 32GB at $244.95" in reply and "$267.58" in reply, reply
+    assert "connectivity options" not in reply and "$243.40" not in reply, reply
+
+
 def test_a_product_named_twice_in_one_question_is_one_product_whose_documents_answer(tau_api: Any) -> None:
     _, _, client = tau_api
     # Given a question naming the Espresso Machine twice ("espresso", "espresso machine")

@@ -734,11 +734,15 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     entry = next((p for p in catalogue if p.get("product_id") == product.get("product_id")), None)
     toks = tokens(piece)
     keys = list((entry or {}).get("options") or {})
-    if dimension_named(toks, keys) is None and not _PRICE_WORDS & set(toks):
+    asked = dimension_named(toks, keys)
+    if asked is None and not _PRICE_WORDS & set(toks):
         return None
     dimensions = {str(k): [str(v) for v in vs] for k, vs in ((entry or {}).get("options") or {}).items()}
     named_values = {hit.key: hit.value for hit in find_option_values(piece, dimensions)}
-    return {**product, "options": named_values}
+    # The options the clause before named still hold ("the e-reader with cellular in stock? how much
+    # does it cost?" is the cellular one's price), but for the dimension this clause asks about.
+    kept = {k: v for k, v in (product.get("options") or {}).items() if k != asked}
+    return {**product, "options": {**kept, **named_values}}
 
 
 def told_cancelled(text: str) -> bool:

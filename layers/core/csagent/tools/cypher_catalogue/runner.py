@@ -383,7 +383,12 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             # "is that size in stock in stainless steel?": the option is one of the product the
             # conversation is about.
             narrowing = {**params, "product_name": context.name}
-        matched = _narrowed(matched, question, vocabulary, narrowing, matcher)
+        narrowed = _narrowed(matched, question, vocabulary, narrowing, matcher)
+        if not (narrowed is not None and narrowed.narrowed and product is not None
+                and narrowed.narrowed.get("option_key") in product.options):
+            # (a dimension the grounded product's options already fix is named with its value, not
+            # asked about: "the e-reader with cellular connectivity" is that version)
+            matched = narrowed
         if matched is None and (product or context) is not None:
             # The product (named here, or the one the conversation is about) is the evidence the
             # similarity lacks: a product question that ranks first above the floor answers ("what

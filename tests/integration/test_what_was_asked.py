@@ -72,6 +72,24 @@ def test_everything_pending_except_one_product_is_every_other_pending_order(tau_
     assert "Cancel order #W8770097" not in reply, reply
 
 
+@pytest.mark.parametrize(("customer", "text", "cancelled", "kept"), [
+    # one verb for two orders, each named by its product, a third kept as it is
+    ("evelyn_ahmed_3960", "pls cancel my makeup kit order and the skateboard order, dont need them "
+                          "anymore. keep the bookshelf order as is though",
+     ("#W3746173", "#W4423731"), "#W1416704"),
+    # what follows "but" is kept, not the order meant
+    ("fatima_li_5040", "no longer need the laptop so cancel that order, but leave the headphones order "
+                       "alone", ("#W3510092",), "#W4155745"),
+])
+def test_orders_kept_as_they_are_are_not_cancelled(tau_api: Any, customer: str, text: str,
+                                                   cancelled: tuple[str, ...], kept: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "awaiting_confirmation", reply
+    assert all(f"Cancel order {order_id}" in reply for order_id in cancelled), reply
+    assert kept not in reply, reply
+
+
 def test_i_still_want_it_keeps_the_order_and_its_new_address_is_proposed(tau_api: Any) -> None:
     _, _, client = tau_api
     status, reply = ask(client, "chen_anderson_8078", "don't cancel #W1348788, I still want it. Please "
@@ -107,6 +125,36 @@ def test_a_question_before_the_yes_keeps_the_change_proposed(tau_api: Any) -> No
     # And a yes then makes it
     status, reply = ask(client, "harper_ito_4653", "ok go ahead", session)
     assert status == "answered" and "are modified" in reply, reply
+
+
+def test_a_no_after_a_question_about_the_proposal_calls_it_off(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"asked-{uuid.uuid4().hex[:8]}"
+    # Given a proposed cancellation of an order that also holds a kettle and a keyboard
+    status, reply = ask(client, "omar_silva_9907", "cancel the order with the running shoes, dont need it "
+                                                   "anymore", session)
+    assert status == "awaiting_confirmation" and "Cancel order #W6151519" in reply, reply
+    # When the customer asks about those items and says no in the same message
+    status, reply = ask(client, "omar_silva_9907", "hold on, that would cancel the kettle and the keyboard "
+                                                   "as well?? nah, leave it as it is", session)
+    # Then nothing is changed, and nothing waits for a yes
+    assert status == "answered" and "haven't changed anything" in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "facts"), [
+    # where a return's money would go and when, asked before any return
+    ("amelia_nguyen_7748", "if I sent the smart watch back, would the money go to my paypal? and how long "
+                           "would that take?",
+     ["refund would go back to your PayPal within 5 to 7 business days", "$339.85"]),
+    # Chinese: a cancellation put as a condition ("要是..."), the question after its comma
+    ("ivan_santos_7021", "要是把茶壶那个订单取消了，能退多少钱？",
+     ["如果取消订单 #W5801125，$109.58 将退回"]),
+])
+def test_what_a_change_would_refund_is_answered_without_proposing_it(tau_api: Any, customer: str,
+                                                                      text: str, facts: list[str]) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "answered" and all(fact in reply for fact in facts), reply
 
 
 @pytest.mark.parametrize(("customer", "text", "facts", "not_said"), [

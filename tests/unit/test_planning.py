@@ -172,8 +172,11 @@ def test_a_question_about_a_return_gets_the_facts_not_a_proposal():
     plan = plan_tasks([{"text": "how much would I get back if I returned the lamp?",
                         "intent": "return_request",
                         "entities": {"order_id": ORDER, "asks_for_change": False}}])
-    # Then the order's return eligibility and items (with prices) are read, and nothing is proposed
-    assert [getattr(t.args, "template_id", None) for t in plan.tasks] == ["return_eligibility", "order_items"]
+    # Then the order's return eligibility and items (with prices) are read, and its payments, read as
+    # where the refund would go; nothing is proposed
+    assert [getattr(t.args, "template_id", None) for t in plan.tasks] == ["return_eligibility", "order_items",
+                                                                          "order_payments"]
+    assert plan.tasks[2].notes.return_preview is True
     assert all(t.tool != "customer_actions" for t in plan.tasks)
 
 

@@ -401,6 +401,27 @@ def test_a_cancellation_asked_about_is_told_as_what_would_go_back_where_and_when
                     "to your gift card immediately.")
 
 
+def test_a_return_asked_about_is_told_as_where_its_money_would_go_and_when() -> None:
+    # Given "if I sent it back, would the money go to my paypal?" planned as the order's payments, read
+    # as where a return's refund would go: the order paid by PayPal
+    task = {"task_id": "t1", "task_type": "order_payments", "tool": "predefined_cypher",
+            "args": {"template_id": "order_payments", "params": {"order_id": "#W0000001"}},
+            "notes": {"return_preview": True}}
+    rows = [{"order_id": "#W0000001", "type": "payment", "amount": 80.0, "payment_method": "PayPal"}]
+    result = {"status": "success", "data": {"template_id": "order_payments", "rows": rows}}
+    # When it is described
+    text = describe_success(_t(task), result, "en")
+    # Then the original method and the policy's timing answer, with the gift card the policy also allows
+    assert text == ("If you returned items of order #W0000001, the refund would go back to your PayPal "
+                    "within 5 to 7 business days, or to a gift card you already have if you prefer.")
+    # And an order paid by gift card has its refund go back there, at once
+    gift = [{**rows[0], "payment_method": "gift card"}]
+    text = describe_success(_t(task), {"status": "success",
+                                       "data": {"template_id": "order_payments", "rows": gift}}, "en")
+    assert text == ("If you returned items of order #W0000001, the refund would go back to your gift card "
+                    "immediately.")
+
+
 def test_an_order_on_its_way_names_its_parcel_the_address_it_ships_to_and_what_is_in_it() -> None:
     # Given an order overview of a shipped order, its tracking number and item id as the store's numbers
     row = {"order_id": "#W2611340", "order_status": "processed", "total": 54.04,

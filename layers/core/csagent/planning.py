@@ -823,7 +823,9 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             b.need(intent, "order_id", entities, text)
         return
     how_much = bool(_HOW_MUCH.search(text))
-    money = MONEY_ABOUT_A_CHANGE.get(intent) if how_much else None
+    # (a return's money is asked about by where it goes too: "and it go back to my paypal?")
+    where_to = intent == "return_request" and (_names_a_method(text) or bool(_HOW_LONG.search(text)))
+    money = MONEY_ABOUT_A_CHANGE.get(intent) if how_much or where_to else None
     named = list(entities.get("item_ids") or []) if how_much else []
     for template in (*templates, *([money] if money and money not in templates else [])):
         notes: dict[str, Any] = {}
@@ -835,9 +837,13 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             # "if I cancelled it, how much would I get back?": what would go back, where and when
             # (`replies.cancel_refund_preview`).
             notes["refund_preview"] = True
+        if template == "order_payments" and intent == "return_request":
+            # "if I send back the notebook, how much do I get, and does it go to my paypal?": where
+            # the refund would go and when (`replies.return_refund_preview`).
+            notes["return_preview"] = True
         b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}},
               notes=TaskNotes(**notes))
-    if how_much and _WHEN.search(text) and intent != "cancel_order":
+    if how_much and _WHEN.search(text) and intent not in {"cancel_order", "return_request"}:
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
     elif b.documents_know is not None and _asks_the_documents(text, b.documents_know):
@@ -845,6 +851,12 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         # that answers a question asked almost in these words (`knowledge.asked`); unsaid when the
         # search finds nothing.
         b.add("policy", KNOWLEDGE, {"question": text}, notes=TaskNotes(supplementary=True))
+
+
+def _names_a_method(text: str) -> bool:
+    from csagent.grounding.resolve import names_a_payment_method
+
+    return names_a_payment_method(text)
 
 
 def _asks_the_documents(text: str, documents_know: Callable[[str], bool]) -> bool:
@@ -855,7 +867,8 @@ def _asks_the_documents(text: str, documents_know: Callable[[str], bool]) -> boo
     return asks_as_question(text) and documents_know(text)
 
 
-_HOW_MUCH = re.compile(r"\b(how much|get back|money back|refund\w*)\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\b(?:how much|get back|money back|refund\w*|money (?:\w+ ){0,3}back)\b"
+                       r"|多少钱|退多少|退回多少|退款", re.IGNORECASE)
 _WHEN = re.compile(r"\b(when|how (?:long|quickly|soon|fast|many days))\b", re.IGNORECASE)
 _HOW_LONG = re.compile(r"\bhow (?:long|quickly|soon|fast|many (?:business )?days)\b|多久|多长时间|几天",
                        re.IGNORECASE)

@@ -292,6 +292,26 @@ def cancel_refund_preview(data: CatalogueData, lang: str) -> str:
     return " ".join(lines)
 
 
+def return_refund_preview(data: CatalogueData, lang: str) -> str:
+    """ "If you returned items of order #W1, the refund would go back to your PayPal account within 5
+    to 7 business days, or to a gift card you already have if you prefer.": where a return asked
+    about, not asked for, would send the money (the policy: the original payment method or an
+    existing gift card), from the order's payments, with the policy's timing."""
+    from csagent.actions.policy import load_rules
+
+    rows = data.rows_as(OrderPaymentRow)
+    order_id = (rows[0].order_id or "") if rows else ""
+    paid = list(dict.fromkeys(str(r.payment_method or "").strip() for r in rows
+                              if str(r.type) == "payment" and str(r.payment_method or "").strip()))
+    if len(paid) != 1:
+        return ""
+    method = paid[0]
+    source = _refund_source(method)
+    name = "return_refund_preview_gift_card" if source == "gift_card" else "return_refund_preview"
+    return render(name, lang, order_id=order_id, method=method,
+                  timing=load_rules().refund_timing_for(source, lang))
+
+
 def _refund_timing(refund: RefundColumns, lang: str) -> str:
     """Where one refund went and when it shows there, by the store's policy (actions/policy.yaml:
     a gift card at once, a card or PayPal within 5 to 7 business days)."""
@@ -724,6 +744,8 @@ def _describe(task: Task, result: ToolResult, lang: str) -> str:
         describe = DESCRIBERS.get(data.template_id or "")
         if task.notes.refund_preview and data.template_id == "order_payments":
             return cancel_refund_preview(data, lang) or _order_payments(data, lang)
+        if task.notes.return_preview and data.template_id == "order_payments":
+            return return_refund_preview(data, lang) or _order_payments(data, lang)
         if data.template_id == "order_items" and task.notes.own_products:
             return _own_items(data, task.notes.own_products, lang) or _order_items(data, lang)
         if describe is not None:

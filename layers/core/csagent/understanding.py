@@ -7,14 +7,14 @@ Bedrock or vLLM model can fill the same shape later.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from csagent.domain.actions import PendingAction
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
 from csagent.nlp.script import has_question_mark
-from csagent.nlp.speech_acts import asks_something
+from csagent.nlp.speech_acts import asks_something, keeps_as_is
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
 
 
@@ -209,8 +209,11 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
             # it names make it a request to propose (again), never a yes or a no.
             return None
         if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated \
-                or _says_the_proposals_method(clause.text, pending):
-            continue  # (the model read the whole reply as an answer: "yes, just do it already")
+                or _says_the_proposals_method(clause.text, pending) or _of_the_proposal(entities, pending) \
+                or (answer == "no" and keeps_as_is(clause.text)):
+            # (the model read the whole reply as an answer: "yes, just do it already"; "no no, leave
+            # it as it is then" asks for no change of its own)
+            continue
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
@@ -271,6 +274,13 @@ def _restates_the_proposal(understanding: Understanding, pending: Sequence[Pendi
 
 
 _CARD_IN_SUMMARY = re.compile(r"\b([A-Za-z][A-Za-z ]*?) ending (\d{4})\b")
+
+
+def _of_the_proposal(entities: Mapping[str, Any], pending: Sequence[PendingAction]) -> bool:
+    """ "that would cancel the office chair and the sunglasses too?? no no, leave it": a clause whose
+    products are all among those the proposal lists back speaks of the proposal, asking nothing new."""
+    names = [str(p.get("name") or "") for p in entities.get("products") or [] if isinstance(p, Mapping)]
+    return bool(names) and all(name and any(name in p.summary for p in pending) for name in names)
 
 
 def _says_the_proposals_method(text: str, pending: Sequence[PendingAction]) -> bool:

@@ -831,12 +831,16 @@ def _payment_details_folded(clauses: list[Clause]) -> list[Clause]:
 
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
-    request (`nlp.speech_acts.declines_change`); the rest of the message is what was asked. A
+    request (`nlp.speech_acts.declines_change`), nor is what the customer keeps as it is ("keep the
+    bookshelf order as is", `keeps_as_is`); the rest of the message is what was asked. A
     message that says nothing else keeps it, and is read as it stands."""
     from csagent.grounding.frame import asks_as_question, rules_out_the_account
-    from csagent.nlp.speech_acts import declines_change
+    from csagent.nlp.speech_acts import declines_change, keeps_as_is
 
-    kept = [c for c in clauses if not (c.intent in WRITE_INTENTS and declines_change(c.text))]
+    # (so is a statement that only rules a change out, whatever the words resemble: "Please don't
+    # touch the big order with the espresso machine though" beside the cancellations asked)
+    kept = [c for c in clauses if not ((declines_change(c.text) or keeps_as_is(c.text))
+                                       and (c.intent in WRITE_INTENTS or not asks_as_question(c.text)))]
     if any(rules_out_the_account(c.text) for c in clauses):
         # "Don't touch my account address yet, I'll do that later": asks nothing (and whichever
         # clause read a new address as the account's has been read as the orders', `address_intent`).

@@ -211,6 +211,8 @@ class TaskNotes(AsGiven):
     named_items: list[str] = Field(default_factory=list)
     #: The order's payments read as what a cancellation would refund (`replies.cancel_refund_preview`).
     refund_preview: bool = False
+    #: The order's payments read as where a return's refund would go (`replies.return_refund_preview`).
+    return_preview: bool = False
     #: The order a store rule is quoted about ("Order #W1: ...").
     order_id: str | None = None
     #: The products whose lines alone an order's items are said for: the customer's own item of

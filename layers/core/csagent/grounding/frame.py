@@ -189,10 +189,13 @@ def find_order(
         # "charged twice for the boots", with boots in two orders: both orders are the facts.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
-    each = _one_order_each(intent, view, mentions) if len(chosen) > 1 and intent in READS else []
+    several = len({m.span for m in mentions}) > 1
+    each = _one_order_each(intent, view, mentions) \
+        if len(chosen) > 1 and (intent in READS or (intent in _WHOLE_ORDER_WRITES and several)) else []
     if each:
         # "tracking for the grill and the office chair": each product in one order of its own,
-        # so each order is asked about.
+        # so each order is asked about ("cancel my yoga mat order and my makeup kit order": each
+        # is cancelled, each proposed on its own).
         return {**entities, "order_ids": each, "grounded_orders": each}
     if len(chosen) > 1:
         # "a kettle" when the word named two products (the Electric Kettle and the Tea Kettle)
@@ -1386,8 +1389,15 @@ def _not_an_option_change(text: str, order: OrderView, entities: Mapping[str, An
 
 
 _CONTRAST = re.compile(r"\bbut\b|但是|可是", re.IGNORECASE)
-_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't|except(?: for)?|apart from|other than"
-                             r"|aside from|besides)\b[^.;!?]{0,30}$", re.IGNORECASE)
+# (what the customer keeps as it is is ruled out as much as what they say "not" of: "cancel the
+# earbuds, but keep the water bottle order as is", "please don't touch the espresso machine order")
+# ("no longer need the laptop", "I do not want the mug" deny the need, not the thing: it is meant)
+_NEGATED_BEFORE = re.compile(r"\b(?:(?:not|no|never|isn't|wasn't)(?!\s+(?:longer\s+)?(?:need|want|use)\b)"
+                             r"|except(?: for)?|apart from|other than"
+                             r"|aside from|besides|keep(?:ing)?|leave|leaving|hold(?:ing)? on to"
+                             r"|hang(?:ing)? on to"
+                             r"|(?:don'?t|do not) (?:touch|cancel|change|return|mess with))"
+                             r"\b[^.;!?]{0,30}$", re.IGNORECASE)
 
 
 def _address_named(text: str, order: OrderView) -> int | None:

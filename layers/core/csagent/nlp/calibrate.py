@@ -131,7 +131,8 @@ def at_threshold(heldout: Sequence[Example], threshold: float, top_k: int,
                  factory: type[IntentClassifier] = IntentClassifier) -> Candidate:
     """The held-out figures at a given English threshold and top-k (a threshold kept in use)."""
     gold = [e.intent for e in heldout]
-    pred = [p.intent for p in factory(top_k=top_k, threshold=threshold).classify_many([e.text for e in heldout])]
+    classifier = factory(top_k=top_k, threshold=threshold)
+    pred = [p.intent for p in classifier.classify_many([e.text for e in heldout])]
     prec, rec = _oos_pr(gold, pred)
     accuracy = sum(g == p for g, p in zip(gold, pred, strict=True)) / len(gold)
     return Candidate(top_k, threshold, accuracy, macro_f1(gold, pred), prec, rec)

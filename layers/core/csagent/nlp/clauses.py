@@ -178,7 +178,8 @@ def _opens_embedded_question(text: str) -> bool:
 _AUXILIARY = r"(?:will|would|do|does|did|is|are|was|were|can|could|should|shall|might|may|has|have|had|am)"
 _CONDITION = re.compile(
     r"^\W*(?:if|unless|in case|suppose|supposing|assuming|provided|once|whenever"
-    rf"|when(?!\s+{_AUXILIARY}\b|['’]s\b))\b[^,，;]*$",
+    rf"|when(?!\s+{_AUXILIARY}\b|['’]s\b))\b[^,，;]*$"
+    r"|^\W*(?:如果|要是|假如|假设|万一)[^,，;；。？?]*$",  # "如果我把那副太阳镜的订单取消，能退回多少钱？"
     re.IGNORECASE)
 
 
@@ -234,6 +235,9 @@ def _ends_with_verb(text: str) -> bool:
     last = words[-1].lower()
     verbs = set(terms()["request_starters"]) - {"i", "i'd", "i'm", "im", "i've", "i'll", "we", "my", "please"}
     return last in verbs
+
+
+_COURTESY_AFTER = re.compile(r"\s+(?:please|pls|plz|too|as well|also)\W*$", re.IGNORECASE)
 
 
 def _names_only_an_order(text: str) -> bool:
@@ -329,6 +333,9 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue
         if _names_only_an_order(text[last:cut]):
             continue
+        if connector in {"and", "or"} and _names_only_an_order(_COURTESY_AFTER.sub("", re.split(
+                r"[,;，；]", right_local or right)[0])):
+            continue  # "cancel my yoga mat order and my makeup kit order please": one verb for both
         if _BARE_REQUEST.fullmatch((right_local or right).strip(_EDGE_PUNCT)):
             continue  # "no idea how much is left on it, could you check for me?": what it asks is the left
         if connector == "and" and _ends_with_verb(left) \

@@ -182,6 +182,22 @@ def declines_change(text: str) -> bool:
     return False
 
 
+_KEEP_VERBS = frozenset({"keep", "leave"})
+
+
+def keeps_as_is(text: str) -> bool:
+    """ "keep the bookshelf order as is though", "but leave the lamp alone", "I still want that one":
+    the clause tells what stays as it is (it opens with "keep" or "leave", or says it is kept,
+    `keeping`), and asks for nothing of it."""
+    words = _words(text)
+    start = words
+    # ("I keep getting charged twice" tells no keeping: only an imperative opens with the verb)
+    while start and start[0] in _OPENERS | {"but", "just", "pls", "plz", "no", "nah", "nope", "actually",
+                                             "wait", "oh", "hmm", "then"}:
+        start = start[1:]
+    return bool(start) and start[0] in _KEEP_VERBS or _has(words, _lexicon()["keeping"])
+
+
 def names_address_change(text: str) -> bool:
     """ "send it to my home address instead", "chnage the shiping adress": words that ask to change
     where something goes (`address_change`); "which address is it shipping to?" has none."""

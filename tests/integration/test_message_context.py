@@ -90,6 +90,17 @@ def test_an_option_named_with_its_dimension_word_is_that_version_in_the_next_cla
     assert "connectivity options" not in reply and "$243.40" not in reply, reply
 
 
+def test_a_statement_names_what_the_question_after_it_asks_about(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a statement naming the desk lamp (in a delivered and a cancelled order of the customer's),
+    # read as being about those orders, and a catalogue question about "it" after it
+    status, reply = ask(client, LAMP_OWNER, "I got a desk lamp from you a while back. which colours can "
+                                            "I get it in?")
+    # Then the lamp's colours answer, however many lookups the statement asked for
+    assert status == "answered", reply
+    assert "The Desk Lamp comes with these color options: black, silver and white." in reply, reply
+
+
 def test_a_product_named_twice_in_one_question_is_one_product_whose_documents_answer(tau_api: Any) -> None:
     _, _, client = tau_api
     # Given a question naming the Espresso Machine twice ("espresso", "espresso machine")

@@ -825,3 +825,21 @@ def test_how_long_a_refund_takes_with_no_order_named_is_the_stores_timing(text: 
     # And a refund question that is not about timing still asks which order
     other = plan_tasks([clause("refund_status", "did I get my refund?")])
     assert [m["parameter"] for m in other.missing] == ["order_id"]
+
+
+def test_a_statement_s_lookups_never_crowd_out_the_question_after_it():
+    # Given "I got a desk lamp from you. what colours does it come in?", the statement read as a
+    # complaint about two orders (their facts and the store's documents) and the question after it
+    lamp = {"product_id": "6817146515", "name": "Desk Lamp", "options": {}, "surface": "desk lamp"}
+    plan = plan_tasks([
+        {"text": "I got a desk lamp from you", "intent": "complaint",
+         "entities": {"products": [lamp], "order_ids": ["#W9784474", "#W1659844"]}},
+        {"text": "what colours does it come in?", "intent": "product_info",
+         "entities": {"products": [lamp], "reference": {"kind": "product", "hint": None}}},
+    ], max_tasks=3)
+    # Then the question's lookup is kept within the turn's three tasks, the rest in the order asked
+    assert len(plan.tasks) == 3 and plan.dropped > 0
+    assert plan.tasks[-1].task_type == "product_info"
+    # And the kept tasks are numbered again, each dependency one of them
+    assert [t.task_id for t in plan.tasks] == ["t1", "t2", "t3"]
+    assert all(d in {"t1", "t2", "t3"} for t in plan.tasks for d in t.depends_on)

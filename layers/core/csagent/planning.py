@@ -100,6 +100,10 @@ KEPT_FOR_FOLLOW_UP = frozenset({"order_id", "reason", "address", "item_ids", "tr
                                 "new_item_ids", "payment_method_id", "item_action", "order_candidates"})
 
 
+#: How many tasks a turn may plan for each it keeps (`_Builder.trimmed` keeps `max_tasks`).
+PLANNED_PER_KEPT = 3
+
+
 @dataclass
 class Plan:
     tasks: list[Task] = field(default_factory=list)
@@ -118,6 +122,10 @@ class _Builder:
     documents_know: Callable[[str], bool] | None = None
     plan: Plan = field(default_factory=Plan)
     seen: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    #: Is the clause being planned one that only tells (a statement, no request)? Its tasks are the
+    #: first left out when the turn's tasks are too many (`trimmed`).
+    telling: bool = False
+    told: set[str] = field(default_factory=set)
 
     def add(self, task_type: str, tool: str, args: Mapping[str, Any],
             depends_on: tuple[str, ...] = (), notes: TaskNotes | None = None) -> str | None:
@@ -127,14 +135,56 @@ class _Builder:
         key = _key(tool, typed, noted)
         if key in self.seen:
             return self.seen[key]
-        if len(self.plan.tasks) >= self.max_tasks:
+        if len(self.plan.tasks) >= self.max_tasks * PLANNED_PER_KEPT:
             self.plan.dropped += 1
             return None
         task_id = f"t{len(self.plan.tasks) + 1}"
         self.plan.tasks.append(Task(task_id=task_id, task_type=task_type, tool=tool, args=typed, notes=noted,
                                     depends_on=depends_on))
         self.seen[key] = task_id
+        if self.telling:
+            self.told.add(task_id)
         return task_id
+
+    def trimmed(self) -> Plan:
+        """The plan cut to `max_tasks`: the tasks of clauses that ask something first (a statement
+        that sets the scene, "I got a desk lamp from you.", never crowds out the question after it,
+        "what colours does it come in?"), each with the tasks it depends on, then in the order
+        asked; kept tasks are numbered again from t1."""
+        tasks = self.plan.tasks
+        if len(tasks) <= self.max_tasks:
+            return self.plan
+        by_id = {t.task_id: t for t in tasks}
+
+        def needs(task: Task) -> list[str]:
+            ids = [*task.depends_on]
+            if task.notes.products_from is not None:
+                ids.append(task.notes.products_from.task)
+            if task.notes.fallback_for:
+                ids.append(task.notes.fallback_for)
+            return [i for i in ids if i in by_id]
+
+        kept: list[str] = []
+        for task in sorted(tasks, key=lambda t: (t.task_id in self.told, tasks.index(t))):
+            wanted = [i for i in dict.fromkeys([*needs(task), task.task_id]) if i not in kept]
+            if len(kept) + len(wanted) <= self.max_tasks:
+                kept.extend(wanted)
+        order = [t.task_id for t in tasks if t.task_id in kept]
+        renamed = {old: f"t{n}" for n, old in enumerate(order, start=1)}
+        out = []
+        for old in order:
+            task = by_id[old]
+            notes = task.notes
+            if notes.products_from is not None:
+                notes = notes.model_copy(update={"products_from": notes.products_from.model_copy(
+                    update={"task": renamed[notes.products_from.task]})})
+            if notes.fallback_for:
+                notes = notes.model_copy(update={"fallback_for": renamed.get(notes.fallback_for)})
+            out.append(task.model_copy(update={"task_id": renamed[old], "notes": notes,
+                                               "depends_on": tuple(renamed[d] for d in task.depends_on)}))
+        self.plan.dropped += len(tasks) - len(out)
+        self.plan.tasks = out
+        return self.plan
 
     def own_items(self, order_id: str, product_ids: Sequence[str]) -> str | None:
         """The task that reads the customer's own items of some products in one order ("the smart
@@ -520,7 +570,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                documents_know: Callable[[str], bool] | None = None) -> Plan:
     """Tasks for every actionable clause, in the order the customer asked. `documents_know`
     tells whether the store's documents answer a question asked almost in these words
-    (`knowledge.asked`; None: never asked, a question about a change gets the order's facts alone)."""
+    (`knowledge.asked`; None: never asked, a question about a change gets the order's facts alone).
+    Over `max_tasks`, a statement's tasks are left out before a question's (`_Builder.trimmed`)."""
+    from csagent.nlp.speech_acts import asks_something
+
     memory = memory or {}
     b = _Builder(max_tasks=max_tasks, documents_know=documents_know)
     expanded = expand_orders(fold_details(without_asides(clauses)))
@@ -536,6 +589,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         intent = clause.get("intent", "")
         entities: dict[str, Any] = dict(clause.get("entities") or {})
         text = clause.get("text", "")
+        b.telling = not (entities.get("asks_for_change") or asks_something(text))
         order_id = entities.get("order_id")
         named = _one_product(entities)
         if named:
@@ -783,7 +837,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         # which orders a read beside it is about; asking for an order number too would ask twice.
         b.plan.missing = [m for m in b.plan.missing
                           if not (m["intent"] in ORDER_READS and m["parameter"] == "order_id")]
-    return b.plan
+    return b.trimmed()
 
 
 def _names_an_amount(text: str) -> bool:

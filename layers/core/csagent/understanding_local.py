@@ -319,8 +319,9 @@ class LocalUnderstanding:
                                        message=text)
             that_order = not names_order and bool(clauses) and bool(clauses[-1].entities.get("order_id")) \
                 and bool(_THAT_ORDER.search(piece)) and intent not in WRITE_INTENTS
+            told_before = _named_before(piece, text, clauses, catalogue) if catalogue and not products else []
             asked_of = None if products or names_order or that_order or not catalogue else \
-                _product_asked_about_again(piece, clauses, catalogue)
+                _product_asked_about_again(piece, clauses, catalogue, told_before)
             if that_order:
                 # "Which address is the order with the white headphones being sent to, and what did
                 # that whole order cost me?": the order the clause before found, asked about itself.
@@ -333,11 +334,12 @@ class LocalUnderstanding:
                 intent, entities["products"] = "product_info", [asked_of]
             elif not products and not names_order and intent in POINTING_BACK_INTENTS and clauses \
                     and asks_as_question(piece) and product_refs and product_refs[0].hint is None \
-                    and len(before := clauses[-1].entities.get("products") or []) == 1:
+                    and len(before := told_before) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
                 # product the clause before named.
                 entities["products"] = [{**before[0], "carried": True}]
-                if len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:
+                if clauses[-1].entities.get("products") == told_before \
+                        and len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:
                     # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
                     vouched.pop(len(clauses) - 1, None)
                     clauses.pop()
@@ -718,8 +720,33 @@ _ASKS_WHAT_COMES_OF_IT = re.compile(
 _PRICE_WORDS = frozenset({"price", "prices", "cost", "costs", "much", "cheap", "cheapest", "expensive"})
 
 
+def _named_before(piece: str, text: str, clauses: Sequence[Clause],
+                  catalogue: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The products a clause that names none points back at: those of the nearest clause before it
+    that named any, else the one product the message's words before it name ("I got a desk lamp from
+    you. what colours does it come in?", where the statement was read as the order's, not the
+    lamp's); [] when none, or several."""
+    from csagent.grounding.resolve import product_mentions
+
+    for clause in reversed(clauses):
+        named = clause.entities.get("products") or []
+        if named:
+            return list(named)
+    at = text.find(piece)
+    if at <= 0:
+        return []
+    mentions = [m for m in _once_each(product_mentions(text[:at], catalogue)) if not m.ambiguous]
+    if len({m.product_id for m in mentions}) != 1:
+        return []
+    last = mentions[-1]
+    return [{"product_id": last.product_id, "name": last.name, "options": last.options,
+             "surface": last.surface}]
+
+
 def _product_asked_about_again(piece: str, before: Sequence[Clause],
-                               catalogue: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+                               catalogue: Sequence[Mapping[str, Any]],
+                               told_before: Sequence[Mapping[str, Any]] | None = None,
+                               ) -> dict[str, Any] | None:
     """The catalogue product the clause just before named, when this clause names none but asks
     about one of its option dimensions ("what colours ...?", "which sizes?") or its price, with the
     option values the clause names ("How much is the 4-piece blue softshell one?")."""
@@ -727,7 +754,8 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     from csagent.grounding.options import find_option_values, tokens
     from csagent.nlp.entities.questions import opens_question
 
-    named = (before[-1].entities.get("products") or []) if before else []
+    named = list(told_before) if told_before is not None else \
+        (before[-1].entities.get("products") or []) if before else []
     if len(named) != 1 or not (has_question_mark(piece) or opens_question(piece)):
         return None
     product = named[0]

@@ -42,6 +42,10 @@ def test_no_reason_is_none() -> None:
     ("ordered it acidentally sorry", "ordered by mistake"),
     ("the mistress of the house placed it", None),  # two letters off: not the word
     ("please cancel my order", None),
+    # a phrase of several words, its long words each with one typo
+    ("cancel the lamp order pls, got it by acident", "ordered by mistake"),
+    ("i chnged my mind about the kettle, cancel it", "no longer needed"),
+    ("can you make sure it arrives by monday", None),  # "by" and a long word more than one typo off
 ])
 def test_a_reasons_long_word_is_read_through_one_typo(text: str, reason: str | None) -> None:
     assert find_cancel_reason(text) == reason

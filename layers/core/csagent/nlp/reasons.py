@@ -95,7 +95,22 @@ def find_cancel_reason(text: str) -> str | None:
     for reason, phrases in _long_words().items():
         if any(_one_edit(word, phrase) for phrase in phrases for word in words):
             return reason
+    every = re.findall(r"[a-z]+", lowered)
+    for reason, phrases in _phrases().items():
+        if any(_says_misspelt(p.split(), every) for p in phrases if p.isascii() and " " in p):
+            return reason  # "orderd it by acident": a phrase's long words, each with one typo
     return None
+
+
+def _says_misspelt(phrase: list[str], words: list[str]) -> bool:
+    """The phrase's words in a row, its long words (`TYPO_MIN_LENGTH` - 1 letters or more) read
+    through one typo each, its short words as they are ("by acident", "orderd by mistake")."""
+    n = len(phrase)
+    for i in range(len(words) - n + 1):
+        if all(w == p or (len(p) >= TYPO_MIN_LENGTH - 1 and _one_edit(w, p))
+               for w, p in zip(words[i:i + n], phrase, strict=True)):
+            return True
+    return False
 
 
 #: The least probability at which the reason model's reading is used, chosen by 5-fold

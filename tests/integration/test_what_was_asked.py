@@ -72,6 +72,23 @@ def test_everything_pending_except_one_product_is_every_other_pending_order(tau_
     assert "Cancel order #W8770097" not in reply, reply
 
 
+@pytest.mark.parametrize(("customer", "text", "proposed"), [
+    # two pending orders paid alike, moved to the customer's other method
+    ("harper_santos_8115", "my two orders that haven't shipped went on paypal, could you move both of them "
+                           "onto my credit card instead?",
+     ["Pay order #W6629830 ($3997.94) with your Visa ending 8643", "Pay order #W4941028"]),
+    # Chinese: "both orders not shipped yet" with words between the count and the noun
+    ("fatima_johnson_7581", "两个还没发货的订单都帮我改寄到这个地址：2500 Broadway, Apt 12, San Antonio, "
+                            "TX 78215",
+     ["Change the shipping address of order #W5199551", "Change the shipping address of order #W8665881"]),
+])
+def test_a_whole_order_change_asked_of_both_orders_is_proposed_for_each(
+        tau_api: Any, customer: str, text: str, proposed: list[str]) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "awaiting_confirmation" and all(p in reply for p in proposed), reply
+
+
 @pytest.mark.parametrize(("customer", "text", "cancelled", "kept"), [
     # one verb for two orders, each named by its product, a third kept as it is
     ("evelyn_ahmed_3960", "pls cancel my makeup kit order and the skateboard order, dont need them "
@@ -139,6 +156,34 @@ def test_a_no_after_a_question_about_the_proposal_calls_it_off(tau_api: Any) -> 
                                                    "as well?? nah, leave it as it is", session)
     # Then nothing is changed, and nothing waits for a yes
     assert status == "answered" and "haven't changed anything" in reply, reply
+
+
+def test_a_return_narrowed_at_confirmation_keeps_the_item_named_by_its_last_word(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"asked-{uuid.uuid4().hex[:8]}"
+    # Given a proposed return of a yoga mat and an office chair
+    status, reply = ask(client, "mia_johansson_7000", "i'd like to return the yoga mat and the office chair "
+                                                      "from my last delivery, refund to my card", session)
+    assert status == "awaiting_confirmation" and "Yoga Mat" in reply and "Office Chair" in reply, reply
+    # When the customer keeps "the mat" (a word of several products' names, one of this order's)
+    status, reply = ask(client, "mia_johansson_7000", "hmm actually just the chair please, the mat I'll keep",
+                        session)
+    # Then the return is proposed again with the chair alone
+    assert status == "awaiting_confirmation", reply
+    assert "Return from order #W8346517: Office Chair" in reply, reply
+
+
+def test_one_of_two_alike_items_sent_back_is_asked_which(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given an order with two smart watches, and "one of my smart watches ... send it back" ("at all"
+    # counting nothing)
+    status, reply = ask(client, "amelia_patel_7834", "one of my smart watches stopped charging at all, so "
+                                                     "I'd like to send it back")
+    # Then which one is asked, and neither is proposed
+    assert status == "needs_clarification", reply
+    assert "Smart Watch (silver, leather, AMOLED)" in reply, reply
+    assert "Smart Watch (black, leather, AMOLED)" in reply, reply
+    assert 'Reply "yes"' not in reply, reply
 
 
 @pytest.mark.parametrize(("customer", "text", "facts"), [

@@ -288,6 +288,10 @@ class LocalUnderstanding:
             # The catalogue's names and the everyday ones ("my phone" is the Smartphone, "登山靴"
             # the Hiking Boots), as grounding reads them in the customer's orders.
             products = _once_each(product_mentions(piece, catalogue)) if catalogue else []
+            if not products and view is not None:
+                # "Could I send the bed back?": a word too plain to name a product of the catalogue
+                # names one of the few this customer bought (the Pet Bed).
+                products = _once_each(product_mentions(piece, view.products(), own=True))
             if products:
                 meant = _owned_of_ambiguous(piece, products, view)
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
@@ -1303,7 +1307,8 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         return bool(entities.get("address")) and bool(entities.get("order_id"))
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
         # ("订单还没发货，能改成用Visa卡付款吗？")
-        return bool(entities.get("order_id")) and bool(entities.get("payment_method_id")) and named_method \
+        return bool(entities.get("order_id") or entities.get("order_ids")) \
+            and bool(entities.get("payment_method_id")) and named_method \
             and (bool(_CHANGE_VERB.search(text)) or names_change_verb_zh(text))
     if intent == "cancel_order":
         # "can i cancel the order w the headphones? dont need it anymore": the order and the reason,

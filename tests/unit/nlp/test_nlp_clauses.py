@@ -262,6 +262,9 @@ def test_a_topic_before_a_dash_or_a_list_joined_by_plus_is_not_split(text: str) 
     # a condition already followed by its own request does not hold the next request back
     ("If possible, cancel #W1234567, and change the address of #W7654321 to 12 Main St, Springfield, IL",
      ["If possible, cancel #W1234567", "change the address of #W7654321 to 12 Main St, Springfield, IL"]),
+    # Chinese: "如果 ..." up to its comma
+    ("如果我把台灯的订单取消，能退多少钱？多久到账？",
+     ["如果我把台灯的订单取消，能退多少钱？", "多久到账？"]),
 ])
 def test_a_condition_stays_with_what_follows_it(text: str, expected: list[str]) -> None:
     assert split_clauses(text) == expected
@@ -317,4 +320,15 @@ def test_a_second_question_joined_by_and_is_a_clause_of_its_own(text: str, expec
     ("Not the first order, the other one.", ["Not the first order, the other one"]),
 ])
 def test_a_sentence_that_only_narrows_the_one_before_stays_with_it(text: str, expected: list[str]) -> None:
+    assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I asked for #W1234567 to be paid with PayPal, not my Visa. Can you change it or not?",
+     ["I asked for #W1234567 to be paid with PayPal, not my Visa. Can you change it or not?"]),
+    ("the kettle order is going to my old place. fix it already!",
+     ["the kettle order is going to my old place. fix it already"]),
+])
+def test_a_bare_request_after_a_sentence_asks_for_what_that_sentence_named(text: str,
+                                                                          expected: list[str]) -> None:
     assert split_clauses(text) == expected

@@ -97,7 +97,7 @@ def find_order(
     ):
         return entities
     source = text
-    mentions = product_mentions(text, view.products())
+    mentions = product_mentions(text, view.products(), own=True)
     if not mentions and recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
             and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) and intent in _WHOLE_ORDER_WRITES:
         # "the order w my e-reader and the running shoes is going to NY?? ... switch it to my LA
@@ -106,7 +106,7 @@ def find_order(
         return _one_order(entities, recent, order="the order we talked about", by="conversation")
     if not mentions and message and not _ANOTHER_ORDER.search(text):
         # ("... and is my other order pending?" is about an order other than the one named.)
-        source, mentions = message, product_mentions(message, view.products())
+        source, mentions = message, product_mentions(message, view.products(), own=True)
         # "my black kettle started leaking, is it still under warranty": the product the clause
         # points back at (carried into its entities), of those the message names.
         carried = [p for p in entities.get("products") or [] if p.get("carried")]
@@ -329,7 +329,7 @@ _ANOTHER_ORDER = re.compile(
 # One order among several ("cancel one of my orders"): which, is asked.
 _ONE_OF_THEM = re.compile(r"\bone of (?:my|the|your|these|those|them)\b", re.IGNORECASE)
 # Changes made to a whole order, which a customer may ask of several at once.
-_WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order"})
+_WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order", "change_payment"})
 # Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
 # ("anything of mine not delivered yet?", "which of my stuff hasn't shipped", "gimme the tracking
 # nums", "what do i have that hasnt shipped").
@@ -338,7 +338,7 @@ _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them"
                             r"|which ones|my stuff|my things|in total|altogether"
                             r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have)\b"
                             # Chinese marks no plural: a number of orders, "these", "each", "respectively"
-                            r"|[两二三几多]个订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
+                            r"|[两二三几多]个[^，。？！,.?!]{0,8}?订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
                             re.IGNORECASE)
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
@@ -625,6 +625,11 @@ def ground(
         # change, which the order's facts show; never a change from an address to itself.
         entities["already_ships_there"] = dict(entities["address"])  # (the address it was said of)
     if intent == "change_payment":
+        if order is None and entities.get("order_ids"):
+            # "both of my pending orders were paid with paypal, switch them to my visa": the method
+            # they share is the one replaced
+            several = [o for o in (view.order(i) for i in entities["order_ids"]) if o is not None]
+            order = several[0] if several and len({o.paid_with for o in several}) == 1 else None
         return fill_payment(text, entities, view, order, required=True, replacing=True)
     if intent == "cancel_order" and order is not None:
         # "2 pairs of red headphones. pls cancel the in ear ones and leave the rest": the items may
@@ -651,13 +656,13 @@ def ground(
         if order is not None and not entities.get("item_ids"):
             # "I've had the air purifier a while, it doesn't suit me. I'd like to return it": what
             # "it" points back to may be named in another clause of the message, or earlier on.
-            beside = [m.product_id for m in product_mentions(message, order.products())] \
+            beside = [m.product_id for m in product_mentions(message, order.products(), own=True)] \
                 if message and message != text else []
             named, undecided = read_return_lines(text, order)
             lines = named or (
                 implied_lines(text, order, [*beside, *(recent_products if order.order_id == recent else ())])
                 or _one_line(line_by_options(text, order))
-                if not product_mentions(text, view.products()) else None)
+                if not product_mentions(text, view.products(), own=True) else None)
             if undecided:
                 # "return the pet bed" about an order with a beige one and a grey one: which, is
                 # asked; guessing would propose sending back the one they keep.
@@ -674,7 +679,7 @@ def ground(
                     # "The blue t-shirt shrank after ONE wash. I want to return it": washed or altered
                     # items are not taken back; the rule answers.
                     entities = {**entities, "not_returnable": [x.name for x in lines], "washed": True}
-            elif order.status == "delivered" and not product_mentions(text, view.products()):
+            elif order.status == "delivered" and not product_mentions(text, view.products(), own=True):
                 # "I want to send something back": the order is found, the items are not named.
                 entities = {**entities, **question(phrase("ask_items_to_return", order_id=order.order_id,
                                                           items=items_listed(order.lines)))}
@@ -717,7 +722,7 @@ def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
 def _names_its_items(text: str, order: OrderView) -> bool:
     """Do the words name products of the order as items, not to say which order ("the bookshelf
     part", not "the bookshelf order" nor "the order with the bookshelf")?"""
-    mentions = product_mentions(text, order.products())
+    mentions = product_mentions(text, order.products(), own=True)
     return bool(mentions) and not names_order_by_items(text, order) \
         and not any(_ORDER_AFTER.match(text[m.span[1]:]) for m in mentions)
 
@@ -808,7 +813,7 @@ def describes_an_owned_item(text: str, view: CustomerView) -> bool:
     ("can i take the white earbuds swimming", "is the 1000-piece puzzle hard"): a product named a
     few words after a determiner ("the", "those", "this" ...) with option values one of their
     items of it has?"""
-    for mention in product_mentions(text, view.products()):
+    for mention in product_mentions(text, view.products(), own=True):
         if not mention.options or not _POINTING.search(text[max(0, mention.span[0] - 40):mention.span[0]]):
             continue
         lines = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id]
@@ -966,7 +971,7 @@ def _names_its_own_option(text: str, view: CustomerView) -> bool:
     being the Amazon Alexa one)?"""
     if not _YES_NO.match(text.strip()):
         return False
-    for mention in product_mentions(text, view.products()):
+    for mention in product_mentions(text, view.products(), own=True):
         values = option_values([x for o in view.orders for x in o.lines
                                 if x.product_id == mention.product_id])
         if values and find_option_values(text[mention.span[1]:], values):
@@ -1186,7 +1191,7 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
 def names_a_purchase(text: str, view: CustomerView) -> bool:
     """Do the words name a product this customer bought?"""
     owned = view.products()
-    return bool(owned) and bool(product_mentions(text, owned))
+    return bool(owned) and bool(product_mentions(text, owned, own=True))
 
 
 # Catalogue questions that, said as a wish about a product the customer bought, ask for its change.
@@ -1326,7 +1331,7 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     scores = []
     for order in candidates:
         score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]
-        score += len(product_mentions(text, order.products()))
+        score += len(product_mentions(text, order.products(), own=True))
         described = statuses_described(text)
         if described and any(order.status.startswith(s) for s in described):
             score += 2
@@ -1433,7 +1438,7 @@ def _ruled_out(text: str, candidates: Sequence[OrderView]) -> set[str]:
     # Read against all the listed orders' products at once: "the electric kettle" is the Electric
     # Kettle, not the Tea Kettle another order holds.
     products = list({p["product_id"]: p for o in candidates for p in o.products()}.values())
-    negated = {m.product_id for m in product_mentions(text, products)
+    negated = {m.product_id for m in product_mentions(text, products, own=True)
                if any(a <= m.span[0] < b for a, b in spans)}
     out = set()
     for order in candidates:
@@ -1545,7 +1550,7 @@ def amend_pending(
         products = {line.product_id for line in proposed}
         others = OrderView(order.order_id, order.status,
                            tuple(x for x in order.lines if x.product_id not in products))
-        if others.lines and product_mentions(text, others.products()):
+        if others.lines and product_mentions(text, others.products(), own=True):
             # "can you also switch the patio umbrella in that same order to the 7 ft green one?":
             # items are changed once, so another item's change joins the proposal; one that cannot
             # be placed is another request, read as one.
@@ -1563,7 +1568,7 @@ def amend_pending(
             if line is None:
                 continue
             alone = OrderView(order.order_id, order.status, (line,), order.paid_with)
-            said = text if product_mentions(text, alone.products()) else f"{line.name} {text}"
+            said = text if product_mentions(text, alone.products(), own=True) else f"{line.name} {text}"
             change = next(iter(resolve_item_changes(said, alone, variants).changes), None)
             if change is not None and change.new is not None and change.new.item_id not in (item, new_ids[i]):
                 changed[i] = change.new.item_id

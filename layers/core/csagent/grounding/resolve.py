@@ -95,9 +95,10 @@ def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[
     return sorted(found, key=lambda m: m.span[0])
 
 
-def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[Any]:
+def product_mentions(text: str, products: Sequence[Mapping[str, Any]], *, own: bool = False) -> list[Any]:
     """Catalogue products named in the text (`nlp.entities.products.find_products` over `products` and their
-    everyday names: "my bike" is the Bicycle), unambiguous ones first."""
+    everyday names: "my bike" is the Bicycle), unambiguous ones first. `own`: `products` are the
+    few of one order, among which a weak head word names its product ("the bed": the Pet Bed)."""
     from csagent.nlp.entities.products import find_products
 
     if has_ideographs(text):
@@ -109,7 +110,7 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[A
         {**p, "name": alias, "exact": alias in exact}
         for p in products for alias in names.get(str(p.get("name")), [])
     ]
-    found = find_products(text, extended)
+    found = find_products(text, extended, weak_heads=own)
     by_id = {str(p["product_id"]): str(p["name"]) for p in products}
     mentions = [m for m in found if not m.ambiguous] or found
     # An everyday name reads back as the catalogue's own name.
@@ -579,7 +580,7 @@ def resolve_item_changes(
     # "black instead? Same size XXL, cotton crew neck like the red one": what "like the red one"
     # names is the item as it is, the options kept, not one wished for.
     text = _LIKE_THE_ONE.sub(lambda m: " " * len(m.group(0)), text)
-    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
+    mentions = sorted(product_mentions(text, order.products(), own=True), key=lambda m: m.span[0])
     describing = identifying_order(text, mentions)
     # "the grey backpack that's coming with my grill - I want the green one": the backpack changes;
     # the grill only says which order (and the words after it are the backpack's)
@@ -882,7 +883,15 @@ _NOT_KEEPING = re.compile(
     r"(?:replacement|exchange|swap|store credit|gift card|repair)s?\b",
     re.IGNORECASE,
 )
-_BOTH = re.compile(r"\b(both|all|two|2|three|3|each)\b", re.IGNORECASE)
+# ("no sound at all" counts nothing; "one of my speakers" is one of them: `_several_meant`)
+_BOTH = re.compile(r"\b(both|(?<!at )all(?! (?:day|night|week|the time|along)\b)|two|2|three|3|each)\b",
+                   re.IGNORECASE)
+_JUST_ONE = re.compile(r"\b(?:one of|just one|only one)\b", re.IGNORECASE)
+
+
+def _several_meant(text: str) -> bool:
+    """Do the words mean every one of a product's items ("both", "all", "the two")?"""
+    return bool(_BOTH.search(text)) and not _JUST_ONE.search(text)
 _BOTH_ITEMS = re.compile(r"\b(both|the two|the pair of them)\b", re.IGNORECASE)
 
 
@@ -958,7 +967,7 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
 def names_order_by_items(text: str, order: OrderView) -> bool:
     """Do the words name the order's products only to say which order ("cancel the order with the
     black chair")?"""
-    mentions = product_mentions(text, order.products())
+    mentions = product_mentions(text, order.products(), own=True)
     return bool(mentions) and len(identifying_order(text, mentions)) == len(mentions)
 
 
@@ -997,7 +1006,7 @@ def items_asked_about(text: str, order: OrderView) -> list[str]:
     """The products of the order a question asks about ("what did the pet bed cost me", "what size
     were the boots"), not those that only say which order it is ("what's in the order with the pet
     bed?", "my pet bed order"): their product ids, in the order named."""
-    mentions = product_mentions(text, order.products())
+    mentions = product_mentions(text, order.products(), own=True)
     describing = identifying_order(text, mentions)
     asked = [m for m in mentions if m not in describing and not _NAMES_THE_ORDER.match(text[m.span[1]:])]
     return list(dict.fromkeys(str(m.product_id) for m in sorted(asked, key=lambda m: m.span[0])))
@@ -1011,7 +1020,7 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     text = _THATS_ALL.sub(" ", text)  # "perfect, that's all of it": the list is complete, not "everything"
     if _EVERYTHING.search(text) and not _KEPT_ITEM.search(text):
         return list(order.lines), []
-    mentions = sorted(product_mentions(text, order.products()), key=lambda m: m.span[0])
+    mentions = sorted(product_mentions(text, order.products(), own=True), key=lambda m: m.span[0])
     # "the T-shirt from the order with the wristwatch", "the shoes from my espresso machine order":
     # not the watch, nor the espresso machine
     describing = [*identifying_order(text, mentions),
@@ -1025,7 +1034,7 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     for m in mentions:
         by_span.setdefault(m.span, set()).add(m.product_id)
     shared = next((ids for ids in by_span.values() if len(ids) > 1), None)
-    if shared and not _BOTH.search(text):
+    if shared and not _several_meant(text):
         # "return my kettle" about an order with an Electric Kettle and a Tea Kettle: the word names
         # both products; which one is asked, never both sent back.
         lines = [x for x in order.lines if x.product_id in shared]
@@ -1065,7 +1074,7 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
             continue  # "the security camera I'm keeping", "not the blue one"
         if not lines:
             continue
-        if len(lines) > 1 and not _BOTH.search(segment):
+        if len(lines) > 1 and not _several_meant(segment):
             hits = find_option_values(segment, option_values(lines))
             fits = [_line_fit(x, segment, hits) for x in lines]
             tied = [x for x, fit in zip(lines, fits, strict=True) if fit == max(fits)]

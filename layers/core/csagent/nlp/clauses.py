@@ -58,7 +58,8 @@ _BARE_REQUEST = re.compile(
     r"(?:(?:and|so|but)\s+)?(?:please\s+|pls\s+)?(?:(?:could|can|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?)?"
     r"(?:check|look|look into|find out|see|confirm|help|sort it out|sort that out|fix|handle|take care of"
     r"|deal with|change|update|do)"
-    r"(?:\s+(?:it|that|this|for me|on that|on it|into it|into that|please|pls|quickly|asap|again))*\W*",
+    r"(?:\s+(?:it|that|this|for me|on that|on it|into it|into that|please|pls|quickly|asap|again|or not"
+    r"|already|now|right now|today|then))*\W*",
     re.IGNORECASE)
 # A sentence that only narrows the one before it, with no verb of its own ("If I return something,
 # the money can go to my other card? Not the card I pay with."): part of that sentence's request.

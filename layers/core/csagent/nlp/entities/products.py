@@ -74,6 +74,8 @@ def name_similarity(hint: str, name: str) -> float:
 
 
 _WEAK_HEADS = frozenset({"set", "kit", "maker", "machine", "case", "one", "bed", "mat", "bulb", "pro"})
+_DETERMINERS = frozenset({"the", "my", "a", "an", "her", "his", "their", "our", "your", "that", "this",
+                          "those", "these"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +101,7 @@ def catalogue_entries(products: Sequence[Mapping[str, Any]]) -> list[CatalogueEn
 
 
 def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_score: float = 0.85,
-                  window: int = 6) -> list[ProductMention]:
+                  window: int = 6, weak_heads: bool = False) -> list[ProductMention]:
     """Catalogue products mentioned in the text, best first by position, with nearby options.
 
     `catalogue` items are `{product_id, name, options: {key: [values]}}`. A full-name match
@@ -157,14 +159,19 @@ def find_products(text: str, catalogue: Sequence[Mapping[str, Any]], *, min_scor
     # Head nouns of multi-word names ("those headphones" is exact; "the bottle" is a head noun).
     heads: dict[str, list[CatalogueEntry]] = {}
     for entry in entries:
-        if len(entry.tokens) > 1 and len(entry.tokens[-1]) >= 4 and entry.tokens[-1] not in _WEAK_HEADS:
+        # (a weak head names its product among a few known ones: "the bed" of an order's items)
+        if len(entry.tokens) > 1 and len(entry.tokens[-1]) >= 3 + (not weak_heads) \
+                and (weak_heads or entry.tokens[-1] not in _WEAK_HEADS):
             heads.setdefault(entry.tokens[-1], []).append(entry)
     for i, (tok, _, _) in enumerate(toks):
         if tok in heads and not any(ta <= i < tb for ta, tb in taken):
             group = heads[tok]
+            if tok in _WEAK_HEADS and not _DETERMINERS & {t for t, _, _ in toks[max(0, i - 3):i]}:
+                continue  # a weak head names a thing only after a determiner: "the bed", not "went to bed"
             taken.append((i, i + 1))
+            several = len({entry.product_id for entry in group}) > 1  # (an everyday name is the same one)
             for entry in group:
-                mentions.append((i, i + 1, entry, 0.7, len(group) > 1))
+                mentions.append((i, i + 1, entry, 0.7, several))
     mentions.sort(key=lambda m: (m[0], -m[3]))
     starts = sorted({m[0] for m in mentions})
     out: list[ProductMention] = []

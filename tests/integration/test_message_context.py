@@ -35,6 +35,16 @@ def test_a_warranty_question_pointing_back_is_about_the_product_named_before(tau
     assert "Office Chair: 2 years" in reply, reply
 
 
+def test_a_coverage_question_about_a_fault_is_answered_by_the_product_s_own_terms(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a leaking water bottle ("leaks" and "water" also fit another category's terms: "water damage")
+    status, reply = ask(client, "yusuf_lee_5921", "the lid on my water bottle leaks a bit now. would your "
+                                                  "warranty cover that?")
+    # Then the bottle's own warranty terms answer
+    assert status == "answered", reply
+    assert "Water Bottle: 1 year against leaks" in reply, reply
+
+
 def test_a_cancellation_told_picks_the_cancelled_order_for_the_refund_question(tau_api: Any) -> None:
     _, _, client = tau_api
     # Given desk lamps in a delivered and a cancelled order, and "I had cancelled my desk lamp order"

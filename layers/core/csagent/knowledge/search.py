@@ -584,10 +584,13 @@ def _plus_asked(scores: Sequence[float], sentences: Sequence[str],
 
 def _answering_hit(question: str, hits: Sequence[Hit], products: Sequence[str] = ()) -> Hit:
     """The first hit that can give the kind of answer the question asks for (a duration for
-    "how long": first one stating the period of a product asked about); the best-ranked hit when
-    the question asks for no particular kind or none can."""
+    "how long": first one stating the period of a product asked about; for "is that covered?",
+    first one with the terms of the product asked about); the best-ranked hit when the question
+    asks for no particular kind or none can."""
     if not _ASKS_DURATION.search(question):
-        return hits[0]
+        own_terms = next((hit for hit in hits
+                          if _own_period(question, split_sentences(hit.text), products) is not None), None)
+        return own_terms or hits[0]
     own = next((hit for hit in hits
                 if _own_period(question, split_sentences(hit.text), products) is not None), None)
     return own or next((hit for hit in hits if _GIVES_DURATION.search(hit.text)), hits[0])
@@ -595,8 +598,10 @@ def _answering_hit(question: str, hits: Sequence[Hit], products: Sequence[str] =
 
 def _own_period(question: str, sentences: Sequence[str], products: Sequence[str]) -> int | None:
     """The index of the first sentence that names one of `products` and gives a period, when the
-    question asks for one; None otherwise."""
-    if not products or not _ASKS_DURATION.search(question):
+    question asks for one or whether something is covered ("my water bottle leaks from the lid, is
+    that covered?": the bottle's own terms, "Water Bottle: 1 year against leaks ...", not another
+    product's that shares a word); None otherwise."""
+    if not products or not (_ASKS_DURATION.search(question) or _ASKS_COVERAGE.search(question)):
         return None
     names = [re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE) for name in products if name]
     return next((i for i, s in enumerate(sentences)

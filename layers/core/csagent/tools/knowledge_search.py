@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -68,17 +69,43 @@ def _index_missing(exc: BaseException) -> bool:
 TOPICS = {"warranty": ("warranty", "warranties"), "returns": ("return", "returns")}
 
 
-def on_topic_first(result: SearchResult, topic: Any) -> SearchResult:
-    """`result` with the hits whose title or section is about `topic` first (stable otherwise)."""
-    words = TOPICS.get(str(topic)) if topic else None
-    if not words or result.no_results:
+def on_topic_first(result: SearchResult, topic: Any, product_ids: Sequence[str] = ()) -> SearchResult:
+    """`result` with the hits whose title or section is about `topic` first, those of them about
+    the products asked about before the others (stable otherwise)."""
+    if not TOPICS.get(str(topic)) or result.no_results:
         return result
+    wanted = set(product_ids)
+    return replace(result, hits=tuple(sorted(
+        result.hits, key=lambda hit: (not _about(hit, topic), not _mentions(hit, wanted)))))
 
-    def about(hit: Any) -> bool:
-        heading = f"{hit.title} {hit.section}".lower()
-        return any(w in heading for w in words)
 
-    return replace(result, hits=tuple(sorted(result.hits, key=lambda hit: not about(hit))))
+def _about(hit: Any, topic: Any) -> bool:
+    heading = f"{hit.title} {hit.section}".lower()
+    return any(w in heading for w in TOPICS.get(str(topic), ()))
+
+
+def _mentions(hit: Any, product_ids: set[str]) -> bool:
+    return any(p.get("product_id") in product_ids for p in hit.products)
+
+
+def _with_the_products_terms(searcher: Any, result: SearchResult, topic: Any, product_ids: Sequence[str],
+                             k: int) -> SearchResult:
+    """`result`, with the topic's section about the products asked about first when the search
+    missed it ("my water bottle leaks from the lid, is that covered?" finds the accessories' terms
+    by "water damage"; the bottle's own terms are searched by its name and the topic)."""
+    wanted = set(product_ids)
+    if not TOPICS.get(str(topic)) or not wanted or result.no_results \
+            or any(_about(h, topic) and _mentions(h, wanted) for h in result.hits):
+        return result
+    names = sorted({str(p.get("name")) for h in result.hits for p in h.products
+                    if p.get("product_id") in wanted and p.get("name")})
+    if not names:
+        return result
+    focused = searcher.search(f"{' '.join(names)} {topic}", k=k, product_ids=list(product_ids))
+    own = [h for h in focused.hits if _about(h, topic) and _mentions(h, wanted)]
+    if not own:
+        return result
+    return replace(result, hits=(own[0], *(h for h in result.hits if h.chunk_id != own[0].chunk_id)))
 
 
 def _own_pages_closer(scoped: SearchResult, general: SearchResult) -> bool:
@@ -138,7 +165,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                 task, ErrorType.NO_RESULTS,
                 "No knowledge-base article answers this question "
                 f"({result.reason}).", latency_ms=elapsed())
-        result = on_topic_first(result, args.topic)
+        result = on_topic_first(_with_the_products_terms(searcher, result, args.topic, product_ids, k),
+                                args.topic, product_ids)
         # The hits about the asked topic answer ("is my laptop still under warranty?": the warranty
         # terms, not the manual's "opening the case voids the warranty").
         # (the names of the products asked about, as the hits linked to them carry them)

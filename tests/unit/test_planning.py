@@ -843,3 +843,15 @@ def test_a_statement_s_lookups_never_crowd_out_the_question_after_it():
     # And the kept tasks are numbered again, each dependency one of them
     assert [t.task_id for t in plan.tasks] == ["t1", "t2", "t3"]
     assert all(d in {"t1", "t2", "t3"} for t in plan.tasks for d in t.depends_on)
+
+
+def test_a_question_about_a_change_whose_wish_is_not_available_is_answered_by_what_is():
+    # Given "can u bump em up to a 9?" about a pending order, asked about and not for, the size 9 of
+    # those boots not available and another version offered by grounding
+    question = "Order #W1: The Hiking Boots in 9, synthetic is not available right now. Available: ..."
+    plan = plan_tasks([{"text": "can u bump em up to a 9?", "intent": "change_items",
+                        "entities": {"order_id": ORDER, "order_status": "pending", "asks_for_change": False,
+                                     "question": question, "target_named": True}}])
+    # Then that statement answers (it settles the question, nothing awaits), and no return rule is read
+    assert [m["parameter"] for m in plan.missing] == ["details"] and plan.missing[0].get("settles") is True
+    assert plan.tasks == []

@@ -778,9 +778,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             _plan_question_about_a_change(b, intent, text, entities, memory)
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["removal"]})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
-                and entities.get("settled"):
-            # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the answer
-            b.need(intent, "details", entities, text)
+                and (entities.get("settled") or (entities.get("question") and entities.get("target_named"))):
+            # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
+            # answer (with what is available instead, when something is: "can u bump em up to a 9?")
+            b.need(intent, "details", {**entities, "settled": True}, text)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
                 _plan_question_about_a_change(b, intent, text, entities, memory)

@@ -772,8 +772,11 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     dimensions = {str(k): [str(v) for v in vs] for k, vs in ((entry or {}).get("options") or {}).items()}
     named_values = {hit.key: hit.value for hit in find_option_values(piece, dimensions)}
     # The options the clause before named still hold ("the e-reader with cellular in stock? how much
-    # does it cost?" is the cellular one's price), but for the dimension this clause asks about.
-    kept = {k: v for k, v in (product.get("options") or {}).items() if k != asked}
+    # does it cost?" is the cellular one's price), but for the dimension this clause asks about; those
+    # of the customer's own item describe theirs, not what is asked for now ("the yellow running shoes
+    # i got, are those leather? do u have them in a size 10").
+    own = bool(before) and bool(before[-1].entities.get("owned_in"))
+    kept = {} if own else {k: v for k, v in (product.get("options") or {}).items() if k != asked}
     return {**product, "options": {**kept, **named_values}}
 
 

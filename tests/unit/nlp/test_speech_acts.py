@@ -87,7 +87,9 @@ def test_a_polite_formula_is_no_hypothesis(text: str, hypothetical: bool) -> Non
 
 @pytest.mark.parametrize(("text", "opens"), [
     ("and to a gift card?", True), ("what about exchanges?", True), ("to a gift card?", False),
-    ("android phones?", False)])
+    ("android phones?", False),
+    # an acknowledgement before the follow-up word
+    ("k what about the dumbbells", True), ("ok got it, and for the lamp?", True), ("ok cancel it", False)])
 def test_a_follow_up_opens_with_a_follow_up_word(text: str, opens: bool) -> None:
     from csagent.nlp.speech_acts import opens_follow_up
 
@@ -169,3 +171,16 @@ def test_a_chinese_clause_asks_by_its_markers(text: str, asks: bool) -> None:
     from csagent.nlp.speech_acts import asks_something
 
     assert asks_something(text) is asks
+
+
+@pytest.mark.parametrize(("text", "keeps"), [
+    ("keep the bookshelf order as is though", True),
+    ("no no, leave it as it is then", True),
+    ("I still want it", True),
+    ("I keep getting charged twice for my order", False),  # "keep" is no imperative here
+    ("cancel the lamp order", False),
+])
+def test_a_clause_that_keeps_things_as_they_are(text: str, keeps: bool) -> None:
+    from csagent.nlp.speech_acts import keeps_as_is
+
+    assert keeps_as_is(text) is keeps

@@ -157,14 +157,9 @@ def test_a_reader_whose_model_cannot_be_built_reads_nothing_and_the_word_lists_s
 
 # Messages written for these tests (none in the staff-process training files): a process the
 # store's team runs, or a look-alike that asks for something else.
-BLENDER_UNDER_THRESHOLD = (
-    "read as staff at 0.84 since development parts 19 and 20 joined the training data (2026-12-06), under "
-    "the cross-validated 0.85; its warranty-remedy words still hand it over "
-    "(test_a_repair_under_warranty_is_handed_over_by_its_words)")
 STAFF_UNSEEN = [
-    pytest.param("the blender I got last month just died mid-smoothie, smells burnt. I'd like it repaired "
-                 "under the warranty please", True,
-                 marks=pytest.mark.xfail(reason=BLENDER_UNDER_THRESHOLD, strict=True)),
+    ("the blender I got last month just died mid-smoothie, smells burnt. I'd like it repaired under the "
+     "warranty please", True),
     pytest.param("my headphones arrived with one ear cup cracked, can you send me a fresh pair, I don't "
                  "want a refund", True,
                  marks=pytest.mark.xfail(reason="read as staff at 0.77, under the cross-validated 0.85",

@@ -78,8 +78,10 @@ def asks_for_change(text: str) -> bool:
         return False  # "could you tell me which address it goes to?": information, not a change
     if _hedges(words):
         return False  # "I might send the fleece jacket back. What would the refund be?"
-    if _has(words, lexicon["keeping"]):
-        return False  # "Please don't cancel the order with my headphones, I still want it."
+    if _has(words, lexicon["keeping"]) or declines_change(text):
+        # "Please don't cancel the order with my headphones, I still want it.", "please don't cancel
+        # anything, I'm just weighing my options"
+        return False
     start = words[1:] if words[0] in _OPENERS else words
     # "please" inside a question only softens it ("how much would I get back, please?"); opening
     # one, it asks ("please cancel my kettle order?")
@@ -255,7 +257,13 @@ def asks_something(text: str) -> bool:
 def opens_follow_up(text: str) -> bool:
     """Does the clause open with a follow-up word ("and", "what about", "same for")?"""
     words = _words(text)
+    while len(words) > 1 and words[0] in _ACKNOWLEDGING:
+        words = words[1:]  # "k what about the dumbbells", "ok thanks, and for the lamp?"
     return any(words[: len(p)] == p for p in _lexicon()["ellipsis_openers"] if p)
+
+
+_ACKNOWLEDGING = frozenset({"k", "kk", "ok", "okay", "oki", "cool", "great", "thanks", "thx", "ty", "alright",
+                            "right", "hmm", "oh", "nice", "got", "it", "gotcha", "perfect"})
 
 
 def is_elliptical(text: str, names: list[str]) -> bool:

@@ -384,10 +384,12 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             # conversation is about.
             narrowing = {**params, "product_name": context.name}
         narrowed = _narrowed(matched, question, vocabulary, narrowing, matcher)
-        if not (narrowed is not None and narrowed.narrowed and product is not None
-                and narrowed.narrowed.get("option_key") in product.options):
+        key = narrowed.narrowed.get("option_key") if narrowed is not None and narrowed.narrowed else None
+        fixed = str(product.options.get(key, "no")).lower() if key and product is not None else "no"
+        if fixed in {"yes", "no"}:
             # (a dimension the grounded product's options already fix is named with its value, not
-            # asked about: "the e-reader with cellular connectivity" is that version)
+            # asked about: "the e-reader with cellular connectivity" is that version; a yes-or-no
+            # dimension's word is its name too: "which waterproof options" asks its values)
             matched = narrowed
         if matched is None and (product or context) is not None:
             # The product (named here, or the one the conversation is about) is the evidence the

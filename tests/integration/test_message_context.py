@@ -10,6 +10,7 @@ import uuid
 from typing import Any
 
 import pytest
+from api_support import ask as ask_turn
 from api_support import say
 
 pytestmark = pytest.mark.integration
@@ -21,8 +22,7 @@ CARD_OWNER = "sofia_rossi_8776"  # pending #W2818151, $1068.63 paid by Mastercar
 
 
 def ask(client: Any, customer: str, text: str) -> tuple[str, str]:
-    body = say(client, customer, f"ctx-{uuid.uuid4().hex[:8]}", text)
-    return body["status"], body["reply"]["text"]
+    return ask_turn(client, customer, text, prefix="ctx")
 
 
 def test_a_warranty_question_pointing_back_is_about_the_product_named_before(tau_api: Any) -> None:

@@ -301,8 +301,8 @@ def return_refund_preview(data: CatalogueData, lang: str) -> str:
 
     rows = data.rows_as(OrderPaymentRow)
     order_id = (rows[0].order_id or "") if rows else ""
-    paid = list(dict.fromkeys(str(r.payment_method or "").strip() for r in rows
-                              if str(r.type) == "payment" and str(r.payment_method or "").strip()))
+    paid = [m for m in dict.fromkeys(str(r.payment_method or "").strip() for r in rows
+                                     if str(r.type) == "payment") if m]
     if len(paid) != 1:
         return ""
     method = paid[0]

@@ -91,11 +91,11 @@ def find_cancel_reason(text: str) -> str | None:
     for reason, phrases in _phrases().items():
         if any(_says(p, lowered) for p in phrases):
             return reason
-    words = [w for w in re.findall(r"[a-z]+", lowered) if len(w) >= TYPO_MIN_LENGTH - 1]
+    every = re.findall(r"[a-z]+", lowered)
+    words = [w for w in every if len(w) >= TYPO_MIN_LENGTH - 1]
     for reason, phrases in _long_words().items():
         if any(_one_edit(word, phrase) for phrase in phrases for word in words):
             return reason
-    every = re.findall(r"[a-z]+", lowered)
     for reason, phrases in _phrases().items():
         if any(_says_misspelt(p.split(), every) for p in phrases if p.isascii() and " " in p):
             return reason  # "orderd it by acident": a phrase's long words, each with one typo

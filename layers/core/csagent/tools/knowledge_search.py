@@ -97,8 +97,7 @@ def _with_the_products_terms(searcher: Any, result: SearchResult, topic: Any, pr
     if not TOPICS.get(str(topic)) or not wanted or result.no_results \
             or any(_about(h, topic) and _mentions(h, wanted) for h in result.hits):
         return result
-    names = sorted({str(p.get("name")) for h in result.hits for p in h.products
-                    if p.get("product_id") in wanted and p.get("name")})
+    names = _names_asked(result, wanted)
     if not names:
         return result
     focused = searcher.search(f"{' '.join(names)} {topic}", k=k, product_ids=list(product_ids))
@@ -106,6 +105,12 @@ def _with_the_products_terms(searcher: Any, result: SearchResult, topic: Any, pr
     if not own:
         return result
     return replace(result, hits=(own[0], *(h for h in result.hits if h.chunk_id != own[0].chunk_id)))
+
+
+def _names_asked(result: SearchResult, product_ids: set[str]) -> list[str]:
+    """The catalogue names of the products asked about, as the hits linked to them carry them."""
+    return sorted({str(p.get("name")) for h in result.hits for p in h.products
+                   if p.get("product_id") in product_ids and p.get("name")})
 
 
 def _own_pages_closer(scoped: SearchResult, general: SearchResult) -> bool:
@@ -169,9 +174,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
                                 args.topic, product_ids)
         # The hits about the asked topic answer ("is my laptop still under warranty?": the warranty
         # terms, not the manual's "opening the case voids the warranty").
-        # (the names of the products asked about, as the hits linked to them carry them)
-        names = sorted({str(p.get("name")) for h in result.hits for p in h.products
-                        if p.get("product_id") in product_ids and p.get("name")})
+        names = _names_asked(result, set(product_ids))
         answer = searcher.answer(question, result, keep_first=bool(args.topic), products=names)
         data = {"answer": answer, "citations": result.citations(), "mode": result.mode}
         outcome = ToolResult.ok(task, data, latency_ms=elapsed())

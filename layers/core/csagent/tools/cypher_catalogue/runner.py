@@ -385,8 +385,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             narrowing = {**params, "product_name": context.name}
         narrowed = _narrowed(matched, question, vocabulary, narrowing, matcher)
         key = narrowed.narrowed.get("option_key") if narrowed is not None and narrowed.narrowed else None
-        fixed = str(product.options.get(key, "no")).lower() if key and product is not None else "no"
-        if fixed in {"yes", "no"}:
+        fixed = str(product.options.get(key) or "").lower() if key and product is not None else ""
+        if fixed in {"", "yes", "no"}:
             # (a dimension the grounded product's options already fix is named with its value, not
             # asked about: "the e-reader with cellular connectivity" is that version; a yes-or-no
             # dimension's word is its name too: "which waterproof options" asks its values)

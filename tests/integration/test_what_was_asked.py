@@ -37,7 +37,7 @@ def ask(client: Any, customer: str, text: str, session: str | None = None) -> tu
     # Chinese "only want to return", the rest kept
     ("anya_silva_8688", "我只想退抓绒外套，拼图和哑铃留着，钱退回原来的卡。", "Fleece Jacket"),
     # Chinese "can it be changed to PayPal?" naming the order by its product and the new method
-    ("liam_thomas_7882", "那个阅读器的订单能改成用PayPal付款吗？", "Pay order #W1654931"),
+    ("liam_thomas_7882", "那个阅读器的订单能改成用PayPal付款吗？", "订单 #W1654931（$787.70）改用您的 PayPal 账户"),
 ])
 def test_a_change_told_in_full_is_proposed(tau_api: Any, customer: str, text: str, proposed: str) -> None:
     _, _, client = tau_api
@@ -80,7 +80,7 @@ def test_everything_pending_except_one_product_is_every_other_pending_order(tau_
     # Chinese: "both orders not shipped yet" with words between the count and the noun
     ("fatima_johnson_7581", "两个还没发货的订单都帮我改寄到这个地址：2500 Broadway, Apt 12, San Antonio, "
                             "TX 78215",
-     ["Change the shipping address of order #W5199551", "Change the shipping address of order #W8665881"]),
+     ["将订单 #W5199551 的收货地址", "将订单 #W8665881 的收货地址"]),
 ])
 def test_a_whole_order_change_asked_of_both_orders_is_proposed_for_each(
         tau_api: Any, customer: str, text: str, proposed: list[str]) -> None:

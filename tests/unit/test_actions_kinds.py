@@ -1,7 +1,7 @@
 """Each customer action is one entry in one module (`csagent.actions.kinds`): every action has
-exactly one, its lines use only the facts the wording fills for its plan, and its arguments
-survive the trip through their plain form (what the idempotency key is derived from). Pure: no
-graph, no network."""
+exactly one, its lines use only the facts the wording fills for its plan, each other language words
+every line with the same facts, and its arguments survive the trip through their plain form (what
+the idempotency key is derived from). Pure: no graph, no network."""
 
 from __future__ import annotations
 
@@ -19,7 +19,17 @@ from csagent.actions import kinds
 from csagent.actions.kinds import KINDS, ActionKind, args_dict, kind, parse_args
 from csagent.actions.plan import ActionPlan
 from csagent.actions.policy import ActionName, ArgsError, load_rules
-from csagent.actions.proposals import DEFAULT_APPROVAL_THRESHOLD, plan_action, wording_fields
+from csagent.actions.proposals import (
+    DEFAULT_APPROVAL_THRESHOLD,
+    TRANSLATED,
+    build_proposal,
+    done_lines,
+    kind_lines,
+    load_wording,
+    plan_action,
+    summary_lines,
+    wording_fields,
+)
 
 RULES = load_rules()
 NOW = datetime(2024, 7, 1, 15, 0, tzinfo=UTC)
@@ -113,6 +123,73 @@ def test_only_an_item_change_words_a_price_difference_and_it_words_every_sign() 
         has_line = "{difference_line}" in entry.proposal + entry.done
         assert has_line == (plan.price_difference is not None), action
         assert set(entry.done_difference) == ({"pay", "refund", "none"} if has_line else set()), action
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _shared_lines(wording: dict[str, Any]) -> dict[str, str]:
+    proposal, done = wording["proposal"], wording["done"]
+    return {**{f"difference.{k}": v for k, v in proposal["difference"].items()}, "approval": proposal["approval"],
+            **{f"refund.{k}": v for k, v in done["refund"].items()}, "refund_entry": done["refund_entry"]}
+
+
+def test_every_other_language_words_every_line_with_the_same_facts() -> None:
+    english_shared = _shared_lines(load_wording())
+    for lang in TRANSLATED:
+        # Given the lines shared by every action, in that language
+        shared = _shared_lines(load_wording(lang))
+
+        # Then it has each English one, with the same placeholders
+        assert set(shared) == set(english_shared), lang
+        for key, line in shared.items():
+            assert placeholders((line,)) == placeholders((english_shared[key],)), (lang, key)
+
+        for action in ActionName:
+            # And every action's own lines, line for line, with the same placeholders
+            for part in ("proposal", "done"):
+                english, translated = kind_lines(action, part), tuple(kind_lines(action, part, lang))
+                assert len(translated) == len(english), (lang, action, part)
+                for ours, theirs in zip(translated, english, strict=True):
+                    assert placeholders((ours,)) == placeholders((theirs,)), (lang, action, part, ours)
+            difference = kind_lines(action, "done_difference", lang)
+            assert set(difference) == set(kind(action).done_difference), (lang, action)
+            for sign, line in difference.items():
+                assert placeholders((line,)) == placeholders((kind(action).done_difference[sign],))
+
+
+def test_a_proposal_and_its_outcome_are_worded_in_chinese_with_the_same_facts() -> None:
+    for action, (raw, facts) in SAMPLES.items():
+        # Given a plan of that action
+        plan = plan_action(action, parse_args(action, raw, RULES), facts, NOW, RULES)
+        assert isinstance(plan, ActionPlan), (action, plan)
+
+        # When it is proposed (above the approval threshold, so that line is worded too) and done
+        proposal = build_proposal(plan, "cust_1", "s-1/1", threshold=plan.amount or DEFAULT_APPROVAL_THRESHOLD)
+        chinese, done = proposal.summaries["zh"], done_lines(plan, "zh")
+
+        # Then the Chinese lines are as many as the English ones, each in Chinese
+        assert len(chinese) == len(proposal.summary) and len(done) == len(done_lines(plan)), action
+        assert all(_cjk(line) for line in chinese + done), (action, chinese, done)
+        # And they carry the same order, amounts and payment methods
+        english = " ".join(proposal.summary + done_lines(plan))
+        for fact in ("#W1000001", "$488.81", "$512.00", "$23.19", "4242", "gift_card_1", "Office Chair"):
+            assert (fact in english) == (fact in " ".join(chinese + done)), (action, fact)
+
+
+def test_a_cancellation_words_its_reason_and_refund_timing_in_chinese() -> None:
+    # Given a cancellation of an order paid by card
+    action, (raw, facts) = ActionName.CANCEL_ORDER, SAMPLES[ActionName.CANCEL_ORDER]
+    plan = plan_action(action, parse_args(action, raw, RULES), facts, NOW, RULES)
+    assert isinstance(plan, ActionPlan)
+
+    # When its lines are worded in Chinese
+    lines = " ".join(summary_lines(plan, lang="zh"))
+
+    # Then the reason and the refund's timing are the policy's, in Chinese
+    assert "下错单了" in lines and RULES.refund_timing_for("credit_card", "zh") in lines
+    assert "ordered by mistake" not in lines and "business days" not in lines
 
 
 def test_every_action_parses_its_own_plain_arguments_back_to_the_same_value() -> None:

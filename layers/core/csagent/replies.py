@@ -716,8 +716,12 @@ DESCRIBERS: dict[str, Callable[[CatalogueData, str], str]] = {
 
 
 def _action(data: ToolData | None, lang: str) -> str:
+    """A change listed back before the yes, or what changed after it, in the customer's language
+    when the tool worded it in that one (English otherwise)."""
     if isinstance(data, ActionProposedData):
-        return " ".join([*data.summary, render("confirm_prompt", lang)])
+        return " ".join([*(data.summaries.get(lang) or data.summary), render("confirm_prompt", lang)])
+    if isinstance(data, ActionDoneData) and data.summaries.get(lang):
+        return " ".join(data.summaries[lang])
     message = data.message if isinstance(data, ActionDoneData) else None
     return message or render("done_generic", lang)
 

@@ -41,6 +41,7 @@ from csagent.actions.plan import ActionPlan
 from csagent.actions.policy import ActionName, ArgsError, PolicyRules, Violation, load_rules, usd
 from csagent.actions.proposals import (
     DEFAULT_APPROVAL_THRESHOLD,
+    TRANSLATED,
     ActionProposal,
     check_confirmation_id,
     done_lines,
@@ -81,6 +82,7 @@ def audit_record(plan: ActionPlan, facts: Mapping[str, Any], *, customer_id: str
     return {
         "audit_id": uuid.uuid4().hex, "action": plan.action.value, "actor_customer_id": customer_id,
         "at": iso(now), "idempotency_key": key, "summary": done_lines(plan),
+        **{f"summary_{lang}": done_lines(plan, lang) for lang in TRANSLATED},
         "before_json": json.dumps(plan.before(facts), sort_keys=True),
         "after_json": json.dumps(plan.after(), sort_keys=True),
         "order_id": plan.order_id, "confirmation_id": confirmation_id, "approved_by": approved_by,
@@ -91,7 +93,11 @@ def result_from_audit(audit: Mapping[str, Any]) -> dict[str, Any]:
     """The tool's success data, rebuilt from the audit record alone, so a replay answers exactly
     like the first execution."""
     summary = [str(line) for line in audit.get("summary") or []]
+    # A record written before an action was worded in other languages has English alone.
+    summaries = {lang: [str(line) for line in audit[f"summary_{lang}"]] for lang in TRANSLATED
+                 if audit.get(f"summary_{lang}")}
     return {"action": audit.get("action"), "order_id": audit.get("order_id"), "summary": summary,
+            "summaries": summaries,
             "message": " ".join(summary), "changes": json.loads(audit.get("after_json") or "{}"),
             "audit_id": audit.get("audit_id"), "at": audit.get("at"),
             "idempotency_key": audit.get("idempotency_key")}

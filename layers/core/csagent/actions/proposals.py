@@ -8,7 +8,8 @@ the benchmark's reference tools make it: the new status, the dataset fields the 
 entries it appends and the gift-card balances they move, the order lines it rewrites, the
 address; and the before/after record the audit keeps). Both phases run it: `propose` on the facts
 at proposal time, `execute` again on the facts inside the write. `summary_lines` and `done_lines`
-word a plan with the kind's lines and the shared ones in `wording.yaml`.
+word a plan with the kind's lines and the shared ones in `wording.yaml`, or in another language
+with those of `wording_<lang>.yaml` (`TRANSLATED`).
 
 `propose` reads the facts scoped to the authenticated customer and returns an `ActionProposal`
 or a failed `ToolResult` (VALIDATION, NO_RESULTS, BUSINESS_RULE_VIOLATION, PERMISSION_DENIED).
@@ -51,9 +52,10 @@ MAX_CONFIRMATION_ID_CHARS = 200
 
 __all__ = [
     "DEFAULT_APPROVAL_THRESHOLD", "ActionArgs", "ActionPlan", "ActionProposal", "ItemChange",
-    "NewTransaction", "Refund", "args_dict", "build_proposal", "check_confirmation_id", "done_lines",
-    "idempotency_key", "load_wording", "not_found_message", "parse_action", "parse_args", "plan_action",
-    "propose", "requires_approval", "rules_timing", "summary_lines", "wording_fields",
+    "TRANSLATED", "NewTransaction", "Refund", "args_dict", "build_proposal", "check_confirmation_id",
+    "done_lines", "idempotency_key", "kind_lines", "load_wording", "method_text", "not_found_message",
+    "parse_action", "parse_args", "plan_action", "propose", "requires_approval", "rules_timing",
+    "summary_lines", "wording_fields",
 ]
 
 
@@ -71,11 +73,41 @@ def plan_action(action: ActionName, args: ActionArgs, facts: Mapping[str, Any], 
 
 
 # ---------------------------------------------------------------------------------- wording
-@lru_cache(maxsize=1)
-def load_wording() -> dict[str, Any]:
-    """`wording.yaml` beside this module (read once, on first use)."""
-    data: dict[str, Any] = yamlio.load_file(resources.files("csagent.actions").joinpath("wording.yaml"))
+#: The languages besides English an action is worded in (`wording_<lang>.yaml`). A proposal and
+#: its outcome carry their lines in each (`ActionProposal.summaries`, the audit's
+#: `summary_<lang>`), so the reply lists a change back in the customer's language.
+TRANSLATED = ("zh",)
+
+
+@lru_cache(maxsize=len(TRANSLATED) + 1)
+def load_wording(lang: str = "en") -> dict[str, Any]:
+    """`wording.yaml` beside this module, or its `lang` twin `wording_<lang>.yaml` (each read
+    once, on first use)."""
+    name = "wording.yaml" if lang == "en" else f"wording_{lang}.yaml"
+    data: dict[str, Any] = yamlio.load_file(resources.files("csagent.actions").joinpath(name))
     return data
+
+
+def kind_lines(action: ActionName, part: str, lang: str = "en") -> Any:
+    """An action's own `proposal` or `done` lines (a tuple), or its `done_difference` (a mapping),
+    in `lang`."""
+    if lang == "en":
+        return getattr(kind(action), part)
+    return load_wording(lang)["kinds"][action.value].get(part, {})
+
+
+def method_text(method: PaymentMethod, lang: str = "en") -> str:
+    """How the customer knows a payment method, in `lang` ("your Visa ending 1020")."""
+    if lang == "en":
+        return method.label()
+    templates = load_wording(lang)["method"]
+    brand = method.brand.title() if method.brand else ""
+    if method.source == "credit_card":
+        template = templates["credit_card"] if method.last_four else templates["credit_card_no_digits"]
+    else:
+        template = templates.get(method.source) or templates["other"]
+    return str(template.format(brand=brand or method.source.replace("_", " "), last_four=method.last_four,
+                               id=method.payment_method_id, source=method.source.replace("_", " ")))
 
 
 def _change_text(change: ItemChange) -> str:
@@ -89,14 +121,15 @@ def _difference_key(difference: Decimal) -> str:
     return "pay" if difference > 0 else "refund" if difference < 0 else "none"
 
 
-def wording_fields(plan: ActionPlan, threshold: Decimal) -> dict[str, str]:
-    """The facts an action's lines are filled with: {order_id}, {items} ("Water Bottle ($47.84),
-    Office Chair ($488.81)"), {amount}, {method} ("your gift card (gift_card_7219486)"), {timing}
-    ("immediately" or "within 5 to 7 business days"), {changes} ("Office Chair (black, fabric) ->
-    (blue, leather), $488.81 -> $512.00; ..."), {difference} (the price difference, unsigned),
-    {old_method}, {old_address}, {new_address}, {threshold} - whichever the plan has - and the
-    action's own (`ActionKind.own_fields`: a cancellation's {reason} and {refunds})."""
-    wording = load_wording()
+def wording_fields(plan: ActionPlan, threshold: Decimal, lang: str = "en") -> dict[str, str]:
+    """The facts an action's lines are filled with, in `lang`: {order_id}, {items} ("Water Bottle
+    ($47.84), Office Chair ($488.81)"), {amount}, {method} ("your gift card (gift_card_7219486)"),
+    {timing} ("immediately" or "within 5 to 7 business days"), {changes} ("Office Chair (black,
+    fabric) -> (blue, leather), $488.81 -> $512.00; ..."), {difference} (the price difference,
+    unsigned), {old_method}, {old_address}, {new_address}, {threshold}, {refunds} (each refund
+    entry with its amount, method and timing) - whichever the plan has - and the action's own
+    (`ActionKind.own_fields`: a cancellation's {reason}, worded by the language's `values`)."""
+    wording = load_wording(lang)
     fields = {"order_id": plan.order_id or "", "threshold": usd(threshold),
               "old_address": plan.old_address.one_line() if plan.old_address else wording["no_address"],
               "new_address": plan.new_address.one_line() if plan.new_address else ""}
@@ -104,24 +137,32 @@ def wording_fields(plan: ActionPlan, threshold: Decimal) -> dict[str, str]:
     shown = [(x.label(), x.price) for x in plan.lines] or [(x.name, x.price) for x in plan.order_lines]
     fields["items"] = ", ".join(f"{label} ({usd(price)})" for label, price in shown)
     if plan.refund:
-        fields.update(amount=usd(plan.refund.amount), method=plan.refund.method.label(),
-                      timing=plan.refund.timing)
+        fields.update(amount=usd(plan.refund.amount), method=method_text(plan.refund.method, lang),
+                      timing=rules_timing(plan.refund.method, lang))
     if plan.changes:
         fields["changes"] = "; ".join(_change_text(c) for c in plan.changes)
     if plan.payment_method is not None:
-        fields["method"] = plan.payment_method.label()
+        fields["method"] = method_text(plan.payment_method, lang)
     if plan.price_difference is not None:
         fields["difference"] = usd(abs(plan.price_difference))
     if plan.old_payment is not None and plan.old_method is not None:
-        fields.update(amount=usd(plan.old_payment.amount), old_method=plan.old_method.label(),
-                      timing=rules_timing(plan.old_method))
-    fields.update(kind(plan.action).own_fields(plan.args, plan))
+        fields.update(amount=usd(plan.old_payment.amount), old_method=method_text(plan.old_method, lang),
+                      timing=rules_timing(plan.old_method, lang))
+    refunds = [t for t in plan.transactions if t.type == "refund"]
+    if refunds:
+        entry = wording["done"]["refund_entry"]
+        fields["refunds"] = wording["done"]["refund_separator"].join(
+            entry.format(amount=usd(t.amount), method=method_text(t.method, lang),
+                         timing=rules_timing(t.method, lang)) for t in refunds)
+    words = wording.get("values") or {}
+    fields.update({name: (words.get(name) or {}).get(value, value)
+                   for name, value in kind(plan.action).own_fields(plan.args, plan).items()})
     return fields
 
 
-def rules_timing(method: PaymentMethod) -> str:
-    """When a refund to `method` shows ("immediately", "within 5 to 7 business days")."""
-    return load_rules().refund_timing_for(method.source)
+def rules_timing(method: PaymentMethod, lang: str = "en") -> str:
+    """When a refund to `method` shows ("immediately", "within 5 to 7 business days"), in `lang`."""
+    return load_rules().refund_timing_for(method.source, lang)
 
 
 def _difference_line(plan: ActionPlan, templates: Mapping[str, str], fields: Mapping[str, str]) -> list[str]:
@@ -131,12 +172,12 @@ def _difference_line(plan: ActionPlan, templates: Mapping[str, str], fields: Map
 
 
 def summary_lines(plan: ActionPlan, *, requires_approval: bool = False,
-                  threshold: Decimal = DEFAULT_APPROVAL_THRESHOLD) -> list[str]:
-    """The lines listed back to the customer before the explicit yes."""
-    wording = load_wording()["proposal"]
-    fields = wording_fields(plan, threshold)
+                  threshold: Decimal = DEFAULT_APPROVAL_THRESHOLD, lang: str = "en") -> list[str]:
+    """The lines listed back to the customer before the explicit yes, in `lang`."""
+    wording = load_wording(lang)["proposal"]
+    fields = wording_fields(plan, threshold, lang)
     lines: list[str] = []
-    for template in kind(plan.action).proposal:
+    for template in kind_lines(plan.action, "proposal", lang):
         if template == "{difference_line}":
             lines += _difference_line(plan, wording["difference"], fields)
         elif "{amount}" in template and plan.refund is None and plan.old_payment is None:
@@ -150,23 +191,22 @@ def summary_lines(plan: ActionPlan, *, requires_approval: bool = False,
     return lines
 
 
-def done_lines(plan: ActionPlan) -> list[str]:
-    """What changed, in the words the customer reads after the action."""
-    entry = kind(plan.action)
-    fields = wording_fields(plan, DEFAULT_APPROVAL_THRESHOLD)
+def done_lines(plan: ActionPlan, lang: str = "en") -> list[str]:
+    """What changed, in the words the customer reads after the action, in `lang`."""
+    fields = wording_fields(plan, DEFAULT_APPROVAL_THRESHOLD, lang)
     lines: list[str] = []
-    for template in entry.done:
+    for template in kind_lines(plan.action, "done", lang):
         if template == "{difference_line}":
-            lines += _difference_line(plan, entry.done_difference, fields)
+            lines += _difference_line(plan, kind_lines(plan.action, "done_difference", lang), fields)
         elif "{amount}" in template and plan.refund is None:
             continue
         else:
             lines.append(template.format(**fields))
-    if entry.done_refunds:
-        variants = load_wording()["done"]["refund"]
+    if kind(plan.action).done_refunds:
+        variants = load_wording(lang)["done"]["refund"]
         for refund in (t for t in plan.transactions if t.type == "refund"):
             line = variants.get(refund.method.source, variants["default"])
-            lines.append(line.format(amount=usd(refund.amount), method=refund.method.label()))
+            lines.append(line.format(amount=usd(refund.amount), method=method_text(refund.method, lang)))
     return lines
 
 
@@ -204,6 +244,8 @@ def build_proposal(plan: ActionPlan, customer_id: str, confirmation_id: str | No
     return ActionProposal(
         action=plan.action, args=args, order_id=plan.order_id,
         summary=summary_lines(plan, requires_approval=approval, threshold=threshold),
+        summaries={lang: summary_lines(plan, requires_approval=approval, threshold=threshold, lang=lang)
+                   for lang in TRANSLATED},
         amount=float(plan.amount) if plan.amount is not None else None,
         refund_payment_method_id=plan.refund.method.payment_method_id if plan.refund else None,
         requires_approval=approval, price_difference=as_float(plan.price_difference),

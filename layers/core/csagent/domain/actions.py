@@ -40,6 +40,8 @@ class ActionProposal(BaseModel):
     args: dict[str, Any]
     order_id: str | None = None
     summary: list[str] = Field(default_factory=list)
+    #: The same lines in each other language the store words actions in ({"zh": [...]}).
+    summaries: dict[str, list[str]] = Field(default_factory=dict)
     amount: float | None = None
     refund_payment_method_id: str | None = None
     requires_approval: bool = False
@@ -73,3 +75,7 @@ class PendingAction(BaseModel):
     def order_id(self) -> str | None:
         """The order the change is to (None for the default address)."""
         return self.proposal.order_id
+
+    def listed(self, lang: str) -> str:
+        """The change as it was listed back, in the customer's language when it was worded in it."""
+        return " ".join(self.proposal.summaries.get(lang) or ()) or self.summary

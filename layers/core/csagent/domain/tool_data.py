@@ -207,6 +207,8 @@ class ActionProposedData(ToolData):
     #: What a yes executes: the proposal exactly as listed back.
     proposal: ActionProposal
     summary: list[str] = Field(default_factory=list)
+    #: `summary` in each other language the store words actions in ({"zh": [...]}).
+    summaries: dict[str, list[str]] = Field(default_factory=dict)
     amount: int | float | None = None
     requires_approval: bool = False
     requires_confirmation: bool = True
@@ -219,6 +221,8 @@ class ActionDoneData(ToolData):
     action: str | None = None
     order_id: str | None = None
     summary: list[str] = Field(default_factory=list)
+    #: `summary` in each other language the store words actions in ({"zh": [...]}).
+    summaries: dict[str, list[str]] = Field(default_factory=dict)
     message: str | None = None
     changes: dict[str, Any] = Field(default_factory=dict)
     audit_id: str | None = None

@@ -18,10 +18,10 @@ change_payment `{order_id, payment_method_id}`; change_order_address `{order_id,
 update_default_address `{address}`. The effects are the benchmark's reference tools' (see
 `csagent.actions.policy` and `csagent.actions.proposals`).
 
-propose -> `{"phase", "action", "order_id", "proposal", "summary", "amount", "requires_approval",
-"requires_confirmation": True}`; nothing is written. execute -> `{"phase", "action", "order_id",
-"summary", "message", "changes", "audit_id", "at", "idempotency_key"}`, exactly once per
-confirmation (see `csagent.actions.execute`).
+propose -> `{"phase", "action", "order_id", "proposal", "summary", "summaries", "amount",
+"requires_approval", "requires_confirmation": True}`; nothing is written. execute -> `{"phase",
+"action", "order_id", "summary", "summaries", "message", "changes", "audit_id", "at",
+"idempotency_key"}`, exactly once per confirmation (see `csagent.actions.execute`).
 
 The customer is always `ToolContext.customer_id` (the authenticated session), never a value in
 the arguments. Never raises: bad arguments -> VALIDATION (an unknown phase, an execution without
@@ -131,6 +131,7 @@ def _propose(task: Task, args: CustomerActionArgs, ctx: ToolContext, settings: A
     return ToolResult.ok(task, {
         "phase": "propose", "action": proposal.action.value, "order_id": proposal.order_id,
         "proposal": proposal.model_dump(mode="json"), "summary": proposal.summary,
+        "summaries": proposal.summaries,
         "amount": proposal.amount, "requires_approval": proposal.requires_approval,
         "requires_confirmation": True,
     })

@@ -34,8 +34,9 @@ class ActionKind(Generic[A]):
     and the kind's `own_fields`; a line that is exactly "{difference_line}" becomes the line
     for the sign of the price difference (`wording.yaml`'s shared one in a proposal,
     `done_difference` afterwards). With `done_refunds`, the done lines end with one line per
-    refund entry (`wording.yaml`'s `done.refund`). Nothing here may say more than the store's
-    policy (policy.md).
+    refund entry (`wording.yaml`'s `done.refund`). These lines are English; the other languages'
+    are in `wording_<lang>.yaml`'s `kinds`, under the action's name. Nothing here may say more
+    than the store's policy (policy.md).
     """
 
     name: ActionName

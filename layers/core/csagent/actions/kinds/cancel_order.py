@@ -18,10 +18,8 @@ from csagent.actions.policy import (
     PolicyRules,
     Violation,
     check_status,
-    load_rules,
     missing_method,
     normalise_order_id,
-    usd,
 )
 
 
@@ -87,15 +85,9 @@ def plan(args: CancelArgs, facts: Mapping[str, Any], rules: PolicyRules) -> Acti
 
 
 def own_fields(args: CancelArgs, planned: ActionPlan) -> dict[str, str]:
-    """{reason}, and {refunds}: each refund entry with its amount, method and timing (only when
-    something was paid)."""
-    fields = {"reason": args.reason}
-    refunds = [t for t in planned.transactions if t.type == "refund"]
-    if refunds:
-        timing = load_rules().refund_timing_for
-        fields["refunds"] = "; ".join(f"{usd(t.amount)} to {t.method.label()}, {timing(t.method.source)}"
-                                      for t in refunds)
-    return fields
+    """{reason} (the shared {refunds} lists each refund entry)."""
+    del planned
+    return {"reason": args.reason}
 
 
 KIND = ActionKind(

@@ -116,10 +116,11 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         if _only_asks(state.get("text", ""), understanding):
             # "oh wait before I say yes, does the black pair cost more?": the question is answered
             # and the change still waits for the yes (`summarise` puts it again).
-            set_aside = {"trace": {"kept_pending": [p.summary for p in pending]}}
+            set_aside = {"trace": {"kept_pending": [p.listed(understanding.lang) for p in pending]}}
         else:
             # Anything else: the proposed change is not made, and the reply says so.
-            set_aside = {"pending_actions": [], "trace": {"set_aside": [p.summary for p in pending]}}
+            set_aside = {"pending_actions": [],
+                         "trace": {"set_aside": [p.listed(understanding.lang) for p in pending]}}
     if resumed is not None:
         understanding = resumed
     elif not pending and not state.get("awaiting"):

@@ -102,3 +102,15 @@ def test_a_chinese_yes_that_restates_the_reason_confirms_the_cancellation(tau_ap
     status, reply = ask(client, CANCELLER, "对，确认取消，不需要了", session)
     # Then it goes ahead (to the team's approval, the refund being over the limit), not asked again
     assert status == "awaiting_approval", reply
+
+
+def test_the_answer_saying_more_of_a_products_name_picks_its_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"several-{uuid.uuid4().hex[:8]}"
+    # Given two pending orders with a kettle, a Tea Kettle and an Electric Kettle
+    status, reply = ask(client, "liam_ahmed_6523", "cancel my kettle order", session)
+    assert status == "needs_clarification" and "#W7534214" in reply and "#W1558044" in reply, reply
+    # When the answer says "tea" and "kettle", which only the Tea Kettle's name holds both of
+    status, reply = ask(client, "liam_ahmed_6523", "the tea one, the kettle. not needed anymore", session)
+    # Then that order's cancellation is proposed
+    assert status == "awaiting_confirmation" and "Cancel order #W7534214" in reply, reply

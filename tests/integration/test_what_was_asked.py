@@ -37,7 +37,8 @@ def ask(client: Any, customer: str, text: str, session: str | None = None) -> tu
     # Chinese "only want to return", the rest kept
     ("anya_silva_8688", "我只想退抓绒外套，拼图和哑铃留着，钱退回原来的卡。", "Fleece Jacket"),
     # Chinese "can it be changed to PayPal?" naming the order by its product and the new method
-    ("liam_thomas_7882", "那个阅读器的订单能改成用PayPal付款吗？", "订单 #W1654931（$787.70）改用您的 PayPal 账户"),
+    ("liam_thomas_7882", "那个阅读器的订单能改成用PayPal付款吗？",
+     "订单 #W1654931（$787.70）改用您的 PayPal 账户"),
 ])
 def test_a_change_told_in_full_is_proposed(tau_api: Any, customer: str, text: str, proposed: str) -> None:
     _, _, client = tau_api
@@ -255,3 +256,72 @@ def test_taking_one_of_two_items_off_is_the_whole_order_rule_not_a_cancellation(
     # Then the rule is said, and no cancellation of the whole order is proposed
     assert status == "answered" and "whole order" in reply, reply
     assert "Cancel order" not in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "proposed"), [
+    # a product the order holds twice names the order, not one of its items
+    ("amelia_kim_4338", "please cancel my tea kettle order, I no longer need it", "Cancel order #W7634667"),
+    # asking leave politely, "please" at the end
+    ("evelyn_ito_7643", "Could I pay for the backpack order with my PayPal instead, please?",
+     "Pay order #W6207110"),
+    # "my own place", said in a sentence of its own to be the account's address
+    ("olivia_lopez_9494", "the smart watch order shouldn't go to Houston. Can you ship it to my own place? "
+                          "That's the default address on my account.",
+     "Change the shipping address of order #W8955613 from 200 Elm Street"),
+])
+def test_a_change_asked_in_other_words_is_proposed(tau_api: Any, customer: str, text: str,
+                                                    proposed: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "awaiting_confirmation" and proposed in reply, reply
+
+
+def test_an_exchange_asked_by_its_verb_is_never_proposed_as_a_return(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # When a delivered order's item is to be exchanged, the new option not yet said
+    status, reply = ask(client, "mia_johansson_7000", "#W8346517 I wanna exchange the office chair")
+    # Then what it should become is asked; no return is proposed
+    assert status == "needs_clarification" and "Office Chair" in reply, reply
+    assert "Return from order" not in reply, reply
+
+
+def test_asking_to_have_the_address_checked_proposes_nothing(tau_api: Any) -> None:
+    _, _, client = tau_api
+    text = ("I just want to double check my yoga mat order is going to Park Avenue in Houston and not to "
+            "my LA address?")
+    status, reply = ask(client, "harper_thomas_9402", text)
+    assert status == "answered" and "426 Park Avenue" in reply, reply
+    assert "Change the shipping address" not in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "said"), [
+    # a subject that counts nothing negates "shipped": the pending ones
+    ("yusuf_khan_7091", "none of my orders have shipped, what's going on?",
+     ["#W1787190", "#W3579467", "pending"]),
+    # a product bought and a status word: its order's status, not the store's rules about it
+    ("juan_santos_1448", "air purifier delivered?", ["#W2582045", "delivered"]),
+])
+def test_a_status_asked_of_the_customers_own_orders_is_answered(tau_api: Any, customer: str, text: str,
+                                                                 said: list[str]) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "answered" and all(s in reply for s in said), reply
+
+
+def test_the_item_change_asked_beside_how_its_difference_is_paid_is_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # When the wish, the reason and how the difference is paid are each a sentence of their own
+    text = ("The kettle I ordered is the white 1L plastic one, it is too small for us. I want change to the "
+            "1.5L, black, plastic. Pay difference with paypal.")
+    status, reply = ask(client, "evelyn_kovacs_6742", text)
+    # Then the item change is proposed, the payment sentence paying for it (no payment change)
+    assert status == "awaiting_confirmation", reply
+    assert "Modify the items of order #W6689278" in reply and "1.5L" in reply, reply
+    assert "Pay order" not in reply, reply
+
+
+def test_money_back_asked_for_a_broken_delivered_item_proposes_its_return(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "juan_santos_1448", "The air purifier you sent me rattles like crazy. Ugh. "
+                                                    "I just want my money back for it.")
+    assert status == "awaiting_confirmation" and "Return from order #W2582045" in reply, reply

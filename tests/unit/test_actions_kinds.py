@@ -9,6 +9,7 @@ import importlib
 import pkgutil
 from collections import Counter
 from datetime import UTC, datetime
+from decimal import Decimal
 from string import Formatter
 from typing import Any
 
@@ -131,7 +132,8 @@ def _cjk(text: str) -> bool:
 
 def _shared_lines(wording: dict[str, Any]) -> dict[str, str]:
     proposal, done = wording["proposal"], wording["done"]
-    return {**{f"difference.{k}": v for k, v in proposal["difference"].items()}, "approval": proposal["approval"],
+    return {**{f"difference.{k}": v for k, v in proposal["difference"].items()},
+            "approval": proposal["approval"],
             **{f"refund.{k}": v for k, v in done["refund"].items()}, "refund_entry": done["refund_entry"]}
 
 
@@ -165,8 +167,10 @@ def test_a_proposal_and_its_outcome_are_worded_in_chinese_with_the_same_facts() 
         plan = plan_action(action, parse_args(action, raw, RULES), facts, NOW, RULES)
         assert isinstance(plan, ActionPlan), (action, plan)
 
-        # When it is proposed (above the approval threshold, so that line is worded too) and done
-        proposal = build_proposal(plan, "cust_1", "s-1/1", threshold=plan.amount or DEFAULT_APPROVAL_THRESHOLD)
+        # When it is proposed (a cent's threshold: any refund needs approval, so that line is worded
+        # too) and done
+        proposal = build_proposal(plan, "cust_1", "s-1/1", threshold=Decimal("0.01"))
+        assert proposal.requires_approval == bool(plan.amount), action
         chinese, done = proposal.summaries["zh"], done_lines(plan, "zh")
 
         # Then the Chinese lines are as many as the English ones, each in Chinese

@@ -713,6 +713,10 @@ def test_keeping_one_item_returns_the_other() -> None:
     # "waiting to be sent" is not yet sent, whatever "sent" alone says
     ("which of my orders are still waiting to be sent out?", ("pending",)),
     ("if it has not gone out yet", ("pending",)),
+    # a subject that counts nothing negates its verb, words away from the status
+    ("Three orders and NOT ONE of them has shipped", ("pending",)),
+    ("none of my orders have shipped", ("pending",)),
+    ("my orders have shipped", ("processed", "delivered")),
 ])
 def test_status_words_keep_their_negation(text: str, statuses: tuple[str, ...] | None) -> None:
     from csagent.grounding.status import statuses_described

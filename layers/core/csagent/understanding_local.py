@@ -104,7 +104,7 @@ TOPIC_WORDS = 5
 #: The questions that take the product the clause before named when they point back at one ("can I
 #: use them for swimming?"); not a policy question, whose "it" is idiom more often than not ("while
 #: we're at it, do gift cards expire?"), nor a statement ("he keeps throwing it in the dishwasher").
-POINTING_BACK_INTENTS = frozenset({"product_info", "warranty"})
+POINTING_BACK_INTENTS = frozenset({"product_info", "product_availability", "warranty"})
 # Questions about one product that its documents may answer rather than the catalogue's lists.
 PRODUCT_QUESTION_INTENTS = frozenset({"product_info", "product_availability", "policy_question", "warranty"})
 
@@ -222,7 +222,13 @@ class LocalUnderstanding:
         from csagent.nlp.intents import detect_language
         from csagent.nlp.reasons import find_cancel_reason, read_cancel_reason
         from csagent.nlp.script import spaced
-        from csagent.nlp.speech_acts import asks_for_change, asks_something, is_elliptical, opens_follow_up
+        from csagent.nlp.speech_acts import (
+            asks_for_change,
+            asks_something,
+            asks_to_have_it_checked,
+            is_elliptical,
+            opens_follow_up,
+        )
 
         text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
@@ -370,8 +376,9 @@ class LocalUnderstanding:
                 if len(earlier) > 1:
                     entities["order_ids"], entities["order_id"] = earlier, earlier[0]
             read_as = intent
-            if view is not None and not found.addresses and _may_name_an_address(intent, piece, entities):
-                intent = _address_known_to_the_customer(intent, piece, entities, view)
+            if view is not None and not found.addresses \
+                    and _may_name_an_address(intent, piece, entities, recent):
+                intent = _address_known_to_the_customer(intent, piece, entities, view, text)
             others = about_another_persons(piece) or (
                 # "My son ordered a tablet on his account. Cancel it.": what points back at another
                 # person's order is about that order too, unless it names a product or an order.
@@ -427,9 +434,14 @@ class LocalUnderstanding:
                     intent in {"change_items", "return_request"} and asks_for_change(text)
                     and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
+                                # ("Pay difference with gift card" pays for the item change)
+                                and not (pr.intent == "change_payment" and _A_DIFFERENCE.search(p))
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
-                    # (or writes out the new address: "New default address: 4512 Sunset Blvd, ...")
+                    # (or writes out the new address: "New default address: 4512 Sunset Blvd, ...";
+                    # not when it asks to have where it goes checked: "just want to double check it's
+                    # going to Maple Drive and not to my apartment in San Antonio?")
                     view is not None and (asks_something(piece) or bool(find_addresses(piece)))
+                    and not asks_to_have_it_checked(piece)
                     and _fully_specified(intent, text, entities, view, piece))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
@@ -1270,6 +1282,8 @@ _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECA
 _MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})
 # "it's cheaper on your site now, refund me the difference": a price drop, not the item's money back
 _DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+(?:difference|diff)\b|差价", re.IGNORECASE)
+# Any word for a price difference ("pay difference with gift card").
+_A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 
 
 # An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get
@@ -1438,27 +1452,41 @@ _MAY_SEND_ELSEWHERE = frozenset({"account_info", "smalltalk", "out_of_scope", *O
 
 # "my new address on the account" is not the one saved there.
 _NEW_ADDRESS = re.compile(r"\bnew\b|新地址", re.IGNORECASE)
+# Where the customer lives, not said which address that is ("send it to my own place instead").
+_MY_PLACE = re.compile(r"\bmy (?:own )?(?:place|home|house|flat|apartment|apt|address)\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
 
 
-def _may_name_an_address(intent: str, piece: str, entities: Mapping[str, Any]) -> bool:
-    from csagent.nlp.speech_acts import asks_for_change
+def _may_name_an_address(intent: str, piece: str, entities: Mapping[str, Any],
+                         recent: str | None = None) -> bool:
+    from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
     return intent in ADDRESS_INTENTS or (
-        intent in _MAY_SEND_ELSEWHERE and bool(entities.get("order_id")) and asks_for_change(piece))
+        intent in _MAY_SEND_ELSEWHERE and bool(entities.get("order_id")) and asks_for_change(piece)) or (
+        # "the smart watch order shouldn't go to Houston. Can you ship it to my own place?": the
+        # order the message is about, sent where the customer lives, whatever the words read as
+        bool(entities.get("order_id") or recent) and bool(_MY_PLACE.search(piece))
+        and names_address_change(piece) and asks_for_change(piece))
 
 
 def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, Any],
-                                   view: CustomerView) -> str:
+                                   view: CustomerView, message: str = "") -> str:
     """The address the words point at among the customer's own, set as the clause's address; the
     intent it makes the clause. "send it to my default address": the saved one, which is a change of
     the order's address (the default address cannot become itself). "the Hickory Lane one", "my
     Dallas address": the one address of the account or of their orders with that street or city
     (other than where the order goes now); a change of the order's address, unless the words ask to
-    make another address the default."""
-    from csagent.grounding.frame import order_going_to
+    make another address the default. "Can you send it to my own place instead? It's the address on
+    my account.": the saved one, said in a sentence of its own."""
+    from csagent.grounding.frame import asks_as_question, order_going_to
     from csagent.nlp.entities.addresses import names_saved_address
 
     if view.default_address and names_saved_address(piece) and not _NEW_ADDRESS.search(piece):
+        entities["address"] = dict(view.default_address)
+        return "change_order_address"
+    if view.default_address and _MY_PLACE.search(piece) \
+            and any(names_saved_address(s) and not _NEW_ADDRESS.search(s) and not asks_as_question(s)
+                    for s in _SENTENCES.split(message) if piece not in s):
         entities["address"] = dict(view.default_address)
         return "change_order_address"
     order = view.order(entities.get("order_id"))

@@ -14,6 +14,9 @@ from csagent.nlp.entities.references import Reference, find_references, resolve_
     ("is that product still under warranty", "product", None),
     ("cancel that order", "order", None),
     ("这个订单到哪了", "order", None),
+    # "model" and "version" are generic nouns; "exact" says which one no more than "same" does
+    ("is that exact model still available", "product", None),
+    ("do you still sell that version", "product", None),
 ])
 def test_references_are_detected_with_kind_and_hint(text: str, kind: str, hint: str | None) -> None:
     # Given a message pointing at something without naming it / When references are detected

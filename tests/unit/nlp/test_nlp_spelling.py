@@ -73,6 +73,8 @@ def test_the_word_lists_read_from_the_build_arrays_are_those_computed_from_the_t
     ("nah switch it to my main addy", "nah switch it to my main address"),
     ("diff back to my card", "difference back to my card"),
     ("the one on my acct", "the one on my account"),
+    ("wat did i pay for the sneakers", "what did i pay for the sneakers"),
+    ("can i cancel the cam order", "can i cancel the camera order"),
 ])
 def test_a_short_form_customers_write_for_a_store_word_is_that_word(text, expected):
     assert corrector().correct(text) == expected

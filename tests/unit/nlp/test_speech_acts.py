@@ -163,6 +163,35 @@ def test_a_need_that_is_not_the_customers_asks_for_nothing() -> None:
 
 
 @pytest.mark.parametrize(("text", "asks"), [
+    # asking leave for one's own change, with a courtesy word, is the polite request
+    ("Could I move order #W1 from my gift card to PayPal, please?", True),
+    ("can we switch it to the black one pls?", True),
+    # without one it asks whether it can be done; a question word keeps "please" a softener
+    ("could I move order #W1 to PayPal?", False),
+    ("how much would I get back if I returned it, please?", False),
+])
+def test_asking_leave_politely_asks_for_the_change(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "checks"), [
+    ("Just want to double check it's going to Maple Drive and not to my apartment in San Antonio?", True),
+    ("just making sure the kettle order ships to Austin", True),
+    ("I want to change the address to 12 Main St, Springfield, IL 62704", False),
+    # an indirect request is no check
+    ("I was wondering whether I could return the robot vacuum", False),
+])
+def test_asking_to_have_something_checked_asks_for_no_change(text: str, checks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change, asks_to_have_it_checked
+
+    assert asks_to_have_it_checked(text) is checks
+    if checks:
+        assert asks_for_change(text) is False
+
+
+@pytest.mark.parametrize(("text", "asks"), [
     ("帮我取消订单", True),          # a request marker
     ("能退吗", True),                # a question marker
     ("今天外面好冷啊，哈哈", False),  # chat

@@ -881,8 +881,9 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 
 
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
-_ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out|left the warehouse"
-                             r"|on (?:its|the) way|status)\b", re.IGNORECASE)
+_ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|delivered|dispatched|tracking|sent out|gone out"
+                             r"|left the warehouse|on (?:its|the) way|status)\b"
+                             r"|发货|发出|寄出|到货|送到|物流|快递|到哪", re.IGNORECASE)
 
 
 def _about_the_product(text: str) -> bool:
@@ -1040,7 +1041,7 @@ _VERBS = "|".join(_verb_pattern(v) for v in REQUEST_BY_VERB)
 _PERSONAL_CHANGE = re.compile(
     r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
     # or told to: "Exchange them for an 11", "just wanna send it back"
-    r"|^\W*(?:please\s+|pls\s+|just\s+)?"
+    r"|(?:^|[,;:.!?]\s*)\W*(?:please\s+|pls\s+|just\s+)?"
     r"(?:(?:wanna|want to|need to|gotta|thinking (?:about|of)|considering)\s+)?(" + _VERBS + r")\b",
     re.IGNORECASE,
 )
@@ -1054,15 +1055,26 @@ _GERUND = re.compile(r"\b(?:" + "|".join(_GERUNDS) + r")\b", re.IGNORECASE)
 def named_change(text: str) -> str | None:
     """The change request whose verb the text gives with the customer as the one making it ("if I
     cancel order #W1, ...", "can we exchange the lamp"), None when it names none."""
+    return next(iter(named_changes(text)), None)
+
+
+def named_changes(text: str) -> list[str]:
+    """Every change request `named_change` finds in the text, in the order said."""
     if has_ideographs(text):
-        return next((r for v, r in REQUEST_BY_ZH_VERB.items() if v in text), None)
-    # "Thinking about sending back my coffee maker": the verb in its -ing form
-    text = _GERUND.sub(lambda m: _GERUNDS[m.group(0).lower()], text)
-    verb = _PERSONAL_CHANGE.search(text)
-    said = (verb.group(1) or verb.group(2)).lower() if verb else ""
-    if not said:
-        return None
-    return next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.split()[0].rstrip("e"))), None)
+        return list(dict.fromkeys(r for v, r in REQUEST_BY_ZH_VERB.items() if v in text))
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+
+    # "Thinking about sending back my coffee maker": the verb in its -ing form; "W8863729 wanna
+    # exchange the laptop": told, the order id before it
+    text = _GERUND.sub(lambda m: _GERUNDS[m.group(0).lower()], ORDER_ID_RE.sub(" ", text))
+    found: list[str] = []
+    for verb in _PERSONAL_CHANGE.finditer(text):
+        said = (verb.group(1) or verb.group(2) or "").lower()
+        request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.split()[0].rstrip("e"))),
+                       None)
+        if request is not None and request not in found:
+            found.append(request)
+    return found
 
 
 def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at: str = "") -> str:
@@ -1071,15 +1083,23 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     total?" is about returning them, not the returns policy; "The boots are a 12. Exchange them
     for an 11."). The product is named in the clause, or in `pointed_at`: the message, when the
     clause points back at a product ("them"). Whether it asks for the change or about it is the
-    speech act's to say."""
-    if view is None or intent not in NOT_ABOUT_A_PURCHASE | {"policy_question", "order_list",
-                                                             "refund_status"}:
+    speech act's to say. An order's status or items are a change only when the clause asks for it
+    ("#W8346517 I wanna exchange the office chair"; not "I returned it, has it arrived?")."""
+    if view is not None and intent in _NAMED_BY_A_VERB:
+        return _write_its_verb_names(intent, text)
+    if view is None or intent not in NOT_ABOUT_A_PURCHASE | _ORDER_FACTS | {"policy_question", "order_list",
+                                                                          "refund_status"}:
         return intent
     request = named_change(text)  # "瑜伽垫如果退货的话，能退我多少钱？": no subject needed in Chinese
     if request is None:
         return intent
-    if intent == "refund_status" and _TOLD_AS_DONE.search(text):
+    if intent in _ORDER_FACTS | {"refund_status"} and _TOLD_AS_DONE.search(text):
         return intent  # "I returned it last week, where's my refund?": the change is done, the refund asked
+    if intent in _ORDER_FACTS:
+        from csagent.nlp.speech_acts import asks_for_change
+
+        if not asks_for_change(text):
+            return intent
     if request == "return_request" and asks_back_a_difference(text):
         # "price of the watch is now lower, please give me back the difference": money asked back
         # for a price, not for an item sent back; what the policy says of prices answers it.
@@ -1101,6 +1121,34 @@ def asks_back_a_difference(text: str) -> bool:
     """ "give me back the difference", "diff back to my card", "差价": money asked back for a price
     difference, not an item sent back."""
     return bool(_A_DIFFERENCE.search(text))
+# Changes a clause may be read as that its own verb, naming another, corrects (`_write_its_verb_names`).
+_NAMED_BY_A_VERB = frozenset({"return_request", "change_items", "cancel_order", "change_order_address"})
+
+
+def _write_its_verb_names(intent: str, text: str) -> str:
+    """The change the clause's one change verb names when it was read as another ("W8863729 wanna
+    exchange the laptop" read as a return, "i only need one laptop, wanna send back the silver one"
+    as an exchange, "#W8346517 I wanna exchange the office chair" as an address change): an
+    exchange with no word of money back, a return with no word of another item, and never an
+    address change that asks for another address."""
+    named = named_changes(text)
+    if len(named) != 1 or named[0] == intent or named[0] not in _NAMED_BY_A_VERB:
+        return intent
+    request = named[0]
+    if request == "change_items" and MONEY_BACK_ASKED.search(text):
+        return intent  # "exchange it or just give me my money back"
+    if request == "return_request" and _ANOTHER_ITEM_ASKED.search(text):
+        return intent  # "send it back and send me the right one"
+    if intent == "change_order_address":
+        from csagent.nlp.speech_acts import names_address_change
+
+        if names_address_change(text):
+            return intent
+    return request
+
+
+# Reads of an order's own facts that a clause asking for a change of it was taken for.
+_ORDER_FACTS = frozenset({"order_status", "order_items"})
 _TOLD_AS_DONE = re.compile(
     r"\b(?:returned|sent (?:it |them )?back|cancell?ed|exchanged|gave (?:it |them )?back)\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(
@@ -1331,7 +1379,11 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     scores = []
     for order in candidates:
         score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]
-        score += len(product_mentions(text, order.products(), own=True))
+        mentions = product_mentions(text, order.products(), own=True)
+        # (the more of a product's name the words say, the better they fit: "the electric one, just
+        # the kettle" is the Electric Kettle's order, not the Tea Kettle's)
+        score += len(mentions) + max((len(set(tokens(str(x.name))) & set(words)) for x in mentions),
+                                     default=0)
         described = statuses_described(text)
         if described and any(order.status.startswith(s) for s in described):
             score += 2

@@ -966,9 +966,11 @@ def resolve_return_lines(text: str, order: OrderView) -> list[Line] | None:
 
 def names_order_by_items(text: str, order: OrderView) -> bool:
     """Do the words name the order's products only to say which order ("cancel the order with the
-    black chair")?"""
+    black chair", "cancel the bookshelf order")?"""
     mentions = product_mentions(text, order.products(), own=True)
-    return bool(mentions) and len(identifying_order(text, mentions)) == len(mentions)
+    describing = identifying_order(text, mentions)
+    return bool(mentions) and all(m in describing or _NAMES_THE_ORDER.match(text[m.span[1]:])
+                                  for m in mentions)
 
 
 # "the order with the black ...", "the backpack that's coming with my grill", "the t-shirt I ordered

@@ -40,7 +40,13 @@ def _negated(words: list[str], start: int, negations: list[tuple[str, ...]]) -> 
     before = words[max(0, start - 3) : start]
     return any(
         tuple(before[i : i + len(n)]) == n for n in negations for i in range(len(before) - len(n) + 1)
-    )
+    ) or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start])))
+
+
+# A subject that counts nothing, then its verb: "NOT ONE of them has shipped", "none of my orders
+# have arrived", "neither of the packages was delivered".
+_NONE_OF_THEM = re.compile(r"\b(?:none|neither|not one|not a single|not any)(?: of)?(?: \w+){0,3}"
+                           r" (?:has|have|had|is|are|was|were|did)(?: been| even| yet| actually| ever)*$")
 
 
 def _described(text: str) -> list[tuple[str, ...]]:

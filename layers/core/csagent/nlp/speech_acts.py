@@ -41,6 +41,10 @@ def _has(words: list[str], phrases: list[list[str]], denied: frozenset[str] = fr
     return False
 
 
+# Adverbs that may sit inside a request phrase ("I just want", "I really need", "I'd actually like").
+_FILLERS = frozenset({"just", "really", "simply", "actually", "honestly", "kinda", "seriously", "literally",
+                      "truly", "rly"})
+
 # A wish denied is no request: "I don't want to lose it", "I do not want to wait".
 _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
 
@@ -74,7 +78,7 @@ def asks_for_change(text: str) -> bool:
     if not words:
         return False
     lexicon = _lexicon()
-    if _has(words, lexicon["info_requests"]):
+    if _has(words, lexicon["info_requests"]) or asks_to_have_it_checked(text):
         return False  # "could you tell me which address it goes to?": information, not a change
     if _hedges(words):
         return False  # "I might send the fleece jacket back. What would the refund be?"
@@ -87,10 +91,14 @@ def asks_for_change(text: str) -> bool:
     # one, it asks ("please cancel my kettle order?")
     question = text.rstrip().endswith("?") or bool(start and start[:1] in lexicon["wh_questions"])
     requests = [p for p in lexicon["request"] if not (question and p in _COURTESY and words[:1] != p)]
-    if _has(_words(_CONDITION.sub(" ", text)), requests, denied=_DENIED | _NOT_THE_CUSTOMER):
+    # (an adverb inside a request phrase leaves it one: "I just want my money back")
+    unconditional = [w for w in _words(_CONDITION.sub(" ", text)) if w not in _FILLERS]
+    if _has(unconditional, requests, denied=_DENIED | _NOT_THE_CUSTOMER):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     if any(start[: len(p)] == p for p in lexicon["request_openers"]):
         return True  # "want my money back", "give me a refund": the wish, its subject left out
+    if question and _asks_leave_politely(start, words):
+        return True  # "Could I move order #W1 from my gift card to PayPal, please?"
     if (
         (start and start[:1] in lexicon["wh_questions"])
         or _opens_yes_no_question(start)  # "do you have the e-reader with cellular in stock"
@@ -106,6 +114,20 @@ def asks_for_change(text: str) -> bool:
         _verb(w, verbs) and not any(words[max(0, i - len(n)):i] == n for n in negations)
         and words[i:i + 2] != ["do", "not"]
         for i, w in enumerate(words))
+
+
+def asks_to_have_it_checked(text: str) -> bool:
+    """Does the clause ask to have something checked ("just want to double check it's going to Maple
+    Drive and not to my apartment")? Information, whatever else it names (`check_requests`)."""
+    return _has(_words(text), _lexicon()["check_requests"])
+
+
+def _asks_leave_politely(start: list[str], words: list[str]) -> bool:
+    """ "could I ..., please?", "can we ... pls?": asking leave for one's own change with a
+    courtesy word is the polite form of the request (a question opened by a question word is not:
+    "how much would I get back, please?")."""
+    return start[:1] in (["can"], ["could"], ["may"]) and start[1:2] in (["i"], ["we"]) \
+        and any(c[0] in words for c in _COURTESY)
 
 
 def _opens_yes_no_question(words: list[str]) -> bool:

@@ -110,7 +110,7 @@ def _reference_after(text: str, toks: Sequence[tuple[str, int, int]], i: int, *,
         word, w_start, w_end = toks[j]
         if text[toks[j - 1][2]:w_start].strip():
             break  # punctuation ends the noun phrase
-        if word in latest_words or word in {"most", "same", "very"}:
+        if word in latest_words or word in {"most", "same", "very", "exact", "exactly", "identical"}:
             latest = latest or word in latest_words
             end = w_end
             continue

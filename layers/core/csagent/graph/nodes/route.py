@@ -201,7 +201,7 @@ def _opens_with_no(text: str) -> bool:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_OPENS_WITH_NO = re.compile(r"^\W*(?:no|nah|nope|not)\b", re.IGNORECASE)
+_OPENS_WITH_NO = re.compile(r"^\W*(?:no|nah|nope)\b", re.IGNORECASE)
 
 
 def _cancelling(state: State) -> bool:

@@ -325,3 +325,19 @@ def test_money_back_asked_for_a_broken_delivered_item_proposes_its_return(tau_ap
     status, reply = ask(client, "juan_santos_1448", "The air purifier you sent me rattles like crazy. Ugh. "
                                                     "I just want my money back for it.")
     assert status == "awaiting_confirmation" and "Return from order #W2582045" in reply, reply
+
+
+@pytest.mark.parametrize(("customer", "text", "said"), [
+    # a product put into the one pending order, the verb bare
+    ("ethan_smith_7905", "add a desk lamp to my order pls", "products cannot be added"),
+    # inside a sentence about the order, "one more" of what it holds
+    ("ava_moore_4814", "My order with the backpack hasn't shipped. I'd like to add one more tablet.",
+     "products cannot be added"),
+    # an item told by its option taken out of the order named
+    ("aarav_santos_2259", "please take the 17-inch one out of #W9672333", "individual items cannot be cancelled"),
+])
+def test_an_item_put_into_or_taken_out_of_an_order_gets_the_rule(tau_api: Any, customer: str, text: str,
+                                                                 said: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, customer, text)
+    assert status == "answered" and said in reply, reply

@@ -1028,7 +1028,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An item change or a return reads the whole request: its items, options and payment method are
     # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
     read_as = item_change_intent(intent, text, entities, view, variants, piece)
-    if read_as in CATALOGUE_WISHES | ORDER_READ_INTENTS and adds_or_removes_an_item(piece, entities, view):
+    if read_as in CATALOGUE_WISHES | ORDER_READ_INTENTS | {"complaint"} \
+            and adds_or_removes_an_item(piece, entities, view):
         # "can you put one water bottle more inside it?", read as a question about the bottle: an
         # item put into the order, which the order's facts and the store's rule answer.
         read_as = "change_items"

@@ -1404,7 +1404,7 @@ def _says_yes(text: str) -> bool:
 # "not the one with the office chair": a negation this close before a product rules its order out.
 # An item taken out of an order or added to it: what an item change (same product, other
 # options) never is.
-_REMOVES = re.compile(r"\b(remove|take (?:\w+ ){0,4}?(?:out|off)|drop|delete|get rid of)\b", re.IGNORECASE)
+_REMOVES = re.compile(r"\b(remove|take (?:[\w-]+ ){0,4}?(?:out|off)|drop|delete|get rid of)\b", re.IGNORECASE)
 _ADDS = re.compile(r"\b(add|a second|an extra|one more|another one)\b", re.IGNORECASE)
 
 
@@ -1423,11 +1423,30 @@ def adds_or_removes_an_item(clause: str, entities: Mapping[str, Any], view: Cust
     (`fill_item_changes` says so, with the order's facts)."""
     from csagent.nlp.speech_acts import asks_something
 
-    if not asks_something(clause) or not entities.get("products"):
+    if not asks_something(clause):
         return False
+    if not entities.get("products"):
+        # "Could you just take the 13-inch one out of the order?": an item of the order it names,
+        # told by its option
+        order = view.order(entities.get("order_id"))
+        return bool(_REMOVES.search(clause)) and order is not None and _names_an_items_option(clause, order)
     if _PUT_IN.search(clause):
         return True
+    if _ADD_VERB.search(clause) and (entities.get("order_id") or _AN_ORDER.search(clause)):
+        return True  # "In my order with the tablet ..., I want to add one more garden hose please"
     return bool(_REMOVES.search(clause)) and bool(_AN_ORDER.search(clause)) and names_a_purchase(clause, view)
+
+
+def _names_an_items_option(text: str, order: OrderView) -> bool:
+    """Do the words name an option value one of the order's items has ("the 13-inch one")?"""
+    dims: dict[str, list[str]] = {}
+    for line in order.lines:
+        for key, value in line.options.items():
+            dims.setdefault(key, []).append(value)
+    return any(h.value in dims.get(h.key, ()) for h in find_option_values(text, dims))
+
+
+_ADD_VERB = re.compile(r"\badd(?:ing)?\b", re.IGNORECASE)
 
 
 def _not_an_option_change(text: str, order: OrderView, entities: Mapping[str, Any]) -> str | None:

@@ -334,7 +334,8 @@ def test_money_back_asked_for_a_broken_delivered_item_proposes_its_return(tau_ap
     ("ava_moore_4814", "My order with the backpack hasn't shipped. I'd like to add one more tablet.",
      "products cannot be added"),
     # an item told by its option taken out of the order named
-    ("aarav_santos_2259", "please take the 17-inch one out of #W9672333", "individual items cannot be cancelled"),
+    ("aarav_santos_2259", "please take the 17-inch one out of #W9672333",
+     "individual items cannot be cancelled"),
 ])
 def test_an_item_put_into_or_taken_out_of_an_order_gets_the_rule(tau_api: Any, customer: str, text: str,
                                                                  said: str) -> None:

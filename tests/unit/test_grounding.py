@@ -717,6 +717,10 @@ def test_keeping_one_item_returns_the_other() -> None:
     ("Three orders and NOT ONE of them has shipped", ("pending",)),
     ("none of my orders have shipped", ("pending",)),
     ("my orders have shipped", ("processed", "delivered")),
+    # an arrival still to come is of an order not yet delivered
+    ("when will my wall clock arrive?", ("pending", "processed")),
+    ("挂钟什么时候到？", ("pending", "processed")),
+    ("has my order arrived", ("delivered",)),
 ])
 def test_status_words_keep_their_negation(text: str, statuses: tuple[str, ...] | None) -> None:
     from csagent.grounding.status import statuses_described

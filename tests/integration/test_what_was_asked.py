@@ -342,3 +342,14 @@ def test_an_item_put_into_or_taken_out_of_an_order_gets_the_rule(tau_api: Any, c
     _, _, client = tau_api
     status, reply = ask(client, customer, text)
     assert status == "answered" and said in reply, reply
+
+
+def test_the_product_named_again_as_what_the_item_becomes_is_its_wish(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a delivered order with two cycling helmets, a red M and a blue L
+    text = ("I'd like to exchange the red M helmet for the same helmet in white, low ventilation. "
+            "The blue one is fine.")
+    status, reply = ask(client, "yusuf_johnson_8087", text)
+    # Then the red one is exchanged for the white M, and nothing is asked of the blue one
+    assert status == "awaiting_confirmation", reply
+    assert "Exchange in order #W6735441: Cycling Helmet (M, red, low) -> (M, white, low)" in reply, reply

@@ -577,6 +577,9 @@ def resolve_item_changes(
 ) -> ItemChanges:
     """The order's items the text names, each with the variant it should become."""
     text = _ARROW.sub(" to ", text)
+    # "... for the same helmet in white. The blue one is fine.": a sentence that keeps something as
+    # it is names no wish
+    text = _FINE_AS_IS.sub(lambda m: " " * len(m.group(0)), text)
     # "black instead? Same size XXL, cotton crew neck like the red one": what "like the red one"
     # names is the item as it is, the options kept, not one wished for.
     text = _LIKE_THE_ONE.sub(lambda m: " " * len(m.group(0)), text)
@@ -586,6 +589,7 @@ def resolve_item_changes(
     # the grill only says which order (and the words after it are the backpack's)
     mentions = [m for m in mentions if m not in describing] or mentions \
         or _item_the_options_name(text, order, variants)
+    mentions = _without_targets(text, mentions)
     changes: list[ItemChange] = []
     used: list[Line] = []
     for mention, segment in _merge_repeats(_segments(text, mentions), order):
@@ -785,6 +789,31 @@ def _dimensions_kept(toks: Sequence[str], dims: Mapping[str, Sequence[str]]) -> 
             if not keys and after not in _KEEP_LIST_JOINS:
                 break
             kept |= keys
+    return kept
+
+
+# A short sentence saying something is fine as it is ("The blue one is fine.", "the other bed and the
+# headphones are ok").
+_FINE_AS_IS = re.compile(r"(?:^|(?<=[.!?;]))\s*(?:[\w'-]+\s+){0,6}?(?:is|are|'s)\s+"
+                         r"(?:fine|ok|okay|good|perfect)"
+                         r"(?:\s+(?:though|thanks|thank you|as is|as it is|as they are|too|as well))*"
+                         r"\s*(?:[.!?;]|$)", re.IGNORECASE)
+# What comes between an item and the product named again as what it should become ("exchange the
+# beige pet bed for the same bed in grey", "swap my kettle to a glass kettle").
+_FOR_THE_SAME = re.compile(r"^\W*(?:[\w-]+\W+){0,3}?(?:for|to|into)\s+(?:the\s+|a\s+|an\s+)?(?:same\s+)?"
+                           r"(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+
+
+def _without_targets(text: str, mentions: Sequence[Any]) -> list[Any]:
+    """The mentions of the order's items, without a product named again only as what the item
+    before it should become: its words are that item's wish, whatever else of it the order holds."""
+    kept: list[Any] = []
+    for m in mentions:
+        before = next((p for p in reversed(kept) if p.product_id == m.product_id), None)
+        if before is not None and before.span[1] <= m.span[0] \
+                and _FOR_THE_SAME.match(text[before.span[1]:m.span[0]]):
+            continue
+        kept.append(m)
     return kept
 
 

@@ -353,3 +353,17 @@ def test_the_product_named_again_as_what_the_item_becomes_is_its_wish(tau_api: A
     # Then the red one is exchanged for the white M, and nothing is asked of the blue one
     assert status == "awaiting_confirmation", reply
     assert "Exchange in order #W6735441: Cycling Helmet (M, red, low) -> (M, white, low)" in reply, reply
+
+
+def test_a_change_naming_only_the_option_to_change_asks_which_value_is_wanted(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"asked-{uuid.uuid4().hex[:8]}"
+    # When the customer wants another colour of their red S tee, the size kept
+    text = "my t-shirt order: can I get the tee in a different colour? same size"
+    status, reply = ask(client, "olivia_khan_9030", text, session)
+    # Then the colours available in that size are offered
+    assert status == "needs_clarification", reply
+    assert "Which color would you like the T-Shirt in: black, blue or purple?" in reply, reply
+    # And the colour chosen is proposed in that size
+    status, reply = ask(client, "olivia_khan_9030", "purple please", session)
+    assert status == "awaiting_confirmation" and "-> (purple, S," in reply, reply

@@ -221,6 +221,14 @@ class _Builder:
         from csagent.grounding.asking import QUESTION_KEYS
 
         kept = {k: v for k, v in entities.items() if k in KEPT_FOR_FOLLOW_UP}
+        same = next((m for m in self.plan.missing if (m["intent"], m["parameter"]) == (intent, parameter)
+                     and intent in CHANGE_REQUESTS and m["entities"].get("order_id") == kept.get("order_id")
+                     and kept.get("order_id")), None)
+        if same is not None:
+            # "can I get the tee in a different colour? same size": one item change, asked once, its
+            # words all read with the answer
+            same["text"] = f"{same['text']} {text}".strip()
+            return
         # (the question's English text and its phrase, said in the reply's language by `ask_for`)
         asked = {k: entities[k] for k in QUESTION_KEYS if entities.get(k)} if entities.get("question") else {}
         self.plan.missing.append({"intent": intent, "parameter": parameter, "text": text,
@@ -780,8 +788,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and (entities.get("settled") or (entities.get("question") and entities.get("target_named"))):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
-            # answer (with what is available instead, when something is: "can u bump em up to a 9?")
-            b.need(intent, "details", {**entities, "settled": True}, text)
+            # answer (with what is available instead, when something is: "can u bump em up to a 9?");
+            # "can I get the tee in a different colour?": which colour, asked
+            settled = {} if entities.get("asks_value") and not entities.get("settled") else {"settled": True}
+            b.need(intent, "details", {**entities, **settled}, text)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
                 _plan_question_about_a_change(b, intent, text, entities, memory)

@@ -554,14 +554,18 @@ def fill_item_changes(
         # (naming the order that was found)
         asked: dict[str, Any] = question(about_order(order.order_id, *problems, *listed))
         if not listed and all(c.new is None and not c.options and not c.unstated and not c.undecided
-                              for c in changes.changes if c.problem):
+                              and not c.asks_value for c in changes.changes if c.problem):
             # "not available right now", with nothing to offer instead: a statement that settles the
             # request, not a question ("can I swap my sneakers for the size 11?")
             asked["settled"] = True
         if all(c.unstated for c in changes.changes):
             asked["unstated"] = True  # items named, no change for them: maybe only context
         if any(not (c.unstated or c.undecided) for c in changes.changes if c.problem):
-            asked["target_named"] = True  # options wished that no single item has: said, not asked
+            # options wished that no single item has: said, not asked; or the option to change,
+            # whose values are asked ("can I get the tee in a different colour?")
+            asked["target_named"] = True
+        if any(c.asks_value for c in changes.changes):
+            asked["asks_value"] = True
         return {**out, **asked}
     if not changes.changes:
         return {**out, **question(phrase("ask_items_to_change", order_id=order.order_id,

@@ -20,11 +20,11 @@ from importlib import resources
 from typing import Any
 
 from csagent.grounding.asking import holding, sentences
-from csagent.grounding.comparatives import apply_moves
+from csagent.grounding.comparatives import apply_moves, dimension_named
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
 from csagent.grounding.options import OptionHit, find_option_values, other_readings, tokens
 from csagent.nlp.gloss import gloss
-from csagent.nlp.replies import phrase, render_phrase
+from csagent.nlp.replies import joined, phrase, render_phrase
 from csagent.nlp.script import has_ideographs
 
 
@@ -301,6 +301,8 @@ class ItemChange:
     options: tuple[Variant, ...] = ()  # the variants that fit equally, when several do
     unstated: bool = False  # the item is named but no change for it is
     undecided: bool = False  # the order holds several of the product and the words tell none apart
+    # the words name the option to change, not its value ("another colour"): which value is asked
+    asks_value: bool = False
 
     @property
     def problem(self) -> str | None:
@@ -626,9 +628,9 @@ def resolve_item_changes(
                     ItemChange(line, current or Variant(line.item_id, dict(line.options), line.price, True))
                 )
             else:
-                changes.append(
-                    ItemChange(line, None, phrase("change_to_what", product=line.name), unstated=True)
-                )
+                question = _which_value(wish_toks, segment, line, dims, product_variants)
+                which = question["template"] == "change_to_which"
+                changes.append(ItemChange(line, None, question, unstated=not which, asks_value=which))
             continue
         cheapest = bool(_CHEAPEST.search(segment))
         alternatives = _alternatives(fallbacks, dims, line, wanted)
@@ -677,6 +679,24 @@ def resolve_item_changes(
     if any(c.new is not None or c.options for c in changes):
         changes = [c for c in changes if not c.unstated]
     return ItemChanges(changes=tuple(changes))
+
+
+def _which_value(wish: Sequence[str], segment: str, line: Line, dims: Mapping[str, Sequence[str]],
+                 variants: Sequence[Variant]) -> Any:
+    """What to ask of an item whose wish names no value: "What would you like the Running Shoes
+    changed to?", or, when it names the dimension to change ("other color, same size"), which of
+    the values available with what it keeps: "Which color would you like the Running Shoes in:
+    black or yellow?"."""
+    kept = _dimensions_kept(tokens(gloss(segment)), dims)
+    named = (dimension_named([tok], list(dims)) for tok in wish)
+    asked = next((key for key in named if key is not None and key not in kept), None)
+    if asked is not None:
+        values = sorted({str(v.options[asked]) for v in variants
+                         if v.available and v.options.get(asked) not in (None, line.options.get(asked))
+                         and all(v.options.get(k) == line.options.get(k) for k in kept)})
+        if values:
+            return phrase("change_to_which", product=line.name, dimension=asked, values=joined(values, "or"))
+    return phrase("change_to_what", product=line.name)
 
 
 def _item_the_options_name(text: str, order: OrderView,

@@ -135,8 +135,8 @@ def _unknown_estimate(lang: str) -> str:
 #: the list separator's): alternatives, alternatives that hold lists of their own (which "或" alone
 #: would run into), parts that hold lists of their own, and whole sentences.
 _JOINERS: dict[str, dict[str, str]] = {
-    "en": {"or": " or ", "choices": " or ", "groups": "; ", "sentences": " "},
-    "zh": {"or": "或", "choices": "，或 ", "groups": "；", "sentences": ""},
+    "en": {"choices": " or ", "groups": "; ", "sentences": " "},
+    "zh": {"choices": "，或 ", "groups": "；", "sentences": ""},
 }
 
 
@@ -149,7 +149,7 @@ def phrase(template: str, /, **fields: Any) -> dict[str, Any]:
 
 
 def joined(parts: Sequence[Any], how: str) -> dict[str, Any]:
-    """Phrases (or values) said one after another: `how` is "and" ("a, b and c"), "or" ("a or b or
+    """Phrases (or values) said one after another: `how` is "and" ("a, b and c"), "or" ("a, b or
     c"), "choices" ("or" between parts that hold lists), "list" ("a, b"), "groups" ("a; b", parts
     that hold lists of their own) or "sentences"."""
     return {"join": how, "parts": list(parts)}
@@ -169,8 +169,8 @@ def _said(value: Any, lang: str) -> Any:
     if isinstance(value, Mapping) and "join" in value:
         parts = [render_phrase(p, lang) for p in value.get("parts") or []]
         how = str(value["join"])
-        if how == "and":
-            return join_items(parts, lang)
+        if how in ("and", "or"):
+            return join_items(parts, lang, how)
         if how == "list":
             return _display(parts, lang)
         return _JOINERS.get(lang, _JOINERS[DEFAULT_LANG])[how].join(parts)
@@ -179,11 +179,12 @@ def _said(value: Any, lang: str) -> Any:
     return value
 
 
-def join_items(items: Sequence[str], lang: str = DEFAULT_LANG) -> str:
-    """"a, b and c" in English, "a、b和c" in Chinese (for lists inside a sentence)."""
+def join_items(items: Sequence[str], lang: str = DEFAULT_LANG, how: str = "and") -> str:
+    """"a, b and c" in English, "a、b和c" in Chinese (for lists inside a sentence); with `how`
+    "or", "a, b or c" and "a、b或c"."""
     items = [str(i) for i in items]
     if len(items) <= 1:
         return "".join(items)
     if normalise_lang(lang) == "zh":
-        return "、".join(items[:-1]) + "和" + items[-1]
-    return ", ".join(items[:-1]) + " and " + items[-1]
+        return "、".join(items[:-1]) + ("或" if how == "or" else "和") + items[-1]
+    return ", ".join(items[:-1]) + (" or " if how == "or" else " and ") + items[-1]

@@ -367,3 +367,13 @@ def test_a_change_naming_only_the_option_to_change_asks_which_value_is_wanted(ta
     # And the colour chosen is proposed in that size
     status, reply = ask(client, "olivia_khan_9030", "purple please", session)
     assert status == "awaiting_confirmation" and "-> (purple, S," in reply, reply
+
+
+def test_one_of_two_identical_items_is_returned_when_only_one_is_meant(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a delivered order holding two identical tea kettles
+    text = "#W4316152 came with two of the same tea kettles and I only want one. please return the extra one"
+    status, reply = ask(client, "aarav_anderson_8794", text)
+    # Then one kettle is returned, not both
+    assert status == "awaiting_confirmation" and "Return from order #W4316152" in reply, reply
+    assert reply.count("Tea Kettle") == 1, reply

@@ -935,7 +935,9 @@ _NOT_KEEPING = re.compile(
 # ("no sound at all" counts nothing; "one of my speakers" is one of them: `_several_meant`)
 _BOTH = re.compile(r"\b(both|(?<!at )all(?! (?:day|night|week|the time|along)\b)|two|2|three|3|each)\b",
                    re.IGNORECASE)
-_JUST_ONE = re.compile(r"\b(?:one of|just one|only one)\b", re.IGNORECASE)
+# ("two of the same jackets ... I only need one, so can I send the extra one back?": one of them)
+_JUST_ONE = re.compile(r"\b(?:one of|just one|only one|only (?:need|want|keep|use) one|the extra one"
+                       r"|an extra one|the spare one|one too many)\b", re.IGNORECASE)
 
 
 def _several_meant(text: str) -> bool:

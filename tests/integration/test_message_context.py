@@ -152,3 +152,12 @@ def test_a_question_whether_an_order_can_be_cancelled_alone_is_answered_not_prop
     # Then whether it can be is answered, and nothing is proposed
     assert body["status"] == "answered", body["reply"]["text"]
     assert "can be cancelled" in body["reply"]["text"], body["reply"]["text"]
+
+
+def test_what_the_store_has_is_asked_of_the_catalogue_not_of_the_customers_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer who bought a blue S t-shirt
+    # When they ask which t-shirts the store has now
+    status, reply = ask(client, "amelia_gonzalez_4098", "what t-shirt in size M you got at the moment?")
+    # Then the catalogue answers, not their own order's line
+    assert status == "answered" and "T-Shirt" in reply and "Yours, from order" not in reply, reply

@@ -856,6 +856,9 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
         # store matter is never refused, and the grounding finds (or asks) which order.
         return runner_up
     about_the_product = _about_the_product(text) if about_a_product is None else about_a_product
+    if intent in _ORDER_FACTS and _THE_STORE_HAS.search(text) and not _POSSESSIVE.search(text):
+        # "Which t-shirt in size S you have now?": what the store has, not what the customer does
+        return "product_availability"
     if not _POSSESSIVE.search(text):
         if intent in CATALOGUE_WISHES | {"warranty", "policy_question"} and _ORDER_PROGRESS.search(text) \
                 and about_a_product is not True and names_a_purchase(text, view):
@@ -884,6 +887,9 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     return runner_up if runner_up in ORDER_INTENTS else "order_status"
 
 
+# Words putting what is asked about in the store's hands: "you have now", "do u still sell", "in stock".
+_THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?(?:have|got|sell|carry|stock|offer)\b"
+                            r"|\bin stock\b", re.IGNORECASE)
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|delivered|dispatched|tracking|sent out|gone out"
                              r"|left the warehouse|on (?:its|the) way|status)\b"

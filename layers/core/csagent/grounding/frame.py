@@ -888,8 +888,8 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 
 
 # Words putting what is asked about in the store's hands: "you have now", "do u still sell", "in stock".
-_THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?(?:have|got|sell|carry|stock|offer)\b"
-                            r"|\bin stock\b", re.IGNORECASE)
+_THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?"
+                            r"(?:have|got|sell|carry|stock|offer)\b|\bin stock\b", re.IGNORECASE)
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|delivered|dispatched|tracking|sent out|gone out"
                              r"|left the warehouse|on (?:its|the) way|status)\b"

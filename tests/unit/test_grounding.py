@@ -1336,6 +1336,10 @@ def test_it_in_a_return_points_back_to_a_product_named_in_another_clause() -> No
     ("I'd like to return the makeup kit, it's unopened", []),
     ("return the makeup kit please, I haven't opened it", []),
     ("return the makeup kit please", []),  # nothing says it was opened
+    # a negation a few words before the word that says it was opened
+    ("regret the makeup kit, havent even opened it, can i send it back", []),
+    ("the makeup kit is the wrong shade, I didn't even break the seal", []),
+    ("I didn't like the makeup kit after I tried it", ["Makeup Kit"]),
 ])
 def test_an_item_taken_back_only_unopened_is_flagged_when_the_words_say_it_was_opened(
         text: str, flagged: list[str]) -> None:

@@ -756,7 +756,16 @@ def opened_but_returnable_only_unopened(text: str, lines: Sequence[Line]) -> lis
         return []
     if says_any(text, rules["not_opened"]):
         return []
+    said = [m for phrase_ in rules["opened"] if phrase_.isascii()
+            for m in re.finditer(rf"(?<![\w'’]){re.escape(phrase_)}(?![\w'’])", text, re.IGNORECASE)]
+    if said and all(_OPENING_DENIED.search(text[max(0, m.start() - 30):m.start()]) for m in said):
+        return []  # "havent even opened it", "didn't even break the seal"
     return named if says_any(text, rules["opened"]) else []
+
+
+# A negation a few words before "opened", "tried", "broken the seal": it was not.
+_OPENING_DENIED = re.compile(r"\b(?:not|never|haven'?t|hasn'?t|hadn'?t|didn'?t|havent|hasnt|didnt|no one)"
+                             r"(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
 
 
 _POINTS_BACK = re.compile(r"\b(it|them|this|that|these|those)\b|它|这个|那个|它们", re.IGNORECASE)

@@ -161,3 +161,13 @@ def test_what_the_store_has_is_asked_of_the_catalogue_not_of_the_customers_order
     status, reply = ask(client, "amelia_gonzalez_4098", "what t-shirt in size M you got at the moment?")
     # Then the catalogue answers, not their own order's line
     assert status == "answered" and "T-Shirt" in reply and "Yours, from order" not in reply, reply
+
+
+def test_a_question_naming_no_product_after_one_about_a_product_asks_of_it(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a question about the customer's headphones, then one that names nothing
+    text = ("about the headphones I got from you: do they fold up for travel? and how many hours does the "
+            "battery last?")
+    status, reply = ask(client, "amelia_nguyen_5209", text)
+    # Then the second is about the headphones too (their guide's battery line), not a failed lookup
+    assert status == "answered" and "30 hours" in reply, reply

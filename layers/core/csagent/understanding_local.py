@@ -343,10 +343,11 @@ class LocalUnderstanding:
                 # of the options of the product the clause before named; it is about that product.
                 intent, entities["products"] = "product_info", [asked_of]
             elif not products and not names_order and intent in POINTING_BACK_INTENTS and clauses \
-                    and asks_as_question(piece) and product_refs and product_refs[0].hint is None \
+                    and asks_as_question(piece) and (not product_refs or product_refs[0].hint is None) \
                     and len(before := told_before) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
-                # product the clause before named.
+                # product the clause before named; so is a question that names none ("... And how
+                # many hours is the battery?").
                 entities["products"] = [{**before[0], "carried": True}]
                 if clauses[-1].entities.get("products") == told_before \
                         and len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:

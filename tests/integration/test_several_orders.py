@@ -114,3 +114,12 @@ def test_the_answer_saying_more_of_a_products_name_picks_its_order(tau_api: Any)
     status, reply = ask(client, "liam_ahmed_6523", "the tea one, the kettle. not needed anymore", session)
     # Then that order's cancellation is proposed
     assert status == "awaiting_confirmation" and "Cancel order #W7534214" in reply, reply
+
+
+def test_what_is_asked_of_the_one_order_in_a_status_is_answered_not_its_status(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer whose one order is pending
+    # When its total is asked, the order named by its status alone
+    status, reply = ask(client, "amelia_kim_4338", "the total on my pending order?")
+    # Then the total is answered, not the order's status
+    assert status == "answered" and "Order #W7634667 comes to $607.65" in reply, reply

@@ -2244,3 +2244,15 @@ def test_the_items_a_question_about_an_order_asks_about(text: str, asked: list[s
     # Then the items asked about are those the question is about, not those naming the order
     ids = {"boots": BOOTS, "kettle": KETTLE}
     assert items_asked_about(text, order) == [ids[a] for a in asked]
+
+
+@pytest.mark.parametrize(("text", "without"), [
+    ("total on my pending order?", "total on my order?"),
+    ("what did the order that's on its way cost", "what did the order that's cost"),
+    ("我还没发货的订单一共多少钱", "我 的订单一共多少钱"),
+])
+def test_what_is_asked_of_an_order_picked_by_its_status_is_read_without_the_status(text: str,
+                                                                                   without: str) -> None:
+    from csagent.grounding.status import without_status_words
+
+    assert without_status_words(text) == without

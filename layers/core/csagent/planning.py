@@ -650,7 +650,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if _WHOLE_ORDER.search(text):
                     whole = set()
                 closest = [t for t in specific if not (own and t in whole)]
-                b.add(task_type, PREDEFINED, {"question": text, "params": {"order_id": order_id},
+                # ("total on my pending order?": "pending" only said which order; the total is asked)
+                from csagent.grounding.status import without_status_words
+
+                by_status = (entities.get("grounded") or {}).get("by") == "status"
+                asked = without_status_words(text) if by_status else text
+                b.add(task_type, PREDEFINED, {"question": asked or text, "params": {"order_id": order_id},
                                               "fallback_template": template, "templates": closest},
                       notes=TaskNotes(own_products=own) if own else None)
             elif template == "order_overview":

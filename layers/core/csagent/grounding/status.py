@@ -72,6 +72,17 @@ def _described(text: str) -> list[tuple[str, ...]]:
     return [statuses for _, statuses in sorted(found)]
 
 
+def without_status_words(text: str) -> str:
+    """The words with the status phrases left out ("total on my pending order?" -> "total on my
+    order?"): what is asked of an order the status words only picked out."""
+    data = _data()
+    for phrase in sorted(data["zh"], key=len, reverse=True):
+        text = text.replace(phrase, " ")
+    english = sorted((" ".join(p) for p in data["phrases"]), key=len, reverse=True)
+    pattern = r"\b(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in english) + r")\b"
+    return " ".join(re.sub(pattern, " ", text, flags=re.IGNORECASE).split())
+
+
 # "what it came to in total", "how much did the order come to": an amount, not an arrival
 _AMOUNT_CAME_TO = re.compile(
     r"\b(?:what|how much)\b(?:\s+\S+){0,3}?\s+(?:came|comes|come)\s+to\b"

@@ -377,3 +377,13 @@ def test_one_of_two_identical_items_is_returned_when_only_one_is_meant(tau_api: 
     # Then one kettle is returned, not both
     assert status == "awaiting_confirmation" and "Return from order #W4316152" in reply, reply
     assert reply.count("Tea Kettle") == 1, reply
+
+
+def test_a_chinese_cancellation_ruled_out_beside_an_address_change_is_not_asked_for(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # When the customer says not to cancel, only to send the order elsewhere
+    text = "手机那个订单别取消，就是收货地址改成 2500 Broadway, Apt 12, San Antonio, TX 78215。"
+    status, reply = ask(client, "sophia_nguyen_7885", text)
+    # Then the address change is proposed, and no cancellation reason asked
+    assert status == "awaiting_confirmation" and "将订单 #W4183735 的收货地址" in reply, reply
+    assert "原因" not in reply and "取消订单" not in reply, reply

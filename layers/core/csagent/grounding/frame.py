@@ -900,9 +900,9 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 _THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?"
                             r"(?:have|got|sell|carry|stock|offer)\b|\bin stock\b", re.IGNORECASE)
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
-_ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|delivered|dispatched|tracking|sent out|gone out"
-                             r"|left the warehouse|on (?:its|the) way|status)\b"
-                             r"|发货|发出|寄出|到货|送到|物流|快递|到哪", re.IGNORECASE)
+_ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out"
+                             r"|left the warehouse|on (?:its|the) way|status)\b|\bdelivered\s*(?:yet\s*)?\?"
+                             r"|发货|发出|寄出|物流|快递|到哪", re.IGNORECASE)
 
 
 def _about_the_product(text: str) -> bool:
@@ -1150,9 +1150,13 @@ def _write_its_verb_names(intent: str, text: str) -> str:
     as an exchange, "#W8346517 I wanna exchange the office chair" as an address change): an
     exchange with no word of money back, a return with no word of another item, and never an
     address change that asks for another address."""
+    from csagent.nlp.speech_acts import asks_for_change
+
     named = named_changes(text)
     if len(named) != 1 or named[0] == intent or named[0] not in _NAMED_BY_A_VERB:
         return intent
+    if has_ideographs(text) or not asks_for_change(text):
+        return intent  # ("我的T恤不要取消，只是把收货地址改成 ...": the verb is ruled out)
     request = named[0]
     if request == "change_items" and MONEY_BACK_ASKED.search(text):
         return intent  # "exchange it or just give me my money back"

@@ -688,7 +688,9 @@ def _which_value(wish: Sequence[str], segment: str, line: Line, dims: Mapping[st
     the values available with what it keeps: "Which color would you like the Running Shoes in:
     black or yellow?"."""
     kept = _dimensions_kept(tokens(gloss(segment)), dims)
-    named = (dimension_named([tok], list(dims)) for tok in wish)
+    # (a yes-or-no dimension's name is its value: "a waterproof version" wishes for "yes")
+    asked_of = [k for k, values in dims.items() if not set(values) <= {"yes", "no"}]
+    named = (dimension_named([tok], asked_of) for tok in wish)
     asked = next((key for key in named if key is not None and key not in kept), None)
     if asked is not None:
         values = sorted({str(v.options[asked]) for v in variants

@@ -1140,6 +1140,8 @@ def asks_back_a_difference(text: str) -> bool:
     """ "give me back the difference", "diff back to my card", "差价": money asked back for a price
     difference, not an item sent back."""
     return bool(_A_DIFFERENCE.search(text))
+
+
 # Changes a clause may be read as that its own verb, naming another, corrects (`_write_its_verb_names`).
 _NAMED_BY_A_VERB = frozenset({"return_request", "change_items", "cancel_order", "change_order_address"})
 
@@ -1462,11 +1464,8 @@ def adds_or_removes_an_item(clause: str, entities: Mapping[str, Any], view: Cust
 
 def _names_an_items_option(text: str, order: OrderView) -> bool:
     """Do the words name an option value one of the order's items has ("the 13-inch one")?"""
-    dims: dict[str, list[str]] = {}
-    for line in order.lines:
-        for key, value in line.options.items():
-            dims.setdefault(key, []).append(value)
-    return any(h.value in dims.get(h.key, ()) for h in find_option_values(text, dims))
+    values = option_values(order.lines)
+    return any(h.value in values.get(h.key, ()) for h in find_option_values(text, values))
 
 
 _ADD_VERB = re.compile(r"\badd(?:ing)?\b", re.IGNORECASE)

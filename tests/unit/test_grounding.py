@@ -2256,3 +2256,19 @@ def test_what_is_asked_of_an_order_picked_by_its_status_is_read_without_the_stat
     from csagent.grounding.status import without_status_words
 
     assert without_status_words(text) == without
+
+
+@pytest.mark.parametrize(("text", "new"), [
+    # an option said to be fine is accepted in the wish ("Synthetic is fine." asks for it)
+    ("Could I change the boots to a size 7? Synthetic is fine.", "b-7-synthetic-yes"),
+    # an item said to be fine is kept as it is, and names no wish for the one changed
+    ("I'd like the boots in size 8. The kettle is fine.", "b-8-leather-yes"),
+])
+def test_a_sentence_saying_something_is_fine_keeps_an_item_but_accepts_an_option(text: str, new: str) -> None:
+    from csagent.grounding.resolve import resolve_item_changes
+
+    order = _store().order("#W0000001")
+    assert order is not None
+    changes = resolve_item_changes(text, order, _variants())
+    read = [(c.line.name, c.new.item_id if c.new else None) for c in changes.changes]
+    assert read == [("Hiking Boots", new)]

@@ -581,7 +581,8 @@ def resolve_item_changes(
     text = _ARROW.sub(" to ", text)
     # "... for the same helmet in white. The blue one is fine.": a sentence that keeps something as
     # it is names no wish
-    text = _FINE_AS_IS.sub(lambda m: " " * len(m.group(0)), text)
+    text = _FINE_AS_IS.sub(lambda m: " " * len(m.group(0)) if _names_an_item(m.group(0), order)
+                           else m.group(0), text)
     # "black instead? Same size XXL, cotton crew neck like the red one": what "like the red one"
     # names is the item as it is, the options kept, not one wished for.
     text = _LIKE_THE_ONE.sub(lambda m: " " * len(m.group(0)), text)
@@ -820,6 +821,15 @@ _FINE_AS_IS = re.compile(r"(?:^|(?<=[.!?;]))\s*(?:[\w'-]+\s+){0,6}?(?:is|are|'s)
                          r"(?:fine|ok|okay|good|perfect)"
                          r"(?:\s+(?:though|thanks|thank you|as is|as it is|as they are|too|as well))*"
                          r"\s*(?:[.!?;]|$)", re.IGNORECASE)
+# What a sentence saying something is fine must be about to keep it as it is: an item ("the blue one",
+# "the rest"), not an option ("Polyester is fine." accepts polyester).
+_AN_ITEM = re.compile(r"\b(?:one|ones|other|others|rest|everything|it|they)\b", re.IGNORECASE)
+
+
+def _names_an_item(sentence: str, order: OrderView) -> bool:
+    return bool(_AN_ITEM.search(sentence)) or bool(product_mentions(sentence, order.products(), own=True))
+
+
 # What comes between an item and the product named again as what it should become ("exchange the
 # beige pet bed for the same bed in grey", "swap my kettle to a glass kettle").
 _FOR_THE_SAME = re.compile(r"^\W*(?:[\w-]+\W+){0,3}?(?:for|to|into)\s+(?:the\s+|a\s+|an\s+)?(?:same\s+)?"

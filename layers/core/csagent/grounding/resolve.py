@@ -677,8 +677,10 @@ def resolve_item_changes(
         changes.append(choice)
     # An item named without any change ("only the espresso machine, not the tablets", "the mouse
     # stays") is context, not a request, once another item has one.
+    # (so is one whose words only named an option: "... the E-Reader should be the 7-inch one; the
+    # makeup kit" asks no kit size)
     if any(c.new is not None or c.options for c in changes):
-        changes = [c for c in changes if not c.unstated]
+        changes = [c for c in changes if not (c.unstated or c.asks_value)]
     return ItemChanges(changes=tuple(changes))
 
 

@@ -478,7 +478,7 @@ def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]
     black, I picked grey", "he already has the exact same one") that sends back that item (or names
     none): an item is either sent back for its money or exchanged, and the return is what the
     customer asked for. None when there is no such return."""
-    from csagent.grounding.frame import asks_back_a_difference
+    from csagent.grounding.frame import names_a_price_difference
 
     if entities.get("item_action") != "exchange_items" or not entities.get("order_id"):
         return None
@@ -486,7 +486,7 @@ def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]
     for other in clauses:
         named = other.get("entities") or {}
         if other.get("intent") == "return_request" and named.get("order_id") == entities["order_id"] \
-                and not asks_back_a_difference(other.get("text") or ""):
+                and not names_a_price_difference(other.get("text") or ""):
             # ("diff back to my card" is where the exchange's difference goes, not a return)
             returned = set(named.get("item_ids") or ())
             if not returned or not items or returned & items:

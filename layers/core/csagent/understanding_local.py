@@ -211,7 +211,12 @@ class LocalUnderstanding:
         return self._classifier
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
-        from csagent.grounding.frame import about_another_persons, asks_as_question, names_a_purchase
+        from csagent.grounding.frame import (
+            about_another_persons,
+            asks_as_question,
+            names_a_price_difference,
+            names_a_purchase,
+        )
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities.addresses import find_addresses
@@ -436,7 +441,7 @@ class LocalUnderstanding:
                     and any(asks_of(p) for p in pieces)
                     and not any(p != piece and pr.intent in WRITE_INTENTS - {intent} and asks_of(p)
                                 # ("Pay difference with gift card" pays for the item change)
-                                and not (pr.intent == "change_payment" and _A_DIFFERENCE.search(p))
+                                and not (pr.intent == "change_payment" and names_a_price_difference(p))
                                 for p, pr in zip(pieces, predictions, strict=True))) or (
                     # (or writes out the new address: "New default address: 4512 Sunset Blvd, ...";
                     # not when it asks to have where it goes checked: "just want to double check it's
@@ -1284,8 +1289,6 @@ _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECA
 _MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})
 # "it's cheaper on your site now, refund me the difference": a price drop, not the item's money back
 _DIFFERENCE = re.compile(r"\b(?:the|price|that)\s+(?:difference|diff)\b|差价", re.IGNORECASE)
-# Any word for a price difference ("pay difference with gift card").
-_A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 
 
 # An item change put as a question names its verb ("can I swap my fleece for an XL?", "could I get

@@ -1119,7 +1119,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
 
         if not asks_for_change(text):
             return intent
-    if request == "return_request" and asks_back_a_difference(text):
+    if request == "return_request" and names_a_price_difference(text):
         # "price of the watch is now lower, please give me back the difference": money asked back
         # for a price, not for an item sent back; what the policy says of prices answers it.
         return intent
@@ -1136,9 +1136,10 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
 _A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 
 
-def asks_back_a_difference(text: str) -> bool:
-    """ "give me back the difference", "diff back to my card", "差价": money asked back for a price
-    difference, not an item sent back."""
+def names_a_price_difference(text: str) -> bool:
+    """Do the words name a price difference ("give me back the difference", "diff back to my card",
+    "pay difference with gift card", "差价")? Money asked back or paid for a price, not an item
+    sent back."""
     return bool(_A_DIFFERENCE.search(text))
 
 

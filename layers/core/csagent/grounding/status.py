@@ -75,12 +75,19 @@ def _described(text: str) -> list[tuple[str, ...]]:
 def without_status_words(text: str) -> str:
     """The words with the status phrases left out ("total on my pending order?" -> "total on my
     order?"): what is asked of an order the status words only picked out."""
-    data = _data()
-    for phrase in sorted(data["zh"], key=len, reverse=True):
+    zh, english = _status_phrases()
+    for phrase in zh:
         text = text.replace(phrase, " ")
+    return " ".join(english.sub(" ", text).split())
+
+
+@cache
+def _status_phrases() -> tuple[list[str], re.Pattern[str]]:
+    """The Chinese status phrases, longest first, and one pattern for the English ones (built once)."""
+    data = _data()
     english = sorted((" ".join(p) for p in data["phrases"]), key=len, reverse=True)
     pattern = r"\b(?:" + "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in english) + r")\b"
-    return " ".join(re.sub(pattern, " ", text, flags=re.IGNORECASE).split())
+    return sorted(data["zh"], key=len, reverse=True), re.compile(pattern, re.IGNORECASE)
 
 
 # "what it came to in total", "how much did the order come to": an amount, not an arrival

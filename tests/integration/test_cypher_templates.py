@@ -303,6 +303,10 @@ def test_a_question_is_matched_and_answered_from_the_store(graph: Neo4jGraph) ->
 @pytest.mark.parametrize(("question", "template_id", "answer"), [
     ("Which pressure settings can I get on the espresso machines?", "product_option_values",
      "The Espresso Machine comes with these pressure options: 9 bar, 15 bar and 19 bar."),
+    # two options asked at once: each told, in the order asked (its sizes are the kettle's capacities)
+    ("Which sizes and materials does the electric kettle come in?", "product_option_values",
+     "The Electric Kettle comes with these capacity options: 1L, 1.5L and 2L. The Electric Kettle comes "
+     "with these material options: glass, plastic and stainless steel."),
     ("Does the wall clock come in wood?", "variants_by_option",
      "Yes, the Wall Clock in wood is available: 10 inches / wood / analog at $196.15."),
 ])

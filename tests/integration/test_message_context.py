@@ -171,3 +171,38 @@ def test_a_question_naming_no_product_after_one_about_a_product_asks_of_it(tau_a
     status, reply = ask(client, "amelia_nguyen_5209", text)
     # Then the second is about the headphones too (their guide's battery line), not a failed lookup
     assert status == "answered" and "30 hours" in reply, reply
+
+
+def test_a_bare_order_id_after_a_tracking_question_asks_it_of_that_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"ctx-{uuid.uuid4().hex[:8]}"
+    # Given a tracking question about one of two orders on their way
+    first = say(client, "harper_ito_5985", session, "tracking for #W3137176 please")
+    assert "447687149450" in first["reply"]["text"], first
+    # When the next message is only "and" with the other order's id
+    second = say(client, "harper_ito_5985", session, "and #W5367110")
+    # Then that order's tracking number answers it, as the question was
+    assert second["status"] == "answered" and "152028381741" in second["reply"]["text"], second
+
+
+def test_an_item_placed_in_the_order_just_talked_about_is_of_that_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"ctx-{uuid.uuid4().hex[:8]}"
+    # Given a customer whose shipped #W9609649 holds T-shirts, as does another order of theirs
+    say(client, "sofia_hernandez_5364", session, "is #W9609649 on its way yet?")
+    # When they ask to change "the t-shirt in there"
+    body = say(client, "sofia_hernandez_5364", session,
+               "oh no. could the t-shirt in there still become a large?")
+    # Then it is that order's t-shirt (whose order has shipped), not the other order's
+    reply = body["reply"]["text"]
+    assert "#W9609649" in reply and "#W6876713" not in reply and "shipped" in reply, reply
+
+
+def test_amounts_to_the_cent_in_an_account_question_name_their_orders(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given two charges named by their amounts, asked about as the account's
+    status, reply = ask(client, "lucas_brown_6720", "my card shows two amounts from your shop, 822.50 and "
+                                                    "4249.91, why two?")
+    # Then each amount's order is told, with what it was charged
+    assert status == "answered", reply
+    assert "#W9218746" in reply and "#W8660475" in reply, reply

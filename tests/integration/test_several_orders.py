@@ -123,3 +123,24 @@ def test_what_is_asked_of_the_one_order_in_a_status_is_answered_not_its_status(t
     status, reply = ask(client, "amelia_kim_4338", "the total on my pending order?")
     # Then the total is answered, not the order's status
     assert status == "answered" and "Order #W7634667 comes to $607.65" in reply, reply
+
+
+def test_each_order_a_message_speaks_of_is_answered_when_asked_of_each_or_of_them(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer with two pending orders, who says so in one clause and asks of "each one" and of
+    # "they" in the next
+    status, reply = ask(client, TWO_PENDING, "I've got two orders with you. What does each one come to, and "
+                                             "have they left yet?")
+    # Then both orders' statuses are told, no order asked for and no product looked up
+    assert status == "answered", reply
+    assert "#W4657527" in reply and "#W7259788" in reply and "pending" in reply, reply
+    assert "we don't seem to carry" not in reply, reply
+
+
+def test_whether_anything_has_shipped_when_nothing_has_tells_each_orders_status(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given only pending orders, and a yes/no question about any of them having shipped
+    status, reply = ask(client, TWO_PENDING, "well, did anything of mine ship yet?")
+    # Then each order's status answers it (not "which order do you mean?")
+    assert status == "answered", reply
+    assert "#W4657527" in reply and "#W7259788" in reply and "pending" in reply, reply

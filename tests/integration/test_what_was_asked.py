@@ -387,3 +387,41 @@ def test_a_chinese_cancellation_ruled_out_beside_an_address_change_is_not_asked_
     # Then the address change is proposed, and no cancellation reason asked
     assert status == "awaiting_confirmation" and "将订单 #W4183735 的收货地址" in reply, reply
     assert "原因" not in reply and "取消订单" not in reply, reply
+
+
+def test_a_question_naming_an_orders_option_beside_another_question_proposes_nothing(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer whose delivered order holds a black Wall Clock and whose processed one a white
+    # one, asking (with a misspelt "how") their gift card balance and whether the white clock has gone
+    status, reply = ask(client, "lei_hernandez_8500", "hw much do i have on my gift card, and has the white "
+                                                      "clock gone out yet")
+    # Then both are answered, and no exchange to a white clock is proposed
+    assert status == "answered", reply
+    assert "#W3101067" in reply and "Exchange" not in reply, reply
+
+
+@pytest.mark.parametrize("text", [
+    # the order's Electric Kettle named by another product's name, the Tea Kettle
+    "could I trade the tea kettle I got in #W8864622 for some sunglasses, please?",
+    "#W8864622: please swap the kettle for a backpack",
+])
+def test_an_item_for_another_product_gets_the_exchange_rule(tau_api: Any, text: str) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "mohamed_li_1979", text)
+    # Then the store's rule (one product type is not exchanged for another), nothing asked or proposed
+    assert status == "answered", reply
+    assert "one product type for another" in reply, reply
+
+
+def test_an_answer_that_only_weighs_the_request_gets_its_facts_not_a_proposal(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"asked-{uuid.uuid4().hex[:8]}"
+    # Given a return asked for with no item, and the customer's two delivered orders asked back
+    status, reply = ask(client, "olivia_brown_4616", "i want to return something i bought", session)
+    assert status == "needs_clarification", reply
+    # When the answer names the item but holds the decision back
+    status, reply = ask(client, "olivia_brown_4616", "the white helmet. I haven't decided yet, what would "
+                                                     "the refund be?", session)
+    # Then the order's return facts answer it; nothing is proposed
+    assert status == "answered", reply
+    assert "#W8033354" in reply and "194.47" in reply, reply

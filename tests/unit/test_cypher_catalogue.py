@@ -650,6 +650,30 @@ def test_an_option_named_in_british_spelling_is_the_options_own_name() -> None:
     assert narrowed == ("product_option_values", {"product_name": "sunglasses", "option_key": "lens color"})
 
 
+def test_a_question_naming_several_options_asks_for_each_in_the_order_named() -> None:
+    # Given a kettle whose options are capacity (its "size") and material
+    vocabulary = cc.StoreVocabulary(
+        products=("Electric Kettle",),
+        options={"Electric Kettle": (("capacity", "1L"), ("material", "glass"), ("color", "white"))})
+    # When a question asks which materials and which sizes it comes in
+    narrowed = cc.narrow_by_option("which materials and what sizes does the electric kettle come in?",
+                                   vocabulary)
+    # Then both options are asked for, materials first; colour, not named, is not
+    assert narrowed == ("product_option_values",
+                        {"product_name": "electric kettle", "option_key": "material|capacity"})
+
+
+def test_an_option_value_said_in_other_units_words_is_the_value() -> None:
+    # Given a garden hose sold in lengths written "50ft" and "100ft"
+    vocabulary = cc.StoreVocabulary(
+        products=("Garden Hose",), options={"Garden Hose": (("length", "50ft"), ("length", "100ft"))})
+    # When a question says "100 feet"
+    narrowed = cc.narrow_by_option("is the garden hose sold in 100 feet?", vocabulary)
+    # Then it asks for the 100ft versions
+    assert narrowed == ("variants_by_option",
+                        {"product_name": "garden hose", "option_value": "100ft", "option_key": "length"})
+
+
 def test_a_question_naming_no_option_of_the_product_is_not_narrowed() -> None:
     # Given a product question that names none of the product's options
     # When it is narrowed

@@ -410,6 +410,13 @@ def test_a_range_names_its_option_without_the_unit() -> None:
     assert find_option_values("size 10 please", {"battery life": ["10 hours", "8 hours"]}) == []
 
 
+def test_feet_and_foot_name_the_ft_of_an_option() -> None:
+    lengths = {"length": ["25ft", "50ft", "100ft"]}
+    assert [h.value for h in find_option_values("the hose in 100 feet", lengths)] == ["100ft"]
+    heights = {"height": ["4 ft", "5 ft", "6 ft"]}
+    assert [h.value for h in find_option_values("the five-shelf... no, the 5 foot one", heights)] == ["5 ft"]
+
+
 def test_products_each_in_an_order_of_their_own_ask_about_each_order() -> None:
     # Given boots only in #W0000001 and office chairs only in #W0000002
     entities = ground("order_status", "where are the hiking boots and the office chair?", {}, _store(),
@@ -2272,3 +2279,33 @@ def test_a_sentence_saying_something_is_fine_keeps_an_item_but_accepts_an_option
     changes = resolve_item_changes(text, order, _variants())
     read = [(c.line.name, c.new.item_id if c.new else None) for c in changes.changes]
     assert read == [("Hiking Boots", new)]
+
+
+def _two_speakers_and_a_lamp() -> OrderView:
+    speaker = "p-speaker"
+    return OrderView("#W0000009", "delivered", (
+        Line("s-wet", speaker, "Bluetooth Speaker", 289.69,
+             {"color": "blue", "battery life": "10 hours", "water resistance": "yes"}),
+        Line("s-dry", speaker, "Bluetooth Speaker", 305.45,
+             {"color": "blue", "battery life": "10 hours", "water resistance": "no"}),
+        Line("l-1", "p-lamp", "Desk Lamp", 150.0, {"color": "black"}),
+    ), "card_1")
+
+
+@pytest.mark.parametrize(("text", "returned"), [
+    # a yes/no option read with its own "not" is not negated a second time
+    ("send back the blue speaker that is NOT waterproof", ["s-dry"]),
+    ("return the speaker that isn't waterproof", ["s-dry"]),
+    ("return the waterproof speaker", ["s-wet"]),
+    # the options outside the keeping words pick the line returned, those inside it the one kept
+    ("please return the waterproof speaker, keep the non-waterproof one", ["s-wet"]),
+    ("I'll keep the waterproof speaker, return the one without water resistance", ["s-dry"]),
+    # a keeping denied is a return said
+    ("The lamp flickers. I'm not keeping it, refund it please", ["l-1"]),
+])
+def test_the_lines_returned_are_read_with_their_negations_and_what_is_kept(
+        text: str, returned: list[str]) -> None:
+    from csagent.grounding.resolve import read_return_lines
+
+    lines, undecided = read_return_lines(text, _two_speakers_and_a_lamp())
+    assert [x.item_id for x in lines] == returned and not undecided

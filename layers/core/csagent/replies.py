@@ -419,9 +419,9 @@ def _listed(items: Sequence[str], lang: str, limit: int = MAX_LISTED) -> str:
 
 
 def _natural_key(value: str) -> tuple[Any, ...]:
-    """Sort "9 bar" before "15 bar" and "8" before "10"; words alphabetically."""
-    parts = [p for p in re.split(r"(\d+)", value.lower()) if p]
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+    """Sort "9 bar" before "15 bar", "8" before "10" and "1L" before "1.5L"; words alphabetically."""
+    parts = [p for p in re.split(r"(\d+(?:\.\d+)?)", value.lower()) if p]
+    return tuple((0, float(p), "") if p[0].isdigit() else (1, 0, p) for p in parts)
 
 
 def _options_text(option_text: Any) -> str:
@@ -506,17 +506,26 @@ def _product_option_keys(data: CatalogueData, lang: str) -> str:
 
 
 def _product_option_values(data: CatalogueData, lang: str) -> str:
-    key = str(data.params.get("option_key") or "")
+    """ "The Electric Kettle comes with these capacity options: 1L, 1.5L and 2L. ... these material
+    options: ...": each option asked about (`option_key`, several joined by '|'), in the order asked."""
+    from csagent.tools.cypher_catalogue.extraction import OPTION_KEYS_SEPARATOR
+
+    asked = [k for k in str(data.params.get("option_key") or "").split(OPTION_KEYS_SEPARATOR) if k]
     sentences = []
     for product, rows in _by_product(data.rows_as(OptionValueRow), _product_name).items():
-        ordered = sorted(rows, key=lambda r: _natural_key(r.value or ""))
-        name = "product_option_values_plural" if _plural(product) else "product_option_values"
-        text = render(name, lang, product=product, key=key,
-                      values=join_items([str(r.value) for r in ordered], lang))
-        sold_out = [str(r.value) for r in ordered if not r.available_variants]
-        if sold_out:
-            text += " " + render("product_option_values_sold_out", lang, values=join_items(sold_out, lang))
-        sentences.append(text)
+        by_key: dict[str, list[OptionValueRow]] = {}
+        for row in rows:
+            by_key.setdefault(str(row.option_key or (asked[0] if asked else "")).lower(), []).append(row)
+        for key in sorted(by_key, key=lambda k: asked.index(k) if k in asked else len(asked)):
+            ordered = sorted(by_key[key], key=lambda r: _natural_key(r.value or ""))
+            name = "product_option_values_plural" if _plural(product) else "product_option_values"
+            text = render(name, lang, product=product, key=key,
+                          values=join_items([str(r.value) for r in ordered], lang))
+            sold_out = [str(r.value) for r in ordered if not r.available_variants]
+            if sold_out:
+                text += " " + render("product_option_values_sold_out", lang,
+                                     values=join_items(sold_out, lang))
+            sentences.append(text)
     return " ".join(sentences)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from csagent.domain.actions import PendingAction
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
 from csagent.nlp.script import has_question_mark
-from csagent.nlp.speech_acts import asks_something, keeps_as_is
+from csagent.nlp.speech_acts import asks_something, keeps_as_is, weighs_a_change
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
 
 
@@ -131,6 +131,10 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
             extra = {k: v for k, v in given.items()
                      if not (kept.get("order_id") and same_order and k in ORDER_GROUNDING)}
             entities = {**kept, **extra}
+            if weighs_a_change(answer):
+                # "It's the white bike helmet. Before I decide, how much would I get back for it?":
+                # the request is only weighed now; its facts, nothing proposed.
+                entities["asks_for_change"] = False
             # The request's own words with the answer's: a question asked again (an item's options,
             # the reason) reads both.
             text = f"{wait['text']} {answer}" if wait.get("text") else f"{wait['intent']} (continued)"

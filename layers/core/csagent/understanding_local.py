@@ -359,8 +359,12 @@ class LocalUnderstanding:
                     # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
                     vouched.pop(len(clauses) - 1, None)
                     clauses.pop()
+            # ("and #W1780552" after a tracking question names an order, as "and the tablet one?" a
+            # product; a message of one clause is read whole, its opening "and" with it)
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
-                piece, [p.surface for p in products] + [str(v) for p in products for v in p.options.values()])
+                text if len(pieces) == 1 else piece,
+                [p.surface for p in products] + [str(v) for p in products for v in p.options.values()]
+                + list(found.order_ids))
             if follows_up:
                 intent = str(last_question)  # "where's my grill order?" … "and the tablet one?"
             elif last_question in KNOWLEDGE_FOLLOW_UPS and len(pieces) == 1 and opens_follow_up(text) \
@@ -954,7 +958,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         speaks_of_a_purchase,
         tells_of_the_product,
     )
-    from csagent.grounding.status import statuses_described
+    from csagent.grounding.status import statuses_asked_about, statuses_described
     from csagent.nlp.entities.addresses import names_a_place_abroad
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.script import has_ideographs
@@ -965,6 +969,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "what do i have that hasn't shipped yet": no product, but words of an order's progress; the
         # customer's orders, not the catalogue.
         intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
+    if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
+            and _POINTS_AT_THEM.search(piece) and _MY_ORDERS.search(text) and asks_as_question(piece):
+        # "I've got two orders with you. What does each one come to, and have they left yet?": a
+        # question naming no product, its words pointing back at the orders the message spoke of;
+        # about those orders. (A statement is not: "Reason is I don't need them anymore.")
+        intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
     if intent == "order_list" and not entities.get("order_id") and _ASKS_WHATS_IN.search(piece):
         # "what's in my order that hasn't shipped yet", "whats the total on my orders that havent
         # shipped": what the orders the status words say hold and cost, each answered (more than
@@ -972,7 +982,19 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         found = ground("order_items", piece, entities, view, variants, text, recent, recent_products)
         if found.get("order_id") or found.get("order_ids"):
             intent, grounded_to_store, entities = "order_items", True, found
-    complains_of_amounts = intent == "complaint" and bool(amounts(piece))
+    asks_progress = statuses_asked_about(piece) and bool(statuses_described(piece))
+    if intent == "order_list" and not entities.get("order_id") and asks_progress:
+        # "have any of them shipped yet": whether the orders have got that far; each one's status
+        # (more than can be answered one by one are listed)
+        found = ground("order_status", piece, entities, view, variants, text, recent, recent_products)
+        if found.get("order_id") or found.get("order_ids"):
+            intent, grounded_to_store, entities = "order_status", True, found
+    elif intent == "order_items" and asks_progress:
+        # "the one with the running shoes and the makeup kit, has that one left yet?": its products
+        # say which order; how far it has got is asked
+        intent, grounded_to_store = "order_status", True
+    # (an account question too: "i see 2 charges from u guys on my mastercard, 822.50 and 4249.91")
+    complains_of_amounts = intent in {"complaint", "account_info"} and bool(amounts(piece))
     if not entities.get("order_id") and (
             (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):
         # "anything of mine going to dallas?", "which ones went on PayPal?": orders picked out by an
@@ -1446,6 +1468,10 @@ _THAT_ORDER = re.compile(
     re.IGNORECASE)
 # "it", "that": what the conversation was about.
 _POINTS_AT_IT = re.compile(r"\b(?:it|that one|this one)\b", re.IGNORECASE)
+# Words pointing back at several things at once ("have they left yet?", "what does each one cost"),
+# and a message speaking of the customer's orders ("I have two orders", "my orders").
+_POINTS_AT_THEM = re.compile(r"\b(?:they|them|each(?: one)?|both|all of them)\b", re.IGNORECASE)
+_MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+)?orders\b", re.IGNORECASE)
 # Words pointing back at several orders at once.
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both)\b", re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})

@@ -282,10 +282,11 @@ class OptionKeyRow(CatalogueRow):
 
 
 class OptionValueRow(CatalogueRow):
-    """A value of one option of a product, and how many versions have it, in stock or not
+    """A value of an option of a product, and how many versions have it, in stock or not
     (`product_option_values`)."""
 
     product_name: str | None = None
+    option_key: str | None = None
     value: str | None = None
     variants: int | None = None
     available_variants: int | None = None

@@ -145,6 +145,13 @@ def find_order(
     mentions = [m for m in mentions if m.span[0] >= cut] or mentions
     product_ids = {m.product_id for m in mentions}
     ruled_out = {m.product_id for m in negated} - product_ids
+    talked_about = view.order(recent) if recent else None
+    if talked_about is not None and talked_about.product_ids() & product_ids and _IN_THAT_ORDER.search(text):
+        # "Has #W1 shipped?" ... "I meant to change the blue t-shirt in there to a large": the order
+        # just talked about, whichever other order holds a t-shirt too (whether it can change, the
+        # planner says)
+        return _one_order(entities, talked_about.order_id, order="the order we talked about",
+                          by="conversation")
     found = orders_mentioning(view, product_ids)
     fitting = (
         orders_mentioning(view, product_ids, STATUSES_FOR.get(intent)) if intent in STATUSES_FOR else found
@@ -333,17 +340,22 @@ _WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order", "change
 # Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
 # ("anything of mine not delivered yet?", "which of my stuff hasn't shipped", "gimme the tracking
 # nums", "what do i have that hasnt shipped").
-_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them"
-                            r"|both (?:refunds|orders|ones|charges|payments)|anything|everything|any of my"
+_PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|any of them|each(?: one)?|both"
+                            r"|anything|everything|any of my"
                             r"|which ones|my stuff|my things|in total|altogether"
                             r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have)\b"
                             # Chinese marks no plural: a number of orders, "these", "each", "respectively"
                             r"|[两二三几多]个[^，。？！,.?!]{0,8}?订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
                             re.IGNORECASE)
+_THEY = re.compile(r"\b(?:they|them|those)\b", re.IGNORECASE)
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(
     r"\b(it|that order|this order|that one|this one|the same order)\b|它|这个订单|那个订单", re.IGNORECASE)
+# A product placed in the order just talked about ("the blue t-shirt in there", "the lamp from that order").
+_IN_THAT_ORDER = re.compile(
+    r"\b(?:in|from|inside|of|out of)\s+(?:there|it|that order|this order|that one|the same order)\b",
+    re.IGNORECASE)
 _EMPTY_IT = re.compile(r"\b(?:is it|it is|it's|was it|it was|will it be|would it be)\s+(?:\w+\s+)?"
                        r"(?:possible|ok|okay|alright|fine|true|late|worth|necessary|normal|free|allowed)\b",
                        re.IGNORECASE)
@@ -430,7 +442,7 @@ def _order_by_status(
 
     if not (asks_something(text) or intent in STATUSES_FOR):
         return entities
-    described = statuses_described(text) or statuses_described(message)
+    described = statuses_described(text) or _statuses_told(message)
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
     applies = [o for o in view.orders if (allowed is None or any(o.status.startswith(s) for s in allowed))
                and not o.product_ids() & ruled_out]
@@ -446,13 +458,17 @@ def _order_by_status(
         if len(others) == 1:
             return _one_order(entities, others[0].order_id, order="your other order", by="conversation")
     fitting = [o for o in applies if described is None or any(o.status.startswith(s) for s in described)]
+    if not fitting and statuses_asked_about(text):
+        # "has anything I ordered shipped yet?" when nothing has: each order's status is the answer
+        fitting = applies
     if intent == "change_order_address" and entities.get("address"):
         # "could you send my order to 592 Broadway, ...": not the one that already goes there
         fitting = [o for o in fitting if not same_address(entities["address"], o.address)] or fitting
     if len(fitting) == 1:
         only = fitting[0]
         return _one_order(entities, only.order_id, order=f"your {only.status} order", by="status")
-    plural = bool(_PLURAL_ORDERS.search(text))
+    # ("I have two orders, ... are they sent already?": "they" after orders in the message)
+    plural = bool(_PLURAL_ORDERS.search(text)) or bool(_THEY.search(text) and _PLURAL_ORDERS.search(message))
     several = intent in READS or (intent in _WHOLE_ORDER_WRITES and not _ONE_OF_THEM.search(text))
     if 1 < len(fitting) <= MAX_LISTED and several and plural:
         # "was I refunded for my cancelled orders?": every order asked about, each answered; "send
@@ -473,6 +489,17 @@ def _order_by_status(
             **question(phrase("ask_which_order", orders=orders_listed(fitting))),
         }
     return entities
+
+
+_PARTS = re.compile(r"[.;!?,]+|\band\b", re.IGNORECASE)
+
+
+def _statuses_told(message: str) -> tuple[str, ...] | None:
+    """The statuses a message describes its orders by, unless it asks whether they have them ("I
+    have two orders, please tell me how much is each one and are they sent already?")."""
+    if any(statuses_asked_about(part.strip()) for part in _PARTS.split(message)):
+        return None
+    return statuses_described(message)
 
 
 def same_address(named: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> bool:
@@ -1307,6 +1334,15 @@ def item_change_intent(
             return intent
     elif intent not in MAY_BE_AN_ITEM_CHANGE:
         return intent
+    elif intent not in _REQUESTS_OF_THEIR_OWN and clause and asks_as_question(clause) \
+            and not _ANOTHER_ITEM_ASKED.search(clause):
+        from csagent.nlp.speech_acts import asks_for_change
+
+        if not asks_for_change(clause):
+            # "hw much is left on my gift card? and did the white wall clock ship yet": a question
+            # that names the option the customer has, or sits beside one that does, asks about the
+            # order; no swap word, nothing asked to change.
+            return intent
     if _PRICE_ELSEWHERE.search(text):
         # "the e-reader I ordered is cheaper somewhere else ... refund me the difference": another
         # shop's price, which no variant of ours is; the store's rule on prices answers it.
@@ -1484,7 +1520,37 @@ def _not_an_option_change(text: str, order: OrderView, entities: Mapping[str, An
     named = {str(p.get("product_id")) for p in entities.get("products") or [] if p.get("product_id")}
     if named & held and named - held:
         return "other_product"
-    return None
+    return "other_product" if _asks_another_product(text, order, entities) else None
+
+
+# The words before a product the customer wants in place of theirs: "for a pair of (sunglasses)",
+# "what I really need is a (coffee maker)", "I'd rather have the (blender)".
+_WANTED_INSTEAD = re.compile(
+    r"\b(?:for|into|need(?:ed)? is|rather have|prefer)\s+(?:(?:a|an|the|some|one|pair|of|new)\s+){0,3}$",
+    re.IGNORECASE)
+
+
+def _asks_another_product(text: str, order: OrderView, entities: Mapping[str, Any]) -> bool:
+    """Is a product wanted in place of one of the order's items ("the tea kettle I received for a
+    pair of sunglasses", "I got the silver kettle ... what I really need is a coffee maker"), even
+    when the words name the order's item by another product's name (the Tea Kettle for its
+    Electric Kettle) or the wanted product is in the same order?"""
+    own = product_mentions(text, order.products(), own=True)
+    if not own:
+        return False
+    catalogue = list({str(p["product_id"]): p for p in [*order.products(), *(entities.get("products") or [])]
+                      if p.get("product_id")}.values())
+    for wanted in product_mentions(text, catalogue):
+        if not _WANTED_INSTEAD.search(text[:wanted.span[0]]):
+            continue
+        # the item given up: one of the order's, named elsewhere, of another product
+        if any(m.product_id != wanted.product_id and not _overlaps(m.span, wanted.span) for m in own):
+            return True
+    return False
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 _CONTRAST = re.compile(r"\bbut\b|但是|可是", re.IGNORECASE)
@@ -1492,7 +1558,7 @@ _CONTRAST = re.compile(r"\bbut\b|但是|可是", re.IGNORECASE)
 # earbuds, but keep the water bottle order as is", "please don't touch the espresso machine order")
 # ("no longer need the laptop", "I do not want the mug" deny the need, not the thing: it is meant)
 _NEGATED_BEFORE = re.compile(r"\b(?:(?:not|no|never|isn't|wasn't)(?!\s+(?:longer\s+)?(?:need|want|use)\b)"
-                             r"|except(?: for)?|apart from|other than"
+                             r"|except(?: for)?|apart from|other than|without"
                              r"|aside from|besides|keep(?:ing)?|leave|leaving|hold(?:ing)? on to"
                              r"|hang(?:ing)? on to"
                              r"|(?:don'?t|do not) (?:touch|cancel|change|return|mess with))"
@@ -1516,7 +1582,7 @@ def _address_named(text: str, order: OrderView) -> int | None:
 # dumbbells and the skateboard - the other one"): a sentence end, a dash, "but", "the other", or a
 # comma before the one meant ("not the one with the tablet, the one with the skateboard").
 _NEGATED_PHRASE = re.compile(
-    r"\b(?:not|no|never|isn't|wasn't)\b.*?(?=[.;!?\u2014\u2013]|\s-\s|,?\s*\bbut\b|\bthe other\b|"
+    r"\b(?:not|no|never|isn't|wasn't|without)\b.*?(?=[.;!?\u2014\u2013]|\s-\s|,?\s*\bbut\b|\bthe other\b|"
     r",\s*(?:the one|it'?s|i mean|rather|instead)\b|$)",
     re.IGNORECASE,
 )

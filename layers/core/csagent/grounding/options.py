@@ -25,7 +25,7 @@ from csagent.nlp.gloss import gloss
 
 _WORD = re.compile(r"[a-z0-9%]+(?:\.[0-9]+)?[a-z%]*")
 _NUM_UNIT = re.compile(
-    r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|w|k|mah|inch|inches|hours?|liters?|litres?|"
+    r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|feet|foot|w|k|mah|inch|inches|hours?|liters?|litres?|"
     r"cups?|degrees?|lbs?|piece|bar|p)\b)"
 )
 _NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never", "isnt", "arent", "wasnt", "werent",
@@ -41,6 +41,8 @@ _UNITS_PLURAL = {  # and one spelling per unit: "1 litre" = "1 liter" = "1L"
     "degrees": "degree",
     "pieces": "piece",
     "lbs": "lb",
+    "feet": "ft",
+    "foot": "ft",
 }
 _KEEP = frozenset({"same", "keep", "keeping", "still", "unchanged"})
 # Words around a bare number or one-letter size that make it an option value, not a count.
@@ -193,6 +195,13 @@ def _keyed(key_toks: Sequence[str], toks: Sequence[str], i: int) -> bool:
         or (bool(after) and after[0] in _VALUE_AFTER)
 
 
+def yes_no_negated(toks: Sequence[str], i: int) -> bool:
+    """Is the yes-or-no option word at `i` negated where it stands ("not waterproof", "won't be
+    waterproof"), its hit then "no"?"""
+    return (i > 0 and toks[i - 1] in _NEGATORS) \
+        or (i > 1 and toks[i - 2] in _NEGATORS and toks[i - 1] in {"be", "a", "very"})
+
+
 def _yes_no(key: str, key_toks: Sequence[str], toks: Sequence[str]) -> list[OptionHit]:
     """ "waterproof" -> yes; "non-waterproof", "not waterproof", "no water resistance" -> no."""
     out = []
@@ -200,11 +209,7 @@ def _yes_no(key: str, key_toks: Sequence[str], toks: Sequence[str]) -> list[Opti
              [key_toks[0]] if len(key_toks) > 1 else []]
     for form in stems:
         for i in _find(form, toks):
-            negated = (
-                i > 0
-                and toks[i - 1] in _NEGATORS
-                or (i > 1 and toks[i - 2] in _NEGATORS and toks[i - 1] in {"be", "a", "very"})
-            )
+            negated = yes_no_negated(toks, i)
             if i > 0 and toks[i - 1] in _KEEP or i > 2 and toks[i - 3] in _KEEP and toks[i - 1] == "and":
                 continue  # "same water resistance": kept as it is, not asked for
             out.append(OptionHit(key, "no" if negated else "yes", i, len(form)))

@@ -22,7 +22,7 @@ from typing import Any
 from csagent.grounding.asking import holding, sentences
 from csagent.grounding.comparatives import apply_moves, dimension_named
 from csagent.grounding.model import CustomerView, Line, OrderView, PaymentView, Variant
-from csagent.grounding.options import OptionHit, find_option_values, other_readings, tokens
+from csagent.grounding.options import OptionHit, find_option_values, other_readings, tokens, yes_no_negated
 from csagent.nlp.gloss import gloss
 from csagent.nlp.replies import joined, phrase, render_phrase
 from csagent.nlp.script import has_ideographs
@@ -410,7 +410,10 @@ _TARGET_PIVOTS = frozenset({"for", "to", "into"})
 
 def negated_option(toks: Sequence[str], hit: OptionHit) -> bool:
     """Is the option value named after a negation ("not the glass one", "no black", "rather than
-    9 bar", "instead of red"; not "the 1.5 litre one instead? silver if you have it")?"""
+    9 bar", "instead of red"; not "the 1.5 litre one instead? silver if you have it")? A yes-or-no
+    value read with its own "not" ("the one that's NOT waterproof": no) is not negated again."""
+    if hit.value in ("yes", "no") and yes_no_negated(toks, hit.position):
+        return False
     if any(t in _NEGATED for t in toks[max(0, hit.position - 3) : hit.position]):
         return True
     before = list(toks[max(0, hit.position - 4) : hit.position])
@@ -943,7 +946,9 @@ _NOT_KEEPING = re.compile(
     r"(?:ordered|order|picked|chose|selected|bought|wanted|expected|asked for|paid for|showed|listed)\b"
     r"|\bnot as (?:described|pictured|advertised|shown|listed)\b"
     r"|\b(?:don'?t|do not|doesn'?t|not) (?:want|need|looking for) (?:a |an |any )?(?:new |another )?"
-    r"(?:replacement|exchange|swap|store credit|gift card|repair)s?\b",
+    r"(?:replacement|exchange|swap|store credit|gift card|repair)s?\b"
+    # a keeping denied is a return said: "I'm not keeping it", "I don't want to keep it"
+    r"|\b(?:not|never|no longer|won'?t|don'?t|do not|can'?t|cannot)\s+(?:\w+\s+){0,2}?(?:keep|keeping)\b",
     re.IGNORECASE,
 )
 # ("no sound at all" counts nothing; "one of my speakers" is one of them: `_several_meant`)
@@ -1133,6 +1138,16 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
             # else describes them: "one waterproof and one not")
             chosen.extend(rest)
             continue
+        if kept_one and len(lines) > 1:
+            # "return the 17 inch silver one, keep the 15 inch black": the options said outside the
+            # keeping words pick the line returned, less any the keeping words describe
+            keeping = {x.item_id for part in _KEEP_PART.finditer(segment)
+                       for x in _described_lines(part.group(0), lines)}
+            returned = [x for x in _described_lines(_KEEP_PART.sub(" ", segment), lines)
+                        if x.item_id not in keeping]
+            if returned:
+                chosen.extend(returned)
+                continue
         described = _described_lines(segment, lines) if len(lines) > 1 else []
         if described:  # "only the green one, not the black", "the 3 ft one": the options decide
             chosen.extend(described)

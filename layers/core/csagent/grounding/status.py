@@ -113,7 +113,8 @@ def statuses_described(text: str) -> tuple[str, ...] | None:
 # "the one that's on its way") still does.
 # The question may follow what it is about after a dash or a colon ("just wondering about the gray
 # sneakers I ordered - have they been delivered yet?").
-_YES_NO_OPENING = re.compile(r"(?:^|\s[-–—:]\s)\W*(?:(?:so|and|but|hey|hi|ok|okay|um|hmm)\W+)?"
+_YES_NO_OPENING = re.compile(r"(?:^|\s[-–—:]\s|,\s+)\W*"
+                             r"(?:(?:so|and|but|hey|hi|ok|okay|um|hmm|anyway|also|well|oh|btw|actually)\W+){0,2}"
                              r"(?:has|have|had|did|does|do|is|are|was|were|will|would)\b", re.IGNORECASE)
 _DESCRIBES_AN_ORDER = re.compile(r"\b(?:orders?|ones?|packages?|parcels?)\b(?:\s+(?:that|which)\b|'s\b)"
                                  r"|\b\w+(?:ed|ing)\s+(?:orders?|ones?|packages?|parcels?)\b"

@@ -147,6 +147,12 @@ def _opens_yes_no_question(words: list[str]) -> bool:
 _PERSONS = frozenset({"you", "u", "ya", "i", "we", "they", "he", "she"})
 
 
+def weighs_a_change(text: str) -> bool:
+    """Does the text only weigh a change ("Before I decide, how much would I get back?")? Said in
+    answer to a question about a request, it holds that request back: asked about, not for."""
+    return not has_ideographs(text) and _hedges(_words(text))
+
+
 def _hedges(words: list[str]) -> bool:
     """Does the clause only weigh a change ("I might send it back", "I'm thinking of cancelling")?
     Discourse markers that hedge nothing ("thinking about it, I'd like to return it") do not count."""

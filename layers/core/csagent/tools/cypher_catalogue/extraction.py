@@ -211,10 +211,48 @@ def _find_option_key(question: str, keys: set[str]) -> str | None:
     return None
 
 
+#: Between the options one `product_option_values` question asks about ("which sizes and materials":
+#: "capacity|material"), each answered.
+OPTION_KEYS_SEPARATOR = "|"
+MAX_OPTION_KEYS = 4
+
+
+def _find_option_keys(question: str, keys: set[str]) -> list[str]:
+    """Every option of the product the question asks about, in the order it names them ("which
+    sizes and materials does the kettle come in?": capacity, material), found as
+    `_find_option_key` finds one; words one option's name took are not read again for another."""
+    lowered = _BRITISH.sub("color", question.lower())
+    found: dict[str, tuple[int, int]] = {}
+
+    def take(key: str, pattern: str) -> None:
+        for m in re.finditer(pattern, lowered):
+            if key not in found and not any(a < m.end() and m.start() < b for a, b in found.values()):
+                found[key] = m.span()
+
+    for word, key in _KEY_SPELLINGS.items():
+        if key in keys:
+            take(key, rf"\b{word}\b")
+    for key in sorted(keys, key=len, reverse=True):
+        take(key, rf"\b{re.escape(key)}(?:e?s)?\b")
+    for key, words in _everyday_option_names():
+        if key in keys:
+            for w in words:
+                take(key, rf"\b{re.escape(w)}\b")
+    return sorted(found, key=lambda k: found[k][0])[:MAX_OPTION_KEYS]
+
+
 def _find_option_value(question: str, values: set[str]) -> str | None:
     lowered = question.lower()
     for value in sorted(values, key=len, reverse=True):
         if re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", lowered):
+            return value
+    # as the customer's own items are read: "100 feet" is 100ft, "17 inch" 17-inch
+    from csagent.grounding.options import tokens
+
+    words = tokens(question)
+    for value in sorted(values, key=len, reverse=True):
+        said = tokens(value)
+        if said and any(words[i:i + len(said)] == said for i in range(len(words) - len(said) + 1)):
             return value
     return None
 
@@ -256,7 +294,9 @@ def extract_params(template: QueryTemplate, question: str, *,
     if pairs:
         for spec in template.params:
             if spec.type == "option_key":
-                key = _find_option_key(question, {k for k, _ in pairs})
+                keys = {k for k, _ in pairs}
+                key = OPTION_KEYS_SEPARATOR.join(_find_option_keys(question, keys)) \
+                    if template.id == "product_option_values" else _find_option_key(question, keys)
                 if key:
                     found[spec.name] = key
         for spec in template.params:
@@ -295,7 +335,7 @@ def narrow_by_option(question: str, vocabulary: StoreVocabulary,
                      given: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]] | None:
     """(template id, parameters) when the question names a product and one of ITS options: a value
     ("in wood", "in 5K", "size 11") -> variants_by_option; an option name ("which sensor types",
-    "pressure options") -> product_option_values. None otherwise."""
+    "pressure options", "which sizes and materials") -> product_option_values. None otherwise."""
     given = dict(given or {})
     product = given.get("product_name")
     if not isinstance(product, str) or not product.strip():
@@ -312,9 +352,10 @@ def narrow_by_option(question: str, vocabulary: StoreVocabulary,
         if len(keys) == 1:
             params["option_key"] = next(iter(keys))
         return "variants_by_option", params
-    key = _find_option_key(question, {k for k, _ in pairs})
-    if key:
-        return "product_option_values", {"product_name": product, "option_key": key}
+    asked = _find_option_keys(question, {k for k, _ in pairs})
+    if asked:
+        return "product_option_values", {"product_name": product,
+                                         "option_key": OPTION_KEYS_SEPARATOR.join(asked)}
     return None
 
 

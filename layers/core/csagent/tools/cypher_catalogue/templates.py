@@ -49,7 +49,8 @@ _TYPE_RULES: dict[str, tuple[str, str]] = {
     "product_id": (r"^\d{10}$", "a 10-digit product id"),
     "item_id": (r"^\d{10}$", "a 10-digit item id"),
     "status": (r"^[a-z ()]{3,40}$", "an order status (" + ", ".join(ORDER_STATUSES) + ")"),
-    "option_key": (r"^[a-z][a-z0-9 /_.-]{0,39}$", "an option name like 'color' or 'size'"),
+    "option_key": (r"^[a-z][a-z0-9 /_.-]{0,39}(?:\|[a-z][a-z0-9 /_.-]{0,39}){0,3}$",
+                   "an option name like 'color' or 'size' (or up to four joined by '|')"),
     "option_value": (r"^[a-z0-9][a-z0-9 .,%+/()'-]{0,39}$", "an option value like 'blue' or 'XL'"),
     "option_filter": (r"^[a-z][a-z0-9 /_.-]{0,39}: [^|:]{1,40}"
                       r"(\|[a-z][a-z0-9 /_.-]{0,39}: [^|:]{1,40}){0,7}$",

@@ -144,3 +144,12 @@ def test_whether_anything_has_shipped_when_nothing_has_tells_each_orders_status(
     # Then each order's status answers it (not "which order do you mean?")
     assert status == "answered", reply
     assert "#W4657527" in reply and "#W7259788" in reply and "pending" in reply, reply
+
+
+def test_where_all_orders_are_going_tells_each_orders_address(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given a customer with three pending orders going to three places
+    status, reply = ask(client, KIT_AND_SHELF, "which addresses are my orders going to?")
+    # Then each order's address is told, not only the list of orders
+    assert status == "answered", reply
+    assert "137 Willow Lane" in reply and "479 Park Avenue" in reply and "400 Willow Lane" in reply, reply

@@ -425,3 +425,13 @@ def test_an_answer_that_only_weighs_the_request_gets_its_facts_not_a_proposal(ta
     # Then the order's return facts answer it; nothing is proposed
     assert status == "answered", reply
     assert "#W8033354" in reply and "194.47" in reply, reply
+
+
+def test_an_address_change_asked_as_a_question_with_the_address_after_it_is_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # Given "can I change ... to my office?" and the full address in the next sentence
+    status, reply = ask(client, "sofia_moore_9773", "can i change the delivery address on #W1812830 to my "
+                                                    "office? 12 Main St, Springfield, IL 62704")
+    # Then the change is proposed (the address written out says what it should become)
+    assert status == "awaiting_confirmation", reply
+    assert "Change the shipping address of order #W1812830" in reply and "12 Main St" in reply, reply

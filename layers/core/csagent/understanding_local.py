@@ -983,9 +983,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         if found.get("order_id") or found.get("order_ids"):
             intent, grounded_to_store, entities = "order_items", True, found
     asks_progress = statuses_asked_about(piece) and bool(statuses_described(piece))
-    if intent == "order_list" and not entities.get("order_id") and asks_progress:
-        # "have any of them shipped yet": whether the orders have got that far; each one's status
-        # (more than can be answered one by one are listed)
+    if intent == "order_list" and not entities.get("order_id") \
+            and (asks_progress or _WHERE_THEY_GO.search(piece)):
+        # "have any of them shipped yet", "where are all my orders shipping to?": whether the orders
+        # have got that far, where they go; each one's status, which says both (more than can be
+        # answered one by one are listed)
         found = ground("order_status", piece, entities, view, variants, text, recent, recent_products)
         if found.get("order_id") or found.get("order_ids"):
             intent, grounded_to_store, entities = "order_status", True, found
@@ -1347,8 +1349,12 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     if intent == "return_request":
         return bool(entities.get("item_ids")) and named_method
     if intent == "change_order_address":
-        # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?"
-        return bool(entities.get("address")) and bool(entities.get("order_id"))
+        # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?" (the
+        # address may follow in a sentence of its own: "... to my work? 200 Bay Street, ...")
+        from csagent.nlp.entities.addresses import find_addresses
+
+        written = bool(entities.get("address")) or len(find_addresses(text)) == 1
+        return written and bool(entities.get("order_id"))
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
         # ("订单还没发货，能改成用Visa卡付款吗？")
         return bool(entities.get("order_id") or entities.get("order_ids")) \
@@ -1472,6 +1478,9 @@ _POINTS_AT_IT = re.compile(r"\b(?:it|that one|this one)\b", re.IGNORECASE)
 # and a message speaking of the customer's orders ("I have two orders", "my orders").
 _POINTS_AT_THEM = re.compile(r"\b(?:they|them|each(?: one)?|both|all of them)\b", re.IGNORECASE)
 _MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+)?orders\b", re.IGNORECASE)
+# Where orders go ("where are all my orders shipping to?").
+_WHERE_THEY_GO = re.compile(
+    r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
 # Words pointing back at several orders at once.
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both)\b", re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})

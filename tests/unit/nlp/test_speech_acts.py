@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.nlp.speech_acts import asks_something, declines_change, is_elliptical, is_hypothetical
+from csagent.nlp.speech_acts import (
+    asks_something,
+    declines_change,
+    is_elliptical,
+    is_hypothetical,
+    weighs_a_change,
+)
 
 
 @pytest.mark.parametrize(("text", "declined"), [
@@ -30,6 +36,9 @@ def test_a_change_named_only_to_rule_it_out(text: str, declined: bool) -> None:
     ("ok wanna return it", True),
     ("did i get my money back?", False),
     ("want to know if I can return it?", False),  # information asked (`info_requests`)
+    # where an order should go is a wish for it to go there
+    ("the lamp order should go to my office instead", True),
+    ("which address should it go to?", False),
 ])
 def test_a_wish_without_its_subject_asks_for_the_change(text: str, asks: bool) -> None:
     from csagent.nlp.speech_acts import asks_for_change
@@ -213,3 +222,21 @@ def test_a_clause_that_keeps_things_as_they_are(text: str, keeps: bool) -> None:
     from csagent.nlp.speech_acts import keeps_as_is
 
     assert keeps_as_is(text) is keeps
+
+
+@pytest.mark.parametrize(("text", "weighs"), [
+    ("the white helmet. Before I decide, what would I get back?", True),
+    ("I haven't decided yet, how much is the refund?", True),
+    ("the white helmet, go ahead and return it", False),
+    ("我还没决定", False),  # (English words only)
+])
+def test_an_answer_that_holds_the_decision_back_only_weighs_the_change(text: str, weighs: bool) -> None:
+    assert weighs_a_change(text) is weighs
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("and #W1780552", ["#W1780552"]),          # an order id, as a product, is what the follow-up names
+    ("and the espresso machine one", ["espresso machine"]),
+])
+def test_a_follow_up_naming_only_an_order_or_a_product_is_elliptical(text: str, names: list[str]) -> None:
+    assert is_elliptical(text, names)

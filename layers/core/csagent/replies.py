@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from csagent.domain.models import Task, TaskResult, TaskStatus, ToolResult
 from csagent.domain.task_args import CustomerActionArgs
 from csagent.domain.template_rows import (
+    OPTION_KEYS_SEPARATOR,
     AddressColumns,
     CatalogueRow,
     CategoryRow,
@@ -508,8 +509,6 @@ def _product_option_keys(data: CatalogueData, lang: str) -> str:
 def _product_option_values(data: CatalogueData, lang: str) -> str:
     """ "The Electric Kettle comes with these capacity options: 1L, 1.5L and 2L. ... these material
     options: ...": each option asked about (`option_key`, several joined by '|'), in the order asked."""
-    from csagent.tools.cypher_catalogue.extraction import OPTION_KEYS_SEPARATOR
-
     asked = [k for k in str(data.params.get("option_key") or "").split(OPTION_KEYS_SEPARATOR) if k]
     sentences = []
     for product, rows in _by_product(data.rows_as(OptionValueRow), _product_name).items():

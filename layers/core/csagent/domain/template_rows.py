@@ -281,6 +281,11 @@ class OptionKeyRow(CatalogueRow):
     variants: int | None = None
 
 
+#: Between the options one `product_option_values` question asks about ("which sizes and materials":
+#: "capacity|material"), each answered in the order asked.
+OPTION_KEYS_SEPARATOR = "|"
+
+
 class OptionValueRow(CatalogueRow):
     """A value of an option of a product, and how many versions have it, in stock or not
     (`product_option_values`)."""

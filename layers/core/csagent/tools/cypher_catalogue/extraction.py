@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from csagent.domain.template_rows import OPTION_KEYS_SEPARATOR
 from csagent.tools.cypher_catalogue.templates import (
     CATALOGUE_PATH,
     SLOT_RE,
@@ -211,9 +212,6 @@ def _find_option_key(question: str, keys: set[str]) -> str | None:
     return None
 
 
-#: Between the options one `product_option_values` question asks about ("which sizes and materials":
-#: "capacity|material"), each answered.
-OPTION_KEYS_SEPARATOR = "|"
 MAX_OPTION_KEYS = 4
 
 

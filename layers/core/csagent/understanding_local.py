@@ -982,7 +982,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         found = ground("order_items", piece, entities, view, variants, text, recent, recent_products)
         if found.get("order_id") or found.get("order_ids"):
             intent, grounded_to_store, entities = "order_items", True, found
-    asks_progress = statuses_asked_about(piece) and bool(statuses_described(piece))
+    asks_progress = intent in {"order_list", "order_items"} and statuses_asked_about(piece) \
+        and bool(statuses_described(piece))
     if intent == "order_list" and not entities.get("order_id") \
             and (asks_progress or _WHERE_THEY_GO.search(piece)):
         # "have any of them shipped yet", "where are all my orders shipping to?": whether the orders

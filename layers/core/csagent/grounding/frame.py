@@ -442,7 +442,10 @@ def _order_by_status(
 
     if not (asks_something(text) or intent in STATUSES_FOR):
         return entities
-    described = statuses_described(text) or _statuses_told(message)
+    # (the message's status words describe its orders, unless a clause of it asks whether they have
+    # them: "I have two orders, please tell me how much is each one and are they sent already?")
+    described = statuses_described(text) or (None if message and _status_asked_in(message)
+                                             else statuses_described(message))
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
     applies = [o for o in view.orders if (allowed is None or any(o.status.startswith(s) for s in allowed))
                and not o.product_ids() & ruled_out]
@@ -489,17 +492,6 @@ def _order_by_status(
             **question(phrase("ask_which_order", orders=orders_listed(fitting))),
         }
     return entities
-
-
-_PARTS = re.compile(r"[.;!?,]+|\band\b", re.IGNORECASE)
-
-
-def _statuses_told(message: str) -> tuple[str, ...] | None:
-    """The statuses a message describes its orders by, unless it asks whether they have them ("I
-    have two orders, please tell me how much is each one and are they sent already?")."""
-    if any(statuses_asked_about(part.strip()) for part in _PARTS.split(message)):
-        return None
-    return statuses_described(message)
 
 
 def same_address(named: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> bool:

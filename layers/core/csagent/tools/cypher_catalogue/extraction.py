@@ -195,30 +195,11 @@ def _everyday_option_names() -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((str(key), tuple(str(w).lower() for w in words)) for key, words in raw["names"].items())
 
 
-def _find_option_key(question: str, keys: set[str]) -> str | None:
-    """The option of the product (`keys`) the question asks about: by its own name ("which sensor
-    types", "what lens colour"), else by an everyday word for it ("what sizes does the kettle come in?":
-    its capacity)."""
-    lowered = _BRITISH.sub("color", question.lower())
-    for word, key in _KEY_SPELLINGS.items():
-        if key in keys and re.search(rf"\b{word}\b", lowered):
-            return key
-    for key in sorted(keys, key=len, reverse=True):
-        if re.search(rf"\b{re.escape(key)}(?:e?s)?\b", lowered):
-            return key
-    for key, words in _everyday_option_names():
-        if key in keys and any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in words):
-            return key
-    return None
-
-
-MAX_OPTION_KEYS = 4
-
-
-def _find_option_keys(question: str, keys: set[str]) -> list[str]:
-    """Every option of the product the question asks about, in the order it names them ("which
-    sizes and materials does the kettle come in?": capacity, material), found as
-    `_find_option_key` finds one; words one option's name took are not read again for another."""
+def _option_keys_named(question: str, keys: set[str]) -> dict[str, tuple[int, int]]:
+    """The options of the product (`keys`) the question names, each with where, first the one it asks
+    about most plainly: by its own name ("which sensor types", "what lens colour"), else by an
+    everyday word for it ("what sizes does the kettle come in?": its capacity). Words one option's
+    name took are not read again for another."""
     lowered = _BRITISH.sub("color", question.lower())
     found: dict[str, tuple[int, int]] = {}
 
@@ -236,6 +217,21 @@ def _find_option_keys(question: str, keys: set[str]) -> list[str]:
         if key in keys:
             for w in words:
                 take(key, rf"\b{re.escape(w)}\b")
+    return found
+
+
+def _find_option_key(question: str, keys: set[str]) -> str | None:
+    """The option of the product the question asks about (`_option_keys_named`'s first)."""
+    return next(iter(_option_keys_named(question, keys)), None)
+
+
+MAX_OPTION_KEYS = 4
+
+
+def _find_option_keys(question: str, keys: set[str]) -> list[str]:
+    """Every option of the product the question asks about, in the order it names them ("which
+    sizes and materials does the kettle come in?": capacity, material)."""
+    found = _option_keys_named(question, keys)
     return sorted(found, key=lambda k: found[k][0])[:MAX_OPTION_KEYS]
 
 

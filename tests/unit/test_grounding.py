@@ -728,6 +728,10 @@ def test_keeping_one_item_returns_the_other() -> None:
     ("when will my wall clock arrive?", ("pending", "processed")),
     ("挂钟什么时候到？", ("pending", "processed")),
     ("has my order arrived", ("delivered",)),
+    # where an order is being sent, not how far it has got
+    ("which address is the order with the lamp being shipped to?", None),
+    ("is my order going to be sent to Denver", None),
+    ("has it been sent yet", ("processed", "delivered")),
 ])
 def test_status_words_keep_their_negation(text: str, statuses: tuple[str, ...] | None) -> None:
     from csagent.grounding.status import statuses_described

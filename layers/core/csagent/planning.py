@@ -791,11 +791,15 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             _plan_question_about_a_change(b, intent, text, entities, memory)
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["removal"]})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
-                and (entities.get("settled") or (entities.get("question") and entities.get("target_named"))):
+                and (entities.get("settled") or (entities.get("question") and (
+                    entities.get("target_named") or _orders_its_product_fits(entities)))):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
             # answer (with what is available instead, when something is: "can u bump em up to a 9?");
-            # "can I get the tee in a different colour?": which colour, asked
-            settled = {} if entities.get("asks_value") and not entities.get("settled") else {"settled": True}
+            # "can I get the tee in a different colour?": which colour, asked; "can i change the navy
+            # backpack to a grey one?" with a backpack in two orders: which order, asked (what can be
+            # done depends on it)
+            asked_back = entities.get("asks_value") or _orders_its_product_fits(entities)
+            settled = {} if asked_back and not entities.get("settled") else {"settled": True}
             b.need(intent, "details", {**entities, **settled}, text)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:
             if (intent, order_id) not in requested:  # "cancel #W1, I ordered it by mistake": one request
@@ -861,6 +865,12 @@ def _names_an_amount(text: str) -> bool:
     from csagent.grounding.facts import amounts
 
     return bool(amounts(text))
+
+
+def _orders_its_product_fits(entities: Mapping[str, Any]) -> bool:
+    """Are the clause's order candidates those holding a product it names ("the navy backpack", in
+    two orders), not every order it might mean?"""
+    return bool(entities.get("order_candidates")) and bool(entities.get("products"))
 
 
 def _status_rules_out(intent: str, entities: Mapping[str, Any]) -> bool:

@@ -387,7 +387,7 @@ class LocalUnderstanding:
                     entities["order_ids"], entities["order_id"] = earlier, earlier[0]
             read_as = intent
             if view is not None and not found.addresses \
-                    and _may_name_an_address(intent, piece, entities, recent):
+                    and _may_name_an_address(intent, piece, entities, recent, view):
                 intent = _address_known_to_the_customer(intent, piece, entities, view, text)
             others = about_another_persons(piece) or (
                 # "My son ordered a tablet on his account. Cancel it.": what points back at another
@@ -855,16 +855,34 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
     if not any(c.intent == "cancel_order" for c in clauses):
         return clauses
     from csagent.grounding.frame import named_change
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.requests import REQUEST_BY_VERB
 
-    def reason_only(c: Clause) -> bool:
+    def gives_a_reason(c: Clause) -> bool:  # a cancellation reason, and no change verb of its own
         words = set(re.findall(r"[a-z]+", c.text.lower()))
-        return (c.intent in WRITE_INTENTS - {"cancel_order"} and bool(c.entities.get("reason"))
-                and named_change(c.text) is None and not words & set(REQUEST_BY_VERB))
+        return c.intent in WRITE_INTENTS and bool(c.entities.get("reason")) \
+            and named_change(c.text) is None and not words & set(REQUEST_BY_VERB)
+
+    def reason_only(c: Clause) -> bool:
+        return c.intent != "cancel_order" and gives_a_reason(c)
 
     kept = ("order_id", "order_status", "reason")  # the reason joins the request, which does the grounding
-    return [replace(c, intent="cancel_order", entities={k: v for k, v in c.entities.items() if k in kept})
-            if reason_only(c) else c for c in clauses]
+    folded: list[Clause] = []
+    for c in clauses:
+        asked = next((i for i in range(len(folded) - 1, -1, -1) if folded[i].intent == "cancel_order"
+                      and folded[i].entities.get("order_id") and folded[i].entities.get("asks_for_change")),
+                     None)
+        if asked is not None and gives_a_reason(c) and not ORDER_ID_RE.search(c.text):
+            # "The other order hasn't shipped yet, could you cancel that one? I don't need it anymore.":
+            # the reason of the cancellation asked just before, whatever order its words resemble
+            before = folded[asked]
+            reason = before.entities.get("reason") or c.entities["reason"]
+            folded[asked] = replace(before, entities={**before.entities, "reason": reason})
+            continue
+        folded.append(replace(c, intent="cancel_order",
+                              entities={k: v for k, v in c.entities.items() if k in kept})
+                      if reason_only(c) else c)
+    return folded
 
 
 #: Below this, a general question that only names how to pay reads as a detail of a change beside it.
@@ -1004,7 +1022,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # amount, a city or a payment method, whatever the words first read as; each one answered.
         # So are the charges a complaint names ("2 charges on my gift card, one for 1412.70 and
         # one for 3214.75??"): an amount to the cent names its order, and the complaint is theirs.
-        read = intent if intent in READS else "order_status"
+        # (a weak reading of another kind gives way to the read the model put next: "whats in the
+        # order going to san diego", read nearly as out of scope, then as the order's items)
+        read = intent if intent in READS else runner_up if runner_up in READS else "order_status"
         by_facts = orders_named_by_facts(read, piece, entities, view, text)
         if by_facts is not None:
             return ("complaint" if complains_of_amounts else read), by_facts, True
@@ -1324,6 +1344,21 @@ _CHANGE_VERB = re.compile(
     r"replac(?:e|es|ed|ing)|trad(?:e|es|ed|ing)|modif(?:y|ies|ied|ying)|instead)\b", re.IGNORECASE)
 
 
+def _tells_why(text: str, piece: str) -> bool:
+    """Does the message, beside the question `piece`, tell of the customer or the thing in a sentence
+    of its own ("The dumbbells are way too heavy for me.", "I don't use them.")? A greeting or thanks
+    ("Hope you're well.", "Thanks so much!") tells nothing."""
+    told = [s for s in _SENTENCES.split(text) if piece not in s and not has_question_mark(s)]
+    return any(len(s.split()) >= TOLD_WORDS and _OF_THEM_OR_ME.search(s) for s in told)
+
+
+#: Words a sentence needs to tell something (not "Hi!", "Thanks so much.").
+TOLD_WORDS = 4
+# Words telling of the customer or of the thing ("I", "my", "it", "them").
+_OF_THEM_OR_ME = re.compile(
+    r"\b(?:i|i'?m|i'?ve|my|me|we|our|it|it'?s|they|them|their|these|those|this|that)\b", re.IGNORECASE)
+
+
 def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: Any, piece: str = "") -> bool:
     """A question that names what its change needs ("can I swap my fleece for an XL in black?", "any
     chance of swapping them for a size 12?",
@@ -1335,6 +1370,7 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     order, the method and a change word ("... be paid with my gift card instead?"); a default
     address names the address and the account's ("... my default address be 12 Main St, ...?"); a
     cancellation names the order and why ("can I cancel the kettle order? don't need it anymore")."""
+    from csagent.grounding.frame import MONEY_BACK_ASKED
     from csagent.grounding.resolve import resolve_payment
     from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh
 
@@ -1348,7 +1384,11 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         wished = bool(entities.get("new_item_ids")) or bool(entities.get("target_named"))
         return wished and (named_method or verb)
     if intent == "return_request":
-        return bool(entities.get("item_ids")) and named_method
+        # "can i send them back for a refund", "... the present plan fell through. Can I send back just
+        # one of them?": items named, and the money asked back or why told, ask for the return, as a
+        # cancellation's order and reason do ("can I return the kettle?" alone asks whether it can be)
+        return bool(entities.get("item_ids")) and (
+            named_method or bool(MONEY_BACK_ASKED.search(text)) or _tells_why(text, piece))
     if intent == "change_order_address":
         # "can the phone order go to 2210 W Belmont Ave, Unit 2, Chicago IL 60618 instead?" (the
         # address may follow in a sentence of its own: "... to my work? 200 Bay Street, ...")
@@ -1494,19 +1534,25 @@ _MAY_SEND_ELSEWHERE = frozenset({"account_info", "smalltalk", "out_of_scope", *O
 # "my new address on the account" is not the one saved there.
 _NEW_ADDRESS = re.compile(r"\bnew\b|新地址", re.IGNORECASE)
 # Where the customer lives, not said which address that is ("send it to my own place instead").
-_MY_PLACE = re.compile(r"\bmy (?:own )?(?:place|home|house|flat|apartment|apt|address)\b", re.IGNORECASE)
+# ("my Denver address", "my DC place": a word naming which one may stand between)
+_MY_PLACE = re.compile(r"\bmy (?:[\w.]+ )?(?:place|home|house|flat|apartment|apt|address)\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 def _may_name_an_address(intent: str, piece: str, entities: Mapping[str, Any],
-                         recent: str | None = None) -> bool:
+                         recent: str | None = None, view: CustomerView | None = None) -> bool:
+    from csagent.grounding.frame import names_a_purchase
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
+    # (an order is named by its id, by the one talked about, or by something the customer bought:
+    # "the makeup kit order should go to my Denver address")
+    order_meant = bool(entities.get("order_id") or recent) or (
+        view is not None and names_a_purchase(piece, view))
     return intent in ADDRESS_INTENTS or (
         intent in _MAY_SEND_ELSEWHERE and bool(entities.get("order_id")) and asks_for_change(piece)) or (
         # "the smart watch order shouldn't go to Houston. Can you ship it to my own place?": the
         # order the message is about, sent where the customer lives, whatever the words read as
-        bool(entities.get("order_id") or recent) and bool(_MY_PLACE.search(piece))
+        order_meant and bool(_MY_PLACE.search(piece))
         and names_address_change(piece) and asks_for_change(piece))
 
 

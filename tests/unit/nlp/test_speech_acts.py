@@ -113,6 +113,7 @@ def test_a_follow_up_opens_with_a_follow_up_word(text: str, opens: bool) -> None
     ("I want to check the address for my tea kettle order", False),
     ("Which address is it being shipped to?", False),
     ("is it shipping to my old place?", False),  # "place" is no slip of "replace"
+    ("i need that at my place in san diego", True),  # where it is needed
 ])
 def test_words_that_ask_for_another_address(text: str, changes: bool) -> None:
     from csagent.nlp.speech_acts import names_address_change
@@ -144,6 +145,22 @@ def test_a_request_phrase_inside_a_condition_asks_for_nothing(text: str, asks: b
     ("i dont want to wait, just cancel it", True),
 ])
 def test_a_denied_wish_is_no_request(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # a change told as forgotten was not made, and is not asked for
+    ("I moved to Austin and clearly forgot to update my address", False),
+    # "do the X ..." with a verb of what a thing is or does asks about it
+    ("do the running shoes come in a 10", False),
+    ("do my headphones work with an iphone", False),
+    ("do the exchange for a size 10", True),
+    # a change verb in slang
+    ("yo can u nuke the coffee maker order", True),
+])
+def test_a_clause_that_tells_or_asks_about_a_thing_asks_for_no_change(text: str, asks: bool) -> None:
     from csagent.nlp.speech_acts import asks_for_change
 
     assert asks_for_change(text) is asks

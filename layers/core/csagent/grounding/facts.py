@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from csagent.grounding.model import CustomerView, OrderView
+from csagent.grounding.places import city_named
 from csagent.grounding.resolve import resolve_payment
 
 # An amount with its cents ("234.57", "$4,660.86"), not part of an order id or a longer number.
@@ -22,7 +23,7 @@ _NEGATED = re.compile(r"\b(?:not|never|(?:do|does|did|is|are|was|were|wo|ca)n'?t
 _PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|put on)\b", re.IGNORECASE)
 # A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".
 _WHICH_ORDERS = re.compile(
-    r"\b(?:which|what|any|anything|everything)\b(?:\W+[\w']+){0,4}?\W+"
+    r"\b(?:which|what(?:'?s)?|any|anything|everything)\b(?:\W+[\w']+){0,4}?\W+"
     r"(?:orders?|ones?|of mine|of my|stuff|things|i (?:buy|bought|order|ordered|get|got|pay|paid))\b"
     r"|\b(?:anything|something|stuff) of mine\b",
     re.IGNORECASE)
@@ -37,6 +38,15 @@ def total(order: OrderView) -> float:
 def _place(order: OrderView, part: str) -> str:
     """The `part` ("city", "state") of where the order ships, or ""."""
     return str((order.address or {}).get(part) or "")
+
+
+def _named_at(text: str, part: str, place: str) -> int | None:
+    """Where the words name the city (by any of its names: "philly", "旧金山") or the state (as its
+    capitals: "in DC")."""
+    if part == "city":
+        return city_named(text, place)
+    match = re.search(rf"\b{re.escape(place)}\b", text)
+    return match.start() if match else None
 
 
 def _comes_to(order: OrderView, amount: float) -> bool:
@@ -77,13 +87,13 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
     if wanted:
         named = True
         orders = _coming_to(orders, wanted)
-    for part, flags in (("city", re.IGNORECASE), ("state", 0)):  # a state as its capitals: "in DC"
+    for part in ("city", "state"):
         for place in sorted({_place(o, part) for o in view.orders} - {""}):
-            match = re.search(rf"\b{re.escape(place)}\b", text, flags)
-            if match is None:
+            at = _named_at(text, part, place)
+            if at is None:
                 continue
             named = True
-            negated = bool(_NEGATED.search(text[: match.start()]))
+            negated = bool(_NEGATED.search(text[:at]))
             orders = [o for o in orders if (_place(o, part).lower() == place.lower()) != negated]
     if _PAID_WITH.search(text):
         choice = resolve_payment(text, view)

@@ -99,7 +99,8 @@ def find_order(
     source = text
     mentions = product_mentions(text, view.products(), own=True)
     if not mentions and recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
-            and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) and intent in _WHOLE_ORDER_WRITES:
+            and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) and intent in _WHOLE_ORDER_WRITES \
+            and _may_be_in(view.order(recent), text):
         # "the order w my e-reader and the running shoes is going to NY?? ... switch it to my LA
         # place": "it" is the order just found, not another order with those products whose status
         # would allow the change (whether it can change, the planner says).
@@ -159,6 +160,10 @@ def find_order(
     if ruled_out:
         found = [o for o in found if not o.product_ids() & ruled_out] or found
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
+    if len({m.span for m in mentions}) > 1:  # one word naming two products ("kettle") is one thing asked of
+        # ("the order with the security camera and the pet bed": the one holding both, before any
+        # status word narrows)
+        fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
     # "the first one arrived ages ago but I'm still waiting on the newer one": the status after the
     # contrast is the one meant.
     after = statuses_described(source[cut:]) if cut > 0 and source is text else None
@@ -185,8 +190,6 @@ def find_order(
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
-    if len({m.span for m in mentions}) > 1:  # one word naming two products ("kettle") is one thing asked of
-        fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
         return _one_order(entities, chosen[0].order_id, order=f"the order with the {mentions[0].name}")
@@ -215,6 +218,14 @@ def find_order(
                               orders=orders_listed(chosen))),
         }
     return entities
+
+
+def _may_be_in(order: OrderView | None, text: str) -> bool:
+    """Could the order be the one the words describe by its status ("the second order hasn't shipped
+    yet, could you cancel that one?" is not about the delivered one just talked about)?"""
+    described = statuses_described(text)
+    return order is None or not described or statuses_asked_about(text) \
+        or any(order.status.startswith(s) for s in described)
 
 
 def _said_before(mentions: Sequence[Any], message: str, text: str) -> list[Any]:
@@ -1044,7 +1055,7 @@ _OR_NOT = re.compile(r"\bor (?:nah|not|no|nope)\W*$", re.IGNORECASE)
 _ORDER_LEAD = re.compile(r"^\W*(?:(?:my\s+)?order\s*)?#?W\d{7}\b\W*", re.IGNORECASE)
 _YES_NO_OPENING = re.compile(
     rf"(?:(?:{_COURTESY}|quick q(?:uestion)?|random question)\W+)*"
-    r"(?:does|do|is|are|can|could|will|would|has|have|how|what|which)\b", re.IGNORECASE)
+    r"(?:does|do|is|are|can|could|will|would|has|have|how|what(?:'?s)?|which)\b", re.IGNORECASE)
 # A question after a few words that only lead in ("ok dumb q but do i ...", "bro does my ..."): never
 # after its subject ("my kettle is the 1L one" states).
 _LEAD_IN = (r"ok|okay|so|hey|hi|hello|bro|dude|yo|um|hmm|well|also|and|but|just|quick|dumb|random|weird|"
@@ -1560,14 +1571,17 @@ _NEGATED_BEFORE = re.compile(r"\b(?:(?:not|no|never|isn't|wasn't)(?!\s+(?:longer
 def _address_named(text: str, order: OrderView) -> int | None:
     """Where the text names the order's shipping address (its street line, or its city when the
     street is not given), as a character offset; None when it does not."""
+    from csagent.grounding.places import city_named
+
     address = order.address or {}
-    for part in (address.get("address1"), address.get("city")):
-        if part and len(part) >= 4:
-            words = r"\s+".join(map(re.escape, part.split()))
-            found = re.search(r"\b" + words + r"\b", text, re.IGNORECASE)
-            if found:
-                return found.start()
-    return None
+    street = address.get("address1")
+    if street and len(street) >= 4:
+        words = r"\s+".join(map(re.escape, street.split()))
+        found = re.search(r"\b" + words + r"\b", text, re.IGNORECASE)
+        if found:
+            return found.start()
+    # (the city by any of its names: "the one going to philly", "寄到夏洛特的那个")
+    return city_named(text, str(address.get("city") or ""))
 
 
 # What a negation describes: up to the end of its phrase ("not the one in the big order with the

@@ -109,9 +109,12 @@ def _names_part(text: str, part: str) -> bool:
 
 
 def _names_address(text: str, address: Mapping[str, str]) -> bool:
-    """Do the words name this address, by its street or its city?"""
-    return _names_part(text, _street_name(str(address.get("address1") or ""))) or _names_part(
-        text, str(address.get("city") or "").lower())
+    """Do the words name this address, by its street or its city (by any of its names: "my SF
+    address", `grounding.places`)?"""
+    from csagent.grounding.places import city_named
+
+    return _names_part(text, _street_name(str(address.get("address1") or ""))) \
+        or city_named(text, str(address.get("city") or "")) is not None
 
 
 def _catalogue_shape(lines: Iterable[Line]) -> list[dict[str, Any]]:

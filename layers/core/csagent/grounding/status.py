@@ -57,7 +57,7 @@ def _described(text: str) -> list[tuple[str, ...]]:
         at = text.find(phrase)
         if at >= 0 and not any(at <= p < at + len(phrase) for p, _ in found):
             found.append((at, tuple(statuses)))
-    words = _words(_AMOUNT_CAME_TO.sub(" ", text))
+    words = _words(_WHERE_IT_WILL_GO.sub(" to", _AMOUNT_CAME_TO.sub(" ", text)))
     start = 0
     while start < len(words):
         for phrase, meaning in sorted(data["phrases"].items(), key=lambda kv: -len(kv[0])):
@@ -94,6 +94,12 @@ def _status_phrases() -> tuple[list[str], re.Pattern[str]]:
 _AMOUNT_CAME_TO = re.compile(
     r"\b(?:what|how much)\b(?:\s+\S+){0,3}?\s+(?:came|comes|come)\s+to\b"
     r"|\b(?:came|comes|come)\s+to\s+(?=in total|in all|altogether|\$|\d|about|around|roughly)", re.IGNORECASE)
+
+
+# "which address is it being shipped to", "is my order going to be sent to Denver": where an order
+# goes, not how far it has got
+_WHERE_IT_WILL_GO = re.compile(
+    r"\b(?:being|be|getting|get)\s+(?:shipped|sent|delivered|mailed|posted)\s+to\b", re.IGNORECASE)
 
 
 def statuses_described(text: str) -> tuple[str, ...] | None:

@@ -140,11 +140,18 @@ def _opens_yes_no_question(words: list[str]) -> bool:
     if len(words) < 2:
         return False
     if words[0] == "do":  # "do you ...", never "do it", "do the exchange"
-        return words[1] in _PERSONS
+        # ("do the running shoes come in a 10": a thing, then a verb of what it is or does)
+        return words[1] in _PERSONS or (
+            words[1] in _THINGS_OPENING and any(w in _VERBS_OF_A_THING for w in words[3:]))
     return words[0] in {"does", "did"} and words[1] in _PERSONS | {"it", "my", "the", "this", "that"}
 
 
 _PERSONS = frozenset({"you", "u", "ya", "i", "we", "they", "he", "she"})
+_THINGS_OPENING = frozenset({"the", "my", "these", "those", "your", "ur", "all", "both", "any"})
+# What a thing is asked to be or do ("come", "fit", "work"): a question, where "do the exchange for a
+# 10" is a request.
+_VERBS_OF_A_THING = frozenset({"come", "fit", "work", "have", "run", "support", "include", "last", "look",
+                               "cost", "ship", "need", "weigh", "charge", "fold", "connect"})
 
 
 def weighs_a_change(text: str) -> bool:

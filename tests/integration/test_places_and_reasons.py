@@ -5,7 +5,9 @@ my profile") says where an order should go or which order is meant; "being shipp
 not how far; a clause's status words rule out the order just talked about; "I forgot to update
 something" asks for nothing; a return question that tells why or asks the money back asks for the
 return, one that does not asks whether it can be; "do the X come in Y" asks the catalogue; a change
-asked about a product in two orders asks which order.
+asked about a product in two orders asks which order; "how much did I pay for" is the customer's
+item; orders listed in a sentence of their own are those the message speaks of; a return asked after
+an exchange is ruled out is a return; which order cost the most is answered by the orders' totals.
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -114,3 +116,35 @@ def test_a_cancellation_in_slang_is_proposed(tau_api: Any) -> None:
     status, reply = ask(client, "emma_nguyen_5878", "can u nuke the tea kettle order, bought it by accident",
                         session)
     assert status == "awaiting_confirmation" and "Cancel order #W5809689" in reply, reply
+
+
+def test_what_the_customer_paid_for_a_product_is_their_items_price(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "juan_kim_6026", "how much did I pay for the espresso machine?")
+    assert status == "answered" and "3081.91" in reply and "#W5730905" in reply, reply
+    assert "costs from" not in reply, reply  # not the catalogue's range
+
+
+def test_orders_listed_in_a_sentence_of_their_own_are_those_a_double_charge_is_about(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "juan_kim_6026",
+                        "You charged me twice!! #W2002172 and #W5730905, same day. What happened?")
+    assert status == "answered", reply
+    assert "1011.24" in reply and "3695.69" in reply, reply
+
+
+def test_a_return_asked_after_an_exchange_is_ruled_out_is_a_return(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "juan_kim_6026",
+                        "The pet bed is too small for my dog. Not worth the hassle of an exchange, I'd just "
+                        "like to send it back and get my money back.")
+    assert status == "awaiting_confirmation" and "Return from order #W2002172" in reply, reply
+    assert "Exchange" not in reply, reply
+
+
+def test_which_order_cost_the_most_is_answered_by_the_orders_with_their_totals(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "harper_silva_8534",
+                        "how many orders have i placed with you, and which one cost the most?")
+    assert status == "answered", reply
+    assert "#W3323013" in reply and "$1919.62" in reply and "$1117.25" in reply, reply

@@ -169,7 +169,10 @@ def _customer_orders(data: CatalogueData, lang: str) -> str:
     rows = data.rows_as(OrderRow)
     if not rows:
         return render("order_list_empty", lang)
-    listed = [f"{r.order_id} ({r.status}, {_date(r.created_at)})" for r in rows]
+    # (with what each came to, when the rows say: "which one was the most expensive?", "what does
+    # each one come to?")
+    listed = [f"{r.order_id} ({r.status}, {_date(r.created_at)}"
+              + (f", {_money(r.total)})" if r.total is not None else ")") for r in rows]
     # The customer's own orders, every one asked for ("the full list with where each one's at"); a
     # list past `MAX_OWN_ORDERS` ends "and 2 more"
     return render("order_list", lang, orders=_listed(listed, lang, MAX_OWN_ORDERS))

@@ -249,6 +249,7 @@ class LocalUnderstanding:
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
         picked, waiting = None, None
+        listed = next((ids for ids in (_only_listed(p) for p in pieces) if len(ids) > 1), [])
         variants = self._variants() if self._variants and view is not None else None
         if view is not None and (not fallback_order or len(message_orders) == 1):
             # "the delivered one", or "the one with number #W1, please" naming one of those listed
@@ -283,6 +284,10 @@ class LocalUnderstanding:
             order_id = found.order_ids[0] if found.order_ids else fallback_order
             if len(found.order_ids) > 1:
                 entities["order_ids"] = list(found.order_ids)
+            elif not found.order_ids and not fallback_order and listed:
+                # "I got charged twice on my Mastercard! W3376947 and W7538230, same day.": the orders
+                # a sentence of their own only lists are those the message speaks of
+                entities["order_ids"], order_id = list(listed), listed[0]
             if order_id:
                 entities["order_id"] = order_id
             else:
@@ -848,6 +853,21 @@ def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
     return rest if any(c.intent not in PASSIVE_INTENTS for c in rest) else clauses
 
 
+# A clause that only lists orders ("W3376947 and W7538230, same day"): ids joined by commas, "and",
+# "&" or "+", and at most two words after them.
+_ONLY_LISTED = re.compile(r"(?:(?:orders?|both)\s+)?#?W\d{7}(?:\s*(?:,|and|&|\+|/)\s*#?W\d{7})+"
+                          r"(?:\s*,?\s*[A-Za-z]+){0,2}\W*", re.IGNORECASE)
+
+
+def _only_listed(piece: str) -> list[str]:
+    """The order ids of a clause that only lists them, [] for any other clause."""
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+
+    if "?" in piece or not _ONLY_LISTED.fullmatch(piece.strip()):
+        return []
+    return [f"#W{m.group(1)}" for m in ORDER_ID_RE.finditer(piece)]
+
+
 def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
     """ "Please cancel my thermostat, I don't need it anymore": a clause that gives only the reason
     of a cancellation asked beside it (a cancellation reason, no change verb of its own) is part of
@@ -993,6 +1013,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # question naming no product, its words pointing back at the orders the message spoke of;
         # about those orders. (A statement is not: "Reason is I don't need them anymore.")
         intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
+    if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
+            and _WHICH_OF_THEM.search(piece) and _MY_ORDERS.search(text) and asks_as_question(piece):
+        # "how many orders have i placed, and which one was the most expensive": which of the orders
+        # the message spoke of, which their list answers (each with its status, date and total)
+        intent, grounded_to_store = "order_list", True
     if intent == "order_list" and not entities.get("order_id") and _ASKS_WHATS_IN.search(piece):
         # "what's in my order that hasn't shipped yet", "whats the total on my orders that havent
         # shipped": what the orders the status words say hold and cost, each answered (more than
@@ -1518,7 +1543,10 @@ _POINTS_AT_IT = re.compile(r"\b(?:it|that one|this one)\b", re.IGNORECASE)
 # Words pointing back at several things at once ("have they left yet?", "what does each one cost"),
 # and a message speaking of the customer's orders ("I have two orders", "my orders").
 _POINTS_AT_THEM = re.compile(r"\b(?:they|them|each(?: one)?|both|all of them)\b", re.IGNORECASE)
-_MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+)?orders\b", re.IGNORECASE)
+_MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+)?orders\b"
+                        r"|\borders\s+(?:have\s+|did\s+)?i\b", re.IGNORECASE)
+# "which one was the most expensive", "which of them came first": one of the orders, asked about.
+_WHICH_OF_THEM = re.compile(r"\bwhich (?:one|ones|of them|of those|order)\b", re.IGNORECASE)
 # Where orders go ("where are all my orders shipping to?").
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)

@@ -823,7 +823,8 @@ _POSSESSIVE = re.compile(
     # ("the dumbbells I buy", "the tablet I already receive": a learner's present tense after the
     # thing bought, never "can I buy")
     r"\b(?:the|that|those|this|these)\s+(?:[\w-]+\s+){1,3}?i\s+(?:already\s+)?(?:buy|order|receive|get)\b|"
-    r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|"
+    # ("how much I have paid for the espresso machine", "what did i pay for the lamp": what it cost them)
+    r"\b(my|our|mine|i (?:ordered|bought|got|purchased|received)|i (?:have |had )?paid for|did i pay|"
     r"we (?:ordered|bought|got)|i'm waiting|still waiting)\b|我的|我买的|我订的|我那|我们的",
     re.IGNORECASE,
 )
@@ -1073,7 +1074,9 @@ _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|
 # "what colour were the earbuds I bought", "what size did I get": what their own item is.
 _ITS_OWN_ATTRIBUTE = re.compile(
     r"\b(?:what|wat|wht|which|wich)\s+(?:colou?r|size|model|version|capacity|material|kind|type|one)\b"
-    r"(?:\s+\w+){0,6}?\s+(?:were|was|did i|i (?:got|bought|ordered|picked|chose))\b", re.IGNORECASE)
+    r"(?:\s+\w+){0,6}?\s+(?:were|was|did i|i (?:got|bought|ordered|picked|chose))\b"
+    # ("how much I have paid for the espresso machine": its price in their order)
+    r"|\bhow much\b(?:\s+\w+){0,3}?\s+(?:i (?:have |had )?paid|did i pay)\b", re.IGNORECASE)
 
 
 # "if I return the backpack", "can we exchange the lamp", "I'd like to cancel the kettle": the
@@ -1124,6 +1127,12 @@ def named_changes(text: str) -> list[str]:
         if request is not None and request not in found:
             found.append(request)
     return found
+
+
+# A negation just before a change verb ("not worth the hassle of a swap", "no exchange", "rather than
+# return it"), up to five words before it and within its phrase.
+_RULED_OUT_BEFORE = re.compile(r"\b(?:not|no|don'?t|do not|never|without|rather than|instead of)\b"
+                               r"(?:[^\w,.;!?]+[\w']+){0,5}[^\w,.;!?]*$", re.IGNORECASE)
 
 
 def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at: str = "") -> str:
@@ -1193,8 +1202,10 @@ def _write_its_verb_names(intent: str, text: str) -> str:
     request = named[0]
     if request == "change_items" and MONEY_BACK_ASKED.search(text):
         return intent  # "exchange it or just give me my money back"
-    if request == "return_request" and _ANOTHER_ITEM_ASKED.search(text):
-        return intent  # "send it back and send me the right one"
+    if request == "return_request" and asks_another_item(text):
+        # "send it back and send me the right one" (not "it's not worth the hassle of a swap, I'd just
+        # like to send it back")
+        return intent
     if intent == "change_order_address":
         from csagent.nlp.speech_acts import names_address_change
 
@@ -1313,6 +1324,12 @@ MAY_BE_AN_ITEM_CHANGE = frozenset(
 )
 
 
+def asks_another_item(text: str) -> bool:
+    """Do the words ask for another item instead ("swap it", "send me the right one"), a word no
+    negation just before rules out ("it's not worth the hassle of a swap")?"""
+    return any(not _RULED_OUT_BEFORE.search(text[: m.start()]) for m in _ANOTHER_ITEM_ASKED.finditer(text))
+
+
 def item_change_intent(
     intent: str,
     text: str,
@@ -1357,7 +1374,7 @@ def item_change_intent(
             # "I'm thinking of getting a tea kettle for my mother, she has an induction hob": an
             # option named, nothing asked to change.
             return intent
-    if MONEY_BACK_ASKED.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
+    if MONEY_BACK_ASKED.search(text) and not asks_another_item(text):
         # "You sent me the wrong smart watch!! I ordered the black one ... I don't want it, I want a
         # refund to my card": the variant named is the one ordered, not one wished for; money back,
         # and no word asking for another item, is a return.

@@ -148,3 +148,22 @@ def test_which_order_cost_the_most_is_answered_by_the_orders_with_their_totals(t
                         "how many orders have i placed with you, and which one cost the most?")
     assert status == "answered", reply
     assert "#W3323013" in reply and "$1919.62" in reply and "$1117.25" in reply, reply
+
+
+def test_a_chinese_follow_up_leaving_the_order_unsaid_is_about_the_last_one(tau_api: Any) -> None:
+    # the customer's vacuum order has shipped; their other live order is a delivered one
+    _, _, client = tau_api
+    session = f"places-{uuid.uuid4().hex[:8]}"
+    status, reply = ask(client, "juan_smith_9901", "吸尘器到哪了？", session)
+    assert "#W6484127" in reply, reply
+    status, reply = ask(client, "juan_smith_9901", "那还能取消吗？", session)
+    assert "#W6484127" in reply and "#W3547545" not in reply, reply
+
+
+def test_a_product_pointed_back_at_with_its_progress_asked_is_its_orders_status(tau_api: Any) -> None:
+    # jigsaw puzzles in two orders; the animals one has shipped
+    _, _, client = tau_api
+    status, reply = ask(client, "harper_johansson_2663",
+                        "I ordered a couple of jigsaw puzzles. The animal one, has that one left the warehouse "
+                        "yet?")
+    assert status == "answered" and "#W9163472" in reply and "303153978999" in reply, reply

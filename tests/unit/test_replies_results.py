@@ -438,3 +438,21 @@ def test_an_order_on_its_way_names_its_parcel_the_address_it_ships_to_and_what_i
     assert text == ("Order #W2611340 is processed (shipped). It's on its way with UPS (tracking number "
                     "264018395572) and should arrive by 2024-05-07. It ships to 18 Willow Bend, Austin, TX "
                     "78701, USA. It contains Water Bottle.")
+
+
+def test_the_orders_holding_a_product_are_worded_order_by_order() -> None:
+    # Given the customer's two orders with a tea kettle (the rows of `orders_with_product`)
+    rows = [{"order_id": "#W1000001", "status": "processed", "created_at": "2024-04-25T16:15:57Z",
+             "product_name": "Tea Kettle", "item_id": "1", "price": 94.68,
+             "options": {"material": "glass", "capacity": "2 liters"}},
+            {"order_id": "#W1000002", "status": "pending", "created_at": "2024-02-21T20:04:38Z",
+             "product_name": "Tea Kettle", "item_id": "2", "price": 100.83,
+             "options": {"material": "ceramic", "capacity": "1.5 liters"}}]
+    task = {"task_id": "t1", "task_type": "product_info", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "orders_with_product", "rows": rows}}
+    # When they are described
+    text = describe_success(_t(task), result, "en")
+    # Then each order is named with its status, date and the customer's item, not as raw columns
+    assert "#W1000001 (processed (shipped), 2024-04-25): Tea Kettle (material: glass, capacity: 2 liters, " \
+           "$94.68)" in text
+    assert "#W1000002 (pending, 2024-02-21)" in text and "item id" not in text

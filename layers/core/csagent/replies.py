@@ -138,6 +138,19 @@ def _order_items(data: CatalogueData, lang: str) -> str:
     return render("order_items", lang, order_id=order_id, items=join_items(items, lang))
 
 
+def _orders_with_product(data: CatalogueData, lang: str) -> str:
+    """ "Your orders with it: #W1 (processed, 2024-04-25): Tea Kettle (material: glass, ..., $94.68);
+    #W2 (pending, ...): ...": each order holding the product, with its status and date and the
+    customer's items of it."""
+    rows = data.rows_as(OrderItemRow)
+    by_order: dict[str, list[OrderItemRow]] = {}
+    for row in rows:
+        by_order.setdefault(str(row.order_id or ""), []).append(row)
+    orders = [f"{order_id} ({_status(lines[0].status, lang)}, {_date(lines[0].created_at)}): "
+              + join_items([_item_line(r) for r in lines], lang) for order_id, lines in by_order.items()]
+    return render("orders_with_product", lang, orders="; ".join(orders))
+
+
 def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str) -> str:
     """ "Yours, from order #W1: Yoga Mat (thickness: 6mm, material: natural rubber, color: pink,
     $94.38).": the customer's own items of the products a question is about, option by option and
@@ -721,6 +734,7 @@ DESCRIBERS: dict[str, Callable[[CatalogueData, str], str]] = {
     "order_by_tracking": _order_overview,
     "order_items": _order_items,
     "customer_orders": _customer_orders,
+    "orders_with_product": _orders_with_product,
     "refund_status": _refund_status,
     **CATALOGUE_DESCRIBERS,
 }

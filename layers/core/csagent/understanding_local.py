@@ -1002,10 +1002,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
-    if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
-            and statuses_described(piece):
+    own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
+    if intent in CATALOGUE_WISHES and not own_products and not entities.get("order_id") \
+            and statuses_described(piece) and (not entities.get("products") or statuses_asked_about(piece)):
         # "what do i have that hasn't shipped yet": no product, but words of an order's progress; the
-        # customer's orders, not the catalogue.
+        # customer's orders, not the catalogue. ("I've got a couple of tea kettles ordered. The glass
+        # one, has that one left yet?": the product pointed back at, its order's progress asked.)
         intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
     if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
             and _POINTS_AT_THEM.search(piece) and _MY_ORDERS.search(text) and asks_as_question(piece):

@@ -363,6 +363,10 @@ _THEY = re.compile(r"\b(?:they|them|those)\b", re.IGNORECASE)
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(
     r"\b(it|that order|this order|that one|this one|the same order)\b|它|这个订单|那个订单", re.IGNORECASE)
+# A Chinese clause that names no order at all, nor asks which or how many ("那还能取消吗？", "多久能到？";
+# not "我有哪些订单还没发货？"): its subject left unsaid, as Chinese does, is the thing just talked about.
+_ZH_LEFT_UNSAID = re.compile(r"(?!.*(?:订单|单子|哪|所有|全部|都|每|其他|另|别的|几个|[A-Za-z]))"
+                             r".*[\u4e00-\u9fff].*")
 # A product placed in the order just talked about ("the blue t-shirt in there", "the lamp from that order").
 _IN_THAT_ORDER = re.compile(
     r"\b(?:in|from|inside|of|out of)\s+(?:there|it|that order|this order|that one|the same order)\b",
@@ -461,9 +465,10 @@ def _order_by_status(
     applies = [o for o in view.orders if (allowed is None or any(o.status.startswith(s) for s in allowed))
                and not o.product_ids() & ruled_out]
     if recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
-            and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)):
+            and (_POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) or _ZH_LEFT_UNSAID.fullmatch(text.strip())):
         # "tracking # for #W9958106" ... "address it ships to?": the order just talked about, even
-        # when its status does not allow what is asked (the planner then says so).
+        # when its status does not allow what is asked (the planner then says so); so is what a
+        # Chinese follow-up leaves unsaid ("我的吸尘器发货了没有？" ... "那还能取消吗？").
         return _one_order(entities, recent, order="the order we talked about", by="conversation")
     if recent and _ANOTHER_ORDER.search(text) and not _PLURAL_ORDERS.search(text):
         # "... and has my other order shipped?": the one order besides the one talked about, whatever

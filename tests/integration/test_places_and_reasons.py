@@ -164,6 +164,6 @@ def test_a_product_pointed_back_at_with_its_progress_asked_is_its_orders_status(
     # jigsaw puzzles in two orders; the animals one has shipped
     _, _, client = tau_api
     status, reply = ask(client, "harper_johansson_2663",
-                        "I ordered a couple of jigsaw puzzles. The animal one, has that one left the warehouse "
-                        "yet?")
+                        "I ordered a couple of jigsaw puzzles. The animal one, has that one left the "
+                        "warehouse yet?")
     assert status == "answered" and "#W9163472" in reply and "303153978999" in reply, reply

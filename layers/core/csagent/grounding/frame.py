@@ -464,8 +464,9 @@ def _order_by_status(
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
     applies = [o for o in view.orders if (allowed is None or any(o.status.startswith(s) for s in allowed))
                and not o.product_ids() & ruled_out]
-    if recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
-            and (_POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) or _ZH_LEFT_UNSAID.fullmatch(text.strip())):
+    points_back = bool(_POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text))) \
+        or bool(_ZH_LEFT_UNSAID.fullmatch(text.strip()))
+    if recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) and points_back:
         # "tracking # for #W9958106" ... "address it ships to?": the order just talked about, even
         # when its status does not allow what is asked (the planner then says so); so is what a
         # Chinese follow-up leaves unsaid ("我的吸尘器发货了没有？" ... "那还能取消吗？").

@@ -2313,3 +2313,31 @@ def test_the_lines_returned_are_read_with_their_negations_and_what_is_kept(
 
     lines, undecided = read_return_lines(text, _two_speakers_and_a_lamp())
     assert [x.item_id for x in lines] == returned and not undecided
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("send it back and send me the right one", True),
+    ("can I swap it for a medium?", True),
+    # a word asking another item that a negation just before rules out asks none
+    ("honestly it's not worth the hassle of a swap, I'd just like to send it back", False),
+    ("no exchange please, just my money back", False),
+])
+def test_another_item_asked_unless_ruled_out(text: str, asks: bool) -> None:
+    from csagent.grounding.frame import asks_another_item
+
+    assert asks_another_item(text) is asks
+
+
+def test_a_product_named_as_what_a_thing_is_for_is_not_what_the_words_are_about() -> None:
+    from csagent.grounding.frame import not_what_it_is_for
+    from csagent.grounding.resolve import product_mentions
+
+    products = [{"product_id": "p1", "name": "Backpack", "options": {}},
+                {"product_id": "p2", "name": "Laptop", "options": {}}]
+    text = "can i get the backpack in large instead, its for my 17 inch laptop"
+    kept = not_what_it_is_for(text, product_mentions(text, products))
+    assert [m.name for m in kept] == ["Backpack"]
+    # named otherwise, it is
+    text = "can i get the backpack in large, and is my laptop shipped?"
+    kept = not_what_it_is_for(text, product_mentions(text, products))
+    assert {m.name for m in kept} == {"Backpack", "Laptop"}

@@ -216,6 +216,7 @@ class LocalUnderstanding:
             asks_as_question,
             names_a_price_difference,
             names_a_purchase,
+            not_what_it_is_for,
         )
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
@@ -308,6 +309,11 @@ class LocalUnderstanding:
                 # "Could I send the bed back?": a word too plain to name a product of the catalogue
                 # names one of the few this customer bought (the Pet Bed).
                 products = _once_each(product_mentions(piece, view.products(), own=True))
+            if products and catalogue and piece != text \
+                    and not_what_it_is_for(text, product_mentions(text, catalogue)):
+                # ("the backpack hasn't shipped yet right? can i get the large size instead, its for my
+                # 17 inch laptop": the laptop is what the backpack is for, not a product asked about)
+                products = not_what_it_is_for(piece, products)
             if products:
                 meant = _owned_of_ambiguous(piece, products, view)
                 entities["products"] = [{"product_id": p.product_id, "name": p.name, "options": p.options,
@@ -1096,11 +1102,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # store does not deliver to, whichever clause named it.
         entities = {**entities, "abroad": True}
     asks_a_change = _ZH_CHANGE.search(piece) if has_ideographs(piece) else names_address_change(piece)
-    if read_as in _ADDRESS_CHANGES and not entities.get("address") and not asks_a_change:
+    if read_as in _ADDRESS_CHANGES and (not entities.get("address") or entities.get("address_named")) \
+            and not asks_a_change:
         # "wat adress is it goin to", "I want to check the address for my kettle order", "会寄到哪个
         # 地址？": neither a new address nor a word asking for one; where it goes (or what the account
-        # holds) is asked.
-        read_as = "order_status" if read_as == "change_order_address" else "account_info"
+        # holds) is asked ("but my profile has my san diego place on it right?": the account's).
+        about_account = read_as == "update_default_address" or names_the_account(piece)
+        read_as = "account_info" if about_account else "order_status"
+        if entities.get("address_named"):
+            entities = {k: v for k, v in entities.items() if k not in {"address", "address_named"}}
     grounded_to_store = read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are

@@ -97,7 +97,7 @@ def find_order(
     ):
         return entities
     source = text
-    mentions = product_mentions(text, view.products(), own=True)
+    mentions = not_what_it_is_for(text, product_mentions(text, view.products(), own=True))
     if not mentions and recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
             and _POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text)) and intent in _WHOLE_ORDER_WRITES \
             and _may_be_in(view.order(recent), text):
@@ -107,7 +107,8 @@ def find_order(
         return _one_order(entities, recent, order="the order we talked about", by="conversation")
     if not mentions and message and not _ANOTHER_ORDER.search(text):
         # ("... and is my other order pending?" is about an order other than the one named.)
-        source, mentions = message, product_mentions(message, view.products(), own=True)
+        source = message
+        mentions = not_what_it_is_for(message, product_mentions(message, view.products(), own=True))
         # "my black kettle started leaking, is it still under warranty": the product the clause
         # points back at (carried into its entities), of those the message names.
         carried = [p for p in entities.get("products") or [] if p.get("carried")]
@@ -218,6 +219,18 @@ def find_order(
                               orders=orders_listed(chosen))),
         }
     return entities
+
+
+# What a thing is for, said of it ("it's for my 17 inch laptop", "they're to go with my grey backpack").
+_WHAT_IT_IS_FOR = re.compile(
+    r"\b(?:it'?s|it is|they'?re|they are|this is|that'?s)\s+(?:for|to fit|to go with)\s+"
+    r"(?:my|our|the|a|an)\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
+
+
+def not_what_it_is_for(text: str, mentions: Sequence[Any]) -> list[Any]:
+    """The products the words are about, without one named only as what the thing is for ("can i get
+    the large size instead of small, its for my 17 inch laptop": the laptop is no item of the change)."""
+    return [m for m in mentions if not _WHAT_IT_IS_FOR.search(text[: m.span[0]])]
 
 
 def _may_be_in(order: OrderView | None, text: str) -> bool:

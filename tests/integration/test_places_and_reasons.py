@@ -167,3 +167,10 @@ def test_a_product_pointed_back_at_with_its_progress_asked_is_its_orders_status(
                         "I ordered a couple of jigsaw puzzles. The animal one, has that one left the "
                         "warehouse yet?")
     assert status == "answered" and "#W9163472" in reply and "303153978999" in reply, reply
+
+
+def test_a_price_match_question_after_a_product_asks_the_stores_rule(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "juan_kim_6026",
+                        "saw the espresso machine way cheaper somewhere else. do u guys price match?")
+    assert "match" in reply and "versions" not in reply, reply  # the rule, not the product's range

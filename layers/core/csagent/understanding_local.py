@@ -780,6 +780,10 @@ def _named_before(piece: str, text: str, clauses: Sequence[Clause],
              "surface": last.surface}]
 
 
+# The store's rules about prices, not a product's price ("do you price match?", "any price protection?").
+_PRICE_RULE = re.compile(r"\bprice[- ]?(?:match\w*|adjust\w*|drops?|protection|guarantee)\b", re.IGNORECASE)
+
+
 def _product_asked_about_again(piece: str, before: Sequence[Clause],
                                catalogue: Sequence[Mapping[str, Any]],
                                told_before: Sequence[Mapping[str, Any]] | None = None,
@@ -800,8 +804,8 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     toks = tokens(piece)
     keys = list((entry or {}).get("options") or {})
     asked = dimension_named(toks, keys)
-    if asked is None and not _PRICE_WORDS & set(toks):
-        return None
+    if asked is None and (not _PRICE_WORDS & set(toks) or _PRICE_RULE.search(piece)):
+        return None  # ("do u guys price match?" asks the store's rule, not the product's price)
     dimensions = {str(k): [str(v) for v in vs] for k, vs in ((entry or {}).get("options") or {}).items()}
     named_values = {hit.key: hit.value for hit in find_option_values(piece, dimensions)}
     # The options the clause before named still hold ("the e-reader with cellular in stock? how much

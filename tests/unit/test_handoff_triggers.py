@@ -509,6 +509,8 @@ def test_frustration_in_words_that_say_it_was_asked_before_insists() -> None:
     # a question whether the warranty would do it is not a claim
     ("will the warranty replace it?", False),
     ("does the warranty cover repairs?", False),
+    # "保修" is the warranty; its "修" asks for no repair
+    ("请问我买的耳机保修期是多久？", False),
 ])
 def test_a_warranty_claim_or_a_carrier_investigation_is_run_by_our_team(text: str, process: bool) -> None:
     # Given a message that asks to start a claim or an investigation (or only asks about one)

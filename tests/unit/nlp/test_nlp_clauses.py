@@ -69,6 +69,12 @@ def test_chinese_connectors_split_between_requests(text: str, expected: list[str
     assert split_clauses(text) == expected
 
 
+def test_a_courtesy_opening_stays_with_the_question_after_it() -> None:
+    # "may I ask," is no request of its own
+    assert split_clauses("请问一下，我买的烤架保修多长时间？燃烧器坏了算不算保修？") == [
+        "请问一下，我买的烤架保修多长时间？", "燃烧器坏了算不算保修？"]
+
+
 @pytest.mark.parametrize("text", ["我的订单还有多久到", "耳机坏了，我要退货"])
 def test_chinese_words_that_only_look_like_connectors_do_not_split(text: str) -> None:
     # Given 还有 meaning "still", or a statement followed by its request

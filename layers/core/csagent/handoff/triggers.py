@@ -320,7 +320,8 @@ def warranty_remedy_asked(text: str) -> bool:
     warranty", "I want to use the warranty to repair it"; not "will the warranty replace it?"."""
     from csagent.nlp.speech_acts import asks_for_change
 
-    return bool(_WARRANTY.search(text) and _REMEDY.search(text)) and asks_for_change(text)
+    # (the remedy a word of its own: "保修" names the warranty, its "修" no repair asked)
+    return bool(_WARRANTY.search(text) and _REMEDY.search(_WARRANTY.sub(" ", text))) and asks_for_change(text)
 
 
 _WARRANTY = re.compile(r"\bwarrant(?:y|ee|ies)\b|保修", re.IGNORECASE)

@@ -50,7 +50,8 @@ class Clause:
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A piece that is only this ("..., please?") is part of the request beside it.
-_COURTESY = frozenset({"please", "pls", "plz", "请"})  # thanks stay a clause of their own
+# thanks stay a clause of their own; "请问一下，..." ("may I ask, ...") opens the question after it
+_COURTESY = frozenset({"please", "pls", "plz", "请", "请问", "请问一下", "问一下", "麻烦问一下", "打扰一下"})
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A request that names nothing of its own ("could you check for me?", "can u look into it pls", "Fix it.",
 # "Could you change that for me, please?").
@@ -374,7 +375,10 @@ def segment(text: str) -> list[Clause]:
     for s, e in spans:
         cleaned = _clean(text[s:e])
         has_content = bool(_WORD.search(cleaned)) and cleaned.lower().strip(" ?!.") not in _COURTESY
-        previous_empty = bool(merged) and not _WORD.search(_clean(text[merged[-1][0]:merged[-1][1]]))
+        before = _clean(text[merged[-1][0]:merged[-1][1]]) if merged else ""
+        # (a piece before that is only courtesy, "请问一下，", opens this one)
+        previous_empty = bool(merged) and (not _WORD.search(before)
+                                           or before.lower().strip(" ?!.，,") in _COURTESY)
         narrows = bool(merged) and bool(_NARROWING.fullmatch(cleaned.strip(" .!?")))
         # ("... the address is right there on my account. Fix it.": what it asks is the one before)
         bare = bool(merged) and bool(_BARE_REQUEST.fullmatch(cleaned.strip(" .!?")))

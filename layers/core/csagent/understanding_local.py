@@ -1388,11 +1388,17 @@ _CHANGE_VERB = re.compile(
 def _tells_why(text: str, piece: str) -> bool:
     """Does the message, beside the question `piece`, tell of the customer or the thing in a sentence
     of its own ("The dumbbells are way too heavy for me.", "I don't use them.")? A greeting or thanks
-    ("Hope you're well.", "Thanks so much!") tells nothing."""
+    ("Hope you're well.", "Thanks so much!") tells nothing; nor does the thing's condition, which
+    asks whether the rules allow it ("I did not open it yet, the seal is still there. Is it possible
+    to return it?")."""
     told = [s for s in _SENTENCES.split(text) if piece not in s and not has_question_mark(s)]
-    return any(len(s.split()) >= TOLD_WORDS and _OF_THEM_OR_ME.search(s) for s in told)
+    return any(len(s.split()) >= TOLD_WORDS and _OF_THEM_OR_ME.search(s) and not _ITS_CONDITION.search(s)
+               for s in told)
 
 
+# Words of the state a thing is in, which the store's return rules ask about.
+_ITS_CONDITION = re.compile(r"\b(?:open(?:ed)?|unopened|seal(?:ed)?|unused|used|worn|tags?|box|packag\w*"
+                            r"|wrapp(?:ed|ing))\b", re.IGNORECASE)
 #: Words a sentence needs to tell something (not "Hi!", "Thanks so much.").
 TOLD_WORDS = 4
 # Words telling of the customer or of the thing ("I", "my", "it", "them").

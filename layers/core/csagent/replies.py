@@ -139,9 +139,9 @@ def _order_items(data: CatalogueData, lang: str) -> str:
 
 
 def _orders_with_product(data: CatalogueData, lang: str) -> str:
-    """ "Your orders with it: #W1 (processed, 2024-04-25): Tea Kettle (material: glass, ..., $94.68);
-    #W2 (pending, ...): ...": each order holding the product, with its status and date and the
-    customer's items of it."""
+    """ "Your orders with it: #W1 (processed (shipped), 2024-04-25): Tea Kettle (material: glass, ...,
+    $94.68); #W2 (pending, 2024-02-21): ...": each order holding the product, with its status (in the
+    customer's words) and date and the customer's items of it."""
     rows = data.rows_as(OrderItemRow)
     by_order: dict[str, list[OrderItemRow]] = {}
     for row in rows:

@@ -1,7 +1,7 @@
 """Where a customer's words name a city: by its name, or by another name customers use for it
 ("my SF address", "the one going to Philly", "寄到夏洛特的那个"; `data/place_names.json`). Used wherever
-a city of the customer's own addresses is looked for (`grounding.model`, `grounding.facts`); no I/O
-beyond the package's data file, read once."""
+a city of the customer's own addresses is looked for (`grounding.model`, `grounding.facts`,
+`grounding.frame`); the package's data file is read at first use, once."""
 
 from __future__ import annotations
 

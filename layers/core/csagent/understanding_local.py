@@ -251,6 +251,8 @@ class LocalUnderstanding:
         fallback_order = message_orders[0] if len(message_orders) == 1 else state.get("order_id_hint")
         picked, waiting = None, None
         listed = next((ids for ids in (_only_listed(p) for p in pieces) if len(ids) > 1), [])
+        # the products the message is about, not only as what something is for (read once, when asked)
+        about_in_message = cache(lambda: not_what_it_is_for(text, product_mentions(text, catalogue or [])))
         variants = self._variants() if self._variants and view is not None else None
         if view is not None and (not fallback_order or len(message_orders) == 1):
             # "the delivered one", or "the one with number #W1, please" naming one of those listed
@@ -309,8 +311,7 @@ class LocalUnderstanding:
                 # "Could I send the bed back?": a word too plain to name a product of the catalogue
                 # names one of the few this customer bought (the Pet Bed).
                 products = _once_each(product_mentions(piece, view.products(), own=True))
-            if products and catalogue and piece != text \
-                    and not_what_it_is_for(text, product_mentions(text, catalogue)):
+            if products and catalogue and piece != text and about_in_message():
                 # ("the backpack hasn't shipped yet right? can i get the large size instead, its for my
                 # 17 inch laptop": the laptop is what the backpack is for, not a product asked about)
                 products = not_what_it_is_for(piece, products)
@@ -871,11 +872,11 @@ _ONLY_LISTED = re.compile(r"(?:(?:orders?|both)\s+)?#?W\d{7}(?:\s*(?:,|and|&|\+|
 
 def _only_listed(piece: str) -> list[str]:
     """The order ids of a clause that only lists them, [] for any other clause."""
-    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+    from csagent.nlp.entities.identifiers import find_order_ids
 
     if "?" in piece or not _ONLY_LISTED.fullmatch(piece.strip()):
         return []
-    return [f"#W{m.group(1)}" for m in ORDER_ID_RE.finditer(piece)]
+    return find_order_ids(piece)
 
 
 def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
@@ -1019,14 +1020,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # customer's orders, not the catalogue. ("I've got a couple of tea kettles ordered. The glass
         # one, has that one left yet?": the product pointed back at, its order's progress asked.)
         intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
-    if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
-            and _POINTS_AT_THEM.search(piece) and _MY_ORDERS.search(text) and asks_as_question(piece):
-        # "I've got two orders with you. What does each one come to, and have they left yet?": a
-        # question naming no product, its words pointing back at the orders the message spoke of;
-        # about those orders. (A statement is not: "Reason is I don't need them anymore.")
+    # a question naming no product, beside words of the customer's orders (a statement is not one:
+    # "Reason is I don't need them anymore.")
+    of_their_orders = intent in CATALOGUE_WISHES and not entities.get("products") \
+        and not entities.get("order_id") and bool(_MY_ORDERS.search(text)) and asks_as_question(piece)
+    if of_their_orders and _POINTS_AT_THEM.search(piece):
+        # "I've got two orders with you. What does each one come to, and have they left yet?": its
+        # words pointing back at the orders the message spoke of; about those orders.
         intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
-    if intent in CATALOGUE_WISHES and not entities.get("products") and not entities.get("order_id") \
-            and _WHICH_OF_THEM.search(piece) and _MY_ORDERS.search(text) and asks_as_question(piece):
+    elif of_their_orders and _WHICH_OF_THEM.search(piece):
         # "how many orders have i placed, and which one was the most expensive": which of the orders
         # the message spoke of, which their list answers (each with its status, date and total)
         intent, grounded_to_store = "order_list", True

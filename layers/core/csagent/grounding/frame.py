@@ -28,6 +28,7 @@ from csagent.grounding.asking import (
 )
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
+from csagent.grounding.places import city_named
 from csagent.grounding.resolve import (
     ItemChange,
     line_by_options,
@@ -175,7 +176,7 @@ def find_order(
         # "the skateboard in my pending order": the status words pick among the orders with it;
         # also those of another clause ("I cancelled that keyboard order. Did you refund it?"),
         # whatever this one asks.
-        narrowed = [o for o in fitting if any(o.status.startswith(s) for s in described)]
+        narrowed = [o for o in fitting if o.in_status(described)]
         fitting = narrowed or fitting
     if len(fitting) > 1:
         # "the camera with the 10x zoom", "my keyboard, the white one": the item's options pick, in
@@ -238,7 +239,7 @@ def _may_be_in(order: OrderView | None, text: str) -> bool:
     yet, could you cancel that one?" is not about the delivered one just talked about)?"""
     described = statuses_described(text)
     return order is None or not described or statuses_asked_about(text) \
-        or any(order.status.startswith(s) for s in described)
+        or order.in_status(described)
 
 
 def _said_before(mentions: Sequence[Any], message: str, text: str) -> list[Any]:
@@ -444,7 +445,7 @@ def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view
         # my pending order with my Mastercard instead of the gift card", when the Mastercard paid
         # only a cancelled order, is not about the orders the method paid (the rest of grounding
         # finds the order).
-        fitting = [o for o in fitting if any(o.status.startswith(s) for s in described)]
+        fitting = [o for o in fitting if o.in_status(described)]
         if not fitting:
             return None
     if len(fitting) == 1:
@@ -475,7 +476,7 @@ def _order_by_status(
     described = statuses_described(text) or (None if message and _status_asked_in(message)
                                              else statuses_described(message))
     allowed = STATUSES_FOR.get(intent) or STATUSES_ASKED_ABOUT.get(intent)
-    applies = [o for o in view.orders if (allowed is None or any(o.status.startswith(s) for s in allowed))
+    applies = [o for o in view.orders if (allowed is None or o.in_status(allowed))
                and not o.product_ids() & ruled_out]
     points_back = bool(_POINTS_AT_ORDER.search(_EMPTY_IT.sub(" ", text))) \
         or bool(_ZH_LEFT_UNSAID.fullmatch(text.strip()))
@@ -490,7 +491,7 @@ def _order_by_status(
         others = [o for o in applies if o.order_id != recent]
         if len(others) == 1:
             return _one_order(entities, others[0].order_id, order="your other order", by="conversation")
-    fitting = [o for o in applies if described is None or any(o.status.startswith(s) for s in described)]
+    fitting = [o for o in applies if described is None or o.in_status(described)]
     if not fitting and statuses_asked_about(text):
         # "has anything I ordered shipped yet?" when nothing has: each order's status is the answer
         fitting = applies
@@ -1486,7 +1487,7 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         score += len(mentions) + max((len(set(tokens(str(x.name))) & set(words)) for x in mentions),
                                      default=0)
         described = statuses_described(text)
-        if described and any(order.status.startswith(s) for s in described):
+        if described and order.in_status(described):
             score += 2
         scores.append(-1 if order.order_id in ruled_out else score)
     best = max(scores)
@@ -1607,8 +1608,6 @@ _NEGATED_BEFORE = re.compile(r"\b(?:(?:not|no|never|isn't|wasn't)(?!\s+(?:longer
 def _address_named(text: str, order: OrderView) -> int | None:
     """Where the text names the order's shipping address (its street line, or its city when the
     street is not given), as a character offset; None when it does not."""
-    from csagent.grounding.places import city_named
-
     address = order.address or {}
     street = address.get("address1")
     if street and len(street) >= 4:

@@ -1,5 +1,6 @@
 """What grounding matches a customer's words against: their own orders and payment methods,
-and the catalogue's variants. Plain frozen data, built by an adapter from one read; no I/O here.
+and the catalogue's variants. Plain frozen data, built by an adapter from one read; no I/O here
+(a city's other names are package data, read once at first use by `grounding.places`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from csagent.grounding.places import city_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,10 @@ class OrderView:
 
     def product_ids(self) -> set[str]:
         return {line.product_id for line in self.lines}
+
+    def in_status(self, statuses: Iterable[str]) -> bool:
+        """Is the order in one of the statuses ("pending" also holds "pending (item modified)")?"""
+        return any(self.status.startswith(s) for s in statuses)
 
     def products(self) -> list[dict[str, Any]]:
         """The order's products in the catalogue's shape (for mention finding), once each."""
@@ -111,8 +118,6 @@ def _names_part(text: str, part: str) -> bool:
 def _names_address(text: str, address: Mapping[str, str]) -> bool:
     """Do the words name this address, by its street or its city (by any of its names: "my SF
     address", `grounding.places`)?"""
-    from csagent.grounding.places import city_named
-
     return _names_part(text, _street_name(str(address.get("address1") or ""))) \
         or city_named(text, str(address.get("city") or "")) is not None
 

@@ -124,7 +124,7 @@ def orders_mentioning(
     wanted = set(product_ids)
     found = [o for o in view.orders if o.product_ids() & wanted]
     if statuses:
-        found = [o for o in found if any(o.status.startswith(s) for s in statuses)]
+        found = [o for o in found if o.in_status(statuses)]
     return found
 
 

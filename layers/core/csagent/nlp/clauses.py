@@ -279,6 +279,11 @@ _COMPLEMENT_OPENERS = frozenset({"to", "for", "from", "at", "into", "onto", "wit
                                  "too", "back", "over"})
 
 
+def _only_courtesy(cleaned: str) -> bool:
+    """Is a cleaned piece only a courtesy word (", please?", "请问一下，")?"""
+    return cleaned.lower().strip(" ?!.") in _COURTESY
+
+
 def _clean(raw: str) -> str:
     """Drop surrounding spaces/punctuation and a leading connector; keep a final '?'."""
     text = raw.strip()
@@ -374,11 +379,10 @@ def segment(text: str) -> list[Clause]:
     merged: list[list[int]] = []
     for s, e in spans:
         cleaned = _clean(text[s:e])
-        has_content = bool(_WORD.search(cleaned)) and cleaned.lower().strip(" ?!.") not in _COURTESY
+        has_content = bool(_WORD.search(cleaned)) and not _only_courtesy(cleaned)
         before = _clean(text[merged[-1][0]:merged[-1][1]]) if merged else ""
         # (a piece before that is only courtesy, "请问一下，", opens this one)
-        previous_empty = bool(merged) and (not _WORD.search(before)
-                                           or before.lower().strip(" ?!.，,") in _COURTESY)
+        previous_empty = bool(merged) and (not _WORD.search(before) or _only_courtesy(before))
         narrows = bool(merged) and bool(_NARROWING.fullmatch(cleaned.strip(" .!?")))
         # ("... the address is right there on my account. Fix it.": what it asks is the one before)
         bare = bool(merged) and bool(_BARE_REQUEST.fullmatch(cleaned.strip(" .!?")))

@@ -210,6 +210,7 @@ def test_a_token_the_user_pool_never_signed_is_refused_by_the_api(customer_page,
 
     page = customer_page
     page.goto("/")
+    page.get_by_role("button", name="Sign in with your store account").wait_for()  # (as in test_pages)
     # Given a token with Emma's claims and the pool's key id, signed with another key
     forger = RSAKey.generate_key(2048, parameters={"kid": idp.key.kid})
     page.evaluate("t => sessionStorage.setItem('csagent.token', t)", idp.id_token(EMMA, key=forger))

@@ -462,6 +462,18 @@ def _returns_over_described_exchanges(clauses: list[dict[str, Any]]) -> list[dic
     """The clauses without an exchange read from words that describe an item beside a return of it
     ("it came in black, I picked grey. Take it back and refund me": the return); the items the
     exchange named are the ones the return sends back when it names none ("could I send it back?")."""
+    paying: list[dict[str, Any]] = []
+    for clause in clauses:
+        exchange = _exchange_it_pays_for(clause, clauses) \
+            if clause.get("intent") == "return_request" else None
+        if exchange is not None:
+            # "can i swap it for the 2 liter glass one? any refund to my gift card": where the
+            # exchange's difference goes, which the exchange took (or takes here) as its method.
+            method = clause["entities"].get("payment_method_id")
+            if method and not exchange["entities"].get("payment_method_id"):
+                exchange["entities"]["payment_method_id"] = method
+            paying.append(clause)
+    clauses = [c for c in clauses if not any(c is p for p in paying)]
     kept: list[dict[str, Any]] = []
     for clause in clauses:
         entities = clause["entities"]
@@ -471,6 +483,27 @@ def _returns_over_described_exchanges(clauses: list[dict[str, Any]]) -> list[dic
         elif not returned["entities"].get("item_ids") and entities.get("item_ids"):
             returned["entities"]["item_ids"] = list(entities["item_ids"])
     return kept
+
+
+def _exchange_it_pays_for(clause: Mapping[str, Any],
+                          clauses: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The exchange of the same order that the message asks for in words of its own ("can i swap
+    it for the green one w 20 hrs?") beside a return clause that names no return, only money coming
+    back ("any $ back to my gift card"): that money is the exchange's difference. None otherwise
+    (a return asked in words, "send the green one back", stays a return)."""
+    from csagent.grounding.frame import named_changes
+
+    text = str(clause.get("text") or "")
+    order_id = (clause.get("entities") or {}).get("order_id")
+    if not order_id or named_changes(text):
+        return None
+    for other in clauses:
+        named = other.get("entities") or {}
+        if other is not clause and other.get("intent") == "change_items" \
+                and named.get("item_action") == "exchange_items" and named.get("order_id") == order_id \
+                and "change_items" in named_changes(str(other.get("text") or "")):
+            return other
+    return None
 
 
 def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

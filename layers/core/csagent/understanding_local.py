@@ -1013,6 +1013,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
+    grounded_to_store = False  # (set by a re-reading below that grounds the clause in their orders)
+    if intent == "change_items" and _tells_what_they_bought(piece, view):
+        # "I bought the blue crew neck t-shirt in medium and I'm really pleased with it": what they
+        # have, every option named theirs, no change named; it asks nothing.
+        return "smalltalk", {}, False
     own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
     if intent in CATALOGUE_WISHES and not own_products and not entities.get("order_id") \
             and statuses_described(piece) and (not entities.get("products") or statuses_asked_about(piece)):
@@ -1079,7 +1084,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
     # A clause that points back at a product ("exchange them for an 11"), or names none ("wrong size
     # on the hiking boots. exchange for 7."), means one the message names.
-    points_back = (entities.get("reference") or {}).get("kind") == "product" or not entities.get("products")
+    points_back = (entities.get("reference") or {}).get("kind") == "product" or not any(
+        not p.get("carried") and str(p.get("surface") or "").lower() in piece.lower()
+        for p in entities.get("products") or [])  # (none named in the clause's own words)
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view, about_a_product=about_a_product),
                             piece, view, text if points_back else "")
     read_as = address_intent(read_as, piece, view, order_named=bool(entities.get("order_id")), message=text)
@@ -1117,7 +1124,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         read_as = "account_info" if about_account else "order_status"
         if entities.get("address_named"):
             entities = {k: v for k, v in entities.items() if k not in {"address", "address_named"}}
-    grounded_to_store = read_as != intent
+    grounded_to_store = grounded_to_store or read_as != intent
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
     # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
@@ -1132,6 +1139,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     whole = intent in {"change_items", "return_request", "change_payment"}
     entities = ground(intent, text if whole else piece, entities, view, variants, text, recent,
                       recent_products)
+    if intent == "return_request" and len(entities.get("item_ids") or ()) > 1 and piece != text:
+        entities = _items_the_clause_returns(piece, entities, view)
     if intent in ORDER_READ_INTENTS and entities.get("order_id") \
             and (entities.get("address") or {}).get("zip") and names_address_change(piece):
         # "The order with the bicycle, please send it to other address: 271 Sunset Drive, ..., Dallas
@@ -1220,6 +1229,47 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An order found by its status alone ("your pending order") says nothing about the words.
     by_words = (entities.get("grounded") or {}).get("by") != "status"
     return intent, entities, grounded_to_store or (by_words and bool(entities.get("grounded_orders")))
+
+
+# A purchase told in the past tense: "I bought the ...", "we ordered ...".
+_TOLD_PURCHASE = re.compile(r"\b(?:i|we)\s+(?:just\s+|recently\s+|already\s+)?"
+                            r"(?:bought|ordered|purchased|got)\b", re.IGNORECASE)
+
+
+def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
+    """Is the clause a statement of what the customer bought ("I bought the blue crew neck t-shirt in
+    medium"): a purchase told, no change named, and every product it names with options one of
+    their items has, option for option?"""
+    from csagent.grounding.frame import asks_as_question, named_changes
+    from csagent.grounding.resolve import product_mentions
+
+    if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece):
+        return False
+    mentions = product_mentions(piece, view.products(), own=True)
+    if not mentions:
+        return False
+    lines = [x for o in view.orders for x in o.lines]
+    return all(any(x.product_id == m.product_id and all(x.options.get(k) == v for k, v in m.options.items())
+                   for x in lines) for m in mentions)
+
+
+def _items_the_clause_returns(piece: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:
+    """A return read from the whole message ("two backpacks ..., the grey one and the green one. want
+    to return the green one") sends back the items its own clause names, when it names some of
+    them: the other sentences only said which items the order holds."""
+    from csagent.grounding.resolve import line_by_options, read_return_lines
+
+    order = view.order(entities.get("order_id"))
+    if order is None:
+        return entities
+    named, undecided = read_return_lines(piece, order)
+    if not named and not undecided:
+        line = line_by_options(piece, order)
+        named = [line] if line is not None else []
+    ids = [line.item_id for line in named]
+    if ids and set(ids) < set(entities["item_ids"]):
+        return {**entities, "item_ids": ids}
+    return entities
 
 
 def _tells_more_of(before: Clause, intent: str, piece: str, entities: Mapping[str, Any]) -> bool:

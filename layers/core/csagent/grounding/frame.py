@@ -83,6 +83,20 @@ def _one_order(entities: dict[str, Any], order_id: str, **grounded: str) -> dict
             "grounded": {**entities.get("grounded", {}), **grounded}}
 
 
+# Words saying an order holds nothing but the products named: "just the light bulb", "only the boots",
+# "the boots by themselves", "只有一套化妆品".
+_ONLY_BEFORE = re.compile(r"(?:\b(?:just|only)\s+(?:(?:the|a|an|my|one|that|those|two|2)\s+)?"
+                          r"(?:[\w-]+\s+){0,2}|只有(?:一\w?)?)$", re.IGNORECASE)
+_ONLY_AFTER = re.compile(r"^\W*(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone\b|and nothing else)",
+                         re.IGNORECASE)
+
+
+def _only_these(text: str, mentions: Sequence[Any]) -> bool:
+    """Do the words say the order holds only the products mentioned?"""
+    return any(_ONLY_BEFORE.search(text[max(0, m.span[0] - 30):m.span[0]])
+               or _ONLY_AFTER.search(text[m.span[1]:]) for m in mentions)
+
+
 def find_order(
     intent: str, text: str, entities: dict[str, Any], view: CustomerView, message: str = "",
     recent: str | None = None,
@@ -166,6 +180,11 @@ def find_order(
         # ("the order with the security camera and the pet bed": the one holding both, before any
         # status word narrows)
         fitting, found = _holding_most(fitting, product_ids), _holding_most(found, product_ids)
+    if len(found) > 1 and _only_these(source, mentions):
+        # "tracking for the order that's just the light bulb", "我有个订单里只有一套化妆品": the order
+        # holding nothing else, of those holding it.
+        fitting, found = ([o for o in group if o.product_ids() <= product_ids] or group
+                          for group in (fitting, found))
     # "the first one arrived ages ago but I'm still waiting on the newer one": the status after the
     # contrast is the one meant.
     after = statuses_described(source[cut:]) if cut > 0 and source is text else None
@@ -199,6 +218,10 @@ def find_order(
         return entities  # several orders with it: the question is answered for the product
     if 1 < len(chosen) <= MAX_LISTED and intent == "complaint":
         # "charged twice for the boots", with boots in two orders: both orders are the facts.
+        ids = [o.order_id for o in chosen]
+        return {**entities, "order_ids": ids, "grounded_orders": ids}
+    if 1 < len(chosen) <= MAX_LISTED and intent in READS and _PLURAL_ORDERS.search(text):
+        # "the status of every order of mine that included a Bluetooth speaker": each one answered.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
     several = len({m.span for m in mentions}) > 1
@@ -366,6 +389,7 @@ _WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order", "change
 # ("anything of mine not delivered yet?", "which of my stuff hasn't shipped", "gimme the tracking
 # nums", "what do i have that hasnt shipped").
 _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|any of them|each(?: one)?|both"
+                            r"|every (?:single )?(?:one|order)"
                             r"|anything|everything|any of my"
                             r"|which ones|my stuff|my things|in total|altogether"
                             r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have)\b"
@@ -916,6 +940,12 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
         # store matter is never refused, and the grounding finds (or asks) which order.
         return runner_up
     about_the_product = _about_the_product(text) if about_a_product is None else about_a_product
+    if (intent in _ORDER_FACTS or (intent == "complaint" and asks_as_question(text))) \
+            and asks_the_range(text):
+        # "what piece count does the Luggage Set come in?", "I got the red one, what colours does
+        # your t-shirt come in?": which versions the product comes in, the store's range; their own
+        # item has one of each option, which the order answers only beside it.
+        return "product_info"
     if intent in _ORDER_FACTS and _THE_STORE_HAS.search(text) and not _POSSESSIVE.search(text):
         # "Which t-shirt in size S you have now?": what the store has, not what the customer does
         return "product_availability"
@@ -1092,6 +1122,23 @@ _ASKS_THE_ASSISTANT = re.compile(
 _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|instead|upgrade|refund)\w*\b",
                           re.IGNORECASE)
 # "what colour were the earbuds I bought", "what size did I get": what their own item is.
+# A question asking which versions a product comes in: "what sizes does it come in?", "does the
+# kettle come in 2 liters", "which bottle sizes your perfume comes in?", "my bike come in other colors?",
+# "what other colours are there?" (not "when does it come in?", its delivery).
+_THE_RANGE = re.compile(
+    r"\b(?:does|do)\b[^.?!,;]{0,40}?\bcome\s+in\b"
+    r"|\b(?:what|which|wat|wich)\b[^.?!,;]{0,40}?\bcomes?\s+in\s*(?:[?.!,;]|$)"
+    r"|\bcomes?\s+in\s+(?:other|another|any|more|different|diff)\b"
+    r"|\b(?:what|which|wat|any)\s+other\s+(?:colou?rs?|sizes?|options?|versions?|styles?|capacit(?:y|ies)"
+    r"|materials?|models?)\b", re.IGNORECASE)
+_WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+
+
+def asks_the_range(text: str) -> bool:
+    """Does the clause ask which versions (options) a product comes in, the store's range?"""
+    return bool(_THE_RANGE.search(text)) and not _WHEN.search(text)
+
+
 _ITS_OWN_ATTRIBUTE = re.compile(
     r"\b(?:what|wat|wht|which|wich)\s+(?:colou?r|size|model|version|capacity|material|kind|type|one)\b"
     r"(?:\s+\w+){0,6}?\s+(?:were|was|did i|i (?:got|bought|ordered|picked|chose))\b"
@@ -1114,7 +1161,10 @@ _PERSONAL_CHANGE = re.compile(
     r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
     # or told to: "Exchange them for an 11", "just wanna send it back"
     r"|(?:^|[,;:.!?]\s*)\W*(?:please\s+|pls\s+|just\s+)?"
-    r"(?:(?:wanna|want to|need to|gotta|thinking (?:about|of)|considering)\s+)?(" + _VERBS + r")\b",
+    r"(?:(?:wanna|want to|need to|gotta|thinking (?:about|of)|considering)\s+)?(" + _VERBS + r")\b"
+    # or asked of the store: "can u swap the white one to brown too"
+    r"|\b(?:can|could|would|will)\s+(?:you|u|ya|you guys|u guys)\s+(?:please\s+|pls\s+|just\s+)?"
+    r"(" + _VERBS + r")\b",
     re.IGNORECASE,
 )
 
@@ -1141,7 +1191,7 @@ def named_changes(text: str) -> list[str]:
     text = _GERUND.sub(lambda m: _GERUNDS[m.group(0).lower()], ORDER_ID_RE.sub(" ", text))
     found: list[str] = []
     for verb in _PERSONAL_CHANGE.finditer(text):
-        said = (verb.group(1) or verb.group(2) or "").lower()
+        said = (verb.group(1) or verb.group(2) or verb.group(3) or "").lower()
         request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.split()[0].rstrip("e"))),
                        None)
         if request is not None and request not in found:
@@ -1414,8 +1464,15 @@ def item_change_intent(
         # sentence's question about the product ("plug in the wall?" is no wish for the AC one).
         text = _without_questions(text, clause)
     changes = resolve_item_changes(text, order, variants)
-    wants_another = any(c.new is not None and c.new.item_id != c.line.item_id for c in changes.changes)
-    return "change_items" if wants_another else intent
+    wanted = [c for c in changes.changes if c.new is not None and c.new.item_id != c.line.item_id]
+    if wanted and named_changes(text) == ["return_request"] and all(
+            any(other is not c.line and other.product_id == c.line.product_id for other in order.lines)
+            for c in wanted):
+        # "two backpacks in my last delivery, the grey one and the green one. want to return the
+        # green one": the order holds more than one of the product, and the options named say which
+        # of them; the only change asked for is a return.
+        return intent
+    return "change_items" if wanted else intent
 
 
 # Words putting a product as the store's ("your kettles", "do u guys have").

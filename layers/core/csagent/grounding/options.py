@@ -25,7 +25,7 @@ from csagent.nlp.gloss import gloss
 
 _WORD = re.compile(r"[a-z0-9%]+(?:\.[0-9]+)?[a-z%]*")
 _NUM_UNIT = re.compile(
-    r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|feet|foot|w|k|mah|inch|inches|hours?|liters?|litres?|"
+    r"(\d)\s+(?=(?:x|mm|ml|l|gb|tb|mp|ft|feet|foot|w|k|mah|inch|inches|hours?|hrs?|liters?|litres?|"
     r"cups?|degrees?|lbs?|piece|bar|p)\b)"
 )
 _NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never", "isnt", "arent", "wasnt", "werent",
@@ -33,6 +33,8 @@ _NEGATORS = frozenset({"no", "not", "non", "without", "nope", "never", "isnt", "
 _UNITS_PLURAL = {  # and one spelling per unit: "1 litre" = "1 liter" = "1L"
     "inches": "inch",
     "hours": "hour",
+    "hrs": "hour",  # "the one w 20 hrs"
+    "hr": "hour",
     "liters": "l",
     "litres": "l",
     "liter": "l",

@@ -212,8 +212,9 @@ def declines_change(text: str) -> bool:
         j = i
         while j > 0 and words[j - 1] in gap and i - j < 4:
             j -= 1
-        if any(words[max(0, j - len(n)):j] == n for n in lexicon["negation"] if n):
-            return True
+        negated = [n for n in lexicon["negation"] if n and words[max(0, j - len(n)):j] == n]
+        if negated and not (j - len(negated[0]) > 0 and words[j - len(negated[0]) - 1] == "if"):
+            return True  # (not "If not, please cancel": the negation is the condition's, "if not shipped")
         if gerund is not None and j > 0 and words[j - 1] == "no":
             return True  # "no cancelling" (but "no, cancel it" asks for it)
     return False

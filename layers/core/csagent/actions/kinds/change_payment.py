@@ -62,7 +62,11 @@ def check_payment_change(order: OrderFacts, args: PaymentChangeArgs,
         return rule_violation(rules.message("change_payment", "one_payment", order_id=order.order_id))
     payment = order.transactions[0]
     if payment.payment_method_id == method.payment_method_id:
-        return rule_violation(rules.message("change_payment", "same_method", order_id=order.order_id,
+        # ("pay with a different card" from a customer whose account holds only this one: nothing
+        # to switch to, which is said plainly)
+        only = all(m.payment_method_id == method.payment_method_id for m in order.payment_methods)
+        return rule_violation(rules.message("change_payment", "only_method" if only else "same_method",
+                                            order_id=order.order_id,
                                             method=method.label().removeprefix("your ")))
     violation = check_gift_card_covers(method, payment.amount, "the order's payment", rules)
     return violation or (payment, method)

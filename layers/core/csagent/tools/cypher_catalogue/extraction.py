@@ -325,6 +325,19 @@ OPTION_RANK_FLOOR = 0.35
 _AMBIGUOUS_VALUES = _COMMON_WORD_VALUES | {"no"}
 
 
+# Words setting a named option value aside: the others are asked ("other colors", "isn't blue").
+_OTHER_VALUES = re.compile(r"\b(?:other|another|different|else)\b", re.IGNORECASE)
+_RULED_OUT = re.compile(r"\b(?:not|no|isn'?t|aren'?t|except|besides|other than|instead of|but)\s+"
+                        r"(?:\w+\s+){0,2}$", re.IGNORECASE)
+
+
+def sets_aside(question: str, value: str) -> bool:
+    """Does the question ask for values other than `value` (ruled out just before it, or "other" /
+    "another" asked), not for versions in it?"""
+    at = question.lower().find(value.lower())
+    return bool(_OTHER_VALUES.search(question)) or (at >= 0 and bool(_RULED_OUT.search(question[:at])))
+
+
 def narrow_by_option(question: str, vocabulary: StoreVocabulary,
                      given: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]] | None:
     """(template id, parameters) when the question names a product and one of ITS options: a value
@@ -342,6 +355,11 @@ def narrow_by_option(question: str, vocabulary: StoreVocabulary,
     value = _find_option_value(question, {v for _, v in pairs} - _AMBIGUOUS_VALUES)
     if value:
         keys = {k for k, v in pairs if v == value}
+        if len(keys) == 1 and sets_aside(question, value):
+            # "does the black backpack I bought come in other colors?", "is there a version that
+            # isn't blue?": the value named is the one they have or rule out; the option's other
+            # values are asked.
+            return "product_option_values", {"product_name": product, "option_key": next(iter(keys))}
         params = {"product_name": product, "option_value": value}
         if len(keys) == 1:
             params["option_key"] = next(iter(keys))

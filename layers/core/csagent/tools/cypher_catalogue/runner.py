@@ -26,6 +26,7 @@ from csagent.tools.cypher_catalogue.extraction import (
     entity_pattern,
     extract_params,
     narrow_by_option,
+    sets_aside,
     store_vocabulary,
 )
 from csagent.tools.cypher_catalogue.matcher import TemplateMatch, TemplateMatcher, matcher_for
@@ -159,6 +160,15 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
     """The match, narrowed to an option template when the question names one of the product's
     options (`narrow_by_option`). Also answers a product question that ranked a product template
     first but fell short of the threshold ("which sensor types can I choose from?")."""
+    if matched is not None and matched.template.id == "variants_by_option":
+        # "does the black backpack come in other colors?": matched as versions in black, unless the
+        # value is set aside, when the option's values are asked (`narrow_by_option`).
+        narrowed = narrow_by_option(question, vocabulary, given=params)
+        template = matcher.catalogue.get(narrowed[0]) if narrowed is not None else None
+        if narrowed is None or template is None or template.id != "product_option_values":
+            return matched
+        return TemplateMatch(template, matched.score, matched.margin, matched.template.id, matched.score,
+                             matched.matched_text, narrowed=narrowed[1])
     if matched is not None and matched.template.id not in OPTION_NARROWED:
         return matched
     if matched is None:
@@ -386,10 +396,13 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
         narrowed = _narrowed(matched, question, vocabulary, narrowing, matcher)
         key = narrowed.narrowed.get("option_key") if narrowed is not None and narrowed.narrowed else None
         fixed = str(product.options.get(key) or "").lower() if key and product is not None else ""
-        if fixed in {"", "yes", "no"}:
+        sets_its_value_aside = narrowed is not None and narrowed.template.id == "product_option_values" \
+            and bool(fixed) and sets_aside(question, fixed)
+        if fixed in {"", "yes", "no"} or sets_its_value_aside:
             # (a dimension the grounded product's options already fix is named with its value, not
             # asked about: "the e-reader with cellular connectivity" is that version; a yes-or-no
-            # dimension's word is its name too: "which waterproof options" asks its values)
+            # dimension's word is its name too: "which waterproof options" asks its values; nor is
+            # one set aside: "does the black backpack come in other colors?" asks the others)
             matched = narrowed
         if matched is None and (product or context) is not None:
             # The product (named here, or the one the conversation is about) is the evidence the

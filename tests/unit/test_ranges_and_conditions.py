@@ -1,0 +1,60 @@
+"""The word readings behind tests/integration/test_ranges_and_conditions.py, one function each."""
+
+from __future__ import annotations
+
+import pytest
+
+from csagent.grounding.frame import asks_the_range, named_change
+from csagent.grounding.options import tokens
+from csagent.grounding.status import statuses_described
+from csagent.nlp.speech_acts import declines_change
+from csagent.tools.cypher_catalogue.extraction import sets_aside
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("what piece count does the luggage set come in?", True),
+    ("which bottle sizes your perfume comes in?", True),
+    ("my bike come in other colors?", True),
+    ("what other colours are there", True),
+    ("when does my kettle come in?", False),  # its delivery
+    ("the package came in damaged", False),
+    ("what size did I order", False),  # their own item
+])
+def test_a_question_asks_the_range_a_product_comes_in(text: str, asks: bool) -> None:
+    assert asks_the_range(text) is asks
+
+
+@pytest.mark.parametrize(("question", "value", "aside"), [
+    ("does the black backpack I bought come in other colors?", "black", True),
+    ("is there a version that isn't blue?", "blue", True),
+    ("do you have the backpack in black?", "black", False),
+])
+def test_an_option_value_named_only_to_set_it_aside(question: str, value: str, aside: bool) -> None:
+    assert sets_aside(question, value) is aside
+
+
+@pytest.mark.parametrize(("text", "statuses"), [
+    ("which of my orders can still be cancelled", ("pending",)),
+    ("which orders can't be cancelled anymore", ("processed", "delivered", "cancelled")),
+    ("has it been cancelled?", ("cancelled",)),
+])
+def test_what_can_still_be_done_to_an_order_says_its_status(text: str, statuses: tuple[str, ...]) -> None:
+    assert statuses_described(text) == statuses
+
+
+@pytest.mark.parametrize(("text", "declines"), [
+    ("If not, please cancel, I don't need it anymore", False),  # the negation is the condition's
+    ("don't cancel it, just tell me where it is", True),
+    ("if you can, please don't cancel it", True),
+])
+def test_a_condition_opened_by_if_not_does_not_rule_the_change_out(text: str, declines: bool) -> None:
+    assert declines_change(text) is declines
+
+
+def test_a_change_asked_of_the_store_names_its_request() -> None:
+    assert named_change("can u swap the white one to brown too") == "change_items"
+    assert named_change("could you please cancel my order") == "cancel_order"
+
+
+def test_hours_written_short_are_hours() -> None:
+    assert tokens("the green one w 20 hrs") == tokens("the green one w 20 hours")

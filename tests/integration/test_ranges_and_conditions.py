@@ -74,7 +74,8 @@ def test_a_cancellation_asked_on_condition_that_the_order_has_not_shipped_is_pro
         tau_api: Any) -> None:
     _, _, client = tau_api
     status, reply = ask(client, "evelyn_kovacs_6742",
-                        "has my tea kettle order gone out yet? if not, please cancel it, I don't need it anymore")
+                        "has my tea kettle order gone out yet? if not, please cancel it, "
+                        "I don't need it anymore")
     assert status == "awaiting_confirmation", reply
     assert "is pending" in reply and "Cancel order #W5694685" in reply, reply
 

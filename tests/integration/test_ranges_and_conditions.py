@@ -1,4 +1,4 @@
-"""Which versions a product comes in, which item and which order the customer means, and when a
+"""Which versions a product comes in, which item, order and address the customer means, and when a
 change is asked, read from the customer's words and their own orders, through the real HTTP API on
 the tau-retail store (issue 12): "which sizes does it come in?" asks the store's range even from a
 customer who owns one, "other colours" sets the owned colour aside; money asked back beside an
@@ -7,13 +7,16 @@ back that one; "if not, please cancel it" asks for the cancellation; "can u swap
 the product was named is the change; "the order that's just the kettle" holds nothing else; "can
 still be cancelled" describes pending orders; "every order that had earbuds" is each of them;
 another card asked for by a customer with one payment method is told there is none; a purchase told
-before a question asks no change.
+before a question asks no change; "my current address" is the saved one; an address written after
+"could you send it to my friend's house instead?" is the change; a question off the store's topics
+beside a story about a purchase is refused.
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -116,3 +119,41 @@ def test_another_card_asked_for_by_a_customer_with_one_payment_method_is_told_th
     _, reply = ask(client, "ivan_santos_6635", "please put the office chair order on a different card")
     assert "the only payment method on your account" in reply and "#W8770097" in reply, reply
     assert "can only be changed to a different one" not in reply, reply
+
+
+def test_an_order_sent_to_the_current_address_goes_to_the_saved_one(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "emma_santos_9753",
+                        "my tablet is going to my old place in phoenix, i moved. can you ship it to my "
+                        "current address please")
+    assert status == "awaiting_confirmation", reply
+    assert "Change the shipping address of order #W2918688" in reply and "to 463 Pine Lane" in reply, reply
+
+
+def test_an_order_already_shipped_sent_to_the_current_address_is_told_it_cannot_change(
+        tau_api: Any) -> None:
+    _, _, client = tau_api
+    _, reply = ask(client, "james_lee_9638",
+                   "the bicycle order is headed to the wrong place, please update it to my current address")
+    assert "#W7846319 has already shipped" in reply, reply
+    assert "Please send the full new address" not in reply, reply
+
+
+def test_an_address_written_after_asking_to_send_it_elsewhere_is_the_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"ranges-{uuid.uuid4().hex[:8]}"
+    ask(client, "emma_nguyen_5878", "has the tea kettle order shipped?", session)
+    status, reply = ask(client, "emma_nguyen_5878",
+                        "great, could you send it to my friend's house instead? 401 Oak Street, "
+                        "Austin, TX 78701",
+                        session)
+    assert status == "awaiting_confirmation", reply
+    assert "order #W5809689" in reply and "to 401 Oak Street, Austin, TX 78701" in reply, reply
+
+
+def test_a_question_off_the_stores_topics_beside_a_story_about_a_purchase_is_refused(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "anya_kim_6731",
+                        "do you know a good recipe for pancakes? getting my new bookshelf has put me in a "
+                        "cleaning mood lol")
+    assert status == "refused" and "#W" not in reply, reply

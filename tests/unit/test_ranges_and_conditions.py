@@ -58,3 +58,17 @@ def test_a_change_asked_of_the_store_names_its_request() -> None:
 
 def test_hours_written_short_are_hours() -> None:
     assert tokens("the green one w 20 hrs") == tokens("the green one w 20 hours")
+
+
+def test_a_verb_after_a_perfects_auxiliary_tells_what_happened() -> None:
+    from csagent.nlp.speech_acts import asks_something
+
+    assert not asks_something("waiting on my tea kettle has put me in a baking mood lol")
+    assert asks_something("put it on my visa")
+
+
+def test_the_current_address_is_the_saved_one() -> None:
+    from csagent.nlp.entities.addresses import names_saved_address
+
+    assert names_saved_address("can you ship it to my current address please")
+    assert names_saved_address("send it to the one that's on my account")

@@ -316,7 +316,9 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if intent in ("order_list", "order_status") and not _names_order(entities) \
                 and any(w.get("intent") == "change_order_address" for w in writes) \
                 and tells_where_it_goes(clause.get("text", "")) \
-                and not asks_something(clause.get("text", "")):
+                and not asks_something(clause.get("text", "")) \
+                and not (entities.get("address") and any(not (w.get("entities") or {}).get("address")
+                                                         for w in writes)):
             continue  # "one of my orders is heading to my old place. Please send it to ...": the scene
         if intent in CATALOGUE_QUESTIONS and _tells_context(clause.get("text", ""), entities, writes):
             continue  # "I used the toothbrush once and it's not for me. Can I return it?": the story
@@ -572,8 +574,10 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
              and not entities.get("question"))
             or (intent in CATALOGUE_QUESTIONS and not entities.get("products"))
             or intent == "account_info")
+        # (a written address is no aside: "... send it to my sister's place instead? 12 Walnut
+        # Street, Philadelphia PA 19103" gives the change before it its address)
         return (points_nowhere and float(clause.get("confidence") or 0.0) < ASIDE_CONFIDENCE
-                and not asks_something(clause.get("text", "")))
+                and not asks_something(clause.get("text", "")) and not entities.get("address"))
 
     def tag_on(clause: Mapping[str, Any]) -> bool:
         # "If I end up returning something, do I have to pay for the return label? Just want to

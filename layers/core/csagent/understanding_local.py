@@ -1089,6 +1089,17 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         for p in entities.get("products") or [])  # (none named in the clause's own words)
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view, about_a_product=about_a_product),
                             piece, view, text if points_back else "")
+    if read_as == "policy_question" and runner_up in _ADDRESS_CHANGES \
+            and (recent or entities.get("order_id")) and _POINTS_AT_IT.search(piece) \
+            and names_address_change(piece) and asks_for_change(piece):
+        from csagent.nlp.entities.addresses import find_addresses
+
+        if find_addresses(text):
+            # "Oh brilliant, then could you send it to my sister's place instead? 12 Walnut Street,
+            # Philadelphia PA 19103": the order talked about, sent to the address the message writes;
+            # no question about the store's rules.
+            read_as = "change_order_address"
+            entities = {**entities, "order_id": entities.get("order_id") or recent}
     read_as = address_intent(read_as, piece, view, order_named=bool(entities.get("order_id")), message=text)
     if read_as == "update_default_address" and recent and not entities.get("order_id") \
             and _POINTS_AT_IT.search(piece) and not names_the_account(piece):

@@ -287,7 +287,12 @@ def asks_something(text: str) -> bool:
     if _has(words, lexicon["request"]) or _has(words, [p for p in lexicon["interrogative"] if len(p) > 1]):
         return True
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
-    return any(w in verbs for w in words)
+    # (a verb after a perfect's auxiliary tells what happened: "waiting on my kettle has put me in a
+    # baking mood")
+    return any(w in verbs and not (i and words[i - 1] in _PERFECT) for i, w in enumerate(words))
+
+
+_PERFECT = frozenset({"has", "have", "had", "been", "ive", "weve"})
 
 
 def opens_follow_up(text: str) -> bool:

@@ -463,7 +463,9 @@ _ASKS_TO_TELL = re.compile(r"\b(?:tell|show|let me know|check|find out|wondering
 def _returns_over_described_exchanges(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The clauses without an exchange read from words that describe an item beside a return of it
     ("it came in black, I picked grey. Take it back and refund me": the return); the items the
-    exchange named are the ones the return sends back when it names none ("could I send it back?")."""
+    exchange named are the ones the return sends back when it names none ("could I send it back?").
+    A return clause that only says where money goes beside an exchange asked for in words ("can i
+    swap it for the green one? any $ back to my gift card") is the exchange's difference, and goes."""
     paying: list[dict[str, Any]] = []
     for clause in clauses:
         exchange = _exchange_it_pays_for(clause, clauses) \

@@ -9,7 +9,8 @@ still be cancelled" describes pending orders; "every order that had earbuds" is 
 another card asked for by a customer with one payment method is told there is none; a purchase told
 before a question asks no change; "my current address" is the saved one; an address written after
 "could you send it to my friend's house instead?" is the change; a question off the store's topics
-beside a story about a purchase is refused.
+beside a story about a purchase is refused; "too tight ... in a medium" is the size; the card the
+customer would rather pay with is the new one, not the order's own.
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -157,3 +158,24 @@ def test_a_question_off_the_stores_topics_beside_a_story_about_a_purchase_is_ref
                         "do you know a good recipe for pancakes? getting my new bookshelf has put me in a "
                         "cleaning mood lol")
     assert status == "refused" and "#W" not in reply, reply
+
+
+def test_a_size_word_after_a_fit_complaint_is_the_size(tau_api: Any) -> None:
+    # "medium" is also a ventilation of the helmet; "too tight" makes it the size (M)
+    _, _, client = tau_api
+    status, reply = ask(client, "harper_ito_4653",
+                        "the cycling helmet i got is way too tight. could i get the same one in a medium "
+                        "instead?")
+    assert status == "awaiting_confirmation" and "Exchange in order #W5673917" in reply, reply
+    assert "(S, blue, high) -> (M, blue, high)" in reply, reply
+
+
+def test_the_card_the_customer_would_rather_pay_with_is_the_new_one(tau_api: Any) -> None:
+    # both cards named; the order's own (the Visa) is the one replaced
+    _, _, client = tau_api
+    status, reply = ask(client, "lucas_johansson_1090",
+                        "the order with the office chair went on my visa, but i'd really rather have it "
+                        "on the mastercard. can you change that?")
+    assert status == "awaiting_confirmation", reply
+    assert "Pay order #W8379216" in reply, reply
+    assert "with your Mastercard ending 3088 instead of your Visa" in reply, reply

@@ -72,3 +72,10 @@ def test_the_current_address_is_the_saved_one() -> None:
 
     assert names_saved_address("can you ship it to my current address please")
     assert names_saved_address("send it to the one that's on my account")
+
+
+def test_can_i_get_another_one_instead_asks_for_it() -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change("can i get the same one in a medium instead")
+    assert not asks_for_change("can i get the same one in a medium?")  # asks whether there is one

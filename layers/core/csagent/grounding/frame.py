@@ -1416,7 +1416,12 @@ def item_change_intent(
     if intent in CATALOGUE_WISHES:
         from csagent.nlp.speech_acts import asks_for_change
 
-        if not (clause and asks_for_change(clause) and names_a_purchase(clause, view)):
+        # (or points back at what another sentence named: "my bike helmet is to small, can i get the
+        # same one in a medium instead")
+        named = names_a_purchase(clause, view) or (
+            bool(_POINTS_BACK.search(clause)) and _INSTEAD.search(clause) is not None
+            and names_a_purchase(text, view))
+        if not (clause and asks_for_change(clause) and named):
             return intent
         if asks_as_question(clause) and _THE_STORES.search(clause) and not _ANOTHER_ITEM_ASKED.search(clause):
             # "Which stovetop types do your tea kettles come in, please?": the store's products
@@ -1475,6 +1480,9 @@ def item_change_intent(
     return "change_items" if wanted else intent
 
 
+# Words pointing back at a thing named before ("the same one", "it"), and "instead" asking another.
+_POINTS_BACK = re.compile(r"\b(?:it|them|the same (?:one|ones|pair)|that one|this one)\b", re.IGNORECASE)
+_INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
 # Words putting a product as the store's ("your kettles", "do u guys have").
 _THE_STORES = re.compile(r"\b(?:your|you guys|u guys|y'?all)\b", re.IGNORECASE)
 # A price seen at another shop ("cheaper somewhere else", "$20 less on Amazon").

@@ -159,7 +159,17 @@ def find_option_values(text: str, dimensions: Mapping[str, Iterable[str]]) -> li
                 if i > 0 and toks[i - 1] in _NEGATORS:
                     hits.append(OptionHit(key, next(v for v in values if v.lower() == "none"), i - 1))
     hits.sort(key=lambda h: h.position)
+    if _FIT.search(" ".join(toks)):
+        # "my bike helmet is to small, can i get the same one in a medium": words of how it fits make
+        # "medium" the size (M), not the helmet's medium ventilation
+        sized = {h.position for h in hits if h.key == "size"}
+        hits = [h for h in hits if h.key == "size" or h.position not in sized]
     return _drop_shadowed(hits)
+
+
+# Words of how a thing fits: "too small", "to tight", "a bit big", "a size up", "doesn't fit".
+_FIT = re.compile(r"\b(?:too?|way too|bit|little|so)\s+(?:small|big|large|tight|loose|short|long)\b"
+                  r"|\b(?:tight|doesnt fit|dont fit|size up|size down)\b")
 
 
 def other_readings(text: str, dimensions: Mapping[str, Iterable[str]]) -> list[list[OptionHit]]:

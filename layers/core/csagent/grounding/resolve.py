@@ -191,15 +191,19 @@ def resolve_payment(
     cards = [m for m in methods if m.source == "credit_card"]
 
     def by_card() -> list[PaymentView]:
-        brand = next((b for b in _BRANDS if re.search(rf"\b{b}\b", lowered)), None)
-        brand = brand or next((b for zh, b in _BRANDS_ZH.items() if zh in text), None)
+        # the brands named, in the order said; the first one a card left to choose from has ("I put
+        # it on my Visa but I'd rather it went on the Mastercard", the Visa excluded: the Mastercard)
+        named = sorted((m.start(), b) for b in _BRANDS if (m := re.search(rf"\b{b}\b", lowered)))
+        brands = [b for _, b in named] or [b for zh, b in _BRANDS_ZH.items() if zh in text][:1]
         four = _LAST_FOUR.findall(text)
         exact = [m for m in cards if m.last_four in four] if four else []
         if exact:
             return exact
-        if brand:
+        for brand in brands:
             key = ("amex" if brand == "american express" else brand).replace(" ", "")
-            return [m for m in cards if (m.brand or "").lower().replace(" ", "") == key]
+            held = [m for m in cards if (m.brand or "").lower().replace(" ", "") == key]
+            if held:
+                return held
         return []
 
     def original() -> list[PaymentView]:

@@ -99,6 +99,9 @@ def asks_for_change(text: str) -> bool:
         return True  # "want my money back", "give me a refund": the wish, its subject left out
     if question and _asks_leave_politely(start, words):
         return True  # "Could I move order #W1 from my gift card to PayPal, please?"
+    if start[:1] in (["can"], ["could"], ["may"]) and start[1:2] in (["i"], ["we"]) \
+            and start[2:3] in (["get"], ["have"]) and "instead" in words:
+        return True  # "can i get the same one in a medium instead": another one asked for
     if (
         (start and start[:1] in lexicon["wh_questions"])
         or _opens_yes_no_question(start)  # "do you have the e-reader with cellular in stock"

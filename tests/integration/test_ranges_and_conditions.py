@@ -10,7 +10,8 @@ another card asked for by a customer with one payment method is told there is no
 before a question asks no change; "my current address" is the saved one; an address written after
 "could you send it to my friend's house instead?" is the change; a question off the store's topics
 beside a story about a purchase is refused; "too tight ... in a medium" is the size; the card the
-customer would rather pay with is the new one, not the order's own.
+customer would rather pay with is the new one, not the order's own; thanks after a remark nothing
+vouches for is answered, not refused.
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -179,3 +180,11 @@ def test_the_card_the_customer_would_rather_pay_with_is_the_new_one(tau_api: Any
     assert status == "awaiting_confirmation", reply
     assert "Pay order #W8379216" in reply, reply
     assert "with your Mastercard ending 3088 instead of your Visa" in reply, reply
+
+
+def test_thanks_after_a_remark_nothing_vouches_for_is_answered_not_refused(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"ranges-{uuid.uuid4().hex[:8]}"
+    ask(client, "emma_nguyen_5878", "where is my tea kettle order going?", session)
+    status, reply = ask(client, "emma_nguyen_5878", "haha wait thats my moms house. ok nvm all good, ty!", session)
+    assert status == "answered" and "You're welcome" in reply, reply

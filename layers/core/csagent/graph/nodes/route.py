@@ -135,7 +135,16 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # customer's ("it is my old home. Please change to 18 Willow Bend, ..."): say what we can do.
         # Chinese is judged by the scope's keywords alone, which cannot outvote a store reading
         # ("你们卖帐篷吗？", do you sell tents?, names no keyword and is answered from the catalogue).
-        understanding = replace(understanding, route="out_of_scope")
+        # Thanks or a greeting beside it is what is left to answer ("ohh wait thats my brothers
+        # place lol. ok nvm all good, thx!"): never a refusal.
+        # (not beside a question: "what's the capital of peru? thanks" is refused)
+        from csagent.nlp.speech_acts import asks_something
+
+        courtesy = next((c.intent for c in understanding.clauses if c.intent in ("thanks", "greeting")), None)
+        asked = any(asks_something(c.text) for c in understanding.clauses
+                    if c.intent not in ("thanks", "greeting"))
+        understanding = replace(understanding, route="general", intent=courtesy) if courtesy and not asked \
+            else replace(understanding, route="out_of_scope")
     guard = state.get("trace") or {}
     if guard.get("guard") == "passed_without_flagged_sentences" and understanding.route == "general" \
             and guard.get("dropped_off_topic") is not False:

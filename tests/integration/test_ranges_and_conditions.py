@@ -186,5 +186,6 @@ def test_thanks_after_a_remark_nothing_vouches_for_is_answered_not_refused(tau_a
     _, _, client = tau_api
     session = f"ranges-{uuid.uuid4().hex[:8]}"
     ask(client, "emma_nguyen_5878", "where is my tea kettle order going?", session)
-    status, reply = ask(client, "emma_nguyen_5878", "haha wait thats my moms house. ok nvm all good, ty!", session)
+    status, reply = ask(client, "emma_nguyen_5878", "haha wait thats my moms house. ok nvm all good, ty!",
+                        session)
     assert status == "answered" and "You're welcome" in reply, reply

@@ -1,4 +1,5 @@
-"""The word readings behind tests/integration/test_ranges_and_conditions.py, one function each."""
+"""The word readings behind tests/integration/test_ranges_and_conditions.py, one function each (a name
+of its own: pytest imports test modules by their basename)."""
 
 from __future__ import annotations
 

@@ -1121,7 +1121,6 @@ _ASKS_THE_ASSISTANT = re.compile(
     r"|\blook\w*\s+(?:into|up|at)\b", re.IGNORECASE)
 _CHANGE_WORD = re.compile(r"\b(swap|switch|exchange|trade|replace|return|cancel|instead|upgrade|refund)\w*\b",
                           re.IGNORECASE)
-# "what colour were the earbuds I bought", "what size did I get": what their own item is.
 # A question asking which versions a product comes in: "what sizes does it come in?", "does the
 # kettle come in 2 liters", "which bottle sizes your perfume comes in?", "my bike come in other colors?",
 # "what other colours are there?" (not "when does it come in?", its delivery).
@@ -1139,6 +1138,7 @@ def asks_the_range(text: str) -> bool:
     return bool(_THE_RANGE.search(text)) and not _WHEN.search(text)
 
 
+# "what colour were the earbuds I bought", "what size did I get": what their own item is.
 _ITS_OWN_ATTRIBUTE = re.compile(
     r"\b(?:what|wat|wht|which|wich)\s+(?:colou?r|size|model|version|capacity|material|kind|type|one)\b"
     r"(?:\s+\w+){0,6}?\s+(?:were|was|did i|i (?:got|bought|ordered|picked|chose))\b"

@@ -1251,17 +1251,13 @@ def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
     """Is the clause a statement of what the customer bought ("I bought the blue crew neck t-shirt in
     medium"): a purchase told, no change named, and every product it names with options one of
     their items has, option for option?"""
-    from csagent.grounding.frame import asks_as_question, named_changes
+    from csagent.grounding.frame import asks_as_question, named_changes, owns_as_described
     from csagent.grounding.resolve import product_mentions
 
     if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece):
         return False
     mentions = product_mentions(piece, view.products(), own=True)
-    if not mentions:
-        return False
-    lines = [x for o in view.orders for x in o.lines]
-    return all(any(x.product_id == m.product_id and all(x.options.get(k) == v for k, v in m.options.items())
-                   for x in lines) for m in mentions)
+    return bool(mentions) and all(owns_as_described(m, view) for m in mentions)
 
 
 def _items_the_clause_returns(piece: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:

@@ -216,12 +216,10 @@ def find_order(
         return _one_order(entities, chosen[0].order_id, order=f"the order with the {mentions[0].name}")
     if intent in PURCHASE_QUESTIONS:
         return entities  # several orders with it: the question is answered for the product
-    if 1 < len(chosen) <= MAX_LISTED and intent == "complaint":
-        # "charged twice for the boots", with boots in two orders: both orders are the facts.
-        ids = [o.order_id for o in chosen]
-        return {**entities, "order_ids": ids, "grounded_orders": ids}
-    if 1 < len(chosen) <= MAX_LISTED and intent in READS and _PLURAL_ORDERS.search(text):
-        # "the status of every order of mine that included a Bluetooth speaker": each one answered.
+    if 1 < len(chosen) <= MAX_LISTED and (intent == "complaint"
+                                          or (intent in READS and _PLURAL_ORDERS.search(text))):
+        # "charged twice for the boots", with boots in two orders: both orders are the facts; "the
+        # status of every order of mine that included a Bluetooth speaker": each one answered.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
     several = len({m.span for m in mentions}) > 1
@@ -904,10 +902,17 @@ def describes_an_owned_item(text: str, view: CustomerView) -> bool:
     for mention in product_mentions(text, view.products(), own=True):
         if not mention.options or not _POINTING.search(text[max(0, mention.span[0] - 40):mention.span[0]]):
             continue
-        lines = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id]
-        if any(all(x.options.get(k) == v for k, v in mention.options.items()) for x in lines):
+        if owns_as_described(mention, view):
             return True
     return False
+
+
+def owns_as_described(mention: Any, view: CustomerView) -> bool:
+    """Does one of the customer's items of the mentioned product have every option the mention
+    names?"""
+    return any(x.product_id == mention.product_id
+               and all(x.options.get(k) == v for k, v in mention.options.items())
+               for o in view.orders for x in o.lines)
 
 
 # "the white earbuds", "those blue ones": a determiner at most three words before the item's name.

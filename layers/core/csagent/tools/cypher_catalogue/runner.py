@@ -160,16 +160,7 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
     """The match, narrowed to an option template when the question names one of the product's
     options (`narrow_by_option`). Also answers a product question that ranked a product template
     first but fell short of the threshold ("which sensor types can I choose from?")."""
-    if matched is not None and matched.template.id == "variants_by_option":
-        # "does the black backpack come in other colors?": matched as versions in black, unless the
-        # value is set aside, when the option's values are asked (`narrow_by_option`).
-        narrowed = narrow_by_option(question, vocabulary, given=params)
-        template = matcher.catalogue.get(narrowed[0]) if narrowed is not None else None
-        if narrowed is None or template is None or template.id != "product_option_values":
-            return matched
-        return TemplateMatch(template, matched.score, matched.margin, matched.template.id, matched.score,
-                             matched.matched_text, narrowed=narrowed[1])
-    if matched is not None and matched.template.id not in OPTION_NARROWED:
+    if matched is not None and matched.template.id not in OPTION_NARROWED | {"variants_by_option"}:
         return matched
     if matched is None:
         ranked = matcher.rank(question, top_n=1, entities=vocabulary.names)
@@ -182,6 +173,11 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
         base = matched
     narrowed = narrow_by_option(question, vocabulary, given=params)
     if narrowed is None:
+        return matched
+    if matched is not None and matched.template.id == "variants_by_option" \
+            and narrowed[0] != "product_option_values":
+        # "does the black backpack come in other colors?": a match of the versions in black is
+        # re-read only when the value is set aside, and the option's values are asked.
         return matched
     template = matcher.catalogue.get(narrowed[0])
     if template is None:

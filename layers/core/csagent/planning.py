@@ -64,6 +64,10 @@ _WHOLE_ORDER = re.compile(r"\b(?:total|in all|altogether|whole order|entire orde
                           re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
+_WHICH_OF_THEM = re.compile(r"\bwhich (?:ones? )?of (?:them|those|these)\b", re.IGNORECASE)
+# How it was paid asked ("what did i pay for the gaming mouse with", "which card did I use").
+_METHOD_ASKED = re.compile(
+    r"\bpa(?:y|id)\b[^.?!]{0,40}\b(?:with|using)\W*$|\b(?:which|what) (?:card|payment method)", re.IGNORECASE)
 ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
     "order_status": _ABOUT_ONE_ORDER,
     # A refund question asks what money moved, never whether a change is still allowed ("取消的订单
@@ -566,7 +570,7 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     beside a clause that does ask, answering it would only ask back "which order?" or fail to
     find a product. A message of asides alone keeps them all."""
     from csagent.grounding.status import statuses_described
-    from csagent.nlp.speech_acts import asks_something
+    from csagent.nlp.speech_acts import asks_something, asks_to_have_it_checked
 
     def aside(clause: Mapping[str, Any]) -> bool:
         entities = clause.get("entities") or {}
@@ -586,13 +590,32 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # know before I order!": a fragment read below even odds as an order question, whose
         # order only its status could find (every order the customer has), beside a question
         # read with confidence, says why they ask; asking back "which order?" answers nothing.
+        # So is a wish to check, of nothing named ("which payment methods do I have saved? Just want
+        # to double check before I order again"): what it checks is the question beside it.
         entities = clause.get("entities") or {}
+        text = clause.get("text", "")
         return (_needs_order(clause.get("intent", "")) and not _names_order(entities)
                 and (entities.get("grounded") or {}).get("by") == "status"
-                and float(clause.get("confidence") or 0.0) < TAG_ON_CONFIDENCE
-                and statuses_described(clause.get("text", "")) is None)  # ("and the pending one?")
+                and (float(clause.get("confidence") or 0.0) < TAG_ON_CONFIDENCE
+                     or asks_to_have_it_checked(text))
+                and statuses_described(text) is None)  # ("and the pending one?")
 
-    kept = [c for c in clauses if not aside(c)]
+    changed = {str((c.get("entities") or {}).get("order_id")) for c in clauses
+               if c.get("intent") in ACTION_INTENTS and (c.get("entities") or {}).get("order_id")}
+
+    def told_of_a_change(clause: Mapping[str, Any]) -> bool:
+        # "we really don't need the blue-dial watch after all ... Could you cancel that order?": a
+        # read that asks nothing, of an order the message asks to change, is why the change is asked;
+        # the change's answer says what the order is.
+        # So is a product named without a question beside it ("The one with the dumbbells and the
+        # water bottle too, that's fine, we don't need those either"): no catalogue answer is asked.
+        entities = clause.get("entities") or {}
+        read = (clause.get("intent") in ORDER_READS and str(entities.get("order_id")) in changed
+                and not entities.get("order_ids"))
+        named = bool(changed) and clause.get("intent") in CATALOGUE_QUESTIONS
+        return (read or named) and not asks_something(clause.get("text", ""))
+
+    kept = [c for c in clauses if not aside(c) and not told_of_a_change(c)]
     if any(float(c.get("confidence") or 0.0) >= SURE_CONFIDENCE and c.get("intent") not in PASSIVE_INTENTS
            and not tag_on(c) for c in kept):
         kept = [c for c in kept if not tag_on(c)]
@@ -689,6 +712,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if _WHOLE_ORDER.search(text):
                     whole = set()
                 closest = [t for t in specific if not (own and t in whole)]
+                if _METHOD_ASKED.search(text) and "order_payments" in specific:
+                    # what it was paid with is the order's payment, whichever item it is asked of
+                    # ("what did i pay for the gaming mouse with")
+                    closest, template = ["order_payments"], "order_payments"
                 # ("total on my pending order?": "pending" only said which order; the total is asked)
                 from csagent.grounding.status import without_status_words
 
@@ -702,7 +729,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             else:
                 b.add(task_type, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
         elif intent == "order_list":
-            params = _status_filter(text)
+            # ("list my orders ... and let me know which of them haven't shipped yet": every order,
+            # each with its status, answers both)
+            params = {} if _WHICH_OF_THEM.search(text) else _status_filter(text)
             products = [p for p in entities.get("products") or [] if p.get("product_id")]
             if len(products) == 1:
                 params["product_id"] = str(products[0]["product_id"])  # "which orders have a chair in them"

@@ -117,8 +117,10 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
              if k != "picked_candidate" and not (k == "asks_for_change" and describes(c))}
     waiting_intents = {w["intent"] for w in awaiting}
     # "I ordered it by mistake" after "why are you cancelling?" reads as a cancellation itself:
-    # a request of the same kind as the one waiting continues it; any other request is new.
-    if not awaiting or any(c.intent not in waiting_intents for c in own):
+    # a request of the same kind as the one waiting continues it; any other request is new. (An
+    # address given for the account's address, read as an order's, names no order: it continues.)
+    if not awaiting or any(c.intent not in waiting_intents and not _same_address_change(c, waiting_intents)
+                           for c in own):
         return None
     resumed = []
     answer = " ".join(c.text for c in understanding.clauses)
@@ -128,8 +130,11 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
             # The request already names its order: the answer's words ("ordered by mistake")
             # matching the customer's orders do not make it ask which order again.
             same_order = not given.get("order_id") or given.get("order_id") == kept.get("order_id")
+            # (nor does an address for the account's, which is of no order, ask which order it is)
+            of_no_order = wait["intent"] == "update_default_address"
             extra = {k: v for k, v in given.items()
-                     if not (kept.get("order_id") and same_order and k in ORDER_GROUNDING)}
+                     if not (kept.get("order_id") and same_order and k in ORDER_GROUNDING)
+                     and not (of_no_order and k in ORDER_GROUNDING | {"order_id"})}
             entities = {**kept, **extra}
             if weighs_a_change(answer):
                 # "It's the white bike helmet. Before I decide, how much would I get back for it?":
@@ -143,6 +148,19 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
         return None
     return Understanding(route="knowledge_and_actions", intent=resumed[0].intent, confidence=1.0,
                          lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))
+
+
+_ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
+
+
+def _same_address_change(clause: Clause, waiting: set[str]) -> bool:
+    """Is the clause an address change of the other kind than the one waiting for its address ("oh
+    right, you need the new one lol — 88 Ocean Avenue, ...", after "please send the new address" for
+    the account), naming no order of its own?"""
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+
+    return clause.intent in _ADDRESS_CHANGES and bool(waiting & _ADDRESS_CHANGES) \
+        and bool(clause.entities.get("address")) and not ORDER_ID_RE.search(clause.text)
 
 
 # What grounding adds when a clause's words fit the customer's orders (the candidates and the

@@ -979,6 +979,35 @@ def _narrowed(text: str, pending: list[PendingAction], view: Any, lang: str,
                          entities=dict(clauses[0].entities), clauses=clauses)
 
 
+# A charge named ("the duplicate charge", "the extra transaction", "charged twice").
+_A_CHARGE = re.compile(r"\b(?:charges?|charged|transactions?|double[- ]charged?|overcharged?)\b",
+                       re.IGNORECASE)
+
+
+def _only_a_payment_method(piece: str, entities: Mapping[str, Any], variants: Any) -> bool:
+    """Does the clause name a payment method and nothing an item change would: no product of its
+    own, no option value of the catalogue's, no price difference?"""
+    from csagent.grounding.frame import names_a_price_difference
+    from csagent.grounding.options import tokens
+    from csagent.grounding.resolve import names_a_payment_method
+
+    if not names_a_payment_method(piece) or names_a_price_difference(piece) or entities.get("item_ids"):
+        return False
+    own = [p for p in entities.get("products") or []
+           if not p.get("carried") and str(p.get("surface") or "").lower() in piece.lower()]
+    words = set(tokens(piece))
+    values = {str(v).lower() for vs in (variants or {}).values() for x in vs for v in x.options.values()}
+    return not own and not any(set(tokens(v)) <= words for v in values)
+
+
+def _left_behind(text: str, address: Mapping[str, Any]) -> bool:
+    """Do the words name the address's city as the place the customer leaves ("moving out of San
+    Francisco", "I've left Chicago")?"""
+    city = str(address.get("city") or "")
+    return bool(city) and re.search(r"\b(?:out of|away from|moving from|leaving|left|from)\s+(?:the\s+)?"
+                                    + re.escape(city) + r"\b", text, re.IGNORECASE) is not None
+
+
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
               view: Any, variants: Any, recent: str | None = None,
               recent_products: Sequence[str] = (), *, about_a_product: bool | None = None,
@@ -1007,7 +1036,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         speaks_of_a_purchase,
         tells_of_the_product,
     )
-    from csagent.grounding.status import statuses_asked_about, statuses_described
+    from csagent.grounding.status import ends_in_a_tag_question, statuses_asked_about, statuses_described
     from csagent.nlp.entities.addresses import names_a_place_abroad
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.script import has_ideographs
@@ -1019,12 +1048,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # have, every option named theirs, no change named; it asks nothing.
         return "smalltalk", {}, False
     own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
-    if intent in CATALOGUE_WISHES and not own_products and not entities.get("order_id") \
-            and statuses_described(piece) and (not entities.get("products") or statuses_asked_about(piece)):
+    if intent in CATALOGUE_WISHES and not entities.get("order_id") and statuses_described(piece) \
+            and (not entities.get("products") or statuses_asked_about(piece)) \
+            and (not own_products or ends_in_a_tag_question(piece)):
         # "what do i have that hasn't shipped yet": no product, but words of an order's progress; the
         # customer's orders, not the catalogue. ("I've got a couple of tea kettles ordered. The glass
         # one, has that one left yet?": the product pointed back at, its order's progress asked.)
-        intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} else "order_list"
+        # ("the desk lamp — that one's already out the door, right?": its order's status)
+        intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} \
+            else "order_status" if own_products else "order_list"
     # a question naming no product, beside words of the customer's orders (a statement is not one:
     # "Reason is I don't need them anymore.")
     of_their_orders = intent in CATALOGUE_WISHES and not entities.get("products") \
@@ -1113,7 +1145,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         from csagent.nlp.entities.addresses import find_addresses
 
         written = find_addresses(text)
-        if makes_it_the_default(piece) and len(written) == 1:
+        if _left_behind(text, entities["address"]):
+            # "I'm moving out of San Francisco ... I'd like to change the address on my account": the
+            # saved address is the one left, not where it goes; the new one is still to be told.
+            entities = {k: v for k, v in entities.items() if k not in {"address", "address_named"}}
+        elif makes_it_the_default(piece) and len(written) == 1:
             # "I've moved to 388 Spruce Street, .... Could you make that my default address?": the
             # address the message wrote, not the one saved
             entities = {**entities, "address": written[0].as_dict()}
@@ -1140,6 +1176,16 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     # An item change or a return reads the whole request: its items, options and payment method are
     # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
     read_as = item_change_intent(intent, text, entities, view, variants, piece)
+    if read_as == "return_request" and _A_CHARGE.search(piece) and not any(
+            not p.get("carried") for p in entities.get("products") or []):
+        # "I want the duplicate charge reversed": money back for a charge, not for an item sent back;
+        # a complaint about what was paid, which the order's payments answer.
+        read_as = "complaint"
+    if read_as == "change_items" and _only_a_payment_method(piece, entities, variants):
+        # "put the 2nd one on a gift card instead": what it goes on is a way to pay, and no item or
+        # option is named; the order's payment (not an item change's difference: "PayPal for the
+        # difference" stays with the change it pays for).
+        read_as = "change_payment"
     if read_as in CATALOGUE_WISHES | ORDER_READ_INTENTS | {"complaint"} \
             and adds_or_removes_an_item(piece, entities, view):
         # "can you put one water bottle more inside it?", read as a question about the bottle: an

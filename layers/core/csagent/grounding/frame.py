@@ -185,6 +185,11 @@ def find_order(
         # holding nothing else, of those holding it.
         fitting, found = ([o for o in group if o.product_ids() <= product_ids] or group
                           for group in (fitting, found))
+    counted = _count_named(source, mentions)
+    if len(found) > 1 and counted > 1:
+        # "cancel the order with the 2 kettles in it": the order holding that many of them.
+        fitting, found = ([o for o in group if _how_many(o, product_ids) >= counted] or group
+                          for group in (fitting, found))
     # "the first one arrived ages ago but I'm still waiting on the newer one": the status after the
     # contrast is the one meant.
     after = statuses_described(source[cut:]) if cut > 0 and source is text else None
@@ -211,6 +216,11 @@ def find_order(
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
+    if len(fitting) == 1 and not described and _looks_alike(fitting[0], found):
+        # "Cancel my tea kettle order", with one kettle order pending and another already processed:
+        # the customer cannot tell the two apart (neither has reached them), so the one the policy
+        # would let change is not assumed to be the one meant; both are offered, with their statuses.
+        fitting = found
     chosen = fitting if len(fitting) == 1 else found
     if len(chosen) == 1:
         return _one_order(entities, chosen[0].order_id, order=f"the order with the {mentions[0].name}")
@@ -241,6 +251,35 @@ def find_order(
                               orders=orders_listed(chosen))),
         }
     return entities
+
+
+# A count just before a product's name: "the 2 kettles", "both of the lamps", "two pairs of earbuds".
+_COUNT_BEFORE = re.compile(r"\b(two|2|three|3|four|4|both)\s+(?:(?:of\s+)?(?:the|my)\s+)?(?:pairs?\s+of\s+)?"
+                           r"(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_COUNT_VALUES = {"two": 2, "2": 2, "both": 2, "three": 3, "3": 3, "four": 4, "4": 4}
+
+
+def _count_named(text: str, mentions: Sequence[Any]) -> int:
+    """How many of a product the words count ("the order with the 2 kettles in it"); 0 when none."""
+    counts = [_COUNT_BEFORE.search(text[max(0, m.span[0] - 30):m.span[0]]) for m in mentions]
+    return max((_COUNT_VALUES[c.group(1).lower()] for c in counts if c), default=0)
+
+
+def _how_many(order: OrderView, product_ids: set[str]) -> int:
+    """How many of the order's items are of the products."""
+    return sum(x.product_id in product_ids for x in order.lines)
+
+
+# Statuses a customer sees alike: none of them has reached the customer yet.
+_NOT_YET_RECEIVED = ("pending", "processed")
+
+
+def _looks_alike(fitting: OrderView, found: Sequence[OrderView]) -> bool:
+    """Is there, besides the one order whose status allows the change, another holding the product
+    that the customer could not tell from it (both still on their way to them)? A delivered or
+    cancelled order is told apart by the customer themselves."""
+    return fitting.in_status(_NOT_YET_RECEIVED) and any(
+        o.order_id != fitting.order_id and o.in_status(_NOT_YET_RECEIVED) for o in found)
 
 
 # What a thing is for, said of it ("it's for my 17 inch laptop", "they're to go with my grey backpack").
@@ -395,10 +434,27 @@ _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|an
                             r"|[两二三几多]个[^，。？！,.?!]{0,8}?订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
                             re.IGNORECASE)
 _THEY = re.compile(r"\b(?:they|them|those)\b", re.IGNORECASE)
+_COUNTED_ORDERS = re.compile(r"\b(two|2|three|3|four|4)\s+(?:\w+\s+)?orders\b", re.IGNORECASE)
+
+
+def _orders_counted(message: str) -> int:
+    """How many orders the words count ("I cancelled two orders with you"); 0 when none."""
+    found = _COUNTED_ORDERS.search(message or "")
+    if found is None:
+        return 0
+    word = found.group(1).lower()
+    return int(word) if word.isdigit() else {"two": 2, "three": 3, "four": 4}[word]
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(
-    r"\b(it|that order|this order|that one|this one|the same order)\b|它|这个订单|那个订单", re.IGNORECASE)
+    r"\b(it|that order|this order|that one|this one|the same order|the whole thing|the whole order"
+    r"|the entire order)\b"
+    r"|它|这个订单|那个订单"
+    # ("Has the order shipped at least?", said of the order just talked about: "the order" with
+    # nothing after it saying which)
+    r"|\b(?:the|my) order\b(?=\s+(?:has|have|had|is|was|will|did|does|already|yet|still|even|been|left"
+    r"|gone|come|\w+ed)\b"
+    r"|\s*[?!.,]|\s*$)", re.IGNORECASE)
 # A Chinese clause that names no order at all, nor asks which or how many ("那还能取消吗？", "多久能到？";
 # not "我有哪些订单还没发货？"): its subject left unsaid, as Chinese does, is the thing just talked about.
 _ZH_LEFT_UNSAID = re.compile(r"(?!.*(?:订单|单子|哪|所有|全部|都|每|其他|另|别的|几个|[A-Za-z]))"
@@ -524,7 +580,11 @@ def _order_by_status(
         only = fitting[0]
         return _one_order(entities, only.order_id, order=f"your {only.status} order", by="status")
     # ("I have two orders, ... are they sent already?": "they" after orders in the message)
-    plural = bool(_PLURAL_ORDERS.search(text)) or bool(_THEY.search(text) and _PLURAL_ORDERS.search(message))
+    # (or as many orders as the message counts: "I cancelled two orders with you ... How much are you
+    # even refunding me?", with two cancelled)
+    plural = bool(_PLURAL_ORDERS.search(text)) \
+        or bool(_THEY.search(text) and _PLURAL_ORDERS.search(message)) \
+        or (len(fitting) > 1 and _orders_counted(message) == len(fitting))
     several = intent in READS or (intent in _WHOLE_ORDER_WRITES and not _ONE_OF_THEM.search(text))
     if 1 < len(fitting) <= MAX_LISTED and several and plural:
         # "was I refunded for my cancelled orders?": every order asked about, each answered; "send
@@ -954,6 +1014,10 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     if intent in _ORDER_FACTS and _THE_STORE_HAS.search(text) and not _POSSESSIVE.search(text):
         # "Which t-shirt in size S you have now?": what the store has, not what the customer does
         return "product_availability"
+    if intent in CATALOGUE_WISHES and _names_the_stores_product(text, view):
+        # "I'm thinking of getting my husband a pair of your sunglasses": the store's product, however
+        # many pairs they bought before ("my" is the husband's)
+        return intent
     if not _POSSESSIVE.search(text):
         if intent in CATALOGUE_WISHES | {"warranty", "policy_question"} and _ORDER_PROGRESS.search(text) \
                 and about_a_product is not True and names_a_purchase(text, view):
@@ -989,6 +1053,16 @@ _THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?"
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out"
                              r"|left the warehouse|on (?:its|the) way|status)\b|\bdelivered\s*(?:yet\s*)?\?"
                              r"|发货|发出|寄出|物流|快递|到哪", re.IGNORECASE)
+
+
+_YOUR_BEFORE = re.compile(r"\b(?:your|ur|you guys'?|y'?all'?s?)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+
+
+def _names_the_stores_product(text: str, view: CustomerView) -> bool:
+    """Is every product the words name that the customer bought named as the store's ("a pair of
+    your sunglasses")?"""
+    mentions = product_mentions(text, view.products(), own=True)
+    return bool(mentions) and all(_YOUR_BEFORE.search(text[:m.span[0]]) for m in mentions)
 
 
 def _about_the_product(text: str) -> bool:
@@ -1239,10 +1313,12 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
         return intent
     if intent == "order_list":
         # "I need to cancel one of my orders": a change of one of them, which one to be asked
-        # ("which of my orders can I still cancel?" asks for the list)
+        # ("which of my orders can I still cancel?" asks for the list; "I cancelled two orders with
+        # you" tells one made)
         from csagent.nlp.entities.questions import opens_question
 
-        return intent if opens_question(text) or has_question_mark(text) else request
+        return intent if opens_question(text) or has_question_mark(text) or _TOLD_AS_DONE.search(text) \
+            else request
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
     return request if named else intent
 
@@ -1466,6 +1542,13 @@ def item_change_intent(
     finding = "change_items" if intent in CATALOGUE_WISHES | {"account_info", "out_of_scope"} else intent
     order = view.order(entities.get("order_id")
                        or find_order(finding, text, dict(entities), view, text).get("order_id"))
+    own = {str(p.get("product_id")) for p in entities.get("products") or [] if not p.get("carried")}
+    if order is not None and own and not entities.get("order_id") and clause \
+            and not own & order.product_ids():
+        # "we really don't need the blue-dial watch ... But please DON'T touch the order with the bike
+        # and the laptop": a clause naming its own product is about an order holding it, not the one
+        # the rest of the message names most.
+        order = view.order(find_order(finding, clause, dict(entities), view, text).get("order_id"))
     if order is None or order.status not in ("pending", "delivered"):
         return intent
     if intent not in _REQUESTS_OF_THEIR_OWN:
@@ -1548,6 +1631,9 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     if ruled_out and len(candidates) - len(ruled_out) == 1:
         # "not the one with the office chair, the other one", "not the white one"
         return next(o for o in candidates if o.order_id not in ruled_out)
+    alone = [o for o in candidates if o.order_id not in ruled_out and _holds_only_what_is_named(text, o)]
+    if len(alone) == 1:
+        return alone[0]  # "the one thats just the tablet by itself"
     scores = []
     for order in candidates:
         score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]
@@ -1564,6 +1650,14 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     if best <= 0 or scores.count(best) > 1:
         return None
     return candidates[scores.index(best)]
+
+
+def _holds_only_what_is_named(text: str, order: OrderView) -> bool:
+    """Do the words say the order holds only the products they name, and does it ("the one that's
+    just the tablet by itself")?"""
+    mentions = product_mentions(text, order.products(), own=True)
+    return bool(mentions) and _only_these(text, mentions) \
+        and order.product_ids() <= {m.product_id for m in mentions}
 
 
 def _says_yes(text: str) -> bool:

@@ -113,8 +113,35 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]], *, own: b
     found = find_products(text, extended, weak_heads=own)
     by_id = {str(p["product_id"]): str(p["name"]) for p in products}
     mentions = [m for m in found if not m.ambiguous] or found
+    mentions = _without_modifiers(text, mentions, products)
     # An everyday name reads back as the catalogue's own name.
     return [replace(m, name=by_id.get(m.product_id, m.name)) for m in mentions]
+
+
+def _without_modifiers(text: str, mentions: list[Any], products: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """The mentions without a product word that only describes the product named right after it,
+    as one of its option values: "the fleece bed" is the Pet Bed in fleece, "my laptop backpack"
+    the Backpack with a laptop compartment, not a Fleece Jacket or a Laptop besides."""
+    values = {str(p["product_id"]): _option_values_of(p) for p in products}
+
+    def describes_the_next(m: Any) -> bool:
+        return any(n.span[0] > m.span[1] and not text[m.span[1]:n.span[0]].strip(" -")
+                   and m.surface.lower() in values.get(n.product_id, set()) for n in mentions)
+
+    return [m for m in mentions if not describes_the_next(m)]
+
+
+def _option_values_of(product: Mapping[str, Any]) -> set[str]:
+    """Every option value of a product, lower-cased, in either shape a product comes in: the
+    catalogue's (`variants`: item id -> `{options: {key: value}}`) or an order's (`options`: key ->
+    [values])."""
+    found: set[str] = set()
+    variants = product.get("variants") or {}
+    for variant in variants.values() if isinstance(variants, Mapping) else variants:
+        found.update(str(v).lower() for v in ((variant or {}).get("options") or {}).values())
+    for value in (product.get("options") or {}).values():
+        found.update(str(v).lower() for v in (value if isinstance(value, list) else [value]))
+    return found
 
 
 def orders_mentioning(

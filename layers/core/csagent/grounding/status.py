@@ -127,6 +127,19 @@ _DESCRIBES_AN_ORDER = re.compile(r"\b(?:orders?|ones?|packages?|parcels?)\b(?:\s
                                  r"|\bpending\s+(?:orders?|ones?)\b", re.IGNORECASE)
 
 
+# A statement turned into a question at its end ("that one's already out the door, right?").
+_TAG_QUESTION = re.compile(
+    r"[,\s]\s*(?:right|yeah|yes|correct|no|isn'?t it|hasn'?t it|has it|is it|innit)\s*\?+\W*$", re.IGNORECASE)
+
+
+def ends_in_a_tag_question(text: str) -> bool:
+    """Is the text a statement with a question tagged on ("..., right?", "..., yeah?")?"""
+    return bool(_TAG_QUESTION.search(text))
+
+
 def statuses_asked_about(text: str) -> bool:
-    """Does `text` ask whether something has a status, rather than say which order it means?"""
-    return bool(_YES_NO_OPENING.search(text)) and not _DESCRIBES_AN_ORDER.search(text)
+    """Does `text` ask whether something has a status, rather than say which order it means? (a
+    statement of it with a question tagged on asks: "the desk lamp, that one's already out the
+    door, right?")"""
+    return (bool(_YES_NO_OPENING.search(text)) and not _DESCRIBES_AN_ORDER.search(text)) \
+        or bool(_TAG_QUESTION.search(text))

@@ -111,8 +111,10 @@ def asks_for_change(text: str) -> bool:
     ):
         return False
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
-    # (a verb right after a negation rules its change out: "don't cancel #W1348788")
-    negations = [n for n in lexicon["negation"] if n]
+    # (a verb right after a negation rules its change out: "don't cancel #W1348788"; one the customer
+    # says they cannot do tells a rule, heard or met, not a request: "I cannot send back only the
+    # sunglasses")
+    negations = [n for n in lexicon["negation"] if n] + [["cannot"], ["cant"], ["can't"]]
     return "->" in text or "→" in text or any(
         _verb(w, verbs) and not any(words[max(0, i - len(n)):i] == n for n in negations)
         and words[i:i + 2] != ["do", "not"]
@@ -196,6 +198,9 @@ def is_hypothetical(text: str) -> bool:
     return _has(joined.split(), _lexicon()["hypothetical"])
 
 
+_OPENING_CONNECTIVES = frozenset({"but", "and", "so"})
+
+
 def declines_change(text: str) -> bool:
     """ "don't cancel it, just tell me where it is", "I'm not looking to cancel anything", "no
     cancelling", "don't touch my account address": the clause names a change only to rule it out
@@ -204,7 +209,10 @@ def declines_change(text: str) -> bool:
     only the scarf")."""
     words = _words(text)
     lexicon = _lexicon()
-    if not words or _has(words, lexicon["contrast"]):
+    # (a "but" opening the clause sets it against the clause before, not against a narrower request
+    # within it: "But please DON'T touch the order with the bike")
+    within = words[1:] if words and words[0] in _OPENING_CONNECTIVES else words
+    if not words or _has(within, lexicon["contrast"]):
         return False
     verbs = {p[0] for p in [*lexicon["imperative_verbs"], *lexicon["ruling_out_verbs"]] if p}
     gap = {p[0] for p in lexicon["negation_gap"] if p}
@@ -283,7 +291,8 @@ def asks_something(text: str) -> bool:
     # where a wh-word that can open a relative clause opens none ("I live in Chicago, where ...")
     for i, part in enumerate(_PARTS.split(text)):
         start = _words(part)
-        start = start[1:] if start[:1] and start[0] in _OPENERS else start
+        while start and start[0] in _OPENERS | _ASIDE_OPENERS:  # ("k which one's still comin")
+            start = start[1:]
         if start and (i == 0 or start[0] not in _RELATIVES) \
                 and any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
             return True
@@ -296,6 +305,11 @@ def asks_something(text: str) -> bool:
 
 
 _PERFECT = frozenset({"has", "have", "had", "been", "ive", "weve"})
+# Words before a question that only acknowledge or hesitate ("k which one's still comin", "cool cool
+# what about the lamp", "hmm wait how much was it").
+_ASIDE_OPENERS = frozenset({"k", "kk", "oki", "cool", "alright", "oh", "ah", "hmm", "um", "uh", "wait",
+                            "nice", "great", "gotcha", "perfect", "thanks", "thx", "ty", "yeah", "yea", "lol",
+                            "bet", "right", "well", "anyway", "anyways"})
 
 
 def opens_follow_up(text: str) -> bool:

@@ -64,6 +64,8 @@ _WHOLE_ORDER = re.compile(r"\b(?:total|in all|altogether|whole order|entire orde
                           re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
+_ANNOUNCES_QUESTIONS = re.compile(
+    r"\b(?:a|one|two|2|three|few|some|couple of|couple|quick|small)\s+questions?\b", re.IGNORECASE)
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:ones? )?of (?:them|those|these)\b", re.IGNORECASE)
 # How it was paid asked ("what did i pay for the gaming mouse with", "which card did I use").
 _METHOD_ASKED = re.compile(
@@ -615,7 +617,13 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         named = bool(changed) and clause.get("intent") in CATALOGUE_QUESTIONS
         return (read or named) and not asks_something(clause.get("text", ""))
 
-    kept = [c for c in clauses if not aside(c) and not told_of_a_change(c)]
+    def announces(clause: Mapping[str, Any]) -> bool:
+        # "I've got a few questions about my espresso machine, hope that's ok": the questions come
+        # after it; it asks nothing itself (whatever intent its words resemble).
+        text = clause.get("text", "")
+        return bool(_ANNOUNCES_QUESTIONS.search(text)) and not asks_something(text)
+
+    kept = [c for c in clauses if not aside(c) and not told_of_a_change(c) and not announces(c)]
     if any(float(c.get("confidence") or 0.0) >= SURE_CONFIDENCE and c.get("intent") not in PASSIVE_INTENTS
            and not tag_on(c) for c in kept):
         kept = [c for c in kept if not tag_on(c)]

@@ -371,6 +371,13 @@ class LocalUnderstanding:
                     # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
                     vouched.pop(len(clauses) - 1, None)
                     clauses.pop()
+            elif not products and not names_order and intent in {"out_of_scope", "smalltalk"} and clauses \
+                    and product_refs and asks_as_question(piece) and len(before := told_before) == 1:
+                # "I've got a few questions about my espresso machine ... First one: how often am I
+                # supposed to descale it?": read as nothing of the store's, a question of the one
+                # product the clause before named, which its pages answer.
+                intent = "product_info"
+                entities["products"] = [{**before[0], "carried": True}]
             # ("and #W1780552" after a tracking question names an order, as "and the tablet one?" a
             # product; a message of one clause is read whole, its opening "and" with it)
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
@@ -1211,6 +1218,15 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
         intent, grounded_to_store = "complaint", True
         entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
+    if intent in {"out_of_scope", "smalltalk"} and not entities.get("order_id") and recent \
+            and view.order(recent) is not None and entities.get("products") \
+            and {str(p.get("product_id")) for p in entities["products"]} <= view.order(recent).product_ids() \
+            and asks_an_items_option(piece, view.order(recent), entities["products"]):
+        # "#W3973757 whens it showin up" ... "bet. oh and the puzzle in there, is it the art one?":
+        # read as nothing of the store's, yet it asks an option of an item of the order just talked
+        # about.
+        entities = {**entities, "order_id": recent}
+        intent, grounded_to_store = "order_items", True
     if intent in {"order_status", *CATALOGUE_WISHES} and entities.get("order_id") \
             and asks_an_items_option(piece, view.order(entities["order_id"]), entities.get("products") or []):
         # "#W1 - sunglasses polarized or not?": what the order's item is, option by option (read as

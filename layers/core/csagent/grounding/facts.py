@@ -24,7 +24,8 @@ _PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|
 # A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".
 _WHICH_ORDERS = re.compile(
     r"\b(?:which|what(?:'?s)?|any|anything|everything)\b(?:\W+[\w']+){0,4}?\W+"
-    r"(?:orders?|ones?|of mine|of my|stuff|things|i (?:buy|bought|order|ordered|get|got|pay|paid))\b"
+    r"(?:orders?|ones?|of mine|of my|stuff|things"
+    r"|i(?:'?ve| have)? (?:buy|bought|order|ordered|get|got|pay|paid))\b"
     r"|\b(?:anything|something|stuff) of mine\b",
     re.IGNORECASE)
 CENT = 0.005

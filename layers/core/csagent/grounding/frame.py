@@ -132,8 +132,11 @@ def find_order(
     if not mentions:
         if intent in PURCHASE_QUESTIONS:
             return entities  # a general question, not about a purchase
-        going = order_going_to(message or text, view, besides=entities.get("address")) \
-            if intent == "change_order_address" else None
+        # (or asked about: "one of my orders is still going to my old place in Chicago? Can you check
+        # which one?")
+        statuses = ("pending",) if intent == "change_order_address" else _NOT_YET_RECEIVED
+        going = order_going_to(message or text, view, besides=entities.get("address"), statuses=statuses) \
+            if intent == "change_order_address" or intent in READS else None
         if going is not None:
             # "one of my orders is heading to my old place on Pine Lane. Please send it to ...":
             # where it goes now says which order.
@@ -163,7 +166,8 @@ def find_order(
     product_ids = {m.product_id for m in mentions}
     ruled_out = {m.product_id for m in negated} - product_ids
     talked_about = view.order(recent) if recent else None
-    if talked_about is not None and talked_about.product_ids() & product_ids and _IN_THAT_ORDER.search(text):
+    if talked_about is not None and talked_about.product_ids() & product_ids \
+            and (_IN_THAT_ORDER.search(text) or _IT_AGAIN.search(_EMPTY_IT.sub(" ", text))):
         # "Has #W1 shipped?" ... "I meant to change the blue t-shirt in there to a large": the order
         # just talked about, whichever other order holds a t-shirt too (whether it can change, the
         # planner says)
@@ -460,6 +464,8 @@ _POINTS_AT_ORDER = re.compile(
 _ZH_LEFT_UNSAID = re.compile(r"(?!.*(?:订单|单子|哪|所有|全部|都|每|其他|另|别的|几个|[A-Za-z]))"
                              r".*[\u4e00-\u9fff].*")
 # A product placed in the order just talked about ("the blue t-shirt in there", "the lamp from that order").
+# "it", pointing back at the item just talked about ("Then I want exchange it for one glass kettle").
+_IT_AGAIN = re.compile(r"\b(?:exchange|swap|return|replace|change|switch|send back)\s+it\b", re.IGNORECASE)
 _IN_THAT_ORDER = re.compile(
     r"\b(?:in|from|inside|of|out of)\s+(?:there|it|that order|this order|that one|the same order)\b",
     re.IGNORECASE)
@@ -488,15 +494,19 @@ def tells_where_it_goes(text: str) -> bool:
     return bool(_WHERE_IT_GOES.search(text))
 
 
-def order_going_to(text: str, view: CustomerView,
-                   besides: Mapping[str, Any] | None = None) -> OrderView | None:
-    """The one pending order a sentence says goes to one of the customer's places ("one of my orders
-    is going to my old apartment on Pine Lane"), other than `besides` (a new address given)."""
+def order_going_to(text: str, view: CustomerView, besides: Mapping[str, Any] | None = None,
+                   statuses: Sequence[str] = ("pending",)) -> OrderView | None:
+    """The one order of `statuses` a sentence says goes to one of the customer's places ("one of my
+    orders is going to my old apartment on Pine Lane"), other than `besides` (a new address given)."""
     for sentence in _SENTENCE_END.split(text):
-        if not _WHERE_IT_GOES.search(sentence):
+        goes = _WHERE_IT_GOES.search(sentence)
+        if not goes:
             continue
-        named = view.address_named(sentence, besides=besides)
-        going = [o for o in view.orders if o.status == "pending" and named is not None
+        # (the place after "going to" first: "I moved back to San Diego ... one of my orders is still
+        # going to my old place in Chicago")
+        named = view.address_named(sentence[goes.end():], besides=besides) \
+            or view.address_named(sentence, besides=besides)
+        going = [o for o in view.orders if o.status in statuses and named is not None
                  and same_address(named, o.address)]
         if len(going) == 1:
             return going[0]
@@ -1079,7 +1089,7 @@ def asks_an_items_option(text: str, order: OrderView | None,
     order's item ("#W1 - sunglasses polarized or not?", "is the lamp in #W2 the white one?") or
     with one of its dimensions ("how much ram does the laptop in #W2 have?"), and nothing about the
     order's progress? What the order holds, option by option, answers it."""
-    if order is None or not asks_as_question(text):
+    if order is None or not asks_as_question(text) or _only_names_the_item(text, products):
         return False
     held = order.product_ids()
     if _of_the_product_alone(text) \
@@ -1096,6 +1106,19 @@ def asks_an_items_option(text: str, order: OrderView | None,
     toks = tokens(text)
     return any(dimension_named(toks, list(line.options))
                for line in order.lines if line.product_id in named)
+
+
+_FOLLOW_UP_WORDS = frozenset({"and", "the", "my", "what", "about", "how", "also", "one", "k", "ok", "okay",
+                              "then", "that", "of", "mine", "a"})
+
+
+def _only_names_the_item(text: str, products: Sequence[Mapping[str, Any]]) -> bool:
+    """Are the words only the item, described ("and the red speaker?" after "where are my espresso
+    machines": the question before asked again of it, not its colour asked)?"""
+    named = set(tokens(" ".join(str(p.get("surface") or "") for p in products)))
+    values = {w for p in products for v in (p.get("options") or {}).values() for w in tokens(str(v))}
+    words = [w for w in tokens(text) if w not in _FOLLOW_UP_WORDS]
+    return bool(named) and all(w in named or w in values for w in words)
 
 
 _NOT_OF_AN_OPTION = re.compile(r"\b(?:where|wheres|when|track\w*|ship\w*|deliver\w*|arriv\w*|cost\w*|"
@@ -1149,7 +1172,8 @@ def _names_its_own_option(text: str, view: CustomerView) -> bool:
     """Is it a yes-or-no question ("does", "is", "has") whose words after a product the customer
     bought name an option value their item of it has ("does my thermostat work with alexa", theirs
     being the Amazon Alexa one)?"""
-    if not _YES_NO.match(text.strip()):
+    # (or put as a statement asked: "The speaker I bought from you, it is water resistant?")
+    if not (_YES_NO.match(text.strip()) or _A_STATEMENT_ASKED.search(text)):
         return False
     for mention in product_mentions(text, view.products(), own=True):
         values = option_values([x for o in view.orders for x in o.lines
@@ -1159,6 +1183,8 @@ def _names_its_own_option(text: str, view: CustomerView) -> bool:
     return False
 
 
+_A_STATEMENT_ASKED = re.compile(r"\b(?:it|they|this|that)\s+(?:is|are|has|have|does|do)\b[^?.!]*\?",
+                                re.IGNORECASE)
 # What may open a question before its verb ("hey, does ...", "ok so is ...").
 _COURTESY = "hi|hey|hello|so|ok|okay|and|also|um|hmm"
 _YES_NO = re.compile(rf"(?:(?:{_COURTESY})\W+)*(?:does|do|is|are|has|have|did|was)\b", re.IGNORECASE)
@@ -1292,6 +1318,16 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     clause points back at a product ("them"). Whether it asks for the change or about it is the
     speech act's to say. An order's status or items are a change only when the clause asks for it
     ("#W8346517 I wanna exchange the office chair"; not "I returned it, has it arrived?")."""
+    if view is not None and intent in _NAMED_BY_A_VERB and _told_as_made(text):
+        from csagent.nlp.speech_acts import asks_for_change
+
+        if not asks_for_change(text):
+            # "i canceled my order with the air purifer but i still see one pending??": the change
+            # told as made, and what came of it asked (the money, when it asks of money); a
+            # complaint when it did not turn out so.
+            if MONEY_BACK_ASKED.search(text):
+                return "refund_status"
+            return "complaint" if _NOT_AS_EXPECTED.search(text) else "order_status"
     if view is not None and intent in _NAMED_BY_A_VERB:
         return _write_its_verb_names(intent, text)
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | _ORDER_FACTS | {"policy_question", "order_list",
@@ -1367,6 +1403,20 @@ def _write_its_verb_names(intent: str, text: str) -> str:
 
 # Reads of an order's own facts that a clause asking for a change of it was taken for.
 _ORDER_FACTS = frozenset({"order_status", "order_items"})
+# A change the customer says they made themselves ("i canceled my order", "I already returned it").
+_I_DID_IT = re.compile(
+    r"\b(?:i|we)\s+(?:already\s+|just\s+)?(?:cancell?ed|returned|exchanged|sent (?:it |them )?back)\b",
+    re.IGNORECASE)
+_SUPPOSED = re.compile(r"\b(?:if|when|once|whether|should|suppose|say)\s*$", re.IGNORECASE)
+
+
+def _told_as_made(text: str) -> bool:
+    """Do the words tell a change the customer made ("i canceled my order with the air purifer"),
+    not one supposed ("If I cancelled the order with the tea kettle, how much would I get back?")?"""
+    return any(not _SUPPOSED.search(text[:m.start()]) for m in _I_DID_IT.finditer(text))
+
+
+_NOT_AS_EXPECTED = re.compile(r"\b(?:but|still|yet)\b", re.IGNORECASE)
 _TOLD_AS_DONE = re.compile(
     r"\b(?:returned|sent (?:it |them )?back|cancell?ed|exchanged|gave (?:it |them )?back)\b", re.IGNORECASE)
 _THE_ACCOUNT = re.compile(
@@ -1504,6 +1554,10 @@ def item_change_intent(
             and names_a_purchase(text, view))
         if not (clause and asks_for_change(clause) and named):
             return intent
+        if _ASKS_IF_THEY_HAVE_IT.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
+            # "... i want a gold one w a leather band. do u even have that and how much": the wish
+            # asked of the store's range and its price, not a change of the one they have.
+            return intent
         if asks_as_question(clause) and _THE_STORES.search(clause) and not _ANOTHER_ITEM_ASKED.search(clause):
             # "Which stovetop types do your tea kettles come in, please?": the store's products
             # asked about, not a wish for the customer's own.
@@ -1568,6 +1622,12 @@ def item_change_intent(
     return "change_items" if wanted else intent
 
 
+# Whether the store has the thing wished for, asked ("do u even have that", "is that available?").
+_ASKS_IF_THEY_HAVE_IT = re.compile(
+    r"\b(?:do|does|did)\s+(?:you|u|ya|y'?all|you guys)\s+(?:even\s+|still\s+|actually\s+)?"
+    r"(?:have|sell|carry|make|stock)\s+(?:that|it|one|those|them|this)\b"
+    r"|\bis\s+(?:that|it|one)\s+(?:even\s+)?(?:available|in stock|a thing)\b",
+    re.IGNORECASE)
 # Words pointing back at a thing named before ("the same one", "it"), and "instead" asking another.
 _POINTS_BACK = re.compile(r"\b(?:it|them|the same (?:one|ones|pair)|that one|this one)\b", re.IGNORECASE)
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)

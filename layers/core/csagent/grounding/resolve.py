@@ -651,6 +651,12 @@ def resolve_item_changes(
                                       undecided=True))
             continue
         wanted = {**apply_moves(wish, line.options, dims), **_targets(wish, line, hits)}
+        if not wanted:
+            # "Is there a bagless robot version I could swap it for? Keep it cordless" (of a bagged
+            # one): the dimension named has one other value available with what is kept; that one.
+            asked, values = _values_offered(wish_toks, segment, line, dims, product_variants)
+            if asked is not None and len(values) == 1:
+                wanted = {asked: values[0]}
         cheaper = bool(_CHEAPER.search(segment))
         if cheaper and wanted:
             # "is the 1 litre version cheaper? If it is, switch me": that version, as it is
@@ -724,18 +730,26 @@ def _which_value(wish: Sequence[str], segment: str, line: Line, dims: Mapping[st
     changed to?", or, when it names the dimension to change ("other color, same size"), which of
     the values available with what it keeps: "Which color would you like the Running Shoes in:
     black or yellow?"."""
+    asked, values = _values_offered(wish, segment, line, dims, variants)
+    if asked is not None and values:
+        return phrase("change_to_which", product=line.name, dimension=asked, values=joined(values, "or"))
+    return phrase("change_to_what", product=line.name)
+
+
+def _values_offered(wish: Sequence[str], segment: str, line: Line, dims: Mapping[str, Sequence[str]],
+                    variants: Sequence[Variant]) -> tuple[str | None, list[str]]:
+    """The dimension a wish that names no value names ("other color, same size"), and the values
+    available for it with what the words keep."""
     kept = _dimensions_kept(tokens(gloss(segment)), dims)
     # (a yes-or-no dimension's name is its value: "a waterproof version" wishes for "yes")
     asked_of = [k for k, values in dims.items() if not set(values) <= {"yes", "no"}]
     named = (dimension_named([tok], asked_of) for tok in wish)
     asked = next((key for key in named if key is not None and key not in kept), None)
-    if asked is not None:
-        values = sorted({str(v.options[asked]) for v in variants
-                         if v.available and v.options.get(asked) not in (None, line.options.get(asked))
-                         and all(v.options.get(k) == line.options.get(k) for k in kept)})
-        if values:
-            return phrase("change_to_which", product=line.name, dimension=asked, values=joined(values, "or"))
-    return phrase("change_to_what", product=line.name)
+    if asked is None:
+        return None, []
+    return asked, sorted({str(v.options[asked]) for v in variants
+                          if v.available and v.options.get(asked) not in (None, line.options.get(asked))
+                          and all(v.options.get(k) == line.options.get(k) for k in kept)})
 
 
 def _item_the_options_name(text: str, order: OrderView,

@@ -51,6 +51,8 @@ _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
 
 # ... and a need that is not the customer's is none: "it need to be plug in the wall?" asks about the lamp.
 _NOT_THE_CUSTOMER = frozenset({"it", "they", "that", "this", "which", "he", "she"})
+# Request phrases that, said with the store as their subject, tell what it did.
+_TOLD_OF_THE_STORE = (["send", "me"], ["give", "me"])
 
 
 def _verb(word: str, verbs: set[str]) -> bool:
@@ -93,7 +95,12 @@ def asks_for_change(text: str) -> bool:
     requests = [p for p in lexicon["request"] if not (question and p in _COURTESY and words[:1] != p)]
     # (an adverb inside a request phrase leaves it one: "I just want my money back")
     unconditional = [w for w in _words(_CONDITION.sub(" ", text)) if w not in _FILLERS]
-    if _has(unconditional, requests, denied=_DENIED | _NOT_THE_CUSTOMER):
+    # ("You send me wrong perfume?" tells what the store did: "send me" after "you" asks nothing, as
+    # "can you send me" does by its "can you")
+    told = [p for p in requests if p in _TOLD_OF_THE_STORE]
+    others = [p for p in requests if p not in told]
+    if _has(unconditional, told, denied=_DENIED | _NOT_THE_CUSTOMER | {"you", "u"}) \
+            or _has(unconditional, others, denied=_DENIED | _NOT_THE_CUSTOMER):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     if any(start[: len(p)] == p for p in lexicon["request_openers"]):
         return True  # "want my money back", "give me a refund": the wish, its subject left out

@@ -235,6 +235,14 @@ def _find_option_keys(question: str, keys: set[str]) -> list[str]:
     return sorted(found, key=lambda k: found[k][0])[:MAX_OPTION_KEYS]
 
 
+def _wished_option_value(question: str, values: set[str]) -> str | None:
+    """The option value the question names, those after its last contrast word first ("the smart
+    watch I got is black but i want a gold one": gold is wished, black is what they have)."""
+    contrast = max((m.end() for m in _CONTRAST.finditer(question)), default=0)
+    return (_find_option_value(question[contrast:], values) if contrast else None) \
+        or _find_option_value(question, values)
+
+
 def _find_option_value(question: str, values: set[str]) -> str | None:
     lowered = question.lower()
     for value in sorted(values, key=len, reverse=True):
@@ -300,7 +308,7 @@ def extract_params(template: QueryTemplate, question: str, *,
                 # A value this product does not come in ("hiking boots in brown") is still the
                 # customer's parameter: look among all the store's values, so the answer is
                 # "none in brown" rather than a request to say which option.
-                value = _find_option_value(question, values) or _find_option_value(
+                value = _wished_option_value(question, values) or _find_option_value(
                     question, {v for v in vocabulary.all_option_values() if len(v) >= 3}
                     - _COMMON_WORD_VALUES)
                 if value:
@@ -331,6 +339,9 @@ _RULED_OUT = re.compile(r"\b(?:not|no|isn'?t|aren'?t|except|besides|other than|i
                         r"(?:\w+\s+){0,2}$", re.IGNORECASE)
 
 
+_CONTRAST = re.compile(r"\b(?:but|instead|rather|although|though)\b", re.IGNORECASE)
+
+
 def sets_aside(question: str, value: str) -> bool:
     """Does the question ask for values other than `value` (ruled out just before it, or "other" /
     "another" asked), not for versions in it?"""
@@ -352,7 +363,7 @@ def narrow_by_option(question: str, vocabulary: StoreVocabulary,
     pairs = vocabulary.options_for(product)
     if not product or not pairs:
         return None
-    value = _find_option_value(question, {v for _, v in pairs} - _AMBIGUOUS_VALUES)
+    value = _wished_option_value(question, {v for _, v in pairs} - _AMBIGUOUS_VALUES)
     if value:
         keys = {k for k, v in pairs if v == value}
         if len(keys) == 1 and sets_aside(question, value):

@@ -40,7 +40,8 @@ def test_a_cancellation_of_a_product_in_a_pending_and_a_processed_order_asks_whi
 def test_the_order_with_two_of_a_product_is_the_one_holding_two(tau_api: Any) -> None:
     _, _, client = tau_api
     # lei_ahmed_1705: #W3931703 (pending) holds two electric kettles; #W4432568 one tea kettle
-    status, reply = ask(client, "lei_ahmed_1705", "i want to cancel the order with both kettles, ordered by mistake")
+    status, reply = ask(client, "lei_ahmed_1705",
+                        "i want to cancel the order with both kettles, ordered by mistake")
     assert status == "awaiting_confirmation" and "Cancel order #W3931703" in reply, reply
 
 
@@ -99,15 +100,18 @@ def test_an_address_left_behind_is_not_the_new_one(tau_api: Any) -> None:
                         "we're moving out of San Francisco soon, please update the address on my account",
                         session)
     assert status == "needs_clarification" and "full new address" in reply, reply
-    status, reply = ask(client, "aarav_brown_3744", "it's 14 Harbor Road, Apt 3, Monterey, CA 93940", session)
-    assert status == "awaiting_confirmation" and "default address" in reply and "14 Harbor Road" in reply, reply
+    status, reply = ask(client, "aarav_brown_3744", "it's 14 Harbor Road, Apt 3, Monterey, CA 93940",
+                        session)
+    assert status == "awaiting_confirmation" and "default address" in reply, reply
+    assert "14 Harbor Road" in reply, reply
 
 
 def test_the_one_holding_only_the_product_picks_among_the_orders_listed(tau_api: Any) -> None:
     _, _, client = tau_api
     session = f"told-{uuid.uuid4().hex[:8]}"
     # chen_taylor_6919: tablets in #W4111999 (with other items) and #W4633848 (the tablet alone)
-    status, reply = ask(client, "chen_taylor_6919", "please cancel my tablet order, ordered by mistake", session)
+    status, reply = ask(client, "chen_taylor_6919", "please cancel my tablet order, ordered by mistake",
+                        session)
     assert status == "needs_clarification", reply
     status, reply = ask(client, "chen_taylor_6919", "the order with only the tablet in it", session)
     assert status == "awaiting_confirmation" and "Cancel order #W4633848" in reply, reply
@@ -134,7 +138,8 @@ def test_would_it_be_possible_to_move_the_payment_asks_for_the_change(tau_api: A
 
 def test_a_duplicate_charge_is_a_complaint_not_a_return(tau_api: Any) -> None:
     _, _, client = tau_api
-    status, reply = ask(client, "fatima_martin_9326", "#W7538230 - you took the money twice, reverse the extra charge")
+    status, reply = ask(client, "fatima_martin_9326",
+                        "#W7538230 - you took the money twice, reverse the extra charge")
     assert "charged once" in reply and "cannot be returned" not in reply, reply
     assert status in ("answered", "handed_off"), reply
 
@@ -149,8 +154,8 @@ def test_the_order_still_going_to_an_old_city_is_the_one_asked_about(tau_api: An
 def test_the_one_other_value_available_is_the_one_meant(tau_api: Any) -> None:
     _, _, client = tau_api
     status, reply = ask(client, "yusuf_rossi_9620",
-                        "my robot vacuum from #W2378156 uses bags. any bagless robot one I could exchange it for? "
-                        "still cordless please, charge my card for the difference")
+                        "my robot vacuum from #W2378156 uses bags. any bagless robot one I could exchange "
+                        "it for? still cordless please, charge my card for the difference")
     assert status == "awaiting_confirmation" and "(robotic, bagless, cordless)" in reply, reply
 
 

@@ -230,6 +230,13 @@ def find_order(
         return _one_order(entities, chosen[0].order_id, order=f"the order with the {mentions[0].name}")
     if intent in PURCHASE_QUESTIONS:
         return entities  # several orders with it: the question is answered for the product
+    if intent == "complaint" and len(chosen) > 1 and not _OF_MONEY.search(source):
+        # "robot vacuum wont go back on its dock": what went wrong with a thing that came, never
+        # with one of a cancelled order (a charge or a refund may be: "charged twice for the boots")
+        came = [o for o in chosen if o.status != "cancelled"]
+        if len(came) == 1:
+            return _one_order(entities, came[0].order_id, order=f"the order with the {mentions[0].name}")
+        chosen = came or chosen
     if 1 < len(chosen) <= MAX_LISTED and (intent == "complaint"
                                           or (intent in READS and _PLURAL_ORDERS.search(text))):
         # "charged twice for the boots", with boots in two orders: both orders are the facts; "the
@@ -274,6 +281,8 @@ def _how_many(order: OrderView, product_ids: set[str]) -> int:
     return sum(x.product_id in product_ids for x in order.lines)
 
 
+# Words of money: a complaint about it may be of a cancelled order's charge or refund.
+_OF_MONEY = re.compile(r"\b(?:charg\w*|refund\w*|money|paid|pay|bill\w*|price|\$|\d+\.\d\d)", re.IGNORECASE)
 # Statuses a customer sees alike: none of them has reached the customer yet.
 _NOT_YET_RECEIVED = ("pending", "processed")
 
@@ -1328,6 +1337,14 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
             if MONEY_BACK_ASKED.search(text):
                 return "refund_status"
             return "complaint" if _NOT_AS_EXPECTED.search(text) else "order_status"
+    if view is not None and intent == "return_request" and has_question_mark(text) \
+            and not named_changes(text) and not MONEY_BACK_ASKED.search(text):
+        from csagent.nlp.speech_acts import asks_for_change
+
+        if not asks_for_change(text):
+            # "robot vacuum wont go back on its dock. fix?": no word of sending back or of money,
+            # a question of what is wrong with it; what its pages say, beside the order's facts.
+            return "complaint"
     if view is not None and intent in _NAMED_BY_A_VERB:
         return _write_its_verb_names(intent, text)
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | _ORDER_FACTS | {"policy_question", "order_list",

@@ -66,6 +66,8 @@ _WHOLE_ORDER = re.compile(r"\b(?:total|in all|altogether|whole order|entire orde
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 _ANNOUNCES_QUESTIONS = re.compile(
     r"\b(?:a|one|two|2|three|few|some|couple of|couple|quick|small)\s+questions?\b", re.IGNORECASE)
+_BARE_HOW_MUCH = re.compile(
+    r"\W*(?:and\s+|so\s+)?how much(?:\s+(?:is|was|will)\s+(?:it|that|they|those))?\W*", re.IGNORECASE)
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:ones? )?of (?:them|those|these)\b", re.IGNORECASE)
 # How it was paid asked ("what did i pay for the gaming mouse with", "which card did I use").
 _METHOD_ASKED = re.compile(
@@ -623,7 +625,15 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text = clause.get("text", "")
         return bool(_ANNOUNCES_QUESTIONS.search(text)) and not asks_something(text)
 
-    kept = [c for c in clauses if not aside(c) and not told_of_a_change(c) and not announces(c)]
+    def asks_the_amount_again(clause: Mapping[str, Any]) -> bool:
+        # "Did you at least give me my money back? How much?": the amount of what the clause before
+        # asked about, which its answer says.
+        return bool(_BARE_HOW_MUCH.fullmatch(clause.get("text", ""))) and clause is not clauses[0] \
+            and any(_names_order(c.get("entities") or {}) or (c.get("entities") or {}).get("grounded_orders")
+                    for c in clauses if c is not clause)
+
+    kept = [c for c in clauses if not aside(c) and not told_of_a_change(c) and not announces(c)
+            and not asks_the_amount_again(c)]
     if any(float(c.get("confidence") or 0.0) >= SURE_CONFIDENCE and c.get("intent") not in PASSIVE_INTENTS
            and not tag_on(c) for c in kept):
         kept = [c for c in kept if not tag_on(c)]

@@ -447,7 +447,8 @@ _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|an
                             r"|[两二三几多]个[^，。？！,.?!]{0,8}?订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
                             re.IGNORECASE)
 _THEY = re.compile(r"\b(?:they|them|those)\b", re.IGNORECASE)
-_COUNTED_ORDERS = re.compile(r"\b(two|2|three|3|four|4)\s+(?:\w+\s+)?orders\b", re.IGNORECASE)
+_COUNTED_ORDERS = re.compile(
+    r"\b(two|2|three|3|four|4|both)\s+(?:of\s+)?(?:(?:my|the|your)\s+)?(?:\w+\s+)?orders\b", re.IGNORECASE)
 
 
 def _orders_counted(message: str) -> int:
@@ -456,7 +457,7 @@ def _orders_counted(message: str) -> int:
     if found is None:
         return 0
     word = found.group(1).lower()
-    return int(word) if word.isdigit() else {"two": 2, "three": 3, "four": 4}[word]
+    return int(word) if word.isdigit() else {"two": 2, "both": 2, "three": 3, "four": 4}[word]
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(

@@ -1328,16 +1328,14 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
     clause points back at a product ("them"). Whether it asks for the change or about it is the
     speech act's to say. An order's status or items are a change only when the clause asks for it
     ("#W8346517 I wanna exchange the office chair"; not "I returned it, has it arrived?")."""
-    if view is not None and intent in _NAMED_BY_A_VERB and _told_as_made(text):
-        from csagent.nlp.speech_acts import asks_for_change
-
-        if not asks_for_change(text):
-            # "i canceled my order with the air purifer but i still see one pending??": the change
-            # told as made, and what came of it asked (the money, when it asks of money); a
-            # complaint when it did not turn out so.
-            if MONEY_BACK_ASKED.search(text):
-                return "refund_status"
-            return "complaint" if _NOT_AS_EXPECTED.search(text) else "order_status"
+    if view is not None and intent in _NAMED_BY_A_VERB and _told_as_made(text) \
+            and not _ASKED_AGAIN.search(text):
+        # "i canceled my order with the air purifer but i still see one pending??": the change told
+        # as made, and what came of it asked (the money, when it asks of money); a complaint when it
+        # did not turn out so.
+        if MONEY_BACK_ASKED.search(text):
+            return "refund_status"
+        return "complaint" if _NOT_AS_EXPECTED.search(text) else "order_status"
     if view is not None and intent == "return_request" and has_question_mark(text) \
             and not named_changes(text) and not MONEY_BACK_ASKED.search(text):
         from csagent.nlp.speech_acts import asks_for_change
@@ -1425,6 +1423,9 @@ _ORDER_FACTS = frozenset({"order_status", "order_items"})
 _I_DID_IT = re.compile(
     r"\b(?:i|we)\s+(?:already\s+|just\s+)?(?:cancell?ed|returned|exchanged|sent (?:it |them )?back)\b",
     re.IGNORECASE)
+# Words asking for a change again after telling one made ("I cancelled it but please cancel again").
+_ASKED_AGAIN = re.compile(
+    r"\b(?:please|pls|plz|can you|could you|would you|i want|i'd like|id like|i need|again)\b", re.IGNORECASE)
 _SUPPOSED = re.compile(r"\b(?:if|when|once|whether|should|suppose|say)\s*$", re.IGNORECASE)
 
 
@@ -1572,6 +1573,10 @@ def item_change_intent(
             and names_a_purchase(text, view))
         if not (clause and asks_for_change(clause) and named):
             return intent
+        if asks_as_question(clause) and _EITHER_OR.search(clause) and not _ANOTHER_ITEM_ASKED.search(clause):
+            # "The espresso machine in #W9077472, it use capsule or I need ground coffee?": which of
+            # two its item is, asked; no wish for the other.
+            return intent
         if _ASKS_IF_THEY_HAVE_IT.search(text) and not _ANOTHER_ITEM_ASKED.search(text):
             # "... i want a gold one w a leather band. do u even have that and how much": the wish
             # asked of the store's range and its price, not a change of the one they have.
@@ -1640,6 +1645,7 @@ def item_change_intent(
     return "change_items" if wanted else intent
 
 
+_EITHER_OR = re.compile(r"\w\s+or\s+(?:\w+\s+){0,5}\w+\s*\?", re.IGNORECASE)
 # Whether the store has the thing wished for, asked ("do u even have that", "is that available?").
 _ASKS_IF_THEY_HAVE_IT = re.compile(
     r"\b(?:do|does|did)\s+(?:you|u|ya|y'?all|you guys)\s+(?:even\s+|still\s+|actually\s+)?"

@@ -655,7 +655,8 @@ def resolve_item_changes(
             # "Is there a bagless robot version I could swap it for? Keep it cordless" (of a bagged
             # one): the dimension named has one other value available with what is kept; that one.
             asked, values = _values_offered(wish_toks, segment, line, dims, product_variants)
-            if asked is not None and len(values) == 1:
+            if asked is not None and len(values) == 1 and set(tokens(values[0])) <= set(wish_toks):
+                # (only when the wish names that value itself, beside the one the item has)
                 wanted = {asked: values[0]}
         cheaper = bool(_CHEAPER.search(segment))
         if cheaper and wanted:

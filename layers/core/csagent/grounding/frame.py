@@ -1337,7 +1337,7 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
             return "refund_status"
         return "complaint" if _NOT_AS_EXPECTED.search(text) else "order_status"
     if view is not None and intent == "return_request" and has_question_mark(text) \
-            and not named_changes(text) and not MONEY_BACK_ASKED.search(text):
+            and not named_changes(text) and not MONEY_BACK_ASKED.search(text) and not _SENT_BACK.search(text):
         from csagent.nlp.speech_acts import asks_for_change
 
         if not asks_for_change(text):
@@ -1419,6 +1419,11 @@ def _write_its_verb_names(intent: str, text: str) -> str:
 
 # Reads of an order's own facts that a clause asking for a change of it was taken for.
 _ORDER_FACTS = frozenset({"order_status", "order_items"})
+# Something sent back, in words or supposed ("if I sent the smart watch back, would the money ..."), or
+# money asked of it: a return's words, whatever else the clause asks.
+_SENT_BACK = re.compile(
+    r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?|give|gave)\b[^.?!]{0,40}\bback\b|\bmoney\b"
+    r"|\b(?:if|when|once)\s+i\b", re.IGNORECASE)
 # A change the customer says they made themselves ("i canceled my order", "I already returned it").
 _I_DID_IT = re.compile(
     r"\b(?:i|we)\s+(?:already\s+|just\s+)?(?:cancell?ed|returned|exchanged|sent (?:it |them )?back)\b",

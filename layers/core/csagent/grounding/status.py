@@ -128,8 +128,10 @@ _DESCRIBES_AN_ORDER = re.compile(r"\b(?:orders?|ones?|packages?|parcels?)\b(?:\s
 
 
 # A statement turned into a question at its end ("that one's already out the door, right?").
+# (after a comma or a dash: "what screen size is it?" asks no tag)
 _TAG_QUESTION = re.compile(
-    r"[,\s]\s*(?:right|yeah|yes|correct|no|isn'?t it|hasn'?t it|has it|is it|innit)\s*\?+\W*$", re.IGNORECASE)
+    r"(?:,|\s[-–—])\s*(?:right|yeah|yes|correct|no|isn'?t it|hasn'?t it|has it|is it|innit)\s*\?+\W*$",
+    re.IGNORECASE)
 
 
 def ends_in_a_tag_question(text: str) -> bool:

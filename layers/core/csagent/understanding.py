@@ -150,7 +150,8 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
                          lang=understanding.lang, entities=dict(resumed[0].entities), clauses=tuple(resumed))
 
 
-_ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
+# The two address changes: an order's and the account's.
+ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
 
 
 def _same_address_change(clause: Clause, waiting: set[str]) -> bool:
@@ -159,7 +160,7 @@ def _same_address_change(clause: Clause, waiting: set[str]) -> bool:
     the account), naming no order of its own?"""
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
 
-    return clause.intent in _ADDRESS_CHANGES and bool(waiting & _ADDRESS_CHANGES) \
+    return clause.intent in ADDRESS_CHANGES and bool(waiting & ADDRESS_CHANGES) \
         and bool(clause.entities.get("address")) and not ORDER_ID_RE.search(clause.text)
 
 

@@ -27,6 +27,7 @@ from csagent.graph.state import pending_actions
 from csagent.nlp.script import has_question_mark
 from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
+    ADDRESS_CHANGES,
     CATALOGUE_INTENTS,
     GENERAL_QUESTION_INTENTS,
     ITEM_REQUESTS,
@@ -1128,7 +1129,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         for p in entities.get("products") or [])  # (none named in the clause's own words)
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view, about_a_product=about_a_product),
                             piece, view, text if points_back else "")
-    if read_as == "policy_question" and runner_up in _ADDRESS_CHANGES \
+    if read_as == "policy_question" and runner_up in ADDRESS_CHANGES \
             and (recent or entities.get("order_id")) and _POINTS_AT_IT.search(piece) \
             and names_address_change(piece) and asks_for_change(piece):
         from csagent.nlp.entities.addresses import find_addresses
@@ -1164,12 +1165,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
             # "... to my home address, the one on my account": the saved address, which the default
             # cannot become; where an order should go.
             read_as = "change_order_address"
-    if read_as in _ADDRESS_CHANGES and not entities.get("address") and names_a_place_abroad(text):
+    if read_as in ADDRESS_CHANGES and not entities.get("address") and names_a_place_abroad(text):
         # "we're moving to Vancouver, Canada. can my laptop order go there instead?": a place the
         # store does not deliver to, whichever clause named it.
         entities = {**entities, "abroad": True}
     asks_a_change = _ZH_CHANGE.search(piece) if has_ideographs(piece) else names_address_change(piece)
-    if read_as in _ADDRESS_CHANGES and (not entities.get("address") or entities.get("address_named")) \
+    if read_as in ADDRESS_CHANGES and (not entities.get("address") or entities.get("address_named")) \
             and not asks_a_change:
         # "wat adress is it goin to", "I want to check the address for my kettle order", "会寄到哪个
         # 地址？": neither a new address nor a word asking for one; where it goes (or what the account
@@ -1482,7 +1483,6 @@ def _all_delivered(entities: Mapping[str, Any], view: Any) -> bool:
     return bool(orders) and all(o is not None and o.status == "delivered" for o in orders)
 
 
-_ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
 # The Chinese words that ask for a change ("改寄到", "换个地址", "更新", "修改"): without one, an
 # address is asked about, not changed.
 _ZH_CHANGE = re.compile(r"改|换|更新|更改|变更|修改|转寄|寄到新")

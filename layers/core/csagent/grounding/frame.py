@@ -456,8 +456,7 @@ def _orders_counted(message: str) -> int:
     found = _COUNTED_ORDERS.search(message or "")
     if found is None:
         return 0
-    word = found.group(1).lower()
-    return int(word) if word.isdigit() else {"two": 2, "both": 2, "three": 3, "four": 4}[word]
+    return _COUNT_VALUES[found.group(1).lower()]
 # "where does it ship to?", "cancel that order": the order the conversation is about. Not the "it"
 # of "is it possible to ...", which points at nothing.
 _POINTS_AT_ORDER = re.compile(

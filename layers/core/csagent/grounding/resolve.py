@@ -122,11 +122,17 @@ def _without_modifiers(text: str, mentions: list[Any], products: Sequence[Mappin
     """The mentions without a product word that only describes the product named right after it,
     as one of its option values: "the fleece bed" is the Pet Bed in fleece, "my laptop backpack"
     the Backpack with a laptop compartment, not a Fleece Jacket or a Laptop besides."""
-    values = {str(p["product_id"]): _option_values_of(p) for p in products}
+    by_id = {str(p["product_id"]): p for p in products}
+    values: dict[str, set[str]] = {}  # (read only for a product named right after another: a hot path)
+
+    def values_of(product_id: str) -> set[str]:
+        if product_id not in values:
+            values[product_id] = _option_values_of(by_id[product_id]) if product_id in by_id else set()
+        return values[product_id]
 
     def describes_the_next(m: Any) -> bool:
         return any(n.span[0] > m.span[1] and not text[m.span[1]:n.span[0]].strip(" -")
-                   and m.surface.lower() in values.get(n.product_id, set()) for n in mentions)
+                   and m.surface.lower() in values_of(n.product_id) for n in mentions)
 
     return [m for m in mentions if not describes_the_next(m)]
 

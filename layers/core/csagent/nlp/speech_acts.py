@@ -298,7 +298,7 @@ def asks_something(text: str) -> bool:
     # where a wh-word that can open a relative clause opens none ("I live in Chicago, where ...")
     for i, part in enumerate(_PARTS.split(text)):
         start = _words(part)
-        while start and start[0] in _OPENERS | _ASIDE_OPENERS:  # ("k which one's still comin")
+        while start and start[0] in _BEFORE_A_QUESTION:  # ("k which one's still comin")
             start = start[1:]
         if start and (i == 0 or start[0] not in _RELATIVES) \
                 and any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
@@ -312,11 +312,6 @@ def asks_something(text: str) -> bool:
 
 
 _PERFECT = frozenset({"has", "have", "had", "been", "ive", "weve"})
-# Words before a question that only acknowledge or hesitate ("k which one's still comin", "cool cool
-# what about the lamp", "hmm wait how much was it").
-_ASIDE_OPENERS = frozenset({"k", "kk", "oki", "cool", "alright", "oh", "ah", "hmm", "um", "uh", "wait",
-                            "nice", "great", "gotcha", "perfect", "thanks", "thx", "ty", "yeah", "yea", "lol",
-                            "bet", "right", "well", "anyway", "anyways"})
 
 
 def opens_follow_up(text: str) -> bool:
@@ -329,6 +324,10 @@ def opens_follow_up(text: str) -> bool:
 
 _ACKNOWLEDGING = frozenset({"k", "kk", "ok", "okay", "oki", "cool", "great", "thanks", "thx", "ty", "alright",
                             "right", "hmm", "oh", "nice", "got", "it", "gotcha", "perfect"})
+# Words before a question that only acknowledge or hesitate ("k which one's still comin", "cool cool
+# what about the lamp", "hmm wait how much was it"): the acknowledgements but "got it", and hesitations.
+_BEFORE_A_QUESTION = _OPENERS | (_ACKNOWLEDGING - {"got", "it"}) | {
+    "ah", "um", "uh", "wait", "yeah", "yea", "lol", "bet", "well", "anyway", "anyways"}
 
 
 def is_elliptical(text: str, names: list[str]) -> bool:

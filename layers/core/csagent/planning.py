@@ -62,6 +62,10 @@ _ABOUT_ONE_ORDER = ("order_shipping_address", "order_total", "order_payments", "
 # The whole order's amount asked ("whats the total on the order w the espresso machine n the vacuum?").
 _WHOLE_ORDER = re.compile(r"\b(?:total|in all|altogether|whole order|entire order|all together)\b",
                           re.IGNORECASE)
+# What an order holds, asked ("whats in it", "what was included in order #W1", "都买了些什么").
+_ITEMS_ASKED = re.compile(r"\bwhat(?:'?s| is| was| were| did i (?:buy|get|order))?\s+(?:in|inside|included)\b"
+                          r"|\bwhat (?:items|products|things)\b|\bwhat did i (?:buy|get|order)\b"
+                          r"|买了(?:些)?什么|有哪些(?:商品|东西)|有什么(?:商品|东西)", re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 _ANNOUNCES_QUESTIONS = re.compile(
@@ -194,19 +198,26 @@ class _Builder:
         self.plan.tasks = out
         return self.plan
 
-    def own_items(self, order_id: str, product_ids: Sequence[str]) -> str | None:
+    def own_items(self, order_id: str, product_ids: Sequence[str],
+                  asked: Sequence[Mapping[str, Any]] = ()) -> str | None:
         """The task that reads the customer's own items of some products in one order ("the smart
-        watch I bought ... and the black speaker?": one read of that order, both lines said)."""
+        watch I bought ... and the black speaker?": one read of that order, both lines said), with
+        the options a question asks of them (`TaskNotes.asked_options`)."""
         for index, task in enumerate(self.plan.tasks):
             args = task.args
             if task.notes.own_products and isinstance(args, PredefinedCypherArgs) \
                     and args.template_id == "order_items" and args.params.get("order_id") == order_id:
                 own = list(dict.fromkeys([*task.notes.own_products, *product_ids]))
+                options = list({(a.get("product_id"), a.get("key")): dict(a)
+                                for a in [*task.notes.asked_options, *asked]}.values())
                 self.plan.tasks[index] = task.model_copy(
-                    update={"notes": task.notes.model_copy(update={"own_products": own})})
+                    update={"notes": task.notes.model_copy(update={"own_products": own,
+                                                                   "asked_options": options})})
                 return task.task_id
         items = {"template_id": "order_items", "params": {"order_id": order_id}}
-        return self.add("order_items", PREDEFINED, items, notes=TaskNotes(own_products=list(product_ids)))
+        return self.add("order_items", PREDEFINED, items,
+                        notes=TaskNotes(own_products=list(product_ids),
+                                        asked_options=[dict(a) for a in asked]))
 
     def order_lookup(self, order_id: str) -> str | None:
         """The task that reads an order's overview (reused when the message already asks for it;
@@ -739,9 +750,17 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
 
                 by_status = (entities.get("grounded") or {}).get("by") == "status"
                 asked = without_status_words(text) if by_status else text
+                if not own and _ITEMS_ASKED.search(text) \
+                        and (_AMOUNT_ASKED.search(text) or _WHOLE_ORDER.search(text)):
+                    # "#W6111820 whats in it + total": what it holds, and (the closest question
+                    # below) what it came to
+                    b.add("order_items", PREDEFINED,
+                          {"template_id": "order_items", "params": {"order_id": order_id}})
                 b.add(task_type, PREDEFINED, {"question": asked or text, "params": {"order_id": order_id},
                                               "fallback_template": template, "templates": closest},
-                      notes=TaskNotes(own_products=own) if own else None)
+                      notes=TaskNotes(own_products=own,
+                                      asked_options=list(entities.get("own_options_asked") or []))
+                      if own else None)
             elif template == "order_overview":
                 b.order_lookup(order_id)
             else:
@@ -800,6 +819,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if entities.get("documents_too"):
                 # "does my gift card expire?": the store's rule answers, beside what the account holds.
                 b.add("policy", KNOWLEDGE, {"question": text})
+        elif owned_in and entities.get("own_options_asked"):
+            # "r my hiking boots waterproof??": their own pair's line answers, yes or no (below);
+            # which other versions the store sells is not what was asked.
+            pass
         elif intent in CATALOGUE_QUESTIONS and entities.get("documents_first") and _one_product(entities):
             # "is the IPX7 earbuds ok for swimming laps?": what the product's documents say, and the
             # catalogue's facts about it only if they say nothing (`summarise.unneeded_fallback`).
@@ -932,8 +955,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         if owned_in:
             # Only the lines of the products asked about: the rest of the order answers nothing.
             own = [str(p["product_id"]) for p in entities.get("products") or [] if p.get("product_id")]
+            asked = list(entities.get("own_options_asked") or [])
+            own = list(dict.fromkeys([*own, *(str(a["product_id"]) for a in asked)]))
             if own:
-                b.own_items(owned_in, own)
+                b.own_items(owned_in, own, asked)
             else:
                 b.add("order_items", PREDEFINED,
                       {"template_id": "order_items", "params": {"order_id": owned_in}})
@@ -1155,11 +1180,16 @@ def actionable(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _catalogue_question(text: str, entities: Mapping[str, Any], memory: Mapping[str, Any]) -> dict[str, Any]:
     """A question about the catalogue, with the one product its words were grounded to (and the
-    options named), else the product the conversation was last about ("which colour is that
-    one?"); the tool uses them where the question's own words fall short."""
+    options named; the customer's own item's options besides, for the store's version of it:
+    "like_own"), else the product the conversation was last about ("which colour is that one?");
+    the tool uses them where the question's own words fall short."""
     args: dict[str, Any] = {"question": text, "params": {}}
     named = _one_product(entities)
-    if named:
+    like = entities.get("like_own")
+    if isinstance(like, Mapping):
+        # "do u have it in a medium?" of their own black tee: that version, every other option theirs
+        args["product"] = {k: like[k] for k in ("product_id", "name", "options")}
+    elif named:
         args["product"] = named
     elif not entities.get("products") and isinstance(memory.get("last_product"), Mapping):
         args["context_product"] = dict(memory["last_product"])

@@ -151,16 +151,43 @@ def _orders_with_product(data: CatalogueData, lang: str) -> str:
     return render("orders_with_product", lang, orders="; ".join(orders))
 
 
-def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str) -> str:
+def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str,
+               asked: Sequence[Mapping[str, Any]] = ()) -> str:
     """ "Yours, from order #W1: Yoga Mat (thickness: 6mm, material: natural rubber, color: pink,
     $94.38).": the customer's own items of the products a question is about, option by option and
-    what each cost; empty when the order holds none of them."""
+    what each cost, after the answer to what the question asks of them (`_own_options_answer`);
+    empty when the order holds none of them."""
     wanted = set(product_ids)
     rows = [r for r in data.rows_as(OrderItemRow) if r.product_id in wanted]
     if not rows:
         return ""
     items = [_item_line(r) for r in rows]
-    return render("own_items", lang, order_id=rows[0].order_id or "", items=join_items(items, lang))
+    order_id = rows[0].order_id or ""
+    answers = [_own_options_answer(a, order_id, lang) for a in asked
+               if any(r.product_id == a.get("product_id") for r in rows)]
+    return " ".join([*answers, render("own_items", lang, order_id=order_id, items=join_items(items, lang))])
+
+
+def _own_options_answer(asked: Mapping[str, Any], order_id: str, lang: str) -> str:
+    """ "No, your Hiking Boots from order #W1 are not waterproof.", "Your Grill from order #W1 has
+    type: electric.": what a question asked of the customer's own item ("r my hiking boots
+    waterprof??", "it is gas or electric?"), from the item's own option. A yes-or-no option is said
+    in its everyday word ("waterproof" for water resistance); one value asked is answered yes or no,
+    several ("full zip or half?") by the item's value, and not the others."""
+    from csagent.grounding.options import yes_no_words
+
+    product, key, own = str(asked["product"]), str(asked["key"]), str(asked["own"])
+    values = [str(v) for v in asked.get("asked") or []]
+    number = "_plural" if _plural(product) else ""
+    fields = {"product": product, "order_id": order_id}
+    if own.lower() in ("yes", "no"):
+        word = (yes_no_words().get(key.lower()) or [key])[0]
+        return render(f"own_option_{own.lower()}{number}", lang, word=word, **fields)
+    others = [v for v in values if v.lower() != own.lower()]
+    if not others:
+        return render(f"own_value_yes{number}", lang, key=key, own=own, **fields)
+    name = "own_value_no" if len(values) == 1 else "own_value_is"  # ("it is gas or electric?": not a yes)
+    return render(f"{name}{number}", lang, key=key, own=own, asked=join_items(others, lang, "or"), **fields)
 
 
 def named_items_total(data: CatalogueData, item_ids: Sequence[str], lang: str) -> str:
@@ -776,7 +803,8 @@ def _describe(task: Task, result: ToolResult, lang: str) -> str:
         if task.notes.return_preview and data.template_id == "order_payments":
             return return_refund_preview(data, lang) or _order_payments(data, lang)
         if data.template_id == "order_items" and task.notes.own_products:
-            return _own_items(data, task.notes.own_products, lang) or _order_items(data, lang)
+            return _own_items(data, task.notes.own_products, lang, task.notes.asked_options) \
+                or _order_items(data, lang)
         if describe is not None:
             named = task.notes.named_items
             total = named_items_total(data, named, lang) if named else ""

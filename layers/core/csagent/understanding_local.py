@@ -213,6 +213,7 @@ class LocalUnderstanding:
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
         from csagent.grounding.frame import (
+            MONEY_BACK_ASKED,
             about_another_persons,
             asks_as_question,
             names_a_price_difference,
@@ -231,11 +232,12 @@ class LocalUnderstanding:
         from csagent.nlp.script import spaced
         from csagent.nlp.speech_acts import (
             asks_for_change,
+            asks_for_information,
             asks_something,
-            asks_to_have_it_checked,
             is_elliptical,
             opens_follow_up,
         )
+        from csagent.requests import REQUEST_BY_VERB
 
         text = spaced(text)  # "改成PayPal": English words keep their boundaries in Chinese text
         lang = detect_language(text)
@@ -471,7 +473,7 @@ class LocalUnderstanding:
                     # not when it asks to have where it goes checked: "just want to double check it's
                     # going to Maple Drive and not to my apartment in San Antonio?")
                     view is not None and (asks_something(piece) or bool(find_addresses(piece)))
-                    and not asks_to_have_it_checked(piece)
+                    and not asks_for_information(piece)
                     and _fully_specified(intent, text, entities, view, piece))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
@@ -506,6 +508,15 @@ class LocalUnderstanding:
                 # "My daughter told me I could just message you here. Has my kettle shipped?")
                 vouched[len(clauses)] = confidence
                 confidence = max(confidence, OUT_OF_SCOPE_DOUBT)
+            changed = _CHANGE_SUPPOSED.search(piece)
+            if intent == "policy_question" and changed \
+                    and found_order_named(found, message_orders, entities) \
+                    and (_HOW_MUCH.search(piece) or MONEY_BACK_ASKED.search(piece)):
+                # "If I cancel the order #W4284542, how much money I get back and to which card?": a
+                # question about that change of that order, which its facts answer (what would go
+                # back, and where), not the rule in general; nothing is asked to be done.
+                intent = REQUEST_BY_VERB[changed.group(1).lower()]
+                entities["asks_for_change"] = False
             if intent == "policy_question" and found_order_named(found, message_orders, entities) \
                     and prediction.confidence < WEAK_GENERAL_QUESTION and not entities.get("products") \
                     and asks_about_an_order(piece):
@@ -992,6 +1003,59 @@ _A_CHARGE = re.compile(r"\b(?:charges?|charged|transactions?|double[- ]charged?|
                        re.IGNORECASE)
 
 
+# Questions that may ask what the customer's own item is like ("r my hiking boots waterproof??", "The
+# grill I order, it is gas or electric?"), whatever request their words resemble most.
+_ASKED_OF_OWN_ITEM = frozenset({"product_info", "product_availability", "order_items", "order_status"})
+
+
+def _options_asked_of_own(intent: str, entities: dict[str, Any], piece: str, text: str, view: Any,
+                          variants: Any) -> str:
+    """The intent of a question asking what options the customer's own item has, its line's answer
+    noted (`own_options_asked`, `grounding.frame.options_asked_of_own`): a question of the order's
+    items ("is it gas or electric?" asks no status), or the catalogue question it was. One asking
+    for the store's version of it in another option ("do u have it in a medium?") is a catalogue
+    question about that version (`like_own`, `grounding.frame.version_like_own`)."""
+    from csagent.grounding.frame import (
+        CATALOGUE_WISHES,
+        asks_as_question,
+        find_order,
+        names_a_purchase,
+        options_asked_of_own,
+        speaks_of_a_purchase,
+        version_like_own,
+    )
+    from csagent.nlp.script import has_ideographs
+
+    if variants is None or not asks_as_question(piece):
+        return intent
+    # ("the speaker i got slaps. is it legit waterproof tho?": what the message said before the
+    # clause names the item its "it" is)
+    at = -1 if has_ideographs(text) else text.find(piece)
+    said = text[:at + len(piece)] if at > 0 else piece
+    order_id = entities.get("owned_in") or entities.get("order_id")
+    if not order_id and said != piece and speaks_of_a_purchase(said) and names_a_purchase(said, view):
+        order_id = find_order("order_items", said, {}, view).get("order_id")
+    order = view.order(order_id) if order_id else None
+    if order is None:
+        return intent
+    asked = options_asked_of_own(said, order, variants, since=max(at, 0))
+    if not asked:
+        like = version_like_own(said, order, variants)
+        if like is None:
+            return intent
+        # "u got an 11 in the same ones?": the store's version of their item with that option
+        entities["like_own"] = like
+        entities["owned_in"] = order.order_id
+        return intent if intent in CATALOGUE_WISHES else "product_availability"
+    entities["own_options_asked"] = asked
+    if intent in CATALOGUE_WISHES:
+        entities["owned_in"] = order.order_id
+        return intent
+    entities["own_products"] = list(dict.fromkeys(
+        [*(entities.get("own_products") or []), *(str(a["product_id"]) for a in asked)]))
+    return "order_items"
+
+
 def _only_a_payment_method(piece: str, entities: Mapping[str, Any], variants: Any) -> bool:
     """Does the clause name a payment method and nothing an item change would: no product of its
     own, no option value of the catalogue's, no price difference?"""
@@ -1285,6 +1349,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
             and _holds_a_product_named(piece, str(entities["order_id"]), view):
         # "how much ram does the laptop in #W2923184 have": the customer's own one, in the order named
         entities["owned_in"] = entities["order_id"]
+    if intent in _ASKED_OF_OWN_ITEM and not entities.get("asks_for_change"):
+        intent = _options_asked_of_own(intent, entities, piece, text, view, variants)
     if intent in _MONEY_QUESTIONS and _every_order_delivered(entities, view) \
             and MONEY_BACK_ASKED.search(piece) and not _DIFFERENCE.search(piece) and asks_for_change(piece):
         # "the helmet came cracked. I want my money back on my Visa": for a delivered order, which
@@ -1491,6 +1557,10 @@ _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 # What a question about money beside a cancellation told as done is read as: its refund.
 MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
 _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
+# A change of an order supposed ("if I cancel #W1, ...", "if we return it"), and an amount asked.
+_CHANGE_SUPPOSED = re.compile(
+    r"\b(?:if|when|once|in case)\s+(?:i|we)\s+(?:do\s+)?(cancel|return|exchange|swap)\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"\bhow much\b", re.IGNORECASE)
 # What a clause about money on a cancelled order is read as, whatever its words first read as ("there
 # is a 399.04 charge on my visa for #W1 and I CANCELLED that order"): the order's refund answers it.
 _MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})

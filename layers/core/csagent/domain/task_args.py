@@ -219,6 +219,10 @@ class TaskNotes(AsGiven):
     #: the product a question is about ("does the yoga mat I got have latex in it?": "Your Yoga
     #: Mat, from order #W1: material natural rubber, ..."), not the whole order.
     own_products: list[str] = Field(default_factory=list)
+    #: Options a question asks of those own items ("r my hiking boots waterproof??"), each with the
+    #: item's value, answered yes or no before the lines (`replies._own_options_answer`):
+    #: {"product", "product_id", "key", "asked", "own"}.
+    asked_options: list[dict[str, Any]] = Field(default_factory=list)
 
 
 NOTE_KEYS = frozenset(TaskNotes.model_fields)

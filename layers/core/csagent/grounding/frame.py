@@ -46,6 +46,7 @@ from csagent.grounding.resolve import (
 from csagent.grounding.status import statuses_asked_about, statuses_described
 from csagent.nlp.entities.identifiers import find_order_ids
 from csagent.nlp.entities.words import says_any
+from csagent.nlp.gloss import gloss
 from csagent.nlp.replies import joined, phrase
 from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import REQUEST_BY_VERB, REQUEST_BY_ZH_VERB, REQUEST_OF, STATUSES_FOR
@@ -86,8 +87,10 @@ def _one_order(entities: dict[str, Any], order_id: str, **grounded: str) -> dict
 # Words saying an order holds nothing but the products named: "just the light bulb", "only the boots",
 # "the boots by themselves", "只有一套化妆品".
 _ONLY_BEFORE = re.compile(r"(?:\b(?:just|only)\s+(?:(?:the|a|an|my|one|that|those|two|2)\s+)?"
-                          r"(?:[\w-]+\s+){0,2}|只有(?:一\w?)?)$", re.IGNORECASE)
-_ONLY_AFTER = re.compile(r"^\W*(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone\b|and nothing else)",
+                          r"(?:[\w-]+\s+){0,2}|只有(?:一\w?)?|单独[^，。？！,.?!]{0,10})$", re.IGNORECASE)
+# ("the bookshelf by itself", "the bookshelf I ordered on its own")
+_ONLY_AFTER = re.compile(r"^\W*(?:(?:i|that|which|it)\s+(?:\w+\s+){0,2}?)?"
+                         r"(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone\b|and nothing else)",
                          re.IGNORECASE)
 
 
@@ -245,11 +248,12 @@ def find_order(
         return {**entities, "order_ids": ids, "grounded_orders": ids}
     several = len({m.span for m in mentions}) > 1
     each = _one_order_each(intent, view, mentions) \
-        if len(chosen) > 1 and (intent in READS or (intent in _WHOLE_ORDER_WRITES and several)) else []
+        if len(chosen) > 1 and (intent in READS or (intent in _SPLIT_BY_ORDER and several)) else []
     if each:
         # "tracking for the grill and the office chair": each product in one order of its own,
         # so each order is asked about ("cancel my yoga mat order and my makeup kit order": each
-        # is cancelled, each proposed on its own).
+        # is cancelled, each proposed on its own; "return the tablet and the pet bed": each order's
+        # item returned).
         return {**entities, "order_ids": each, "grounded_orders": each}
     if len(chosen) > 1:
         # "a kettle" when the word named two products (the Electric Kettle and the Tea Kettle)
@@ -435,6 +439,9 @@ _ANOTHER_ORDER = re.compile(
 _ONE_OF_THEM = re.compile(r"\bone of (?:my|the|your|these|those|them)\b", re.IGNORECASE)
 # Changes made to a whole order, which a customer may ask of several at once.
 _WHOLE_ORDER_WRITES = frozenset({"change_order_address", "cancel_order", "change_payment"})
+# Writes asked of several products at once that become one request per order when each product is in
+# an order of its own ("return the tablet and the pet bed": a return of each order's item).
+_SPLIT_BY_ORDER = _WHOLE_ORDER_WRITES | frozenset(ITEM_REQUESTS.values())
 # Words that ask about several of the customer's orders at once, not one: plurals and quantifiers
 # ("anything of mine not delivered yet?", "which of my stuff hasn't shipped", "gimme the tracking
 # nums", "what do i have that hasnt shipped").
@@ -986,6 +993,116 @@ def describes_an_owned_item(text: str, view: CustomerView) -> bool:
     return False
 
 
+# Words asking what else the store makes of a product rather than what the customer's own one is
+# ("does it come in red", "any other colours", "a bigger one", "is there a version with ...").
+_OTHER_VERSIONS = re.compile(
+    r"\b(?:comes?\s+in|other|another|versions?|instead|available|exist|is there|are there|any\s+\w+\s+ones?"
+    r"|bigger|smaller|larger|thicker|thinner|longer|shorter|cheaper|same)\b", re.IGNORECASE)
+# The end of a sentence: what one sentence asks of an item is read within it.
+_SENTENCE_END = re.compile(r"[.?!？。！]+\s*|\n")
+
+
+def options_asked_of_own(text: str, order: OrderView, variants: Mapping[str, Sequence[Variant]],
+                         since: int = 0) -> list[dict[str, Any]]:
+    """ "r my hiking boots waterproof??", "The grill I order, it is gas or electric?": what a question
+    asks of the customer's own item, option by option (named after the product, in its sentence or,
+    when it is the one product named, in a later one pointing back at it: "the speaker i got slaps.
+    is it legit waterproof tho?"), of a dimension the item has, with the item's own value:
+    {"product", "product_id", "key", "asked", "own"}. Empty when the words ask what else the store
+    has ("do u have them in an 11", "does it come in red") or name no option after the product;
+    options before it only say which item ("is my red speaker ..."). Only what is asked after
+    `since` counts (the clause asked about, in the message up to its end)."""
+    source = gloss(text)
+    ends = [0, *(m.end() for m in _SENTENCE_END.finditer(source)), len(source)]
+    sentences = [(a, b) for a, b in zip(ends, ends[1:], strict=False) if a < b]
+    mentions = product_mentions(source, order.products(), own=True)
+    alone = len({m.product_id for m in mentions}) == 1
+    asked: list[dict[str, Any]] = []
+    for index, mention in enumerate(mentions):
+        lines = [x for x in order.lines if x.product_id == mention.product_id]
+        # ("is my black speaker waterproof", with a green one in the order too: the one described)
+        described = [x for x in lines
+                     if all(x.options.get(k) == v for k, v in (mention.options or {}).items())]
+        lines = described or lines
+        if not lines or any(a["product_id"] == mention.product_id for a in asked):
+            continue
+        own_sentence = next((a, b) for a, b in sentences if a <= mention.span[0] < b)
+        spans = [(mention.span[1], own_sentence[1], source[own_sentence[0]:own_sentence[1]])]
+        if alone:
+            until = mentions[index + 1].span[0] if index + 1 < len(mentions) else len(source)
+            spans += [(a, b, source[a:b]) for a, b in sentences
+                      if own_sentence[1] <= a and b <= until and _REFERS_BACK.search(source[a:b])]
+        dimensions = _dimensions_of(lines[0], variants)
+        by_key: dict[str, list[str]] = {}
+        for a, b, sentence in spans:
+            if b <= since or any(p.search(sentence) for p in _NOT_OF_THEIR_ITEM):
+                continue
+            for hit in find_option_values(source[max(a, since):b], dimensions):
+                by_key.setdefault(hit.key, []).append(hit.value)
+        asked.extend({"product": lines[0].name, "product_id": lines[0].product_id, "key": key,
+                      "asked": list(dict.fromkeys(values)), "own": lines[0].options[key]}
+                     for key, values in by_key.items()
+                     if len({x.options.get(key) for x in lines}) == 1)  # two of it that differ: not told
+    return asked
+
+
+# Words of a later sentence pointing back at the thing named before ("are they waterproof?").
+_REFERS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b|它|这个|那个", re.IGNORECASE)
+
+
+def _dimensions_of(line: Line, variants: Mapping[str, Sequence[Variant]]) -> dict[str, list[str]]:
+    """{option: the values the line's product comes in}, of the options the line has."""
+    dimensions: dict[str, list[str]] = {k: [v] for k, v in line.options.items()}
+    for variant in variants.get(line.product_id) or ():
+        for key, value in variant.options.items():
+            if key in dimensions and value not in dimensions[key]:
+                dimensions[key].append(value)
+    return dimensions
+
+
+# Words pointing at the customer's own item as the one the store should have again ("the same ones",
+# "it", "this exact one").
+_THE_SAME_ONE = re.compile(r"\b(?:same|exact|it|them|those|these|this one|that one|this|that)\b"
+                           r"|一样|同款|这个|那个|它", re.IGNORECASE)
+# Words asking for a version the options do not name ("a bigger one", "what other colours").
+_UNNAMED_OTHER = re.compile(r"\b(?:other|another|different|bigger|smaller|larger|thicker|thinner"
+                            r"|longer|shorter"
+                            r"|cheaper|newer|better|more|less|up|down)\b", re.IGNORECASE)
+
+
+def version_like_own(text: str, order: OrderView,
+                     variants: Mapping[str, Sequence[Variant]]) -> dict[str, Any] | None:
+    """ "those boots r fire but size 12 is huge on me lol. u got an 11 in the same ones?", "the black
+    t shirt i got is to tight, do u have it in a medium?", "You still sell this one?": the version of
+    the customer's own item the store is asked about, its options those of their item but the ones
+    the words name instead ({"product_id", "name", "options"}); None when the words ask no such
+    thing, name another version without saying which ("a bigger one", "what other colours"), or
+    name two values of one option ("in red or blue").
+    """
+    source = gloss(text)
+    asks_the_store = bool(_THE_STORE_HAS.search(source) or _OTHER_VERSIONS.search(source))
+    if not asks_the_store or not _THE_SAME_ONE.search(source) or _UNNAMED_OTHER.search(source):
+        return None
+    mentions = product_mentions(source, order.products(), own=True)
+    if len({m.product_id for m in mentions}) != 1:
+        return None
+    mention = mentions[0]
+    lines = [x for x in order.lines if x.product_id == mention.product_id]
+    described = [x for x in lines if all(x.options.get(k) == v for k, v in (mention.options or {}).items())]
+    lines = described or lines
+    if len({tuple(sorted(x.options.items())) for x in lines}) != 1:
+        return None  # two of it that differ: which one is "the same" is not said
+    own = dict(lines[0].options)
+    named: dict[str, set[str]] = {}
+    for hit in find_option_values(source, _dimensions_of(lines[0], variants)):
+        if hit.value != own.get(hit.key):
+            named.setdefault(hit.key, set()).add(hit.value)
+    if any(len(values) > 1 for values in named.values()):
+        return None
+    return {"product_id": mention.product_id, "name": mention.name,
+            "options": {**own, **{k: next(iter(v)) for k, v in named.items()}}}
+
+
 def owns_as_described(mention: Any, view: CustomerView) -> bool:
     """Does one of the customer's items of the mentioned product have every option the mention
     names?"""
@@ -1072,6 +1189,11 @@ _THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?"
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out"
                              r"|left the warehouse|on (?:its|the) way|status)\b|\bdelivered\s*(?:yet\s*)?\?"
                              r"|发货|发出|寄出|物流|快递|到哪", re.IGNORECASE)
+
+
+# Words by which a sentence asks what the store has, or how an order is getting on, not what the
+# customer's own item is like.
+_NOT_OF_THEIR_ITEM = (_THE_STORE_HAS, _OTHER_VERSIONS, _ORDER_PROGRESS)
 
 
 _YOUR_BEFORE = re.compile(r"\b(?:your|ur|you guys'?|y'?all'?s?)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
@@ -1539,7 +1661,8 @@ CATALOGUE_WISHES = frozenset({"product_info", "product_availability"})
 # instead ("swap it", "send me the right one"): the first without the second is no item change.
 MONEY_BACK_ASKED = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 _ANOTHER_ITEM_ASKED = re.compile(
-    r"\b(?:swap\w*|switch\w*|exchang\w*|trade|replace\w*|instead|change\w*|upgrade|(?:right|correct) one"
+    r"\b(?:swap\w*|switch(?!es\b|\s+type)\w*|exchang\w*|trade|replace\w*|instead|change\w*|upgrade"
+    r"|(?:right|correct) one"
     r"|send (?:me )?(?:the|a|one in)|difference|diff)\b|换", re.IGNORECASE)
 # Intents whose clause, when its words name another variant of an item of the order ("the puzzle,
 # the 1500-piece art one instead"), is an item change: a return or a payment does not name one.
@@ -1573,7 +1696,7 @@ def item_change_intent(
         # (or points back at what another sentence named: "my bike helmet is to small, can i get the
         # same one in a medium instead")
         named = names_a_purchase(clause, view) or (
-            bool(_POINTS_BACK.search(clause)) and _INSTEAD.search(clause) is not None
+            bool(_POINTS_BACK_TO_ONE.search(clause)) and _INSTEAD.search(clause) is not None
             and names_a_purchase(text, view))
         if not (clause and asks_for_change(clause) and named):
             return intent
@@ -1657,7 +1780,9 @@ _ASKS_IF_THEY_HAVE_IT = re.compile(
     r"|\bis\s+(?:that|it|one)\s+(?:even\s+)?(?:available|in stock|a thing)\b",
     re.IGNORECASE)
 # Words pointing back at a thing named before ("the same one", "it"), and "instead" asking another.
-_POINTS_BACK = re.compile(r"\b(?:it|them|the same (?:one|ones|pair)|that one|this one)\b", re.IGNORECASE)
+# (It was once a second `_POINTS_BACK`, which overrode the one `implied_lines` reads.)
+_POINTS_BACK_TO_ONE = re.compile(r"\b(?:it|them|the same (?:one|ones|pair)|that one|this one)\b",
+                                 re.IGNORECASE)
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
 # Words putting a product as the store's ("your kettles", "do u guys have").
 _THE_STORES = re.compile(r"\b(?:your|you guys|u guys|y'?all)\b", re.IGNORECASE)

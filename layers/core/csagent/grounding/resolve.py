@@ -74,23 +74,30 @@ def _chinese_mentions(text: str, products: Sequence[Mapping[str, Any]]) -> list[
     """Products named in Chinese ("意式咖啡机那个订单"): the names of `data/product_synonyms.json`'s
     `zh`, as substrings, longest first, each stretch of text naming one product. A longer name of
     a product not among `products` still claims its words: "智能手表" is the Smart Watch, never the
-    Wristwatch ("手表") of a customer who owns only a wristwatch."""
+    Wristwatch ("手表") of a customer who owns only a wristwatch. A word of several products
+    (`zh_shared`: "耳机") names each of them `products` holds, ambiguous when more than one."""
     from csagent.nlp.entities.products import ProductMention
 
-    zh: dict[str, list[str]] = _synonym_file().get("zh", {})
+    data = _synonym_file()
+    zh: dict[str, list[str]] = data.get("zh", {})
+    named: dict[str, list[str]] = {}
+    for name, aliases in zh.items():
+        for alias in aliases:
+            named.setdefault(alias, []).append(name)
+    for alias, names_of in data.get("zh_shared", {}).items():  # "耳机": headphones or earbuds
+        named[alias] = list(names_of)
     by_name = {str(p.get("name")): str(p["product_id"]) for p in products}
-    names = sorted(((alias, name) for name, aliases in zh.items() for alias in aliases),
-                   key=lambda pair: -len(pair[0]))
     taken: list[tuple[int, int]] = []
-    found = []
-    for alias, name in names:
+    found: list[ProductMention] = []
+    for alias in sorted(named, key=lambda a: -len(a)):
         at = text.find(alias)
         while at >= 0:
             span = (at, at + len(alias))
             if not any(a < span[1] and span[0] < b for a, b in taken):
                 taken.append(span)
-                if name in by_name:
-                    found.append(ProductMention(by_name[name], name, 1.0, alias, span))
+                held = [name for name in named[alias] if name in by_name]
+                found.extend(ProductMention(by_name[name], name, 1.0, alias, span, ambiguous=len(held) > 1)
+                             for name in held)
             at = text.find(alias, at + 1)
     return sorted(found, key=lambda m: m.span[0])
 
@@ -445,16 +452,32 @@ _CHANGE_VERBS = frozenset({"exchange", "swap", "switch", "change", "replace", "t
 _TARGET_PIVOTS = frozenset({"for", "to", "into"})
 
 
-def negated_option(toks: Sequence[str], hit: OptionHit) -> bool:
+def negated_option(toks: Sequence[str], hit: OptionHit, others: Sequence[OptionHit] = ()) -> bool:
     """Is the option value named after a negation ("not the glass one", "no black", "rather than
     9 bar", "instead of red"; not "the 1.5 litre one instead? silver if you have it")? A yes-or-no
-    value read with its own "not" ("the one that's NOT waterproof": no) is not negated again."""
+    value read with its own "not" ("the one that's NOT waterproof": no) is not negated again. The
+    negation reaches the value after it, and those joined to it ("not black or blue"), not one
+    after it that describes the item ("black instead of silver, the 8 inch one": `others` are the
+    other values named)."""
     if hit.value in ("yes", "no") and yes_no_negated(toks, hit.position):
         return False
-    if any(t in _NEGATED for t in toks[max(0, hit.position - 3) : hit.position]):
-        return True
-    before = list(toks[max(0, hit.position - 4) : hit.position])
-    return any(pair in _NEGATING_PAIRS for pair in zip(before, before[1:], strict=False))
+    start = max(0, hit.position - 4)
+    at = max([i + 1 for i in range(max(0, hit.position - 3), hit.position) if toks[i] in _NEGATED]
+             + [i + 2 for i in range(start, hit.position - 1) if (toks[i], toks[i + 1]) in _NEGATING_PAIRS],
+             default=None)
+    if at is None:
+        return False
+    return not any(at <= o.position < hit.position and not _joined(toks[o.position + o.length:hit.position])
+                   for o in others)
+
+
+def _joined(between: Sequence[str]) -> bool:
+    """Do the words between two values join them ("black or the blue", "black, blue")?"""
+    return not between or (set(between) <= _JOINING_WORDS and bool(set(between) & {"or", "and", "nor"}))
+
+
+# Words between values a negation reaches together ("not the black or the blue one").
+_JOINING_WORDS = frozenset({"or", "and", "nor", "the", "a"})
 
 
 def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[OptionHit]:
@@ -484,7 +507,8 @@ def _targets(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict[str, s
     kept = {h.key for h in hits if h.position > 0 and toks[h.position - 1] in _KEEP_WORDS}
     wanted: dict[str, str] = {}
     for hit in hits:
-        negated = hit.value not in ("yes", "no") and negated_option(toks, hit)  # yes/no carry their "not"
+        # (yes/no carry their "not")
+        negated = hit.value not in ("yes", "no") and negated_option(toks, hit, hits)
         if hit.value == line.options.get(hit.key) or hit.key in kept or negated:
             continue
         after_pivot = pivot is not None and hit.position > pivot
@@ -502,14 +526,15 @@ def _named_as_it_is(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict
     pivot = _pivot(toks, hits)
     return {h.key: h.value for h in hits
             if (pivot is None or h.position > pivot) and h.value == line.options.get(h.key)
-            and not (h.value not in ("yes", "no") and negated_option(toks, h))}
+            and not (h.value not in ("yes", "no") and negated_option(toks, h, hits))}
 
 
 def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
     """How well the words before the wish describe this line (negated words do not count)."""
     toks = tokens(segment)
     pivot = _pivot(toks, hits)
-    described = [h for h in hits if (pivot is None or h.position < pivot) and not negated_option(toks, h)]
+    described = [h for h in hits
+                 if (pivot is None or h.position < pivot) and not negated_option(toks, h, hits)]
     return sum(1 for h in described if line.options.get(h.key) == h.value)
 
 
@@ -686,9 +711,12 @@ def resolve_item_changes(
         # the fallback, of every choice)
         by_name = _kept_by_name(wish_toks, hits, dims, tokens(gloss(segment))) - set(wanted)
         if _SAME_BUT.search(wish) and not alternatives:
-            as_kept = _same_but(line, product_variants, wanted, cheapest, cheaper, by_name)
+            # (what the wish names as the item has it is kept too: "black instead of silver, the 8
+            # inch one, same 128gb" keeps the 8-inch screen)
+            keeps = by_name | set(_named_as_it_is(wish, line, hits))
+            as_kept = _same_but(line, product_variants, wanted, cheapest, cheaper, keeps)
             if as_kept.new is None and not as_kept.options:
-                others = (_same_but(line, product_variants, other, cheapest, cheaper, by_name)
+                others = (_same_but(line, product_variants, other, cheapest, cheaper, keeps)
                           for other in _other_wishes(wish, line, dims))
                 as_kept = next((c for c in others if c.new is not None), as_kept)
             changes.append(as_kept)
@@ -1042,8 +1070,8 @@ def _described_lines(segment: str, lines: Sequence[Line]) -> list[Line]:
     telling = [h for h in hits if shared.get(h.key) != h.value]  # a value every line has tells nothing
     if not telling:
         return []
-    wanted = [h for h in telling if not negated_option(toks, h)]
-    unwanted = [h for h in telling if negated_option(toks, h)]
+    wanted = [h for h in telling if not negated_option(toks, h, telling)]
+    unwanted = [h for h in telling if negated_option(toks, h, telling)]
     picked = [x for x in lines if any(x.options.get(h.key) == h.value for h in wanted)] if wanted \
         else list(lines)
     picked = [x for x in picked if not any(x.options.get(h.key) == h.value for h in unwanted)]

@@ -280,13 +280,21 @@ def asks_for_staff_process(text: str, *, order_statuses: Iterable[str] = (), who
     warranty"); else, for a whole message (`whole`; a clause cut out of one is not what the model
     learnt from), as the model trained on customers' messages reads it (`nlp.staff_process`: "I
     want to use the warranty for it", "just send me the colour I ordered"; not "how long is the
-    warranty?" nor "it's broken, refund me"). The model is asked only when the message is about a
+    warranty?" nor "it's broken, refund me", whose money back asked for, and no other item, is a
+    return whatever the model reads). The model is asked only when the message is about a
     delivered order, or about no order found (`order_statuses`, as grounding found them): what has
     not arrived cannot be broken, and "still not here, where is it?" asks where it is."""
     if lexicon("staff_processes.json").matches(text) or warranty_remedy_asked(text):
         return True
     statuses = set(order_statuses)
     if not whole or (statuses and "delivered" not in statuses):
+        return False
+    from csagent.grounding.frame import MONEY_BACK_ASKED, asks_another_item
+    from csagent.nlp.speech_acts import asks_for_change
+
+    if MONEY_BACK_ASKED.search(text) and not asks_another_item(text) and asks_for_change(text):
+        # "The laptop arrived with a cracked screen ... I want it returned and refunded to my visa.
+        # I'm done with this.": the remedy the customer chose is their money back, a return.
         return False
     from csagent.nlp.staff_process import reads_as_staff_process
 

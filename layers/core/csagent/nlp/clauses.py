@@ -36,6 +36,7 @@ from functools import lru_cache
 from csagent.nlp.entities.addresses import address_pattern
 from csagent.nlp.entities.identifiers import EMAIL_RE, ORDER_ID_RE
 from csagent.nlp.entities.words import terms
+from csagent.nlp.speech_acts import asks_for_change
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +240,15 @@ def _ends_with_verb(text: str) -> bool:
     return last in verbs
 
 
+# A thing named alone after a connector ("... and my tablet", "and the blue mug too"): no verb of its own.
+_BARE_THING = re.compile(r"(?:my|the|a|an|those|these|that|this|both|your)\s+"
+                         r"(?!(?:is|are|was|were|has|have|did|does|do|can|will|should)\b)[\w-]+"
+                         r"(?:\s+(?!(?:is|are|was|were|has|have|had|did|does|do|can|will|should|please|pls)\b)"
+                         r"[\w-]+){0,3}(?:\s+(?:too|as well|also))?", re.IGNORECASE)
+# A modal or auxiliary ending the left side: a connector after it is inside one verb phrase ("would
+# also change", "can also send").
+_AUXILIARY_AT_END = re.compile(r"\b(?:would|will|could|can|should|might|may|must|does|did|to)\s*$",
+                               re.IGNORECASE)
 _COURTESY_AFTER = re.compile(r"\s+(?:please|pls|plz|too|as well|also)\W*$", re.IGNORECASE)
 
 
@@ -334,6 +344,8 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
             continue
         if _is_condition(left) or _is_topic_frame(left):
             continue  # "If I cancel order #W1, how much would I get back?": one question
+        if not after_comma and _AUXILIARY_AT_END.search(left):
+            continue  # "whether updating my address would also change where #W1 goes": one verb phrase
         opens = _starts_request(right_local or right) or _opens_embedded_question(right_local or right)
         asks = opens and (_is_request(left) or _is_request(_after_preamble(left)))
         if not asks and not _own_order_request(left, right_local or right):
@@ -343,6 +355,9 @@ def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:
         if connector in {"and", "or"} and _names_only_an_order(_COURTESY_AFTER.sub("", re.split(
                 r"[,;，；]", right_local or right)[0])):
             continue  # "cancel my yoga mat order and my makeup kit order please": one verb for both
+        if connector in {"and", "or", "plus", "&"} and asks_for_change(left) \
+                and _BARE_THING.fullmatch((right_local or right).strip(_EDGE_PUNCT)):
+            continue  # "please send back my pet bed and my tablet": one verb for both things
         if _BARE_REQUEST.fullmatch((right_local or right).strip(_EDGE_PUNCT)):
             continue  # "no idea how much is left on it, could you check for me?": what it asks is the left
         if connector == "and" and _ends_with_verb(left) \

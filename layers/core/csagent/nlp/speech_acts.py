@@ -55,10 +55,18 @@ _NOT_THE_CUSTOMER = frozenset({"it", "they", "that", "this", "which", "he", "she
 _TOLD_OF_THE_STORE = (["send", "me"], ["give", "me"])
 
 
+# Endings of a change verb told in the past or of someone else ("cancelled", "switches"), never an
+# imperative (a gerund may be one: "returning the lamp, refund to visa").
+_TOLD_ENDINGS = ("s", "es", "ed", "d", "led")
+
+
 def _verb(word: str, verbs: set[str]) -> bool:
-    """A change verb, allowing one slip in a long word ("retrun", "exhange")."""
+    """A change verb in its plain form, allowing one slip in a long word ("retrun", "exhange");
+    not the verb told ("which switches did I go for", "I cancelled it")."""
     from difflib import SequenceMatcher
 
+    if word not in verbs and any(word == v + ending for v in verbs for ending in _TOLD_ENDINGS):
+        return False
     return word in verbs or (
         len(word) >= 5 and any(len(v) >= 5 and SequenceMatcher(None, word, v).ratio() >= 0.8 for v in verbs)
     )
@@ -124,8 +132,25 @@ def asks_for_change(text: str) -> bool:
     negations = [n for n in lexicon["negation"] if n] + [["cannot"], ["cant"], ["can't"]]
     return "->" in text or "→" in text or any(
         _verb(w, verbs) and not any(words[max(0, i - len(n)):i] == n for n in negations)
-        and words[i:i + 2] != ["do", "not"]
+        and words[i:i + 2] != ["do", "not"] and not _after_a_modal(words, i)
         for i, w in enumerate(words))
+
+
+# Words after which a verb tells what someone would or will do, not what the customer asks for ("my
+# partner would kill me", "tryna take it to the pool").
+_MODALS = frozenset({"would", "will", "might", "gonna", "tryna"})
+
+
+def _after_a_modal(words: list[str], i: int) -> bool:
+    """Is the verb at `i` one after a modal of anyone but "you" ("you will send it back" asks)?"""
+    return i > 0 and words[i - 1] in _MODALS and (i < 2 or words[i - 2] not in ("you", "u"))
+
+
+def asks_for_information(text: str) -> bool:
+    """Does the clause ask to be told or to have something checked ("Would you tell me whether
+    updating my address would also change where #W1 goes?")? Information about a change, whatever
+    the change it names (`info_requests`, `check_requests`)."""
+    return _has(_words(text), _lexicon()["info_requests"]) or asks_to_have_it_checked(text)
 
 
 def asks_to_have_it_checked(text: str) -> bool:

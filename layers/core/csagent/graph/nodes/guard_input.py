@@ -10,6 +10,7 @@ similarity-only hit (it can be a false alarm):
   something off-topic, as the understanding reads them, is recorded for `route`);
 - else goes on as it is when the scope check calls it the store's business and each of its sentences
   screens clean alone (only their mixture came near an attack);
+- else goes on as it is when it asks for a person (who reads it before anything runs);
 - else gets the polite out-of-scope answer when the scope check also calls the message outside the
   business, else a clarifying question.
 
@@ -91,6 +92,12 @@ def _guard(state: State, deps: GraphDeps, understand: Callable[[str], Understand
                 # (an address change reads a little like exfiltration): passed on, and traced.
                 return {"text": text, "trace": {**trace, "guard": "passed_whole_text_only",
                                                 "guard_reasons": list(verdict.reasons)}}
+            if verdict.semantic_only and _asks_for_a_person(text, understand):
+                # "I don't care what your system says. Put me through to someone who can actually
+                # look at this.": near an attack by its words, and asking for a person, who reads it
+                # (nothing runs before they do).
+                return {"text": text, "trace": {**trace, "guard": "passed_person_asked",
+                                                "guard_reasons": list(verdict.reasons)}}
             if verdict.semantic_only:
                 # Only similar to an attack (can be a false alarm): a message outside the business
                 # gets the polite out-of-scope answer, anything else a clarifying question.
@@ -99,6 +106,13 @@ def _guard(state: State, deps: GraphDeps, understand: Callable[[str], Understand
                         "trace": {**trace, **guard}}
             return {"text": text, "route": "refused", "confidence": 1.0, "trace": guard}
     return {"text": text, "trace": trace}
+
+
+def _asks_for_a_person(text: str, understand: Callable[[str], Understanding]) -> bool:
+    """Does the message ask for a person, without a condition (`handoff.triggers.asks_for_person_now`)?"""
+    from csagent.handoff.triggers import asks_for_person_now
+
+    return asks_for_person_now(understand(text).clauses_as_dicts())
 
 
 def _drops_own_orders(text: str, trimmed: Trimmed | None, understand: Callable[[str], Understanding]) -> bool:

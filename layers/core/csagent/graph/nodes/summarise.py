@@ -238,6 +238,12 @@ def knowledge_sources(citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+def _once(lines: list[str]) -> list[str]:
+    """The lines without repeats, nor any held whole in another line."""
+    distinct = list(dict.fromkeys(lines))
+    return [line for line in distinct if not any(line != other and line in other for other in distinct)]
+
+
 @timed("summarise")
 def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # Fault injection: a crash between dispatch and summarise (the retry resumes from the checkpoint).
@@ -272,8 +278,10 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     written, how = None, "template"
     if not proposals:  # a proposed change is listed back word for word, never paraphrased
         written, how = _model_reply(state, lines, shown, failed, runtime.context)
-    # Two requests that failed for the same reason ("what's in #W1 and when does it ship?") say it once.
-    lines = [written] if written is not None else list(dict.fromkeys(lines))
+    # Two requests that failed for the same reason ("what's in #W1 and when does it ship?") say it once;
+    # so do two answers of which one holds the other ("is the jacket full zip? ... in red too?": the
+    # item's line, said once with the answer before it).
+    lines = [written] if written is not None else _once(lines)
     kept = (state.get("trace") or {}).get("kept_pending")
     if kept and not proposals:
         # A question asked before the yes ("does the black pair cost more?"): answered, and the

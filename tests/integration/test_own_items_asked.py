@@ -149,3 +149,35 @@ def test_a_robot_vacuum_is_the_robotic_one_of_two_in_the_order(tau_api: Any) -> 
     # daiki_johnson_9523: a canister and a robotic Vacuum Cleaner in #W9502127 (delivered)
     status, reply = ask(client, "daiki_johnson_9523", "i'd like to send the robot vacuum back")
     assert status == "awaiting_confirmation" and "type: robotic" in reply and "canister" not in reply, reply
+
+
+def test_which_order_holds_a_product_is_answered_with_each_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # sofia_lee_8857: an Indoor Security Camera in #W7762997 and in #W4143549 (both delivered)
+    status, reply = ask(client, "sofia_lee_8857", "the security camera - which order did that come in?")
+    assert status == "answered" and "#W7762997" in reply and "#W4143549" in reply, reply
+
+
+def test_why_none_of_the_open_orders_has_shipped_lists_the_pending_ones(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # omar_silva_7446: #W9673784 and #W9728773 pending
+    status, reply = ask(client, "omar_silva_7446",
+                        "why haven't any of my open orders shipped?? this is ridiculous")
+    assert status == "answered" and "#W9673784" in reply and "#W9728773" in reply, reply
+    assert "no orders with status" not in reply, reply
+
+
+def test_the_orders_on_their_way_are_answered_with_their_tracking_numbers(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # harper_kovacs_7861: #W8904134 processed, USPS tracking 172624915783
+    status, reply = ask(client, "harper_kovacs_7861",
+                        "which orders of mine are on the way right now? and the tracking numbers pls")
+    assert status == "answered" and "172624915783" in reply, reply
+
+
+def test_an_amount_in_a_sentence_the_screen_flags_still_picks_the_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mei_ahmed_4909: #W2598324 was paid 6305.19
+    status, reply = ask(client, "mei_ahmed_4909",
+                        "I see 6305.19 from you guys on my card statement. For which things is that?")
+    assert status == "answered" and "#W2598324" in reply and "Espresso Machine" in reply, reply

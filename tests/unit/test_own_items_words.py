@@ -125,3 +125,13 @@ def test_a_chinese_word_of_two_products_names_each_the_customer_holds() -> None:
         ("Coffee Maker", True), ("Espresso Machine", True)}
     # a longer name still names its own product alone
     assert [m.name for m in product_mentions("意式咖啡机坏了", both)] == ["Espresso Machine"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Why hasn't a SINGLE one of my open orders shipped yet??", {"pending"}),
+    ("hasn't the kettle arrived?", {"pending", "processed"}),
+    ("has the kettle shipped", {"processed", "delivered"}),
+])
+def test_a_negated_auxiliary_before_the_subject_negates_the_status_after_it(
+        text: str, expected: set[str]) -> None:
+    assert set(statuses_described(text) or ()) == expected

@@ -855,7 +855,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # pages may answer it (`summarise.covered_failure`), rather than "say it another way".
                 b.add("policy", KNOWLEDGE, {"question": text}, notes=TaskNotes(fallback_for=catalogue_task))
         elif intent in KNOWLEDGE_QUESTIONS:
-            _plan_knowledge(b, intent, text, entities, memory)
+            # ("Why hasn't a SINGLE one of my open orders shipped yet?? ... What is going on over
+            # there?": a question read weakly beside requests read surely is said only if the
+            # store's documents answer it)
+            weak = float(clause.get("confidence") or 0.0) < TAG_ON_CONFIDENCE and any(
+                c is not clause and c.get("intent") not in PASSIVE_INTENTS
+                and float(c.get("confidence") or 0.0) >= TAG_ON_CONFIDENCE for c in expanded)
+            _plan_knowledge(b, intent, text, entities, memory, weak=weak)
         elif intent == "change_items" and (intent, order_id) in explained:
             if entities.get("not_an_option_change"):
                 # "take the keyboard out", "add a second kettle": the order's items and the rule.
@@ -1066,9 +1072,10 @@ _HOW_LONG = re.compile(r"\bhow (?:long|quickly|soon|fast|many (?:business )?days
 
 
 def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, Any],
-                    memory: Mapping[str, Any]) -> None:
+                    memory: Mapping[str, Any], *, weak: bool = False) -> None:
     """A knowledge question; when it refers to a product of an order ("those headphones"),
-    it depends on that order's lookup and takes its product ids from it."""
+    it depends on that order's lookup and takes its product ids from it. A `weak` one (read
+    weakly beside sure requests) naming nothing is said only if the documents answer it."""
     task_type = KNOWLEDGE_QUESTIONS[intent]
     if entities.get("another_persons"):
         # "the status of my husband's order": the rule that one account holder is helped at a time.
@@ -1090,7 +1097,7 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
             b.add(task_type, KNOWLEDGE, args, depends_on=(lookup,),
                   notes=TaskNotes(products_from=ProductsFrom(task=lookup, hint=reference.get("hint"))))
             return
-    b.add(task_type, KNOWLEDGE, args)
+    b.add(task_type, KNOWLEDGE, args, notes=TaskNotes(supplementary=True) if weak else None)
 
 
 def _naming_the_product(text: str, entities: Mapping[str, Any]) -> str:

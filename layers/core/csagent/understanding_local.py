@@ -1151,10 +1151,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     asks_progress = intent in {"order_list", "order_items"} and statuses_asked_about(piece) \
         and bool(statuses_described(piece))
     if intent == "order_list" and not entities.get("order_id") \
-            and (asks_progress or _WHERE_THEY_GO.search(piece)):
-        # "have any of them shipped yet", "where are all my orders shipping to?": whether the orders
-        # have got that far, where they go; each one's status, which says both (more than can be
-        # answered one by one are listed)
+            and (asks_progress or _WHERE_THEY_GO.search(piece) or _TRACKING_ASKED.search(piece)):
+        # "have any of them shipped yet", "where are all my orders shipping to?", "which of my
+        # orders are on their way, and the tracking number please?": whether the orders have got
+        # that far, where they go, how to follow them; each one's status, which says all of it
+        # (more than can be answered one by one are listed)
         found = ground("order_status", piece, entities, view, variants, text, recent, recent_products)
         if found.get("order_id") or found.get("order_ids"):
             intent, grounded_to_store, entities = "order_status", True, found
@@ -1164,6 +1165,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         intent, grounded_to_store = "order_status", True
     # (an account question too: "i see 2 charges from u guys on my mastercard, 822.50 and 4249.91")
     complains_of_amounts = intent in {"complaint", "account_info"} and bool(amounts(piece))
+    if entities.get("order_id") and intent in {"account_info", "out_of_scope"} and (
+            complains_of_amounts or (asks_as_question(piece) and asks_which_orders(piece))):
+        # "I see 6305.19 from you guys on my card statement. For which things is that?": the order
+        # the amount picked, its charge told and what it holds asked, not the account's profile
+        return ("complaint" if complains_of_amounts else "order_items"), entities, True
     if not entities.get("order_id") and (
             (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):
         # "anything of mine going to dallas?", "which ones went on PayPal?": orders picked out by an
@@ -1761,6 +1767,7 @@ _MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+
 # "which one was the most expensive", "which of them came first": one of the orders, asked about.
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:one|ones|of them|of those|order)\b", re.IGNORECASE)
 # Where orders go ("where are all my orders shipping to?").
+_TRACKING_ASKED = re.compile(r"\btracking\b|运单号|物流单号|快递单号", re.IGNORECASE)
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
 # Words pointing back at several orders at once.

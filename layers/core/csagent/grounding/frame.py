@@ -240,10 +240,13 @@ def find_order(
         if len(came) == 1:
             return _one_order(entities, came[0].order_id, order=f"the order with the {mentions[0].name}")
         chosen = came or chosen
-    if 1 < len(chosen) <= MAX_LISTED and (intent == "complaint"
-                                          or (intent in READS and _PLURAL_ORDERS.search(text))):
+    from csagent.grounding.facts import asks_which_orders
+
+    if 1 < len(chosen) <= MAX_LISTED and (intent == "complaint" or (intent in READS and (
+            _PLURAL_ORDERS.search(text) or asks_which_orders(text)))):
         # "charged twice for the boots", with boots in two orders: both orders are the facts; "the
-        # status of every order of mine that included a Bluetooth speaker": each one answered.
+        # status of every order of mine that included a Bluetooth speaker": each one answered; so
+        # is "security camera. which order was it in", whose answer is the orders holding it.
         ids = [o.order_id for o in chosen]
         return {**entities, "order_ids": ids, "grounded_orders": ids}
     several = len({m.span for m in mentions}) > 1

@@ -848,7 +848,7 @@ def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str]
     exact = choose_variant(line, variants, {**line.options, **wanted}, cheapest, cheaper)
     if exact.new is not None or exact.options:
         return exact
-    keep = {k: line.options[k] for k in kept if k in line.options}
+    keep = {k: v for k, v in line.options.items() if k in set(kept)}  # (in the item's own order)
     loose = choose_variant(line, variants, {**keep, **wanted}, cheapest, cheaper)
     if keep and loose.new is not None:
         return loose

@@ -40,7 +40,25 @@ def _negated(words: list[str], start: int, negations: list[tuple[str, ...]]) -> 
     before = words[max(0, start - 3) : start]
     return any(
         tuple(before[i : i + len(n)]) == n for n in negations for i in range(len(before) - len(n) + 1)
-    ) or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start])))
+    ) or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start]))) \
+        or _negated_question(words[max(0, start - 10) : start])
+
+
+# An auxiliary with its "not" before the subject of a question: "why hasn't a SINGLE one of my open
+# orders shipped yet", "how come my lamp and my mug haven't ... ", "hasn't the kettle arrived?".
+_AUXILIARIES = frozenset({"has", "have", "did", "does", "do", "is", "are", "was", "were"})
+_CLAUSE_JOINS = frozenset({"and", "but", "or", "so", "then", "because", "while", "though"})
+
+
+def _negated_question(before: list[str]) -> bool:
+    """Do the words before a status phrase end with a negated auxiliary and then its subject (no
+    other status phrase, no clause joined in between)?"""
+    single = {phrase[0] for phrase in _data()["phrases"] if len(phrase) == 1}
+    for i in range(len(before) - 2, -1, -1):
+        if before[i] in _AUXILIARIES and before[i + 1] in ("n't", "not"):
+            between = before[i + 2:]
+            return len(between) > 0 and not set(between) & (_CLAUSE_JOINS | single)
+    return False
 
 
 # A subject that counts nothing, then its verb: "NOT ONE of them has shipped", "none of my orders

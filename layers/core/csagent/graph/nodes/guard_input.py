@@ -117,10 +117,13 @@ def _asks_for_a_person(text: str, understand: Callable[[str], Understanding]) ->
 
 def _drops_own_orders(text: str, trimmed: Trimmed | None, understand: Callable[[str], Understanding]) -> bool:
     """Does the message refer to the customer's own orders (`grounded_in_customer_data`) where what
-    is left without its flagged sentences (`trimmed`; None: nothing usable) does not?"""
+    is left without its flagged sentences (`trimmed`; None: nothing usable) does not, or do the
+    flagged sentences name their orders themselves ("On my card statement I see 6305.19 from your
+    shop. For which things is this?": the amount picks the order the question is about)?"""
     if not understand(text).grounded_in_customer_data():
         return False
-    return trimmed is None or not understand(trimmed.rest).grounded_in_customer_data()
+    return trimmed is None or not understand(trimmed.rest).grounded_in_customer_data() \
+        or understand(trimmed.dropped).grounded_in_customer_data()
 
 
 def route_after_guard(state: State) -> str:

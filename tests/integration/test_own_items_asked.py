@@ -181,3 +181,22 @@ def test_an_amount_in_a_sentence_the_screen_flags_still_picks_the_order(tau_api:
     status, reply = ask(client, "mei_ahmed_4909",
                         "I see 6305.19 from you guys on my card statement. For which things is that?")
     assert status == "answered" and "#W2598324" in reply and "Espresso Machine" in reply, reply
+
+
+def test_a_change_under_a_negated_condition_is_proposed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # aarav_brown_3744: the Bicycle in #W6584521 (pending)
+    status, reply = ask(client, "aarav_brown_3744",
+                        "If the bike order is not sent out yet, please change the address to 10 Ocean View "
+                        "Avenue, San Francisco CA 94121. Otherwise just let me know.")
+    assert status == "awaiting_confirmation", reply
+    assert "#W6584521" in reply and "10 Ocean View Avenue" in reply, reply
+
+
+def test_dimensions_said_to_stay_the_same_are_kept_in_an_exchange(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # isabella_taylor_7478: a purple crew-neck T-Shirt in #W6717215 (delivered); no purple crew-neck M is sold
+    status, reply = ask(client, "isabella_taylor_7478",
+                        "could I swap the purple tee I got for a medium? "
+                        "colour and style should stay the same")
+    assert status == "answered" and "not available in purple, crew neck, M" in reply, reply

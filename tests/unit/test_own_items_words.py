@@ -135,3 +135,15 @@ def test_a_chinese_word_of_two_products_names_each_the_customer_holds() -> None:
 def test_a_negated_auxiliary_before_the_subject_negates_the_status_after_it(
         text: str, expected: set[str]) -> None:
     assert set(statuses_described(text) or ()) == expected
+
+
+@pytest.mark.parametrize(("text", "declines"), [
+    ("If the bicycle order is not send yet, please change the address to 10 Ocean View Avenue", False),
+    ("If not, please cancel", False),
+    ("dont cancel it if it shipped", True),
+    ("If it has not shipped, do not cancel it", True),
+])
+def test_a_negation_inside_a_condition_rules_no_change_out(text: str, declines: bool) -> None:
+    from csagent.nlp.speech_acts import declines_change
+
+    assert declines_change(text) is declines

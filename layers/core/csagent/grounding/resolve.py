@@ -886,18 +886,34 @@ def _kept_by_name(toks: Sequence[str], hits: Sequence[OptionHit],
 
 
 def _dimensions_kept(toks: Sequence[str], dims: Mapping[str, Sequence[str]]) -> set[str]:
-    """The dimensions kept by name: "same size", "the same battery life and water resistance"."""
+    """The dimensions kept by name: "same size", "the same battery life and water resistance", and
+    named before a verb of staying ("The colour and style can stay exactly the same")."""
     kept: set[str] = set()
+
+    def keys_of(word: str) -> set[str]:
+        named = "color" if word == "colour" else word
+        return {key for key in dims if named in tokens(key)}
+
     for i, word in enumerate(toks):
+        if word in _STAY_VERBS:
+            for before in reversed(toks[max(0, i - _KEEP_LIST_REACH):i]):
+                keys = keys_of(before)
+                if not keys and before not in _KEEP_LIST_JOINS | _STAY_GAP:
+                    break
+                kept |= keys
         if word not in _KEEP_WORDS:
             continue
         for after in toks[i + 1 : i + 1 + _KEEP_LIST_REACH]:
-            named = "color" if after == "colour" else after
-            keys = {key for key in dims if named in tokens(key)}
+            keys = keys_of(after)
             if not keys and after not in _KEEP_LIST_JOINS:
                 break
             kept |= keys
     return kept
+
+
+# Verbs saying a dimension stays as it is, and the words between it and them ("the colour can stay").
+_STAY_VERBS = frozenset({"stay", "stays", "remain", "remains"})
+_STAY_GAP = frozenset({"can", "should", "must", "will", "to", "may", "please"})
 
 
 # A short sentence saying something is fine as it is ("The blue one is fine.", "the other bed and the

@@ -238,8 +238,9 @@ def declines_change(text: str) -> bool:
     cancelling", "don't touch my account address": the clause names a change only to rule it out
     (a negation before the change verb or its gerund, with at most four gap words such as "looking
     to" between them), and no contrast word turns it into a narrower request ("not the whole order,
-    only the scarf")."""
-    words = _words(text)
+    only the scarf"). A negation inside a condition is the condition's ("If the bicycle order is
+    not send yet, please change the address"), so the condition is read out first."""
+    words = _words(_CONDITION.sub(" ", text))
     lexicon = _lexicon()
     # (a "but" opening the clause sets it against the clause before, not against a narrower request
     # within it: "But please DON'T touch the order with the bike")

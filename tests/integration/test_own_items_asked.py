@@ -200,3 +200,18 @@ def test_dimensions_said_to_stay_the_same_are_kept_in_an_exchange(tau_api: Any) 
                         "could I swap the purple tee I got for a medium? "
                         "colour and style should stay the same")
     assert status == "answered" and "not available in purple, crew neck, M" in reply, reply
+
+
+def test_the_address_on_the_profile_is_the_new_address_of_the_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # liam_li_5260: #W9653558 (pending) goes to Dallas; the default address is in San Francisco
+    status, reply = ask(client, "liam_li_5260",
+                        "#W9653558 should go to my home, not Dallas. use the address on my profile")
+    assert status == "awaiting_confirmation" and "to 205 Highland Drive" in reply, reply
+
+
+def test_how_much_got_refunded_is_the_orders_refund_not_a_price(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lei_patel_3139: #W9506777 (Tablet and others) cancelled, $1594.43 refunded to a Visa ending 4494
+    status, reply = ask(client, "lei_patel_3139", "i cancelled my tablet order. how much did i get refunded?")
+    assert status == "answered" and "1594.43" in reply and "4494" in reply, reply

@@ -1253,6 +1253,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     intent = read_as
     # An item change or a return reads the whole request: its items, options and payment method are
     # often spread over several clauses ("... 5x zoom instead. PayPal for the difference").
+    if intent in CATALOGUE_WISHES and _REFUNDED.search(piece) and not asks_for_change(piece):
+        # "the tablet order i cancelled. how much got refunded and to what": money that came back
+        # is an order's refund, whatever price question "how much" resembles
+        intent = "refund_status"
+        entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
     read_as = item_change_intent(intent, text, entities, view, variants, piece)
     if read_as == "return_request" and _A_CHARGE.search(piece) and not any(
             not p.get("carried") for p in entities.get("products") or []):
@@ -1767,6 +1772,8 @@ _MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+
 # "which one was the most expensive", "which of them came first": one of the orders, asked about.
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:one|ones|of them|of those|order)\b", re.IGNORECASE)
 # Where orders go ("where are all my orders shipping to?").
+# Money said to have come back ("how much got refunded", "did the refund go through").
+_REFUNDED = re.compile(r"\brefund(?:ed|s)?\b|\bmoney back\b|退款|退了多少", re.IGNORECASE)
 _TRACKING_ASKED = re.compile(r"\btracking\b|运单号|物流单号|快递单号", re.IGNORECASE)
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)

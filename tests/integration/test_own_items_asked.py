@@ -215,3 +215,14 @@ def test_how_much_got_refunded_is_the_orders_refund_not_a_price(tau_api: Any) ->
     # lei_patel_3139: #W9506777 (Tablet and others) cancelled, $1594.43 refunded to a Visa ending 4494
     status, reply = ask(client, "lei_patel_3139", "i cancelled my tablet order. how much did i get refunded?")
     assert status == "answered" and "1594.43" in reply and "4494" in reply, reply
+
+
+def test_a_question_after_one_about_their_own_item_is_about_that_product(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # evelyn_moore_6558: a Wi-Fi E-Reader in #W4308578; the store sells Wi-Fi + Cellular versions too
+    session = f"own-{uuid.uuid4().hex[:8]}"
+    status, reply = ask(client, "evelyn_moore_6558", "is the e-reader in #W4308578 wifi only?", session)
+    assert status == "answered" and "connectivity: Wi-Fi" in reply, reply
+    status, reply = ask(client, "evelyn_moore_6558", "do you sell one with cellular? how much?", session)
+    assert status == "answered" and "E-Reader" in reply and "Wi-Fi + Cellular" in reply, reply
+    assert "don't seem to carry" not in reply, reply

@@ -22,7 +22,8 @@ from langgraph.runtime import Runtime
 from csagent.domain.actions import ActionName, PendingAction
 from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus
 from csagent.domain.task_args import CustomerActionArgs, PredefinedCypherArgs
-from csagent.domain.tool_data import ActionProposedData, KnowledgeData, RowsData
+from csagent.domain.template_rows import OrderItemRow
+from csagent.domain.tool_data import ActionProposedData, CatalogueData, KnowledgeData, RowsData
 from csagent.graph.context import GraphDeps
 from csagent.graph.nodes.hand_off import wants_handoff
 from csagent.graph.state import State, pending_actions, planned_tasks, task_results
@@ -143,14 +144,24 @@ def products_named_in(clauses: list[dict[str, Any]], order_id: str) -> list[str]
 
 def last_product(tasks: list[Task], results: Mapping[str, TaskResult]) -> dict[str, Any] | None:
     """The catalogue product this turn answered about, for "that one" in the next turn (as the
-    planner gave it: `ProductRef`, as JSON)."""
+    planner gave it: `ProductRef`, as JSON); else the product of the customer's own item a question
+    was answered about ("Is the e-reader in #W1 the Wi-Fi only model?" ... "Are there any cellular
+    versions?"), without its options (the next question names its own)."""
+    own: dict[str, Any] | None = None
     for task in reversed(tasks):
-        if _failed(results.get(task.task_id)):
+        result = results.get(task.task_id)
+        if _failed(result):
             continue
         product = task.args.product if isinstance(task.args, PredefinedCypherArgs) else None
         if product is not None and product.product_id:
             return product.model_dump(mode="json")
-    return None
+        if own is None and task.notes.own_products and result is not None \
+                and isinstance(result.data, CatalogueData):
+            row = next((r for r in result.data.rows_as(OrderItemRow)
+                        if r.product_id in task.notes.own_products and r.product_name), None)
+            if row is not None:
+                own = {"product_id": row.product_id, "name": row.product_name, "options": {}}
+    return own
 
 
 def quiet_miss(task: Task, results: Mapping[str, TaskResult], *, asking: bool = False) -> bool:

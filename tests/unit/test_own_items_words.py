@@ -1,14 +1,14 @@
 """The word-level readings behind what customers ask of the things they bought (issue 12): a negation
 reaches the value after it and those joined to it, not a later description; a change verb told in
 the past or after someone's "would" asks for nothing; a connector inside one verb phrase, or before a
-thing named alone, cuts no clause; the option question of their own item and the version of it the
-store is asked about; "hasn't come" describes orders not yet delivered."""
+thing named alone, cuts no clause; the option question of their own item; "hasn't come" describes
+orders not yet delivered."""
 
 from __future__ import annotations
 
 import pytest
 
-from csagent.grounding.frame import options_asked_of_own, version_like_own
+from csagent.grounding.frame import options_asked_of_own
 from csagent.grounding.model import Line, OrderView, Variant
 from csagent.grounding.options import OptionHit, tokens
 from csagent.grounding.resolve import negated_option
@@ -93,22 +93,6 @@ def test_an_option_asked_in_a_later_sentence_about_the_one_product_counts() -> N
 ])
 def test_a_question_of_the_stores_range_or_the_orders_progress_asks_nothing_of_their_item(text: str) -> None:
     assert options_asked_of_own(text, ORDER, BOOTS_VARIANTS) == []
-
-
-def test_the_stores_version_of_their_item_keeps_every_option_not_named() -> None:
-    like = version_like_own("those hiking boots r great but size 12 is huge. u got an 11 in the same ones?",
-                            ORDER, BOOTS_VARIANTS)
-    assert like == {"product_id": BOOTS, "name": "Hiking Boots",
-                    "options": {"size": "11", "material": "leather", "waterproof": "no"}}
-
-
-@pytest.mark.parametrize("text", [
-    "do you have the hiking boots in a bigger size?",
-    "do you have the hiking boots in 11 or 12?",
-    "the hiking boots are great",
-])
-def test_no_version_is_read_when_the_words_do_not_say_which(text: str) -> None:
-    assert version_like_own(text, ORDER, BOOTS_VARIANTS) is None
 
 
 def test_not_come_yet_describes_an_order_not_yet_delivered() -> None:

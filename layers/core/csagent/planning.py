@@ -819,9 +819,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if entities.get("documents_too"):
                 # "does my gift card expire?": the store's rule answers, beside what the account holds.
                 b.add("policy", KNOWLEDGE, {"question": text})
-        elif owned_in and entities.get("own_options_asked"):
+        elif owned_in and entities.get("own_options_asked") and not entities.get("asks_the_store_too"):
             # "r my hiking boots waterproof??": their own pair's line answers, yes or no (below);
-            # which other versions the store sells is not what was asked.
+            # which other versions the store sells is not what was asked (unless the clause asks
+            # that too: "are those leather or what? also do u have them in a size 10").
             pass
         elif intent in CATALOGUE_QUESTIONS and entities.get("documents_first") and _one_product(entities):
             # "is the IPX7 earbuds ok for swimming laps?": what the product's documents say, and the
@@ -1187,16 +1188,11 @@ def actionable(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _catalogue_question(text: str, entities: Mapping[str, Any], memory: Mapping[str, Any]) -> dict[str, Any]:
     """A question about the catalogue, with the one product its words were grounded to (and the
-    options named; the customer's own item's options besides, for the store's version of it:
-    "like_own"), else the product the conversation was last about ("which colour is that one?");
-    the tool uses them where the question's own words fall short."""
+    options named), else the product the conversation was last about ("which colour is that
+    one?"); the tool uses them where the question's own words fall short."""
     args: dict[str, Any] = {"question": text, "params": {}}
     named = _one_product(entities)
-    like = entities.get("like_own")
-    if isinstance(like, Mapping):
-        # "do u have it in a medium?" of their own black tee: that version, every other option theirs
-        args["product"] = {k: like[k] for k in ("product_id", "name", "options")}
-    elif named:
+    if named:
         args["product"] = named
     elif not entities.get("products") and isinstance(memory.get("last_product"), Mapping):
         args["context_product"] = dict(memory["last_product"])

@@ -235,6 +235,7 @@ class LocalUnderstanding:
             asks_for_information,
             asks_something,
             is_elliptical,
+            names_address_change,
             opens_follow_up,
         )
         from csagent.requests import REQUEST_BY_VERB
@@ -474,7 +475,11 @@ class LocalUnderstanding:
                     # going to Maple Drive and not to my apartment in San Antonio?")
                     view is not None and (asks_something(piece) or bool(find_addresses(piece)))
                     and not asks_for_information(piece)
-                    and _fully_specified(intent, text, entities, view, piece))
+                    and _fully_specified(intent, text, entities, view, piece)) or (
+                    # "I just moved in with my partner so my address has changed! The new one is 45
+                    # Magnolia Court, ...": an address said to have changed, the new one written out
+                    intent == "update_default_address" and names_address_change(piece)
+                    and not asks_something(piece) and bool(find_addresses(text)))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
                     and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)
@@ -1012,17 +1017,15 @@ def _options_asked_of_own(intent: str, entities: dict[str, Any], piece: str, tex
                           variants: Any) -> str:
     """The intent of a question asking what options the customer's own item has, its line's answer
     noted (`own_options_asked`, `grounding.frame.options_asked_of_own`): a question of the order's
-    items ("is it gas or electric?" asks no status), or the catalogue question it was. One asking
-    for the store's version of it in another option ("do u have it in a medium?") is a catalogue
-    question about that version (`like_own`, `grounding.frame.version_like_own`)."""
+    items ("is it gas or electric?" asks no status), or the catalogue question it was."""
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
         asks_as_question,
+        asks_the_stores_range,
         find_order,
         names_a_purchase,
         options_asked_of_own,
         speaks_of_a_purchase,
-        version_like_own,
     )
     from csagent.nlp.script import has_ideographs
 
@@ -1040,14 +1043,11 @@ def _options_asked_of_own(intent: str, entities: dict[str, Any], piece: str, tex
         return intent
     asked = options_asked_of_own(said, order, variants, since=max(at, 0))
     if not asked:
-        like = version_like_own(said, order, variants)
-        if like is None:
-            return intent
-        # "u got an 11 in the same ones?": the store's version of their item with that option
-        entities["like_own"] = like
-        entities["owned_in"] = order.order_id
-        return intent if intent in CATALOGUE_WISHES else "product_availability"
+        return intent
     entities["own_options_asked"] = asked
+    if asks_the_stores_range(piece):
+        # "are those leather or what? also do u have them in a size 10": the store's range is asked too
+        entities["asks_the_store_too"] = True
     if intent in CATALOGUE_WISHES:
         entities["owned_in"] = order.order_id
         return intent
@@ -1336,8 +1336,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         if told:
             entities["told_of"] = list(dict.fromkeys(m.product_id for m in told))
             entities["told_of_names"] = list(dict.fromkeys(m.name for m in told))
-    if intent == "order_items" and entities.get("order_id") and entities.get("products") \
-            and asks_as_question(piece):
+    if intent == "order_items" and entities.get("order_id") and asks_as_question(piece):
         # "订单里那个充电宝是什么接口？": a question about some items of the order, which their own
         # lines answer (their options, what each cost); one naming them all is about the order
         # ("whats the total on the order w the espresso machine n the vacuum?").

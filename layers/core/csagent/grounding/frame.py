@@ -999,8 +999,13 @@ def describes_an_owned_item(text: str, view: CustomerView) -> bool:
 # Words asking what else the store makes of a product rather than what the customer's own one is
 # ("does it come in red", "any other colours", "a bigger one", "is there a version with ...").
 _OTHER_VERSIONS = re.compile(
-    r"\b(?:comes?\s+in|other|another|versions?|instead|available|exist|is there|are there|any\s+\w+\s+ones?"
-    r"|bigger|smaller|larger|thicker|thinner|longer|shorter|cheaper|same)\b", re.IGNORECASE)
+    r"\b(?:comes?\s+(?:in|with|w)|other|another|versions?|instead|available|exist|is there|are there"
+    r"|any\s+\w+\s+ones?|bigger|smaller|larger|thicker|thinner|longer|shorter|cheaper|same|sell|buy"
+    r"|how much|price|prices|cost|costs|your\s+(?:[\w-]+\s+){0,2}[\w-]+s)\b", re.IGNORECASE)
+# A question word: "how often should I replace the HEPA filter?" asks no yes or no of an option.
+_WH_WORD = re.compile(r"\b(?:how|what|which|when|where|why|who)\b|怎么|什么|哪|多久|多少", re.IGNORECASE)
+# A value said of which one it is ("my grey backpack, the hydration one"): a description, not asked.
+_THE_VALUE_ONE = re.compile(r"^\W*(?:one|ones|model|version)\b", re.IGNORECASE)
 # The end of a sentence: what one sentence asks of an item is read within it.
 _SENTENCE_END = re.compile(r"[.?!？。！]+\s*|\n")
 
@@ -1012,9 +1017,11 @@ def options_asked_of_own(text: str, order: OrderView, variants: Mapping[str, Seq
     when it is the one product named, in a later one pointing back at it: "the speaker i got slaps.
     is it legit waterproof tho?"), of a dimension the item has, with the item's own value:
     {"product", "product_id", "key", "asked", "own"}. Empty when the words ask what else the store
-    has ("do u have them in an 11", "does it come in red") or name no option after the product;
-    options before it only say which item ("is my red speaker ..."). Only what is asked after
-    `since` counts (the clause asked about, in the message up to its end)."""
+    has ("do u have them in an 11", "does it come in red", "how much"), ask how, what or when ("how
+    often should I replace the HEPA filter?", unless it names two values: "what is it, gas or
+    electric?") or name no option after the product; options before it ("is my red speaker ...")
+    or said of which one it is ("my grey backpack, the hydration one") only say which item. Only
+    what is asked after `since` counts (the clause asked about, in the message up to its end)."""
     source = gloss(text)
     ends = [0, *(m.end() for m in _SENTENCE_END.finditer(source)), len(source)]
     sentences = [(a, b) for a, b in zip(ends, ends[1:], strict=False) if a < b]
@@ -1040,7 +1047,14 @@ def options_asked_of_own(text: str, order: OrderView, variants: Mapping[str, Seq
         for a, b, sentence in spans:
             if b <= since or any(p.search(sentence) for p in _NOT_OF_THEIR_ITEM):
                 continue
-            for hit in find_option_values(source[max(a, since):b], dimensions):
+            asked_here = source[max(a, since):b]
+            toks = tokens(asked_here)
+            hits = [h for h in find_option_values(asked_here, dimensions)
+                    if not _THE_VALUE_ONE.match(" ".join(toks[h.position + h.length:]))]
+            either_or = any(len({h.value for h in hits if h.key == key}) > 1 for key in {h.key for h in hits})
+            if _WH_WORD.search(sentence) and not either_or:
+                continue  # (a question of how, what or when, not whether)
+            for hit in hits:
                 by_key.setdefault(hit.key, []).append(hit.value)
         asked.extend({"product": lines[0].name, "product_id": lines[0].product_id, "key": key,
                       "asked": list(dict.fromkeys(values)), "own": lines[0].options[key]}
@@ -1053,6 +1067,13 @@ def options_asked_of_own(text: str, order: OrderView, variants: Mapping[str, Seq
 _REFERS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b|它|这个|那个", re.IGNORECASE)
 
 
+def asks_the_stores_range(text: str) -> bool:
+    """Do the words ask what the store has or what it costs ("do u have them in a size 10", "does
+    it come in red", "how much")?"""
+    source = gloss(text)
+    return bool(_THE_STORE_HAS.search(source) or _OTHER_VERSIONS.search(source))
+
+
 def _dimensions_of(line: Line, variants: Mapping[str, Sequence[Variant]]) -> dict[str, list[str]]:
     """{option: the values the line's product comes in}, of the options the line has."""
     dimensions: dict[str, list[str]] = {k: [v] for k, v in line.options.items()}
@@ -1061,49 +1082,6 @@ def _dimensions_of(line: Line, variants: Mapping[str, Sequence[Variant]]) -> dic
             if key in dimensions and value not in dimensions[key]:
                 dimensions[key].append(value)
     return dimensions
-
-
-# Words pointing at the customer's own item as the one the store should have again ("the same ones",
-# "it", "this exact one").
-_THE_SAME_ONE = re.compile(r"\b(?:same|exact|it|them|those|these|this one|that one|this|that)\b"
-                           r"|一样|同款|这个|那个|它", re.IGNORECASE)
-# Words asking for a version the options do not name ("a bigger one", "what other colours").
-_UNNAMED_OTHER = re.compile(r"\b(?:other|another|different|bigger|smaller|larger|thicker|thinner"
-                            r"|longer|shorter"
-                            r"|cheaper|newer|better|more|less|up|down)\b", re.IGNORECASE)
-
-
-def version_like_own(text: str, order: OrderView,
-                     variants: Mapping[str, Sequence[Variant]]) -> dict[str, Any] | None:
-    """ "those boots r fire but size 12 is huge on me lol. u got an 11 in the same ones?", "the black
-    t shirt i got is to tight, do u have it in a medium?", "You still sell this one?": the version of
-    the customer's own item the store is asked about, its options those of their item but the ones
-    the words name instead ({"product_id", "name", "options"}); None when the words ask no such
-    thing, name another version without saying which ("a bigger one", "what other colours"), or
-    name two values of one option ("in red or blue").
-    """
-    source = gloss(text)
-    asks_the_store = bool(_THE_STORE_HAS.search(source) or _OTHER_VERSIONS.search(source))
-    if not asks_the_store or not _THE_SAME_ONE.search(source) or _UNNAMED_OTHER.search(source):
-        return None
-    mentions = product_mentions(source, order.products(), own=True)
-    if len({m.product_id for m in mentions}) != 1:
-        return None
-    mention = mentions[0]
-    lines = [x for x in order.lines if x.product_id == mention.product_id]
-    described = [x for x in lines if all(x.options.get(k) == v for k, v in (mention.options or {}).items())]
-    lines = described or lines
-    if len({tuple(sorted(x.options.items())) for x in lines}) != 1:
-        return None  # two of it that differ: which one is "the same" is not said
-    own = dict(lines[0].options)
-    named: dict[str, set[str]] = {}
-    for hit in find_option_values(source, _dimensions_of(lines[0], variants)):
-        if hit.value != own.get(hit.key):
-            named.setdefault(hit.key, set()).add(hit.value)
-    if any(len(values) > 1 for values in named.values()):
-        return None
-    return {"product_id": mention.product_id, "name": mention.name,
-            "options": {**own, **{k: next(iter(v)) for k, v in named.items()}}}
 
 
 def owns_as_described(mention: Any, view: CustomerView) -> bool:

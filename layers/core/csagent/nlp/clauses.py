@@ -247,7 +247,7 @@ _BARE_THING = re.compile(r"(?:my|the|a|an|those|these|that|this|both|your)\s+"
                          r"[\w-]+){0,3}(?:\s+(?:too|as well|also))?", re.IGNORECASE)
 # A modal or auxiliary ending the left side: a connector after it is inside one verb phrase ("would
 # also change", "can also send").
-_AUXILIARY_AT_END = re.compile(r"\b(?:would|will|could|can|should|might|may|must|does|did|to)\s*$",
+_AUXILIARY_AT_END = re.compile(r"\b(?:would|will|could|can|should|might|may|must|does|did)\s*$",
                                re.IGNORECASE)
 _COURTESY_AFTER = re.compile(r"\s+(?:please|pls|plz|too|as well|also)\W*$", re.IGNORECASE)
 

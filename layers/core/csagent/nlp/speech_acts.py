@@ -60,12 +60,15 @@ _TOLD_OF_THE_STORE = (["send", "me"], ["give", "me"])
 _TOLD_ENDINGS = ("s", "es", "ed", "d", "led")
 
 
-def _verb(word: str, verbs: set[str]) -> bool:
+def _verb(word: str, verbs: set[str], inflected: bool = False) -> bool:
     """A change verb in its plain form, allowing one slip in a long word ("retrun", "exhange");
-    not the verb told ("which switches did I go for", "I cancelled it")."""
+    not the verb told ("which switches did I go for", "I cancelled it"), unless `inflected` forms
+    count (a passive, after "be" or "get": "Could the parcel be redirected?", "can I get it
+    exchanged"; or words that only name a change: "be redirected to my Denver address")."""
     from difflib import SequenceMatcher
 
-    if word not in verbs and any(word == v + ending for v in verbs for ending in _TOLD_ENDINGS):
+    if word not in verbs and any(word == v + ending for v in verbs for ending in _TOLD_ENDINGS) \
+            and not inflected:
         return False
     return word in verbs or (
         len(word) >= 5 and any(len(v) >= 5 and SequenceMatcher(None, word, v).ratio() >= 0.8 for v in verbs)
@@ -131,7 +134,8 @@ def asks_for_change(text: str) -> bool:
     # sunglasses")
     negations = [n for n in lexicon["negation"] if n] + [["cannot"], ["cant"], ["can't"]]
     return "->" in text or "→" in text or any(
-        _verb(w, verbs) and not any(words[max(0, i - len(n)):i] == n for n in negations)
+        _verb(w, verbs, inflected=i > 0 and words[i - 1] in _PASSIVE_AUXILIARIES)
+        and not any(words[max(0, i - len(n)):i] == n for n in negations)
         and words[i:i + 2] != ["do", "not"] and not _after_a_modal(words, i)
         for i, w in enumerate(words))
 
@@ -139,6 +143,8 @@ def asks_for_change(text: str) -> bool:
 # Words after which a verb tells what someone would or will do, not what the customer asks for ("my
 # partner would kill me", "tryna take it to the pool").
 _MODALS = frozenset({"would", "will", "might", "gonna", "tryna"})
+# Words before a past participle that make it a request's passive ("be redirected", "get it exchanged").
+_PASSIVE_AUXILIARIES = frozenset({"be", "get", "it", "them"})
 
 
 def _after_a_modal(words: list[str], i: int) -> bool:
@@ -147,10 +153,14 @@ def _after_a_modal(words: list[str], i: int) -> bool:
 
 
 def asks_for_information(text: str) -> bool:
-    """Does the clause ask to be told or to have something checked ("Would you tell me whether
-    updating my address would also change where #W1 goes?")? Information about a change, whatever
-    the change it names (`info_requests`, `check_requests`)."""
-    return _has(_words(text), _lexicon()["info_requests"]) or asks_to_have_it_checked(text)
+    """Does the clause ask to be told whether something is so, or to have it checked ("Would you
+    tell me whether updating my address would also change where #W1 goes?")? Information about a
+    change, whatever the change it names (`check_requests`, and "tell me"/"let me know" followed by
+    "whether"/"if"; not "I was wondering whether I could return it ... If so, please refund it")."""
+    return bool(_TOLD_WHETHER.search(text)) or asks_to_have_it_checked(text)
+
+
+_TOLD_WHETHER = re.compile(r"\b(?:tell me|let me know|inform me)\s+(?:whether|if)\b", re.IGNORECASE)
 
 
 def asks_to_have_it_checked(text: str) -> bool:
@@ -287,7 +297,7 @@ def names_address_change(text: str) -> bool:
     phrases = _lexicon()["address_change"]
     single = {p[0] for p in phrases if len(p) == 1}
     # a slip keeps the first letter: "place" is no "replace"
-    return any(_verb(w, {v for v in single if v[0] == w[0]}) for w in words) \
+    return any(_verb(w, {v for v in single if v[0] == w[0]}, inflected=True) for w in words) \
         or _has(words, [p for p in phrases if len(p) > 1])
 
 

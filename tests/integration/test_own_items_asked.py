@@ -226,3 +226,12 @@ def test_a_question_after_one_about_their_own_item_is_about_that_product(tau_api
     status, reply = ask(client, "evelyn_moore_6558", "do you sell one with cellular? how much?", session)
     assert status == "answered" and "E-Reader" in reply and "Wi-Fi + Cellular" in reply, reply
     assert "don't seem to carry" not in reply, reply
+
+
+def test_a_bare_change_verb_beside_a_payment_told_asks_for_that_payment_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # amelia_ito_8772: #W3883329 (pending) paid with a Mastercard ending 7517; a PayPal account on file
+    status, reply = ask(client, "amelia_ito_8772",
+                        "You billed my Mastercard for #W3883329. It was supposed to go on PayPal. Switch it.")
+    assert status == "awaiting_confirmation" and "with your PayPal account" in reply, reply
+    assert "Which items" not in reply, reply

@@ -569,6 +569,7 @@ class LocalUnderstanding:
         clauses = _without_doubted_handoffs(clauses, doubted_handoffs)
         clauses = _payment_details_folded(
             _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
+        clauses = _bare_verb_of_a_payment(clauses)
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None:
@@ -957,6 +958,28 @@ def _payment_details_folded(clauses: list[Clause]) -> list[Clause]:
                 and "?" not in c.text and "？" not in c.text and names_a_payment_method(c.text))
 
     return [c for c in clauses if not detail(c)]
+
+
+def _bare_verb_of_a_payment(clauses: list[Clause]) -> list[Clause]:
+    """ "You charged my Mastercard for order #W1. I wanted it on PayPal! Switch it over.": a bare
+    change verb naming no item nor option, read as an item change that could not find one, beside a
+    payment change of the same order told without a request, is that payment change asked for."""
+    paying = [c for c in clauses if c.intent == "change_payment" and c.entities.get("payment_method_id")
+              and c.entities.get("asks_for_change") is False]
+    if not paying:
+        return clauses
+    order = paying[0].entities.get("order_id")
+    bare = [c for c in clauses if c.intent == "change_items" and c.entities.get("order_id") == order
+            and c.entities.get("question") and not c.entities.get("new_item_ids")
+            and not c.entities.get("products") and len(c.text.split()) <= _BARE_VERB_WORDS]
+    if not bare:
+        return clauses
+    asked = replace(paying[-1], entities={**paying[-1].entities, "asks_for_change": True})
+    return [asked if c is paying[-1] else c for c in clauses if c not in bare]
+
+
+# At most this many words make a bare change verb ("Switch it over", "do it please", "change that").
+_BARE_VERB_WORDS = 5
 
 
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:

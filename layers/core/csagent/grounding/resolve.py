@@ -711,9 +711,11 @@ def resolve_item_changes(
         # the fallback, of every choice)
         by_name = _kept_by_name(wish_toks, hits, dims, tokens(gloss(segment))) - set(wanted)
         if _SAME_BUT.search(wish) and not alternatives:
-            # (what the wish names as the item has it is kept too: "black instead of silver, the 8
-            # inch one, same 128gb" keeps the 8-inch screen)
-            keeps = by_name | set(_named_as_it_is(wish, line, hits))
+            # (what the wish names as the item has it, as which one it is, is kept too: "black
+            # instead of silver, the 8 inch one, same 128gb" keeps the 8-inch screen; "the stainless
+            # steel one, same size, in black" only wishes black)
+            keeps = by_name | {h.key for h in hits if line.options.get(h.key) == h.value
+                               and wish_toks[h.position + h.length:][:1] in (["one"], ["ones"])}
             as_kept = _same_but(line, product_variants, wanted, cheapest, cheaper, keeps)
             if as_kept.new is None and not as_kept.options:
                 others = (_same_but(line, product_variants, other, cheapest, cheaper, keeps)

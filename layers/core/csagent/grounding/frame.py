@@ -996,8 +996,8 @@ def describes_an_owned_item(text: str, view: CustomerView) -> bool:
     return False
 
 
-# Words asking what else the store makes of a product rather than what the customer's own one is
-# ("does it come in red", "any other colours", "a bigger one", "is there a version with ...").
+# Words asking what else the store makes of a product, or what it costs, rather than what the customer's
+# own one is ("does it come in red", "any other colours", "a bigger one", "how much", "your coffee makers").
 _OTHER_VERSIONS = re.compile(
     r"\b(?:comes?\s+(?:in|with|w)|other|another|versions?|instead|available|exist|is there|are there"
     r"|any\s+\w+\s+ones?|bigger|smaller|larger|thicker|thinner|longer|shorter|cheaper|same|sell|buy"

@@ -170,7 +170,7 @@ def _own_items(data: CatalogueData, product_ids: Sequence[str], lang: str,
 
 def _own_options_answer(asked: Mapping[str, Any], order_id: str, lang: str) -> str:
     """ "No, your Hiking Boots from order #W1 are not waterproof.", "Your Grill from order #W1 has
-    type: electric.": what a question asked of the customer's own item ("r my hiking boots
+    type: electric, not gas.": what a question asked of the customer's own item ("r my hiking boots
     waterprof??", "it is gas or electric?"), from the item's own option. A yes-or-no option is said
     in its everyday word ("waterproof" for water resistance); one value asked is answered yes or no,
     several ("full zip or half?") by the item's value, and not the others."""

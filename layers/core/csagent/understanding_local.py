@@ -1793,10 +1793,11 @@ _MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+
                         r"|\borders\s+(?:have\s+|did\s+)?i\b", re.IGNORECASE)
 # "which one was the most expensive", "which of them came first": one of the orders, asked about.
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:one|ones|of them|of those|order)\b", re.IGNORECASE)
-# Where orders go ("where are all my orders shipping to?").
 # Money said to have come back ("how much got refunded", "did the refund go through").
 _REFUNDED = re.compile(r"\brefund(?:ed|s)?\b|\bmoney back\b|退款|退了多少", re.IGNORECASE)
+# Tracking asked of orders ("... and the tracking number please?").
 _TRACKING_ASKED = re.compile(r"\btracking\b|运单号|物流单号|快递单号", re.IGNORECASE)
+# Where orders go ("where are all my orders shipping to?").
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
 # Words pointing back at several orders at once.

@@ -35,6 +35,7 @@ from csagent.grounding.resolve import (
     names_a_payment_method,
     names_order_by_items,
     negated_option,
+    option_dimensions,
     option_values,
     orders_mentioning,
     product_mentions,
@@ -1075,13 +1076,10 @@ def asks_the_stores_range(text: str) -> bool:
 
 
 def _dimensions_of(line: Line, variants: Mapping[str, Sequence[Variant]]) -> dict[str, list[str]]:
-    """{option: the values the line's product comes in}, of the options the line has."""
-    dimensions: dict[str, list[str]] = {k: [v] for k, v in line.options.items()}
-    for variant in variants.get(line.product_id) or ():
-        for key, value in variant.options.items():
-            if key in dimensions and value not in dimensions[key]:
-                dimensions[key].append(value)
-    return dimensions
+    """{option: the values the line's product comes in}, of the options the line has, its own value
+    first (`resolve.option_dimensions`, whose item may be of a variant no longer listed)."""
+    dimensions = option_dimensions(variants.get(line.product_id) or (), line)
+    return {k: [v, *(x for x in dimensions.get(k, ()) if x != v)] for k, v in line.options.items()}
 
 
 def owns_as_described(mention: Any, view: CustomerView) -> bool:

@@ -418,7 +418,9 @@ def _segments(text: str, mentions: Sequence[Any]) -> list[tuple[Any, str]]:
     return [(mentions[i], " ".join(owned[i])) for i in range(len(mentions))]
 
 
-def _dimensions(variants: Sequence[Variant], line: Line) -> dict[str, list[str]]:
+def option_dimensions(variants: Sequence[Variant], line: Line) -> dict[str, list[str]]:
+    """{option: the values the product's variants have, in their order}, the line's options first
+    (each listed, even one no variant has)."""
     dims: dict[str, list[str]] = {k: [] for k in line.options}
     for v in variants:
         for k, value in v.options.items():
@@ -665,7 +667,7 @@ def resolve_item_changes(
         if not lines:
             continue
         product_variants = variants.get(mention.product_id) or ()
-        dims = _dimensions(product_variants, lines[0])
+        dims = option_dimensions(product_variants, lines[0])
         wish, fallbacks = _split_fallbacks(gloss(segment))
         wish_toks = tokens(wish)
         hits = _resolve_keys(wish_toks, find_option_values(wish, dims))
@@ -800,7 +802,7 @@ def _item_the_options_name(text: str, order: OrderView,
     lines = {x.product_id: x for x in order.lines}
     wish = gloss(text)
     named = {pid: len({(h.key, h.value)
-                       for h in find_option_values(wish, _dimensions(variants.get(pid) or (), line))})
+                       for h in find_option_values(wish, option_dimensions(variants.get(pid) or (), line))})
              for pid, line in lines.items()}
     ranked = sorted(named.values(), reverse=True)
     if len(lines) > 1 and (ranked[0] == 0 or ranked[1] == ranked[0]):

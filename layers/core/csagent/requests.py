@@ -52,7 +52,9 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         intent="cancel_order", action="cancel_order", required=("order_id", "reason"),
         proposes=("cancel_order",), statuses=("pending",), about=("cancellation_eligibility",),
         description="propose cancelling an order (needs the order id and the reason)",
-        money_about="order_payments", verbs=("cancel",), zh_verbs=("取消",)),
+        # (the everyday words too: "kill the sneakers one", "nix my kettle order")
+        money_about="order_payments", verbs=("cancel", "kill", "scrap", "ditch", "nix", "axe", "nuke"),
+        zh_verbs=("取消",)),
     WriteRequest(
         intent="return_request", action="return_items", required=("order_id",),
         proposes=("return_items",), statuses=("delivered",), about=("return_eligibility", "order_items"),

@@ -206,8 +206,10 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
     answer: Answer | None
     if reading is not None and trusted:
         if reading[0] not in ("yes", "no") and not (
-                lean(text) == "yes" and _restates_the_proposal(understanding, pending)):
-            return None  # "yes but only the lamp", "how long will the refund take?"
+                lean(text) != "no" and _restates_the_proposal(understanding, pending)):
+            # "yes but only the lamp", "how long will the refund take?" (the proposal said again, with
+            # no word against it, is a yes: "whatever, cancel the whole order anyway")
+            return None
         answer = "no" if reading[0] == "no" else "yes"
     else:
         answer = lean(text)
@@ -275,7 +277,8 @@ def _restates_the_proposal(understanding: Understanding, pending: Sequence[Pendi
     """ "Yes, the kettle is the only thing I want to change. Please put the difference on my gift
     card.": a yes that says the proposal again, in words the consent model reads as a yes with a
     condition ("yes, but only the lamp"). The proposed write is said again, and every clause is
-    courtesy, the proposal's own payment method, or that write naming no product but the proposed
+    courtesy, the proposal's own payment method, a statement about the items it lists, or that
+    write naming no product but the proposed
     ones (a word that may name one of them counts: "the kettle" for the Electric Kettle beside a Tea
     Kettle), and asks nothing."""
     summaries = " ".join(p.summary for p in pending).lower()
@@ -285,6 +288,9 @@ def _restates_the_proposal(understanding: Understanding, pending: Sequence[Pendi
     for clause in understanding.clauses:
         if clause.intent in PASSIVE_INTENTS or _says_the_proposals_method(clause.text, pending):
             continue
+        if clause.intent not in restated and _of_the_proposal(clause.entities, pending) \
+                and not asks_something(clause.text):
+            continue  # "oh right, the tea kettle is in that one too... meh, fine, cancel the whole thing"
         if clause.intent not in restated or has_question_mark(clause.text):
             return False
         by_surface: dict[str, set[str]] = {}
@@ -356,7 +362,9 @@ def carry_out_asked_change(text: str, understanding: Understanding,
     """ "If I send back the bottle, how much do I get back?" ... "ok do it, refund onto my gift
     card": a yes to the change just asked about is a request for it, with whatever the yes adds.
     None when nothing was asked about, the message does not lean yes, or it makes a request of its
-    own (another order, another kind of change)."""
+    own (another order, another kind of change) or asks about another kind of change."""
+    from csagent.grounding.frame import named_changes
+
     if not asked or lean(text) != "yes":
         return None
     kept = dict(asked.get("entities") or {})
@@ -370,6 +378,10 @@ def carry_out_asked_change(text: str, understanding: Understanding,
             return None  # "yes, and cancel #W2": another order named
         if clause.intent in WRITE_INTENTS and clause.intent not in restated \
                 and clause.confidence >= NEW_REQUEST_CONFIDENCE and entities.get("asks_for_change"):
+            return None
+        if has_question_mark(clause.text) and set(named_changes(clause.text)) - restated:
+            # "OK. So when it arrive, then I can return it?" after "can I still cancel it?": the "OK"
+            # takes the answer in, and another kind of change is asked about
             return None
         if entities.get("item_ids") and kept.get("item_ids") \
                 and not set(entities["item_ids"]) & set(kept["item_ids"]):

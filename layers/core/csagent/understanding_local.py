@@ -73,6 +73,12 @@ MONEY_CAME_BACK = re.compile(
 DEFINITE_ORDER_READS = frozenset({"order_status", "tracking", "order_items"})
 # A definite article: "the tracking number" is one already in view.
 _DEFINITE = re.compile(r"\bthe\b", re.IGNORECASE)
+# Words that point an account question at the order just talked about ("the address on it").
+_ON_THAT_ORDER = re.compile(r"\b(?:on|for|of) (?:it|that(?: one| order)?|this(?: one| order)?)\s*[?.!]*\s*$",
+                            re.IGNORECASE)
+# Words that put a product in the order just talked about ("the laptop in it", "the mug in there").
+_IN_THAT_ORDER = re.compile(r"\bin (?:it|there|that(?: one| order)?|this(?: one| order)?|the order)\b",
+                            re.IGNORECASE)
 # Something shaped like an order id but with the wrong number of digits ("#W12345").
 NEAR_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])#?W\d{1,12}(?![A-Za-z0-9])", re.IGNORECASE)
 
@@ -345,9 +351,23 @@ class LocalUnderstanding:
             # tracking number is that order's, not a question about tracking in general.
             about_recent = bool(recent) and prediction.intent in DEFINITE_ORDER_READS \
                 and bool(_DEFINITE.search(piece))
-            names_order = bool(found.order_ids or found.tracking_numbers) or about_recent
+            # "#W7594624 status?" ... "ok. laptop in it - what specs": a product the order just talked
+            # about holds, said to be in it; their item, not the catalogue's.
+            in_recent = bool(recent) and view is not None and bool(products) and not found.order_ids \
+                and bool(_IN_THAT_ORDER.search(piece)) and view.order(recent) is not None \
+                and _holds_any(view, recent, products)
+            if in_recent:
+                entities["order_id"] = recent
+            names_order = bool(found.order_ids or found.tracking_numbers) or about_recent or in_recent
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order,
                                        message=text)
+            if in_recent and intent in CATALOGUE_INTENTS:
+                intent = "order_items"
+            if intent == "account_info" and recent and not names_order and view is not None \
+                    and view.order(recent) is not None and _ON_THAT_ORDER.search(piece):
+                # "#W9102111 status" ... "whats the address on it": the order's, not the account's
+                intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
+                entities["order_id"] = recent
             that_order = not names_order and bool(clauses) and bool(clauses[-1].entities.get("order_id")) \
                 and bool(_THAT_ORDER.search(piece)) and intent not in WRITE_INTENTS
             told_before = _named_before(piece, text, clauses, catalogue) if catalogue and not products else []
@@ -362,7 +382,11 @@ class LocalUnderstanding:
             elif asked_of is not None and intent not in WRITE_INTENTS:
                 # "I'm shopping for a coffee maker. What colours can I get?": the question names one
                 # of the options of the product the clause before named; it is about that product.
-                intent, entities["products"] = "product_info", [asked_of]
+                # ("... do u have a 4k one?": whether the version its values name is in stock)
+                version_asked = intent == "product_availability" and bool(_ONE_OF_THOSE.search(piece)) \
+                    and bool(asked_of.get("options"))
+                intent = "product_availability" if version_asked else "product_info"
+                entities["products"] = [asked_of]
             elif not products and not names_order and intent in POINTING_BACK_INTENTS and clauses \
                     and asks_as_question(piece) and (not product_refs or product_refs[0].hint is None) \
                     and len(before := told_before) == 1:
@@ -396,16 +420,20 @@ class LocalUnderstanding:
                 # the same question, about what the follow-up names.
                 intent, follows_up = str(last_question), True
                 piece = f"{memory_text} {piece}".strip()
-            if view is not None and intent in GENERAL_QUESTION_INTENTS \
+            if view is not None and intent in GENERAL_QUESTION_INTENTS and not follows_up \
                     and prediction.intent in ORDER_BOUND_INTENTS and names_a_purchase(piece, view):
                 # "the tracking number for the order with the tablet": general in its words, but the
-                # tablet is one this customer bought, so it is about that order after all.
+                # tablet is one this customer bought, so it is about that order after all. (A
+                # follow-up asks the last question again: "how long is my laptop covered?" ... "And
+                # the wristwatch from my other order?")
                 intent = prediction.intent
             if not entities.get("order_id") and not found.order_ids and _POINTS_AT_SEVERAL.search(piece):
                 # "why are my makeup kit and my bookshelf orders going to DC and Charlotte?? ... send
                 # both to my home address": the orders the clauses before were about.
-                earlier = list(dict.fromkeys(str(c.entities["order_id"])
-                                             for c in clauses if c.entities.get("order_id")))
+                # ("I have two orders with an office chair, #W1 and #W2. When they will arrive?")
+                earlier = list(dict.fromkeys(
+                    str(o) for c in clauses
+                    for o in c.entities.get("order_ids") or [c.entities.get("order_id")] if o))
                 if len(earlier) > 1:
                     entities["order_ids"], entities["order_id"] = earlier, earlier[0]
             read_as = intent
@@ -810,6 +838,16 @@ def _named_before(piece: str, text: str, clauses: Sequence[Clause],
 _PRICE_RULE = re.compile(r"\bprice[- ]?(?:match\w*|adjust\w*|drops?|protection|guarantee)\b", re.IGNORECASE)
 
 
+# What a question opens on when it falls back from the one before ("if not, ...", "otherwise").
+_OPENS_FALLBACK = re.compile(r"^\W*(?:(?:and|but|or)\s+)?"
+                             r"(?:if\s+(?:not|so|it\s+(?:does|doesn[’']?t|is|isn[’']?t))"
+                             r"|otherwise|failing that|or else|else)\b[\s,]*", re.IGNORECASE)
+# "one that does", "ones that do": with what the clause before asked of the product.
+_DOES_WHAT_WAS_ASKED = re.compile(r"\bones?\s+that\s+(?:does|do|is|are|has|have)\s*[?.!]*\s*$", re.IGNORECASE)
+# "a 4k one", "the blue ones": a version of the product named before, told by its values.
+_ONE_OF_THOSE = re.compile(r"\bones?\b", re.IGNORECASE)
+
+
 def _product_asked_about_again(piece: str, before: Sequence[Clause],
                                catalogue: Sequence[Mapping[str, Any]],
                                told_before: Sequence[Mapping[str, Any]] | None = None,
@@ -823,17 +861,29 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
 
     named = list(told_before) if told_before is not None else \
         (before[-1].entities.get("products") or []) if before else []
-    if len(named) != 1 or not (has_question_mark(piece) or opens_question(piece)):
+    # (a question may open on what it falls back from: "if not do u have a 4k one that does")
+    asking = _OPENS_FALLBACK.sub("", piece)
+    if len(named) != 1 or not (has_question_mark(piece) or opens_question(asking)):
         return None
     product = named[0]
     entry = next((p for p in catalogue if p.get("product_id") == product.get("product_id")), None)
     toks = tokens(piece)
     keys = list((entry or {}).get("options") or {})
     asked = dimension_named(toks, keys)
-    if asked is None and (not _PRICE_WORDS & set(toks) or _PRICE_RULE.search(piece)):
-        return None  # ("do u guys price match?" asks the store's rule, not the product's price)
     dimensions = {str(k): [str(v) for v in vs] for k, vs in ((entry or {}).get("options") or {}).items()}
     named_values = {hit.key: hit.value for hit in find_option_values(piece, dimensions)}
+    if _DOES_WHAT_WAS_ASKED.search(piece) and before:
+        # "does the camera i bought work on wifi? if not do u have a 4k one that does": one with the
+        # value the clause before asked of their item
+        asked_before = before[-1].entities.get("own_options_asked") or []
+        named_values = {**{str(o["key"]): str(o["asked"][0]) for o in asked_before
+                           if o.get("product_id") == product.get("product_id") and o.get("asked")},
+                        **named_values}
+    if asked is None and not (_ONE_OF_THOSE.search(piece) and named_values) \
+            and (not _PRICE_WORDS & set(toks) or _PRICE_RULE.search(piece)):
+        # ("do u guys price match?" asks the store's rule, not the product's price; "do you have a
+        # 4k one?" asks for the version the values name)
+        return None
     # The options the clause before named still hold ("the e-reader with cellular in stock? how much
     # does it cost?" is the cellular one's price), but for the dimension this clause asks about; those
     # of the customer's own item describe theirs, not what is asked for now ("the yellow running shoes
@@ -1124,6 +1174,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         find_order,
         ground,
         item_change_intent,
+        named_changes,
         names_a_purchase,
         names_the_account,
         orders_named_by_facts,
@@ -1143,13 +1194,16 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # have, every option named theirs, no change named; it asks nothing.
         return "smalltalk", {}, False
     own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
-    if intent in CATALOGUE_WISHES and not entities.get("order_id") and statuses_described(piece) \
+    if (intent in CATALOGUE_WISHES or (intent in {"account_info", "smalltalk"} and statuses_asked_about(piece)
+                                       and asks_as_question(piece))) \
+            and not entities.get("order_id") and statuses_described(piece) \
             and (not entities.get("products") or statuses_asked_about(piece)) \
             and (not own_products or ends_in_a_tag_question(piece)):
         # "what do i have that hasn't shipped yet": no product, but words of an order's progress; the
         # customer's orders, not the catalogue. ("I've got a couple of tea kettles ordered. The glass
         # one, has that one left yet?": the product pointed back at, its order's progress asked.)
-        # ("the desk lamp — that one's already out the door, right?": its order's status)
+        # ("the desk lamp — that one's already out the door, right?": its order's status; "do i even
+        # have anything on the way rn?", read as the account's: what of theirs is on its way)
         intent = runner_up if runner_up in ORDER_READ_INTENTS | {"order_list"} \
             else "order_status" if own_products else "order_list"
     # a question naming no product, beside words of the customer's orders (a statement is not one:
@@ -1163,6 +1217,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     elif of_their_orders and _WHICH_OF_THEM.search(piece):
         # "how many orders have i placed, and which one was the most expensive": which of the orders
         # the message spoke of, which their list answers (each with its status, date and total)
+        intent, grounded_to_store = "order_list", True
+    if intent in CATALOGUE_WISHES and not entities.get("order_id") and own_products \
+            and _WHICH_HOLDS_IT.search(piece) and names_a_purchase(piece, view):
+        # "Which one of those is the tablet?" after their orders were listed, "which one is the lamp
+        # in?": which of their orders holds the product they bought, not the store's range
         intent, grounded_to_store = "order_list", True
     if intent == "order_list" and not entities.get("order_id") and _ASKS_WHATS_IN.search(piece):
         # "what's in my order that hasn't shipped yet", "whats the total on my orders that havent
@@ -1192,6 +1251,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
             complains_of_amounts or (asks_as_question(piece) and asks_which_orders(piece))):
         # "I see 6305.19 from you guys on my card statement. For which things is that?": the order
         # the amount picked, its charge told and what it holds asked, not the account's profile
+        # (theirs: the guard keeps a flagged sentence naming it, `grounded_in_customer_data`)
+        if view.order(entities["order_id"]) is not None:
+            entities = {**entities, "grounded_orders": [entities["order_id"]]}
         return ("complaint" if complains_of_amounts else "order_items"), entities, True
     if not entities.get("order_id") and (
             (asks_as_question(piece) and asks_which_orders(piece)) or complains_of_amounts):
@@ -1390,6 +1452,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # has no refund until something is sent back, money back asked for is a return (so for
         # every order the clause may mean, when each was delivered: "kettle leaks all over the
         # counter. want my money back", with two delivered kettle orders, asks which to return).
+        intent, grounded_to_store = "return_request", True
+        entities = ground(intent, text, entities, view, variants, text, recent, recent_products)
+    elif intent == "cancel_order" and entities.get("order_id") and _every_order_delivered(entities, view) \
+            and MONEY_BACK_ASKED.search(text) and not named_changes(piece) and asks_for_change(piece):
+        # "showed up with a cracked screen. I want it gone and my money back": read as a cancellation
+        # by no word of one, of an order already delivered, with the money back asked for: a return
         intent, grounded_to_store = "return_request", True
         entities = ground(intent, text, entities, view, variants, text, recent, recent_products)
     money_read = intent in _MONEY_ON_A_CANCELLED_ORDER or (
@@ -1793,6 +1861,10 @@ _MY_ORDERS = re.compile(r"\b(?:my|two|three|several|few|both|all|\d)\s+(?:\w+\s+
                         r"|\borders\s+(?:have\s+|did\s+)?i\b", re.IGNORECASE)
 # "which one was the most expensive", "which of them came first": one of the orders, asked about.
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:one|ones|of them|of those|order)\b", re.IGNORECASE)
+# Which of the orders spoken of holds a product: "which one of those is the tablet?", "which one is
+# the lamp in?".
+_WHICH_HOLDS_IT = re.compile(r"\bwhich (?:one )?of (?:those|them|these)\b"
+                             r"|\bwhich (?:one|order)\b.*\b(?:in|inside)\s*[?.!]*\s*$", re.IGNORECASE)
 # Money said to have come back ("how much got refunded", "did the refund go through").
 _REFUNDED = re.compile(r"\brefund(?:ed|s)?\b|\bmoney back\b|退款|退了多少", re.IGNORECASE)
 # Tracking asked of orders ("... and the tracking number please?").
@@ -1801,7 +1873,8 @@ _TRACKING_ASKED = re.compile(r"\btracking\b|运单号|物流单号|快递单号"
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
 # Words pointing back at several orders at once.
-_POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both)\b", re.IGNORECASE)
+_POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both|they|them|those)\b",
+                                re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})
 # What a clause asking for a change, that names an order and one of the customer's addresses, was
 # read as when its words were less plain than "change the address" ("send it to my Dallas address on
@@ -1911,6 +1984,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       asks which order.
     - Out of scope by the examples' threshold, but naming a catalogue product with a catalogue
       runner-up: the catalogue question it reads most like.
+    - A catalogue or complaint reading of a clause that tells the store to make a change by that
+      change's own verb ("kill the sneakers one", "nix the smart watch one"): the change.
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.speech_acts import is_hypothetical
@@ -1941,6 +2016,15 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         # most like a catalogue question ("Tell me about the Gaming Mouse - which sensor types
         # ...?", "what toys do you have for kids?").
         return runner_up
+    if intent in CATALOGUE_INTENTS | {"complaint"} and not has_question_mark(text):
+        from csagent.grounding.frame import named_change
+        from csagent.nlp.speech_acts import asks_for_change
+
+        change = named_change(text)
+        if change in WRITE_INTENTS and (change == runner_up or asks_for_change(text)):
+            # "ok kill the sneakers one, dont need em", "ok nix the smart watch one": read as about the
+            # product, or as a complaint, but told to make a change by its own verb
+            return change
     if intent not in ORDER_BOUND_INTENTS or names_order or entities.get("invalid_order_id"):
         return intent
     if runner_up in CATALOGUE_INTENTS and entities.get("products"):

@@ -16,9 +16,10 @@ from csagent.grounding.resolve import resolve_payment
 
 # An amount with its cents ("234.57", "$4,660.86"), not part of an order id or a longer number.
 _AMOUNT = re.compile(r"(?<![\w#.,])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)\.(\d{2})(?![\d.,]*\d)")
-# A negation a few words before a fact: "NOT going to my own place in Charlotte".
-_NEGATED = re.compile(r"\b(?:not|never|(?:do|does|did|is|are|was|were|wo|ca)n'?t)\b(?:\W+[\w']+){0,7}\W*$",
-                      re.IGNORECASE)
+# A negation a few words before a fact: "NOT going to my own place in Charlotte", "going somewhere
+# other than my New York address".
+_NEGATED = re.compile(r"\b(?:not|never|other than|besides|except|apart from"
+                      r"|(?:do|does|did|is|are|was|were|wo|ca)n'?t)\b(?:\W+[\w']+){0,7}\W*$", re.IGNORECASE)
 # How a payment method is said to have paid for orders ("went on PayPal", "paid with my gift card").
 _PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|put on)\b", re.IGNORECASE)
 # A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".

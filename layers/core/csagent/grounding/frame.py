@@ -1167,6 +1167,10 @@ _THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?"
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out"
                              r"|left the warehouse|on (?:its|the) way|status)\b|\bdelivered\s*(?:yet\s*)?\?"
+                             # ("The garden hose, when it comes?", "when will they arrive"; not "when
+                             # it comes to battery life")
+                             r"|\bwhen\b(?:\s+\w+){0,3}?\s+(?:come|comes|arrive|arrives|get here|be here"
+                             r"|ship|ships|be delivered|be shipped)\b(?!\s+to\b)"
                              r"|发货|发出|寄出|物流|快递|到哪", re.IGNORECASE)
 
 
@@ -1374,8 +1378,8 @@ def _verb_pattern(verb: str) -> str:
 _VERBS = "|".join(_verb_pattern(v) for v in REQUEST_BY_VERB)
 _PERSONAL_CHANGE = re.compile(
     r"\b(?:i|we|i'd|id|i'm|im)\b(?:\s+\w+){0,3}?\s+(" + _VERBS + r")\b"
-    # or told to: "Exchange them for an 11", "just wanna send it back"
-    r"|(?:^|[,;:.!?]\s*)\W*(?:please\s+|pls\s+|just\s+)?"
+    # or told to: "Exchange them for an 11", "just wanna send it back", "ok kill the sneakers one"
+    r"|(?:^|[,;:.!?]\s*)\W*(?:(?:ok|okay|k|kk|alright|so|yeah|fine|then)\W+)?(?:please\s+|pls\s+|just\s+)?"
     r"(?:(?:wanna|want to|need to|gotta|thinking (?:about|of)|considering)\s+)?(" + _VERBS + r")\b"
     # or asked of the store: "can u swap the white one to brown too"
     r"|\b(?:can|could|would|will)\s+(?:you|u|ya|you guys|u guys)\s+(?:please\s+|pls\s+|just\s+)?"
@@ -1619,7 +1623,11 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
         # an order another clause names is not what "my default address" is)
         about_account = _THE_ACCOUNT.search(text) and not (names_order or order_named) \
             and (not in_message or _MAKE_IT_THE_DEFAULT.search(text))
-        return "update_default_address" if about_account else intent
+        # ("The address on my account is wrong. It's 12 Desert Willow Road, Phoenix, AZ 85016. Fix
+        # it.": the account another clause speaks of, in a message naming no order of theirs)
+        of_the_account = bool(message) and bool(_THE_ACCOUNT.search(message)) and not in_message \
+            and not (names_order or order_named) and not rules_out_the_account(message)
+        return "update_default_address" if about_account or of_the_account else intent
     if _THE_ACCOUNT.search(text):
         return intent
     # "my order #W1 is going to Charlotte!! ... Fix the address": the order the message names ("and
@@ -1638,7 +1646,8 @@ def names_a_purchase(text: str, view: CustomerView) -> bool:
 CATALOGUE_WISHES = frozenset({"product_info", "product_availability"})
 # Money back asked for ("I want a refund", "give me my money back"), and words asking for another item
 # instead ("swap it", "send me the right one"): the first without the second is no item change.
-MONEY_BACK_ASKED = re.compile(r"\b(?:refund(?:ed)?|money back|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
+MONEY_BACK_ASKED = re.compile(
+    r"\b(?:refund(?:ed)?|money back|money (?:returned|refunded)|reimburs\w*)\b|退款|退钱", re.IGNORECASE)
 _ANOTHER_ITEM_ASKED = re.compile(
     r"\b(?:swap\w*|switch(?!es\b|\s+type)\w*|exchang\w*|trade|replace\w*|instead|change\w*|upgrade"
     r"|(?:right|correct) one"

@@ -1249,6 +1249,11 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
                 chosen.extend(returned)
                 continue
         described = _described_lines(segment, lines) if len(lines) > 1 else []
+        if not described and len(lines) > 1:
+            # "The Brand B one I already opened, but the dark Brand C one is still sealed. Could I
+            # send back just the sealed Brand C one?": each described, the one the asking sentence does
+            asking = [x for x in re.split(r"(?<=[.!?;])\s+", segment) if _RETURN_VERB.search(x)]
+            described = _described_lines(asking[-1], lines) if asking else []
         if described:  # "only the green one, not the black", "the 3 ft one": the options decide
             chosen.extend(described)
             continue
@@ -1271,6 +1276,9 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
     return chosen, undecided
 
 
+# The verb of a return ("send back just the sealed one", "return the 8 inch").
+_RETURN_VERB = re.compile(r"\b(?:return\w*|(?:send|sent|ship|mail)\w*\s+(?:\w+\s+){0,3}?back|refund\w*)\b",
+                          re.IGNORECASE)
 _THE_OTHER = re.compile(r"\bthe other(?: one)?\b|\bother one\b", re.IGNORECASE)
 _KEEP_PART = re.compile(r"\b(?:keep|keeping|kept)\b[^,;.!?]*?(?=\band\b|\bbut\b|[,;.!?]|$)", re.IGNORECASE)
 

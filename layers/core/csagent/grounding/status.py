@@ -38,10 +38,17 @@ def _words(text: str) -> list[str]:
 
 def _negated(words: list[str], start: int, negations: list[tuple[str, ...]]) -> bool:
     before = words[max(0, start - 3) : start]
+    # (a determiner between them makes the status a word of the order's name, not what is denied:
+    # "I won't need my pending order anymore")
     return any(
-        tuple(before[i : i + len(n)]) == n for n in negations for i in range(len(before) - len(n) + 1)
+        tuple(before[i : i + len(n)]) == n and not set(before[i + len(n):]) & _DETERMINERS
+        for n in negations for i in range(len(before) - len(n) + 1)
     ) or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start]))) \
         or _negated_question(words[max(0, start - 10) : start])
+
+
+_DETERMINERS = frozenset({"my", "the", "your", "our", "this", "that", "these", "those", "a", "an", "his",
+                          "her"})
 
 
 # An auxiliary with its "not" before the subject of a question: "why hasn't a SINGLE one of my open
@@ -123,12 +130,21 @@ _WHERE_IT_WILL_GO = re.compile(
 def statuses_described(text: str) -> tuple[str, ...] | None:
     """The statuses the words describe, None when they name none. Several phrases narrow each
     other ("not cancelled and not delivered yet": pending or processed); phrases that cannot all
-    hold ("on their way or not sent") leave the first one's reading."""
+    hold ("on their way or not sent") leave the first one's reading, unless each is asked for in a
+    question of its own ("which have shipped and which have arrived": both)."""
     described = _described(text)
     if not described:
         return None
     common = [s for s in described[0] if all(s in other for other in described[1:])]
+    if not common and _ONE_QUESTION_FOR_EACH.search(text):
+        # "which ones are still waiting to ship and which have already arrived?": each set asked for
+        return tuple(s for s in STORE_STATUSES if any(s in statuses for statuses in described))
     return tuple(common) if common else described[0]
+
+
+# A second question word joined to the first ("which ... and which ...", "what's shipped or what's
+# still here"): the statuses of each are asked for, not narrowed by each other.
+_ONE_QUESTION_FOR_EACH = re.compile(r"\b(?:and|or)\s+(?:which|what|whats|what's)\b", re.IGNORECASE)
 
 
 # A yes/no question about the thing itself ("has my dumbbell set shipped yet?", "did the lamp

@@ -319,7 +319,8 @@ _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "
 
 
 def asks_something(text: str) -> bool:
-    """A question or a request of any kind (see `data/speech_acts.json`); False for a statement
+    """A question or a request of any kind (see `data/speech_acts.json`), its subject left out too
+    ("need the tracking numbers"); False for a statement
     that only sets the scene ("my aunt gave me a gift card for my birthday")."""
     if has_question_mark(text):
         return True
@@ -341,6 +342,8 @@ def asks_something(text: str) -> bool:
             return True
     if _has(words, lexicon["request"]) or _has(words, [p for p in lexicon["interrogative"] if len(p) > 1]):
         return True
+    if any(words[: len(p)] == p for p in lexicon["request_openers"]):
+        return True  # "need the tracking numbers", "want my receipt": the wish, its subject left out
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     # (a verb after a perfect's auxiliary tells what happened: "waiting on my kettle has put me in a
     # baking mood")

@@ -65,7 +65,8 @@ def test_a_yes_with_a_remark_about_the_proposals_own_items_is_a_yes(tau_api: Any
                         "please cancel the order with the smart watch, I ordered it by mistake", session)
     assert status == "awaiting_confirmation" and "Cancel order #W3062096" in reply, reply
     status, reply = ask(client, "amelia_wilson_4614",
-                        "oh the t-shirt is in that one too... whatever, cancel the whole order anyway", session)
+                        "oh the t-shirt is in that one too... whatever, cancel the whole order anyway",
+                        session)
     assert status == "answered" and "#W3062096 is cancelled" in reply, reply
 
 
@@ -197,8 +198,47 @@ def test_a_version_asked_for_if_theirs_lacks_an_option_keeps_that_option(tau_api
     _, _, client = tau_api
     # emma_kim_1076: a green Bluetooth Speaker (water resistance: no) in #W9538924
     status, reply = ask(client, "emma_kim_1076",
-                        "is the bluetooth speaker i ordered waterproof? if not, do u have a black one that is")
+                        "is the bluetooth speaker i ordered waterproof? if not, do u have a black one "
+                        "that is")
     assert status == "answered", reply
     assert "No, your Bluetooth Speaker from order #W9538924" in reply, reply
     assert "water resistance yes" in reply or "water resistance: yes" in reply or "/ yes" in reply, reply
     assert "black" in reply, reply
+
+
+def test_a_refund_method_asked_for_beside_the_one_ruled_out_is_asked_again(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lei_khan_6353: #W2787996 (delivered, a T-Shirt) was paid with gift card gift_card_6786837; the
+    # account also holds a Visa ending 9288, which a return's refund cannot go to
+    status, reply = ask(client, "lei_khan_6353",
+                        "I want to return the t-shirt. Can the money go on my visa, not back on the gift "
+                        "card?")
+    # Then no return is proposed to the gift card ruled out: where the refund may go is asked
+    assert status in ("needs_clarification", "partial") and 'Reply "yes"' not in reply, reply
+    assert "can go only to its original payment method or to a gift card" in reply, reply
+    assert "not to your Visa ending 9288" in reply, reply
+
+
+def test_orders_said_not_to_go_to_their_own_place_are_the_others(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # ava_moore_2033: #W4135875 (pending) goes to San Antonio, where she lives; #W2173715
+    # (processed) to Phoenix
+    status, reply = ask(client, "ava_moore_2033",
+                        "are any of my orders NOT going to my place in San Antonio?")
+    assert status == "answered" and "#W2173715" in reply and "Phoenix" in reply, reply
+    assert "#W4135875" not in reply, reply
+    status, reply = ask(client, "ava_moore_2033",
+                        "is anything of mine on its way somewhere other than my San Antonio address?")
+    assert status == "answered" and "#W2173715" in reply, reply
+    assert "#W4135875" not in reply, reply
+
+
+def test_whether_some_items_may_go_back_said_with_the_refund_method_is_a_return(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lucas_martin_4549: #W3929227 (delivered) holds a Water Bottle and a Wristwatch, among others
+    status, reply = ask(client, "lucas_martin_4549",
+                        "For #W3929227, would it be possible to return just the water bottle and the "
+                        "wristwatch? Refund to the card I paid with.")
+    assert status == "awaiting_confirmation", reply
+    assert "Return from order #W3929227" in reply and "Water Bottle" in reply and "Wristwatch" in reply, reply
+    assert "Espresso Machine" not in reply.split("Refund")[0], reply

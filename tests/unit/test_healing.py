@@ -138,13 +138,29 @@ def test_an_answer_from_the_cheaper_path_says_so_kindly():
     task = Task(task_id="t1", task_type="policy", tool="knowledge_search")
     result = TaskResult.model_validate({
         "task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "status": "fallback",
-        "heal": [{"action": "degrade"}],
+        "heal": [{"action": "degrade", "reason": "timeout: degrade to the cheaper path"}],
         "data": {"answer": "Returns are accepted within 30 days.", "citations": []}})
     # When it is described
     text = describe_success(task, result, "en")
     # Then the reply says plainly that this is the closest answer, then gives it
     assert text.startswith("Part of our system is slow right now")
     assert text.endswith("Returns are accepted within 30 days.")
+
+
+def test_an_answer_from_the_cheaper_path_after_finding_nothing_blames_no_slowness():
+    from csagent.replies import describe_success
+
+    # Given a knowledge answer from the keyword search after the usual search found nothing
+    task = Task(task_id="t1", task_type="warranty", tool="knowledge_search")
+    result = TaskResult.model_validate({
+        "task_id": "t1", "task_type": "warranty", "tool": "knowledge_search", "status": "fallback",
+        "heal": [{"action": "degrade", "reason": "no_results: degrade to the cheaper path"}],
+        "data": {"answer": "Warranty periods start on the delivery date.", "citations": []}})
+    # When it is described
+    text = describe_success(task, result, "en")
+    # Then it says the closest answer was found, not that the system is slow
+    assert text.startswith("I couldn't find an answer to exactly that, so here is the closest one I found:")
+    assert "slow" not in text and text.endswith("Warranty periods start on the delivery date.")
 
 
 # ------------------------------------------------------------ the same healer, wave by wave

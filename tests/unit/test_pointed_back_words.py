@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from csagent.grounding.frame import MONEY_BACK_ASKED, named_change
+from csagent.grounding.frame import MONEY_BACK_ASKED, named_change, named_changes
 from csagent.grounding.status import statuses_described
 from csagent.nlp.confirmation import lean
 from csagent.nlp.speech_acts import asks_something
@@ -20,7 +20,8 @@ def test_each_status_asked_in_a_question_of_its_own_is_kept() -> None:
 
 
 def test_status_phrases_of_one_question_still_narrow_each_other() -> None:
-    assert statuses_described("the one that is not cancelled and not delivered yet") == ("pending", "processed")
+    narrowed = statuses_described("the one that is not cancelled and not delivered yet")
+    assert narrowed == ("pending", "processed")
 
 
 @pytest.mark.parametrize("text", ["need the tracking numbers", "want my receipt for that order"])
@@ -49,3 +50,8 @@ def test_a_cancel_word_said_of_someone_else_names_no_change() -> None:
 def test_money_returned_is_money_back_asked_for() -> None:
     assert MONEY_BACK_ASKED.search("I want it sent back and my money returned")
     assert not MONEY_BACK_ASKED.search("the money was never the problem")
+
+
+def test_asking_whether_a_change_may_be_made_names_it() -> None:
+    assert named_changes("is it possible to return only the puzzle and the skateboard?") == ["return_request"]
+    assert named_changes("would it be ok to cancel it still?") == ["cancel_order"]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from csagent.domain.models import Task, TaskResult, TaskStatus, ToolResult
+from csagent.domain.models import ErrorType, Task, TaskResult, TaskStatus, ToolResult
 from csagent.domain.task_args import CustomerActionArgs
 from csagent.domain.template_rows import (
     OPTION_KEYS_SEPARATOR,
@@ -781,8 +781,11 @@ def _action(data: ToolData | None, lang: str) -> str:
 def describe_success(task: Task, result: TaskResult, lang: str) -> str:
     text = _describe(task, result, lang)
     if result.status is TaskStatus.FALLBACK and result.heal:
-        # A cheaper path answered after the usual one failed: say so, kindly, before the answer.
-        return f"{render('fallback_note', lang)} {text}"
+        # A cheaper path answered after the usual one failed: say so, kindly, before the answer (a
+        # slow part of the system only when that is what failed: the usual path may have found no
+        # answer to exactly the words, "and the bicycle?", the cheaper one the closest it has).
+        found_nothing = result.heal[0].reason.startswith(ErrorType.NO_RESULTS.value)
+        return f"{render('closest_note' if found_nothing else 'fallback_note', lang)} {text}"
     return text
 
 

@@ -436,6 +436,9 @@ class LocalUnderstanding:
                     for o in c.entities.get("order_ids") or [c.entities.get("order_id")] if o))
                 if len(earlier) > 1:
                     entities["order_ids"], entities["order_id"] = earlier, earlier[0]
+                    if intent in CATALOGUE_INTENTS and not products:
+                        # ("I've got two orders with you ... have they left yet?": a question of them)
+                        intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
             read_as = intent
             if view is not None and not found.addresses \
                     and _may_name_an_address(intent, piece, entities, recent, view):
@@ -1169,6 +1172,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         adds_or_removes_an_item,
         asks_an_items_option,
         asks_as_question,
+        asks_the_stores_range,
         change_intent,
         describes_an_owned_item,
         find_order,
@@ -1388,10 +1392,14 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # about.
         entities = {**entities, "order_id": recent}
         intent, grounded_to_store = "order_items", True
-    if intent in {"order_status", *CATALOGUE_WISHES} and entities.get("order_id") \
-            and asks_an_items_option(piece, view.order(entities["order_id"]), entities.get("products") or []):
+    items_option = entities.get("order_id") is not None and asks_an_items_option(
+        piece, view.order(entities["order_id"]), entities.get("products") or [])
+    if intent in {"order_status", *CATALOGUE_WISHES} and items_option \
+            and not (intent in CATALOGUE_WISHES and asks_the_stores_range(piece)):
         # "#W1 - sunglasses polarized or not?": what the order's item is, option by option (read as
-        # a question about the order or about the product, the order named says whose).
+        # a question about the order or about the product, the order named says whose). ("in my
+        # order W1 I have the green road bike. Which other colour you have for same size?" asks the
+        # store's range.)
         intent, grounded_to_store = "order_items", True
     if intent in _ORDER_READS_OF_ITEMS and entities.get("order_candidates") and not entities.get("order_id") \
             and _same_option_in_every(piece, entities, view):
@@ -1872,7 +1880,8 @@ _TRACKING_ASKED = re.compile(r"\btracking\b|运单号|物流单号|快递单号"
 # Where orders go ("where are all my orders shipping to?").
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
-# Words pointing back at several orders at once.
+# Words pointing back at several orders at once ("they", "them" and "those" count only where the
+# clauses before named several).
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both|they|them|those)\b",
                                 re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})

@@ -20,6 +20,11 @@ _AMOUNT = re.compile(r"(?<![\w#.,])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)\.(\d{2})(?![\d
 # other than my New York address".
 _NEGATED = re.compile(r"\b(?:not|never|other than|besides|except|apart from"
                       r"|(?:do|does|did|is|are|was|were|wo|ca)n'?t)\b(?:\W+[\w']+){0,7}\W*$", re.IGNORECASE)
+def negated_before(text: str) -> bool:
+    """Do the words end a few words after a negation ("which of my orders are NOT going")?"""
+    return bool(_NEGATED.search(text))
+
+
 # How a payment method is said to have paid for orders ("went on PayPal", "paid with my gift card").
 _PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|put on)\b", re.IGNORECASE)
 # A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".

@@ -518,10 +518,12 @@ def order_going_to(text: str, view: CustomerView, besides: Mapping[str, Any] | N
                    statuses: Sequence[str] = ("pending",)) -> OrderView | None:
     """The one order of `statuses` a sentence says goes to one of the customer's places ("one of my
     orders is going to my old apartment on Pine Lane"), other than `besides` (a new address given)."""
+    from csagent.grounding.facts import negated_before
+
     for sentence in _SENTENCE_END.split(text):
         goes = _WHERE_IT_GOES.search(sentence)
-        if not goes:
-            continue
+        if not goes or negated_before(sentence[:goes.end()]):
+            continue  # ("which of my orders are NOT going to my own place in Charlotte?": the others)
         # (the place after "going to" first: "I moved back to San Diego ... one of my orders is still
         # going to my old place in Chicago")
         named = view.address_named(sentence[goes.end():], besides=besides) \
@@ -1383,7 +1385,9 @@ _PERSONAL_CHANGE = re.compile(
     r"(?:(?:wanna|want to|need to|gotta|thinking (?:about|of)|considering)\s+)?(" + _VERBS + r")\b"
     # or asked of the store: "can u swap the white one to brown too"
     r"|\b(?:can|could|would|will)\s+(?:you|u|ya|you guys|u guys)\s+(?:please\s+|pls\s+|just\s+)?"
-    r"(" + _VERBS + r")\b",
+    r"(" + _VERBS + r")\b"
+    # or asked whether it may be made: "is it possible to return only the puzzle?"
+    r"|\b(?:possible|able|allowed|ok|okay)\s+to\s+(?:please\s+|just\s+|still\s+)?(" + _VERBS + r")\b",
     re.IGNORECASE,
 )
 
@@ -1410,7 +1414,7 @@ def named_changes(text: str) -> list[str]:
     text = _GERUND.sub(lambda m: _GERUNDS[m.group(0).lower()], ORDER_ID_RE.sub(" ", text))
     found: list[str] = []
     for verb in _PERSONAL_CHANGE.finditer(text):
-        said = (verb.group(1) or verb.group(2) or verb.group(3) or "").lower()
+        said = (verb.group(1) or verb.group(2) or verb.group(3) or verb.group(4) or "").lower()
         request = next((r for v, r in REQUEST_BY_VERB.items() if said.startswith(v.split()[0].rstrip("e"))),
                        None)
         if request is not None and request not in found:

@@ -192,7 +192,7 @@ class PaymentChoice:
 
 
 _NOT_METHOD = re.compile(
-    r"\b(?:not|instead of|rather than|no)\s+(?:my\s+|the\s+|on\s+|to\s+)?"
+    r"\b(?:not|instead of|rather than|no)\s+(?:(?:back|my|the|on|onto|to|into)\s+){0,3}"
     r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
     # "I do NOT want the money going back on that Visa": a wish denied a few words before it
     # ("don't put the money back on the card I paid with", "I've stopped using PayPal")

@@ -353,9 +353,11 @@ class LocalUnderstanding:
                 and bool(_DEFINITE.search(piece))
             # "#W7594624 status?" ... "ok. laptop in it - what specs": a product the order just talked
             # about holds, said to be in it; their item, not the catalogue's.
+            # (a reading of nothing of the store's is grounded below, where it is vouched for: "bet. oh
+            # and the puzzle in there, is it the art one?")
             in_recent = bool(recent) and view is not None and bool(products) and not found.order_ids \
-                and bool(_IN_THAT_ORDER.search(piece)) and view.order(recent) is not None \
-                and _holds_any(view, recent, products)
+                and prediction.intent not in PASSIVE_INTENTS and bool(_IN_THAT_ORDER.search(piece)) \
+                and view.order(recent) is not None and _holds_any(view, recent, products)
             if in_recent:
                 entities["order_id"] = recent
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent or in_recent
@@ -427,7 +429,8 @@ class LocalUnderstanding:
                 # follow-up asks the last question again: "how long is my laptop covered?" ... "And
                 # the wristwatch from my other order?")
                 intent = prediction.intent
-            if not entities.get("order_id") and not found.order_ids and _POINTS_AT_SEVERAL.search(piece):
+            if not entities.get("order_id") and not found.order_ids and _POINTS_AT_SEVERAL.search(piece) \
+                    and not _ONE_OF_SEVERAL.search(piece):
                 # "why are my makeup kit and my bookshelf orders going to DC and Charlotte?? ... send
                 # both to my home address": the orders the clauses before were about.
                 # ("I have two orders with an office chair, #W1 and #W2. When they will arrive?")
@@ -1881,7 +1884,8 @@ _TRACKING_ASKED = re.compile(r"\btracking\b|运单号|物流单号|快递单号"
 _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
 # Words pointing back at several orders at once ("they", "them" and "those" count only where the
-# clauses before named several).
+# clauses before named several), and words picking one of them ("send one of them back").
+_ONE_OF_SEVERAL = re.compile(r"\b(?:one|either) of (?:them|those|these|the two)\b", re.IGNORECASE)
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both|they|them|those)\b",
                                 re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})

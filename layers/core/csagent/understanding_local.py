@@ -862,6 +862,7 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     about one of its option dimensions ("what colours ...?", "which sizes?") or its price, with the
     option values the clause names ("How much is the 4-piece blue softshell one?")."""
     from csagent.grounding.comparatives import dimension_named
+    from csagent.grounding.frame import asks_the_stores_range
     from csagent.grounding.options import find_option_values, tokens
     from csagent.nlp.entities.questions import opens_question
 
@@ -885,10 +886,10 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
         named_values = {**{str(o["key"]): str(o["asked"][0]) for o in asked_before
                            if o.get("product_id") == product.get("product_id") and o.get("asked")},
                         **named_values}
-    if asked is None and not (_ONE_OF_THOSE.search(piece) and named_values) \
+    if asked is None and not (_ONE_OF_THOSE.search(piece) and named_values and asks_the_stores_range(piece)) \
             and (not _PRICE_WORDS & set(toks) or _PRICE_RULE.search(piece)):
         # ("do u guys price match?" asks the store's rule, not the product's price; "do you have a
-        # 4k one?" asks for the version the values name)
+        # 4k one?" asks for the version the values name, "the glass one, has that one left yet?" not)
         return None
     # The options the clause before named still hold ("the e-reader with cellular in stock? how much
     # does it cost?" is the cellular one's price), but for the dimension this clause asks about; those

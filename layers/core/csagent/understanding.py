@@ -277,9 +277,9 @@ def _restates_the_proposal(understanding: Understanding, pending: Sequence[Pendi
     """ "Yes, the kettle is the only thing I want to change. Please put the difference on my gift
     card.": a yes that says the proposal again, in words the consent model reads as a yes with a
     condition ("yes, but only the lamp"). The proposed write is said again, and every clause is
-    courtesy, the proposal's own payment method, a statement about the items it lists, or that
-    write naming no product but the proposed
-    ones (a word that may name one of them counts: "the kettle" for the Electric Kettle beside a Tea
+    courtesy, the proposal's own payment method, a statement about the items it lists ("oh right,
+    the tea kettle is in that one too"), or that write naming no product but the proposed ones (a
+    word that may name one of them counts: "the kettle" for the Electric Kettle beside a Tea
     Kettle), and asks nothing."""
     summaries = " ".join(p.summary for p in pending).lower()
     restated = set().union(*(RESTATES.get(p.action, set()) for p in pending))

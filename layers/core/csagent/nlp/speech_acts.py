@@ -320,8 +320,8 @@ _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "
 
 def asks_something(text: str) -> bool:
     """A question or a request of any kind (see `data/speech_acts.json`), its subject left out too
-    ("need the tracking numbers"); False for a statement
-    that only sets the scene ("my aunt gave me a gift card for my birthday")."""
+    ("need the tracking numbers"); False for a statement that only sets the scene ("my aunt gave me
+    a gift card for my birthday")."""
     if has_question_mark(text):
         return True
     lexicon = _lexicon()

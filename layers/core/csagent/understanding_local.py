@@ -535,7 +535,9 @@ class LocalUnderstanding:
             # sells, is about the store, whatever the examples' score: it is never refused as out
             # of scope.
             confidence = float(prediction.confidence)
-            if grounded_to_store or follows_up:
+            # (a product said to be in the order just talked about is grounded in it: "ok and the
+            # umbrella in there is the red 7 ft one right?")
+            if grounded_to_store or follows_up or in_recent:
                 confidence = max(confidence, GROUNDED_CONFIDENCE)
             elif intent == prediction.intent and getattr(prediction, "probability", 0.0) > MAJORITY \
                     and intent not in HANDOFF_INTENTS:

@@ -138,7 +138,8 @@ def test_an_answer_from_the_cheaper_path_says_so_kindly():
     task = Task(task_id="t1", task_type="policy", tool="knowledge_search")
     result = TaskResult.model_validate({
         "task_id": "t1", "task_type": "policy", "tool": "knowledge_search", "status": "fallback",
-        "heal": [{"action": "degrade", "reason": "timeout: degrade to the cheaper path"}],
+        "heal": [{"action": "degrade", "reason": "timeout: degrade to the cheaper path",
+                  "error_type": "timeout"}],
         "data": {"answer": "Returns are accepted within 30 days.", "citations": []}})
     # When it is described
     text = describe_success(task, result, "en")
@@ -154,7 +155,8 @@ def test_an_answer_from_the_cheaper_path_after_finding_nothing_blames_no_slownes
     task = Task(task_id="t1", task_type="warranty", tool="knowledge_search")
     result = TaskResult.model_validate({
         "task_id": "t1", "task_type": "warranty", "tool": "knowledge_search", "status": "fallback",
-        "heal": [{"action": "degrade", "reason": "no_results: degrade to the cheaper path"}],
+        "heal": [{"action": "degrade", "reason": "no_results: degrade to the cheaper path",
+                  "error_type": "no_results"}],
         "data": {"answer": "Warranty periods start on the delivery date.", "citations": []}})
     # When it is described
     text = describe_success(task, result, "en")

@@ -220,4 +220,6 @@ def run_healed_waves(tasks: Sequence[Task], run_wave: WaveRunner, tools: Collect
 def heal_record(decisions: list[HealDecision], calls: int) -> dict[str, Any]:
     """What the result slot carries about healing (read by the trace, the triggers, the reply)."""
     return {"attempts": calls, "heal": [{"action": d.action.value, "reason": d.reason,
-                                         "delay_s": round(d.delay_s, 3)} for d in decisions]}
+                                         "delay_s": round(d.delay_s, 3),
+                                         "error_type": d.error_type.value if d.error_type else None}
+                                        for d in decisions]}

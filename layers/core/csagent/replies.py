@@ -784,7 +784,7 @@ def describe_success(task: Task, result: TaskResult, lang: str) -> str:
         # A cheaper path answered after the usual one failed: say so, kindly, before the answer (a
         # slow part of the system only when that is what failed: the usual path may have found no
         # answer to exactly the words, "and the bicycle?", the cheaper one the closest it has).
-        found_nothing = result.heal[0].reason.startswith(ErrorType.NO_RESULTS.value)
+        found_nothing = result.heal[0].error_type is ErrorType.NO_RESULTS
         return f"{render('closest_note' if found_nothing else 'fallback_note', lang)} {text}"
     return text
 

@@ -166,6 +166,8 @@ class HealStep(BaseModel):
     action: str
     reason: str = ""
     delay_s: float = 0.0
+    #: What failed before this step (None for a step that answers nothing failed).
+    error_type: ErrorType | None = None
 
 
 class TaskResult(ToolResult):

@@ -430,7 +430,7 @@ class LocalUnderstanding:
                 # the wristwatch from my other order?")
                 intent = prediction.intent
             if not entities.get("order_id") and not found.order_ids and _POINTS_AT_SEVERAL.search(piece) \
-                    and not _ONE_OF_SEVERAL.search(piece):
+                    and not _PICKS_ONE_OF_THEM.search(piece):
                 # "why are my makeup kit and my bookshelf orders going to DC and Charlotte?? ... send
                 # both to my home address": the orders the clauses before were about.
                 # ("I have two orders with an office chair, #W1 and #W2. When they will arrive?")
@@ -847,7 +847,7 @@ _PRICE_RULE = re.compile(r"\bprice[- ]?(?:match\w*|adjust\w*|drops?|protection|g
 
 
 # What a question opens on when it falls back from the one before ("if not, ...", "otherwise").
-_OPENS_FALLBACK = re.compile(r"^\W*(?:(?:and|but|or)\s+)?"
+_FALLBACK_OPENING = re.compile(r"^\W*(?:(?:and|but|or)\s+)?"
                              r"(?:if\s+(?:not|so|it\s+(?:does|doesn[’']?t|is|isn[’']?t))"
                              r"|otherwise|failing that|or else|else)\b[\s,]*", re.IGNORECASE)
 # "one that does", "ones that do": with what the clause before asked of the product.
@@ -871,7 +871,7 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     named = list(told_before) if told_before is not None else \
         (before[-1].entities.get("products") or []) if before else []
     # (a question may open on what it falls back from: "if not do u have a 4k one that does")
-    asking = _OPENS_FALLBACK.sub("", piece)
+    asking = _FALLBACK_OPENING.sub("", piece)
     if len(named) != 1 or not (has_question_mark(piece) or opens_question(asking)):
         return None
     product = named[0]
@@ -1888,7 +1888,7 @@ _WHERE_THEY_GO = re.compile(
     r"\b(?:shipping|going|headed|heading|sent|being sent|delivered)\s+to\b|\baddress(?:es)?\b", re.IGNORECASE)
 # Words pointing back at several orders at once ("they", "them" and "those" count only where the
 # clauses before named several), and words picking one of them ("send one of them back").
-_ONE_OF_SEVERAL = re.compile(r"\b(?:one|either) of (?:them|those|these|the two)\b", re.IGNORECASE)
+_PICKS_ONE_OF_THEM = re.compile(r"\b(?:one|either) of (?:them|those|these|the two)\b", re.IGNORECASE)
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both|they|them|those)\b",
                                 re.IGNORECASE)
 ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})

@@ -959,6 +959,9 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     args["product_ids"] = products
             b.add(action, ACTIONS, {"action": action, "phase": "propose", "args": args,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
+            if action == "return_items" and entities.get("only_unopened"):
+                # (the condition the store takes the item back on, said with the proposal)
+                _add_taken_back_only_unopened(b, entities)
         if owned_in:
             # Only the lines of the products asked about: the rest of the order answers nothing.
             own = [str(p["product_id"]) for p in entities.get("products") or [] if p.get("product_id")]
@@ -1041,6 +1044,10 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             notes["return_preview"] = True
         b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}},
               notes=TaskNotes(**notes))
+    if intent == "return_request" and entities.get("only_unopened"):
+        # "I haven't opened the perfume yet. Would I still be able to return it?": the condition the
+        # store takes it back on, beside the order's facts
+        _add_taken_back_only_unopened(b, entities)
     if how_much and _WHEN.search(text) and intent not in {"cancel_order", "return_request"}:
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
@@ -1049,6 +1056,12 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         # that answers a question asked almost in these words (`knowledge.asked`); unsaid when the
         # search finds nothing.
         b.add("policy", KNOWLEDGE, {"question": text}, notes=TaskNotes(supplementary=True))
+
+
+def _add_taken_back_only_unopened(b: _Builder, entities: Mapping[str, Any]) -> None:
+    """The store's rule for the items it takes back only unopened (`entities["only_unopened"]`)."""
+    b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["opened"].format(
+        items=" and ".join(entities["only_unopened"])), "topic": "returns"})
 
 
 def _names_a_method(text: str) -> bool:

@@ -357,15 +357,25 @@ def asked_change(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+def _gives_the_address(asked: dict[str, Any], understanding: Understanding) -> bool:
+    """ "#W1 can i still change the address" ... "10 Ocean View Road, San Diego CA 92109": the new
+    address, written out after an address change was asked about, asks for it."""
+    return asked.get("intent") in ("change_order_address", "update_default_address") \
+        and not (asked.get("entities") or {}).get("address") \
+        and any(c.entities.get("address") for c in understanding.clauses) \
+        and not any(has_question_mark(c.text) for c in understanding.clauses)
+
+
 def carry_out_asked_change(text: str, understanding: Understanding,
                            asked: dict[str, Any] | None) -> Understanding | None:
     """ "If I send back the bottle, how much do I get back?" ... "ok do it, refund onto my gift
-    card": a yes to the change just asked about is a request for it, with whatever the yes adds.
-    None when nothing was asked about, the message does not lean yes, or it makes a request of its
-    own (another order, another kind of change) or asks about another kind of change."""
+    card": a yes to the change just asked about is a request for it, with whatever the yes adds
+    (and so is the new address written out after an address change was asked about). None when
+    nothing was asked about, the message does not lean yes, or it makes a request of its own
+    (another order, another kind of change) or asks about another kind of change."""
     from csagent.grounding.frame import named_changes
 
-    if not asked or lean(text) != "yes":
+    if not asked or (lean(text) != "yes" and not _gives_the_address(asked, understanding)):
         return None
     kept = dict(asked.get("entities") or {})
     action = ACTION_INTENTS.get(str(asked["intent"]), ("",))[0]

@@ -1045,7 +1045,9 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
     request (`nlp.speech_acts.declines_change`), nor is what the customer keeps as it is ("keep the
     bookshelf order as is", `keeps_as_is`); the rest of the message is what was asked. A
-    message that says nothing else keeps it, and is read as it stands."""
+    message that says nothing else, or only thanks or greets, keeps it, and is read as it stands,
+    unless the change is ruled out in a statement beside those ("No need to change anything.
+    Thanks!", which asks nothing)."""
     from csagent.grounding.frame import asks_as_question, rules_out_the_account
     from csagent.nlp.speech_acts import declines_change, keeps_as_is
 
@@ -1059,7 +1061,10 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
         kept = [c for c in kept if c.intent != "update_default_address"
                 and not (declines_change(c.text) and not asks_as_question(c.text))]
     asked = [c for c in kept if c.intent not in PASSIVE_INTENTS]
-    return kept if asked else clauses
+    # (beside thanks, a change ruled out and not asked about is all said: "No need to change
+    # anything. Thanks so much and have a nice day!")
+    closing = bool(kept) and not any(asks_as_question(c.text) for c in clauses if c not in kept)
+    return kept if asked or closing else clauses
 
 
 def _narrowed(text: str, pending: list[PendingAction], view: Any, lang: str,
@@ -1691,6 +1696,12 @@ _CHANGE_VERB = re.compile(
     r"replac(?:e|es|ed|ing)|trad(?:e|es|ed|ing)|modif(?:y|ies|ied|ying)|instead)\b", re.IGNORECASE)
 
 
+# Words asking to have something done, in a question ("can it go to ...", "could you send it to ...").
+_ASKS_TO_HAVE_IT = re.compile(
+    r"\b(?:can|could|may|pls|plz|please)\b|\b(?:would|will) (?:you|u)\b|\b(?:redirect|re-?route)",
+    re.IGNORECASE)
+
+
 def _tells_why(text: str, piece: str) -> bool:
     """Does the message, beside the question `piece`, tell of the customer or the thing in a sentence
     of its own ("The dumbbells are way too heavy for me.", "I don't use them.")? A greeting or thanks
@@ -1725,9 +1736,11 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     cancellation names the order and why ("can I cancel the kettle order? don't need it anymore")."""
     from csagent.grounding.frame import MONEY_BACK_ASKED
     from csagent.grounding.resolve import resolve_payment
-    from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh
+    from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh, weighs_a_change
 
-    if is_hypothetical(piece or text):  # ("... charge my visa if its more": a condition on the money)
+    # (nor when a condition or a doubt holds it back: "... charge my visa if its more", "I might send
+    # the fleece jacket back")
+    if is_hypothetical(piece or text) or weighs_a_change(piece or text):
         return False
     named_method = resolve_payment(text, view, view.order(entities.get("order_id"))).named
     if intent == "change_items":
@@ -1748,7 +1761,10 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         from csagent.nlp.entities.addresses import find_addresses
 
         written = bool(entities.get("address")) or len(find_addresses(text)) == 1
-        return written and bool(entities.get("order_id"))
+        # (a question of where it goes asks nothing to change: "My luggage order #W1, it go to my
+        # home address?")
+        return written and bool(entities.get("order_id")) \
+            and bool(_CHANGE_VERB.search(text) or _ASKS_TO_HAVE_IT.search(piece or text))
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
         # ("订单还没发货，能改成用Visa卡付款吗？")
         return bool(entities.get("order_id") or entities.get("order_ids")) \

@@ -184,6 +184,12 @@ def find_order(
     if ruled_out:
         found = [o for o in found if not o.product_ids() & ruled_out] or found
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
+    if talked_about is not None and any(_OTHER_BEFORE.search(source[max(0, m.span[0] - 24):m.span[0]])
+                                        for m in mentions):
+        # "wheres #W3101067 at" ... "and the other clock": of the orders holding it, not the one
+        # just talked about
+        found = [o for o in found if o.order_id != talked_about.order_id] or found
+        fitting = [o for o in fitting if o.order_id != talked_about.order_id] or fitting
     if len({m.span for m in mentions}) > 1:  # one word naming two products ("kettle") is one thing asked of
         # ("the order with the security camera and the pet bed": the one holding both, before any
         # status word narrows)
@@ -439,6 +445,8 @@ READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
 _ANOTHER_ORDER = re.compile(
     r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
 )
+# "the other" just before a product's name ("and the other clock", "my other black kettle").
+_OTHER_BEFORE = re.compile(r"\bother\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 # One order among several ("cancel one of my orders"): which, is asked.
 _ONE_OF_THEM = re.compile(r"\bone of (?:my|the|your|these|those|them)\b", re.IGNORECASE)
 # Changes made to a whole order, which a customer may ask of several at once.
@@ -601,6 +609,7 @@ def _order_by_status(
         others = [o for o in applies if o.order_id != recent]
         if len(others) == 1:
             return _one_order(entities, others[0].order_id, order="your other order", by="conversation")
+        applies = others or applies  # (several: which, is asked among them)
     fitting = [o for o in applies if described is None or o.in_status(described)]
     if not fitting and statuses_asked_about(text):
         # "has anything I ordered shipped yet?" when nothing has: each order's status is the answer
@@ -838,15 +847,22 @@ def ground(
                                                                 phrase("ask_which_to_return")))}
             elif lines:
                 entities = {**entities, "item_ids": [x.item_id for x in lines]}
-                opened = opened_but_returnable_only_unopened(text, lines)
+                # (what was done to it may be told in a sentence of its own: "I have open the perfume
+                # from my last order but the smell is not for me. Is possible to send it back?")
+                told = message or text
+                opened = opened_but_returnable_only_unopened(told, lines)
                 if opened:
                     # "I opened the makeup kit and don't like it, I'd like to return it": the store
                     # takes it back only unopened; the rule answers, nothing is proposed.
                     entities = {**entities, "not_returnable": opened}
-                elif says_any(text, _return_conditions()["altered"]):
+                elif says_any(told, _return_conditions()["altered"]):
                     # "The blue t-shirt shrank after ONE wash. I want to return it": washed or altered
                     # items are not taken back; the rule answers.
                     entities = {**entities, "not_returnable": [x.name for x in lines], "washed": True}
+                elif conditioned := taken_back_only_unopened(lines):
+                    # "I haven't opened the perfume yet. Would I still be able to return it?": the
+                    # condition it is taken back on belongs to the answer.
+                    entities = {**entities, "only_unopened": conditioned}
             elif order.status == "delivered" and not product_mentions(text, view.products(), own=True):
                 # "I want to send something back": the order is found, the items are not named.
                 entities = {**entities, **question(phrase("ask_items_to_return", order_id=order.order_id,
@@ -910,12 +926,19 @@ def _return_conditions() -> dict[str, Any]:
     return data
 
 
+def taken_back_only_unopened(lines: Sequence[Line]) -> list[str]:
+    """The names of the items the store takes back only unopened or unused
+    (`data/return_conditions.json`), each once."""
+    rules = _return_conditions()
+    only = set(rules["unopened_only"]) | set(rules["unused_only"])
+    return list(dict.fromkeys(x.name for x in lines if x.name in only))
+
+
 def opened_but_returnable_only_unopened(text: str, lines: Sequence[Line]) -> list[str]:
     """The names of the items to return that the store takes back only unopened or unused
     (`data/return_conditions.json`) when the words say they were opened or used; else []."""
     rules = _return_conditions()
-    only = set(rules["unopened_only"]) | set(rules["unused_only"])
-    named = [x.name for x in lines if x.name in only]
+    named = [x.name for x in lines if x.name in set(taken_back_only_unopened(lines))]
     if not named:
         return []
     if says_any(text, rules["not_opened"]):
@@ -1452,6 +1475,11 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
             # "robot vacuum wont go back on its dock. fix?": no word of sending back or of money,
             # a question of what is wrong with it; what its pages say, beside the order's facts.
             return "complaint"
+    if view is not None and intent == "return_request" and MONEY_BACK_ASKED.search(text) \
+            and not asks_money_back(text) and not named_changes(text) and not _SENDS_IT_BACK.search(text):
+        # "Honestly I don't want my money back, I just want the camera I actually ordered": the money
+        # back ruled out, and nothing said of sending it back; no return is asked for.
+        return "complaint"
     if view is not None and intent in _NAMED_BY_A_VERB:
         return _write_its_verb_names(intent, text)
     if view is None or intent not in NOT_ABOUT_A_PURCHASE | _ORDER_FACTS | {"policy_question", "order_list",
@@ -1511,7 +1539,7 @@ def _write_its_verb_names(intent: str, text: str) -> str:
     if has_ideographs(text) or not asks_for_change(text):
         return intent  # ("我的T恤不要取消，只是把收货地址改成 ...": the verb is ruled out)
     request = named[0]
-    if request == "change_items" and MONEY_BACK_ASKED.search(text):
+    if request == "change_items" and asks_money_back(text):
         return intent  # "exchange it or just give me my money back"
     if request == "return_request" and asks_another_item(text):
         # "send it back and send me the right one" (not "it's not worth the hassle of a swap, I'd just
@@ -1529,6 +1557,9 @@ def _write_its_verb_names(intent: str, text: str) -> str:
 _ORDER_FACTS = frozenset({"order_status", "order_items"})
 # Something sent back, in words or supposed ("if I sent the smart watch back, would the money ..."), or
 # money asked of it: a return's words, whatever else the clause asks.
+# Words of sending a thing back ("send it back", "ship them back").
+_SENDS_IT_BACK = re.compile(r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?)\b[^.?!]{0,40}\bback\b",
+                            re.IGNORECASE)
 _SENT_BACK = re.compile(
     r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?|give|gave)\b[^.?!]{0,40}\bback\b|\bmoney\b"
     r"|\b(?:if|when|once)\s+i\b", re.IGNORECASE)
@@ -1663,6 +1694,12 @@ MAY_BE_AN_ITEM_CHANGE = frozenset(
 )
 
 
+def asks_money_back(text: str) -> bool:
+    """Do the words ask for money back, a word no negation just before rules out ("Honestly I don't
+    want my money back, I just want the camera I actually ordered" asks for none)?"""
+    return any(not _RULED_OUT_BEFORE.search(text[: m.start()]) for m in MONEY_BACK_ASKED.finditer(text))
+
+
 def asks_another_item(text: str) -> bool:
     """Do the words ask for another item instead ("swap it", "send me the right one"), a word no
     negation just before rules out ("it's not worth the hassle of a swap")?"""
@@ -1726,7 +1763,7 @@ def item_change_intent(
             # "I'm thinking of getting a tea kettle for my mother, she has an induction hob": an
             # option named, nothing asked to change.
             return intent
-    if MONEY_BACK_ASKED.search(text) and not asks_another_item(text):
+    if asks_money_back(text) and not asks_another_item(text):
         # "You sent me the wrong smart watch!! I ordered the black one ... I don't want it, I want a
         # refund to my card": the variant named is the one ordered, not one wished for; money back,
         # and no word asking for another item, is a return.

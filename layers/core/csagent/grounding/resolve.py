@@ -192,8 +192,11 @@ class PaymentChoice:
 
 
 _NOT_METHOD = re.compile(
+    # (with what says it is the one paid with: "rather than the gift card I paid with")
     r"\b(?:not|instead of|rather than|no)\s+(?:(?:back|my|the|on|onto|to|into)\s+){0,3}"
-    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover)\b"
+    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover"
+    r"|(?:card|method|account)(?=\s+(?:i|we)\s+(?:paid|used|bought)))\b"
+    r"(?:\s+(?:i|we)\s+(?:paid|used|bought it)(?:\s+(?:with|for it))?\b)?"
     # "I do NOT want the money going back on that Visa": a wish denied a few words before it
     # ("don't put the money back on the card I paid with", "I've stopped using PayPal")
     r"|\b(?:(?:don't|dont|do not|doesn't|does not|never)\s+(?:want|need|like|use|put|send|refund|give|credit)"
@@ -324,7 +327,9 @@ _SPLIT = re.compile(
 )
 _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
 # "the same camera with the 10x zoom", "same again but in gold": everything else stays as it is.
-_SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b", re.IGNORECASE)
+# ("the tshirt thats in the same order as my laptop" says which order, not which options stay)
+_SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b(?!\s+(?:order|package|parcel|delivery|box"
+                       r"|purchase|shipment|address|day|time|place)\b)", re.IGNORECASE)
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|lower[- ]priced|costs? less)\b", re.IGNORECASE)
 # Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
 # "leather, then suede", "black or navy". A part that names no other option value adds nothing.
@@ -471,6 +476,17 @@ def negated_option(toks: Sequence[str], hit: OptionHit, others: Sequence[OptionH
         return False
     return not any(at <= o.position < hit.position and not _joined(toks[o.position + o.length:hit.position])
                    for o in others)
+
+
+# Words saying an option does not matter ("don't care if", "doesn't matter", "no matter which").
+_LEFT_OPEN = frozenset({("dont", "care"), ("not", "care"), ("dont", "mind"), ("doesnt", "matter"),
+                        ("dont", "matter"), ("not", "matter"), ("no", "matter"), ("wouldnt", "matter")})
+
+
+def _left_open(toks: Sequence[str], position: int) -> bool:
+    """Is the value at `position` one the words just before leave open ("dont care if its vneck or
+    not", "doesn't matter if it's bagged")?"""
+    return any((toks[i], toks[i + 1]) in _LEFT_OPEN for i in range(max(0, position - 5), position - 1))
 
 
 def _joined(between: Sequence[str]) -> bool:
@@ -670,7 +686,10 @@ def resolve_item_changes(
         dims = option_dimensions(product_variants, lines[0])
         wish, fallbacks = _split_fallbacks(gloss(segment))
         wish_toks = tokens(wish)
-        hits = _resolve_keys(wish_toks, find_option_values(wish, dims))
+        # (a value the customer says they do not mind either way is no wish: "blue still pls, dont
+        # care if its vneck or not")
+        hits = [h for h in _resolve_keys(wish_toks, find_option_values(wish, dims))
+                if not _left_open(wish_toks, h.position)]
         # Two of the same product ("the black chair, not the blue one"): the one the words describe,
         # or the only one the wish would change ("make the helmet an L": not the L one); else asked.
         line, undecided = _line_meant(lines, wish, hits, dims)

@@ -289,10 +289,10 @@ def asks_for_staff_process(text: str, *, order_statuses: Iterable[str] = (), who
     statuses = set(order_statuses)
     if not whole or (statuses and "delivered" not in statuses):
         return False
-    from csagent.grounding.frame import MONEY_BACK_ASKED, asks_another_item
+    from csagent.grounding.frame import asks_another_item, asks_money_back
     from csagent.nlp.speech_acts import asks_for_change
 
-    if MONEY_BACK_ASKED.search(text) and not asks_another_item(text) and asks_for_change(text):
+    if asks_money_back(text) and not asks_another_item(text) and asks_for_change(text):
         # "The laptop arrived with a cracked screen ... I want it returned and refunded to my visa.
         # I'm done with this.": the remedy the customer chose is their money back, a return.
         return False

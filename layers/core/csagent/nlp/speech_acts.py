@@ -81,6 +81,10 @@ _CONDITION = re.compile(
     r"\bif\b(?:(?!\b(?:can|could|would|will) you\b|\bplease\b|\bpls\b)[^,;.?!])*", re.IGNORECASE)
 
 
+# Modals opening a yes-or-no question ("can I still ...", "would I be able to ...").
+_QUESTION_MODALS = (["can"], ["could"], ["would"], ["will"], ["may"])
+
+
 def asks_for_change(text: str) -> bool:
     """True when the clause asks for the change it names (see the module docstring): a request
     phrase ("please", "I'd like", "can you"), or a change verb in a clause that neither asks about
@@ -103,6 +107,9 @@ def asks_for_change(text: str) -> bool:
     # "please" inside a question only softens it ("how much would I get back, please?"); opening
     # one, it asks ("please cancel my kettle order?")
     question = text.rstrip().endswith("?") or bool(start and start[:1] in lexicon["wh_questions"])
+    if question and start[:1] in _QUESTION_MODALS and start[1:2] in (["i"], ["we"], ["it"]) \
+            and ("still" in start or "able" in start):
+        return False  # "Would I still be able to send it back?": whether it can be, asked
     requests = [p for p in lexicon["request"] if not (question and p in _COURTESY and words[:1] != p)]
     # (an adverb inside a request phrase leaves it one: "I just want my money back")
     unconditional = [w for w in _words(_CONDITION.sub(" ", text)) if w not in _FILLERS]
@@ -263,10 +270,13 @@ def declines_change(text: str) -> bool:
         gerund = _gerund_of(word, verbs)
         if word not in verbs and gerund is None:
             continue
+        # (the negation may end where the gap words begin, or take some of them: "no need to change
+        # anything")
         j = i
-        while j > 0 and words[j - 1] in gap and i - j < 4:
-            j -= 1
         negated = [n for n in lexicon["negation"] if n and words[max(0, j - len(n)):j] == n]
+        while not negated and j > 0 and words[j - 1] in gap and i - j < 4:
+            j -= 1
+            negated = [n for n in lexicon["negation"] if n and words[max(0, j - len(n)):j] == n]
         if negated and not (j - len(negated[0]) > 0 and words[j - len(negated[0]) - 1] == "if"):
             return True  # (not "If not, please cancel": the negation is the condition's, "if not shipped")
         if gerund is not None and j > 0 and words[j - 1] == "no":
@@ -340,7 +350,9 @@ def asks_something(text: str) -> bool:
         if start and (i == 0 or start[0] not in _RELATIVES) \
                 and any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
             return True
-    if _has(words, lexicon["request"]) or _has(words, [p for p in lexicon["interrogative"] if len(p) > 1]):
+    # (a wish denied asks nothing: "I have little money on it and I don't want to lose it")
+    if _has(words, lexicon["request"], denied=_DENIED) \
+            or _has(words, [p for p in lexicon["interrogative"] if len(p) > 1]):
         return True
     if any(words[: len(p)] == p for p in lexicon["request_openers"]):
         return True  # "need the tracking numbers", "want my receipt": the wish, its subject left out
@@ -362,7 +374,7 @@ def opens_follow_up(text: str) -> bool:
 
 
 _ACKNOWLEDGING = frozenset({"k", "kk", "ok", "okay", "oki", "cool", "great", "thanks", "thx", "ty", "alright",
-                            "right", "hmm", "oh", "nice", "got", "it", "gotcha", "perfect"})
+                            "aight", "right", "hmm", "oh", "nice", "got", "it", "gotcha", "perfect"})
 # Words before a question that only acknowledge or hesitate ("k which one's still comin", "cool cool
 # what about the lamp", "hmm wait how much was it"): the acknowledgements but "got it", and hesitations.
 _BEFORE_A_QUESTION = _OPENERS | (_ACKNOWLEDGING - {"got", "it"}) | {

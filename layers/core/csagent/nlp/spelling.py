@@ -150,8 +150,9 @@ def english_words() -> frozenset[str]:
 
 
 def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
-    """The store's words: intent examples, the store's pages, everyday product and option names,
-    and `extra` (the catalogue's product names and option values)."""
+    """The store's words: intent examples, the store's pages, the grounding data's words (everyday
+    product and option names among them), and `extra` (the catalogue's product names and option
+    values)."""
     counts = Counter(_fixed_vocabulary())
     for phrase in extra:
         counts.update(_WORD.findall(str(phrase).lower()))
@@ -160,8 +161,8 @@ def store_vocabulary(extra: Iterable[str] = ()) -> Counter[str]:
 
 @lru_cache(maxsize=1)
 def _fixed_vocabulary() -> Counter[str]:
-    """The English words of the intent examples and every word of the store's pages and the
-    synonym files, counted."""
+    """The English words of the intent examples and every word of the store's pages and of the
+    grounding data files (synonyms, return conditions, status words, comparatives), counted."""
     import numpy as np
 
     from csagent.nlp.fixed_vectors import cached_arrays, content_key
@@ -173,8 +174,10 @@ def _fixed_vocabulary() -> Counter[str]:
     docs = package.joinpath("knowledge", "docs")
     pages = [page.read_text(encoding="utf-8") for page in sorted(docs.iterdir(), key=lambda p: p.name)
              if page.name.endswith(".md")]
+    # (every word grounding reads is one of the store's: "I swatched it once" is never "scratched")
     synonyms = [package.joinpath("grounding", "data", name).read_text(encoding="utf-8")
-                for name in ("product_synonyms.json", "option_synonyms.json")]
+                for name in ("product_synonyms.json", "option_synonyms.json", "return_conditions.json",
+                             "status_words.json", "comparatives.json")]
     examples_file = package.joinpath("nlp", "data", "intents.jsonl").read_text(encoding="utf-8")
 
     def compute() -> dict[str, Any]:

@@ -1,0 +1,78 @@
+"""What a customer says after an answer, through the real HTTP API on the tau-retail store (issue
+12): "and the other camera?" is the other order holding one; a new address written out after an
+address change was asked about asks for that change; "No need to change anything. Thanks!" asks
+nothing; and a return asked about for an item the store takes back only unopened is answered with
+that condition (a return proposed, with it too).
+
+The messages are written for these tests (none is a development conversation's), about customers
+whose orders make each reading the only right one."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from api_support import ask as ask_turn
+
+pytestmark = pytest.mark.integration
+
+
+def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
+    return ask_turn(client, customer, text, session, prefix="after")
+
+
+def new_session() -> str:
+    return f"after-{uuid.uuid4().hex[:8]}"
+
+
+def test_the_other_product_after_an_order_is_the_other_order_holding_it(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = new_session()
+    # harper_santos_8115: #W6629830 and #W4941028, both pending, each with a Digital Camera
+    status, reply = ask(client, "harper_santos_8115", "wheres #W6629830 at", session)
+    assert status == "answered" and "#W6629830" in reply, reply
+    status, reply = ask(client, "harper_santos_8115", "and the other camera?", session)
+    assert status == "answered", reply
+    assert "#W4941028" in reply and "#W6629830" not in reply, reply
+
+
+def test_an_address_written_out_after_asking_about_the_change_proposes_it(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = new_session()
+    # anya_garcia_3271: #W6436609 pending, shipping to 615 Laurel Lane, Philadelphia
+    status, reply = ask(client, "anya_garcia_3271", "is it still possible to change where #W6436609 goes?",
+                        session)
+    assert status == "answered" and "615 Laurel Lane" in reply, reply
+    status, reply = ask(client, "anya_garcia_3271", "22 Walnut Street, Philadelphia PA 19103", session)
+    assert status == "awaiting_confirmation", reply
+    assert "#W6436609" in reply and "22 Walnut Street" in reply, reply
+
+
+def test_a_change_ruled_out_beside_thanks_asks_nothing(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = new_session()
+    # anya_garcia_3271 has more than one order
+    status, reply = ask(client, "anya_garcia_3271", "which card did I pay #W6436609 with?", session)
+    assert status == "answered" and "#W6436609" in reply, reply
+    status, reply = ask(client, "anya_garcia_3271",
+                        "Great, that's the one I hoped. No need to change anything. Thanks a lot!", session)
+    assert status == "answered", reply
+    assert "Which of your orders" not in reply, reply
+
+
+def test_a_return_asked_about_gets_the_condition_the_item_is_taken_back_on(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # ethan_moore_3587: #W6353188 delivered, a Perfume (taken back only unopened)
+    status, reply = ask(client, "ethan_moore_3587",
+                        "I haven't opened the perfume from #W6353188. Would I still be able to send it back?")
+    assert status == "answered", reply
+    assert "unopened" in reply, reply
+
+
+def test_a_return_proposed_says_the_condition_the_item_is_taken_back_on(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "ethan_moore_3587",
+                        "please return the perfume from #W6353188 to my visa, it's still sealed")
+    assert status == "awaiting_confirmation" and "Return from order #W6353188" in reply, reply
+    assert "unopened" in reply, reply

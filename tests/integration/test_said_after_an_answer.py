@@ -1,8 +1,11 @@
-"""What a customer says after an answer, through the real HTTP API on the tau-retail store (issue
-12): "and the other camera?" is the other order holding one; a new address written out after an
-address change was asked about asks for that change; "No need to change anything. Thanks!" asks
-nothing; and a return asked about for an item the store takes back only unopened is answered with
-that condition (a return proposed, with it too).
+"""What a customer says after an answer, and what points at another order, through the real HTTP
+API on the tau-retail store (issue 12): "and the other camera?" is the other order holding one,
+"the other order with a perfume in it too" the same change of another order, and "the one that
+came on its own" the listed order holding nothing else; a change asked of both orders not yet
+shipped is proposed for both; a new address written out after an address change was asked about
+asks for that change; "No need to change anything. Thanks!" asks nothing; and a return asked about
+for an item the store takes back only unopened is answered with that condition (a return proposed,
+with it too).
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -76,3 +79,33 @@ def test_a_return_proposed_says_the_condition_the_item_is_taken_back_on(tau_api:
                         "please return the perfume from #W6353188 to my visa, it's still sealed")
     assert status == "awaiting_confirmation" and "Return from order #W6353188" in reply, reply
     assert "unopened" in reply, reply
+
+
+def test_a_change_asked_of_both_orders_not_yet_shipped_is_proposed_for_both(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # emma_smith_8564: #W2417020 and #W3614011 pending, both to 243 Hillcrest Drive
+    status, reply = ask(client, "emma_smith_8564", "Could you please change the shipping address on both "
+                        "of my orders that haven't shipped yet to 77 Bay Street, Unit 4, Boston, MA 02110?")
+    assert status == "awaiting_confirmation", reply
+    assert "#W2417020" in reply and "#W3614011" in reply and "77 Bay Street" in reply, reply
+
+
+def test_the_order_that_came_on_its_own_is_picked_from_those_listed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = new_session()
+    # aarav_anderson_8794: #W4316152 holds two Tea Kettles only; #W9311069 a Tea Kettle among others
+    status, reply = ask(client, "aarav_anderson_8794", "I want to return my tea kettle", session)
+    assert status == "needs_clarification" and "#W4316152" in reply and "#W9311069" in reply, reply
+    status, reply = ask(client, "aarav_anderson_8794", "the one that came on its own. keep the other",
+                        session)
+    assert status == "awaiting_confirmation", reply
+    assert "Return from order #W4316152" in reply and "#W9311069" not in reply, reply
+
+
+def test_the_same_change_of_the_other_order_too(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mei_patel_7272: #W9583042 and #W4082615 pending, each with a Perfume
+    status, reply = ask(client, "mei_patel_7272", "Cancel #W9583042 please. And the other order with a "
+                        "perfume in it too. I don't need any of it anymore.")
+    assert status == "awaiting_confirmation", reply
+    assert "Cancel order #W9583042" in reply and "Cancel order #W4082615" in reply, reply

@@ -225,6 +225,7 @@ class LocalUnderstanding:
             names_a_price_difference,
             names_a_purchase,
             not_what_it_is_for,
+            points_at_another_order,
         )
         from csagent.grounding.resolve import category_mentions, product_mentions
         from csagent.nlp.clauses import segment
@@ -294,7 +295,9 @@ class LocalUnderstanding:
             # and references (with the catalogue's words) below.
             found = extract_entities(piece)
             entities: dict[str, Any] = {}
-            order_id = found.order_ids[0] if found.order_ids else fallback_order
+            # ("Cancel #W1 right now. And the other order with an office chair in it too": not #W1)
+            order_id = found.order_ids[0] if found.order_ids else (
+                None if points_at_another_order(piece) else fallback_order)
             if len(found.order_ids) > 1:
                 entities["order_ids"] = list(found.order_ids)
             elif not found.order_ids and not fallback_order and listed:
@@ -357,6 +360,7 @@ class LocalUnderstanding:
             # and the puzzle in there, is it the art one?")
             in_recent = bool(recent) and view is not None and bool(products) and not found.order_ids \
                 and prediction.intent not in PASSIVE_INTENTS and bool(_IN_THAT_ORDER.search(piece)) \
+                and not points_at_another_order(piece) \
                 and view.order(recent) is not None and _holds_any(view, recent, products)
             if in_recent:
                 entities["order_id"] = recent
@@ -589,6 +593,16 @@ class LocalUnderstanding:
                 # the clause before told, about the order it found; no question of which order.
                 clauses[-1] = replace(clauses[-1], text=f"{clauses[-1].text} {piece}")
                 continue
+            if clauses and clauses[-1].intent in WRITE_INTENTS and intent not in WRITE_INTENTS \
+                    and _THE_SAME_TOO.search(piece) and not asks_as_question(piece) \
+                    and entities.get("order_id") \
+                    and entities["order_id"] != clauses[-1].entities.get("order_id"):
+                # "Cancel #W5733668 right now. And the other order with an office chair in it too": the
+                # change the clause before asked for, of another order
+                asked_before = clauses[-1].entities
+                intent = clauses[-1].intent
+                entities.update({k: asked_before[k] for k in ("reason", "asks_for_change")
+                                 if asked_before.get(k) is not None and not entities.get(k)})
             if intent in WRITE_INTENTS and not entities.get("asks_for_change") and entities.get("order_id") \
                     and any(c.intent == intent and c.entities.get("asks_for_change")
                             and c.entities.get("order_id") == entities["order_id"] for c in clauses):
@@ -969,7 +983,7 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
     that request, not a request of its own (a return, say)."""
     if not any(c.intent == "cancel_order" for c in clauses):
         return clauses
-    from csagent.grounding.frame import named_change
+    from csagent.grounding.frame import named_change, points_at_another_order
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.requests import REQUEST_BY_VERB
 
@@ -987,7 +1001,9 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
         asked = next((i for i in range(len(folded) - 1, -1, -1) if folded[i].intent == "cancel_order"
                       and folded[i].entities.get("order_id") and folded[i].entities.get("asks_for_change")),
                      None)
-        if asked is not None and gives_a_reason(c) and not ORDER_ID_RE.search(c.text):
+        # (not one that names another order: "And the other order with a perfume in it too")
+        if asked is not None and gives_a_reason(c) and not ORDER_ID_RE.search(c.text) \
+                and not points_at_another_order(c.text):
             # "The other order hasn't shipped yet, could you cancel that one? I don't need it anymore.":
             # the reason of the cancellation asked just before, whatever order its words resemble
             before = folded[asked]
@@ -1882,6 +1898,8 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
 _THAT_ORDER = re.compile(
     r"\b(?:that|this|the same|the whole|that whole|this whole|the entire|that entire)\s+order\b",
     re.IGNORECASE)
+# A clause that ends by saying it asks the same again ("... that one too", "... as well").
+_THE_SAME_TOO = re.compile(r"\b(?:too|as well|also)\W*$", re.IGNORECASE)
 # "it", "that": what the conversation was about.
 _POINTS_AT_IT = re.compile(r"\b(?:it|that one|this one)\b", re.IGNORECASE)
 # Words pointing back at several things at once ("have they left yet?", "what does each one cost"),
@@ -2020,7 +2038,7 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       change's own verb ("kill the sneakers one", "nix the smart watch one"): the change.
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
-    from csagent.nlp.speech_acts import is_hypothetical
+    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical
 
     address = entities.get("address") or {}
     if intent == "cancel_order" and told_cancelled(text) \
@@ -2050,7 +2068,6 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         return runner_up
     if intent in CATALOGUE_INTENTS | {"complaint"} and not has_question_mark(text):
         from csagent.grounding.frame import named_change
-        from csagent.nlp.speech_acts import asks_for_change
 
         change = named_change(text)
         if change in WRITE_INTENTS and (change == runner_up or asks_for_change(text)):
@@ -2061,7 +2078,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         return intent
     if runner_up in CATALOGUE_INTENTS and entities.get("products"):
         return runner_up
-    if PLURAL_ORDERS.search(text) and (runner_up == "order_list" or opens_question(text)):
+    if PLURAL_ORDERS.search(text) and (runner_up == "order_list" or opens_question(text)) \
+            and not (intent in WRITE_INTENTS and asks_for_change(text)):
+        # (a change asked of several orders stays one: "Could you please change the shipping address
+        # on both of my orders that haven't shipped yet to 55 Harbor View Road, ...?")
         return "order_list"
     if is_general_question(text):
         if runner_up in GENERAL_QUESTION_INTENTS:

@@ -95,6 +95,12 @@ _ONLY_AFTER = re.compile(r"^\W*(?:(?:i|that|which|it)\s+(?:\w+\s+){0,2}?)?"
                          re.IGNORECASE)
 
 
+# An order said to hold the thing asked about and nothing else, the thing unnamed ("the one that came
+# on its own", "the one with nothing else in it").
+_ON_ITS_OWN = re.compile(
+    r"\b(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone|(?:with )?nothing else)\b", re.IGNORECASE)
+
+
 def _only_these(text: str, mentions: Sequence[Any]) -> bool:
     """Do the words say the order holds only the products mentioned?"""
     return any(_ONLY_BEFORE.search(text[max(0, m.span[0] - 30):m.span[0]])
@@ -171,6 +177,7 @@ def find_order(
     ruled_out = {m.product_id for m in negated} - product_ids
     talked_about = view.order(recent) if recent else None
     if talked_about is not None and talked_about.product_ids() & product_ids \
+            and not _ANOTHER_ORDER.search(text) \
             and (_IN_THAT_ORDER.search(text) or _IT_AGAIN.search(_EMPTY_IT.sub(" ", text))):
         # "Has #W1 shipped?" ... "I meant to change the blue t-shirt in there to a large": the order
         # just talked about, whichever other order holds a t-shirt too (whether it can change, the
@@ -184,12 +191,14 @@ def find_order(
     if ruled_out:
         found = [o for o in found if not o.product_ids() & ruled_out] or found
         fitting = [o for o in fitting if not o.product_ids() & ruled_out] or fitting
-    if talked_about is not None and any(_OTHER_BEFORE.search(source[max(0, m.span[0] - 24):m.span[0]])
-                                        for m in mentions):
-        # "wheres #W3101067 at" ... "and the other clock": of the orders holding it, not the one
-        # just talked about
-        found = [o for o in found if o.order_id != talked_about.order_id] or found
-        fitting = [o for o in fitting if o.order_id != talked_about.order_id] or fitting
+    if _ANOTHER_ORDER.search(text) \
+            or any(_OTHER_BEFORE.search(source[max(0, m.span[0] - 24):m.span[0]]) for m in mentions):
+        # "wheres #W3101067 at" ... "and the other clock", "Cancel #W5733668 right now. And the other
+        # order with an office chair in it too": of the orders holding it, not the one just talked
+        # about or named
+        besides = set(find_order_ids(message)) | ({talked_about.order_id} if talked_about else set())
+        found = [o for o in found if o.order_id not in besides] or found
+        fitting = [o for o in fitting if o.order_id not in besides] or fitting
     if len({m.span for m in mentions}) > 1:  # one word naming two products ("kettle") is one thing asked of
         # ("the order with the security camera and the pet bed": the one holding both, before any
         # status word narrows)
@@ -447,6 +456,11 @@ _ANOTHER_ORDER = re.compile(
 )
 # "the other" just before a product's name ("and the other clock", "my other black kettle").
 _OTHER_BEFORE = re.compile(r"\bother\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+def points_at_another_order(text: str) -> bool:
+    """ "my other order", "the other one", "another order": not the one talked about or named."""
+    return bool(_ANOTHER_ORDER.search(text))
+
+
 # One order among several ("cancel one of my orders"): which, is asked.
 _ONE_OF_THEM = re.compile(r"\bone of (?:my|the|your|these|those|them)\b", re.IGNORECASE)
 # Changes made to a whole order, which a customer may ask of several at once.
@@ -1876,6 +1890,12 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
     alone = [o for o in candidates if o.order_id not in ruled_out and _holds_only_what_is_named(text, o)]
     if len(alone) == 1:
         return alone[0]  # "the one thats just the tablet by itself"
+    if _ON_ITS_OWN.search(text) \
+            and not any(product_mentions(text, o.products(), own=True) for o in candidates):
+        # "The one that came on its own, obviously": the product asked about, with nothing else
+        single = [o for o in candidates if o.order_id not in ruled_out and len(o.product_ids()) == 1]
+        if len(single) == 1:
+            return single[0]
     scores = []
     for order in candidates:
         score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]

@@ -218,11 +218,14 @@ def _cancelling(state: State) -> bool:
     return any(w.get("intent") == "cancel_order" for w in state.get("awaiting") or [])
 
 
+_THE_OTHER = re.compile(r"\bthe other\b", re.IGNORECASE)
+
+
 def _ends_with_no(text: str, cancelling: bool = False) -> bool:
     """Is the last sentence a refusal, more than a bare "no" ("Forget it then, leave the whole
     thing as it is.", "no, leave it"), by the answer lists or the consent model? "No, the other
-    one." is no refusal: it picks; nor, for a cancellation, is its reason ("the one w the espresso
-    machine. dont need it anymore")."""
+    one." and "Keep the other." are no refusal: they pick; nor, for a cancellation, is its reason
+    ("the one w the espresso machine. dont need it anymore")."""
     from csagent.nlp.consent import CONSENT_MIN_PROBABILITY, get_consent_reader
     from csagent.nlp.reasons import find_cancel_reason
 
@@ -230,6 +233,8 @@ def _ends_with_no(text: str, cancelling: bool = False) -> bool:
     last = sentences[-1] if sentences else ""
     if len(re.findall(r"\w+", last)) < 2:
         return False
+    if _THE_OTHER.search(last):
+        return False  # "The one that came on its own. Keep the other.": of the orders listed, it picks
     if classify_confirmation(last) == "no":
         return True
     if cancelling and find_cancel_reason(last) and not _OPENS_WITH_NO.match(last):

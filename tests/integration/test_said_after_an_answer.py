@@ -1,11 +1,11 @@
 """What a customer says after an answer, and what points at another order, through the real HTTP
 API on the tau-retail store (issue 12): "and the other camera?" is the other order holding one,
-"the other order with a perfume in it too" the same change of another order, and "the one that
-came on its own" the listed order holding nothing else; a change asked of both orders not yet
-shipped is proposed for both; a new address written out after an address change was asked about
-asks for that change; "No need to change anything. Thanks!" asks nothing; and a return asked about
-for an item the store takes back only unopened is answered with that condition (a return proposed,
-with it too).
+"the other order with a perfume in it too" the same change of another order, "the one that came
+on its own" the listed order holding nothing else, and "Not the grill one!" any order but the
+grill's; a change asked of both orders not yet shipped is proposed for both; a new address written
+out after an address change was asked about asks for that change; "No need to change anything.
+Thanks!" asks nothing; and a return asked about for an item the store takes back only unopened is
+answered with that condition (a return proposed, with it too).
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -109,3 +109,12 @@ def test_the_same_change_of_the_other_order_too(tau_api: Any) -> None:
                         "perfume in it too. I don't need any of it anymore.")
     assert status == "awaiting_confirmation", reply
     assert "Cancel order #W9583042" in reply and "Cancel order #W4082615" in reply, reply
+
+
+def test_the_order_ruled_out_by_its_product_is_not_the_one_changed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # evelyn_lopez_5487: #W1890669 (Cycling Helmet) and #W3007862 (Running Shoes, Grill) pending
+    status, reply = ask(client, "evelyn_lopez_5487", "Could you cancel my order that hasn't shipped? "
+                        "Not the grill one! I ordered it by mistake.")
+    assert status == "awaiting_confirmation", reply
+    assert "Cancel order #W1890669" in reply and "#W3007862" not in reply, reply

@@ -977,6 +977,12 @@ def _only_listed(piece: str) -> list[str]:
     return find_order_ids(piece)
 
 
+# Readings of a statement that may only tell why ("I ordered it by mistake" read as a complaint), and
+# the most words such a statement has.
+_READ_AS_TELLING = frozenset({"complaint", "smalltalk", "out_of_scope", "thanks"})
+REASON_WORDS = 8
+
+
 def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
     """ "Please cancel my thermostat, I don't need it anymore": a clause that gives only the reason
     of a cancellation asked beside it (a cancellation reason, no change verb of its own) is part of
@@ -995,6 +1001,11 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
     def reason_only(c: Clause) -> bool:
         return c.intent != "cancel_order" and gives_a_reason(c)
 
+    def tells_a_reason(c: Clause) -> bool:  # "I ordered it by mistake", read as a complaint
+        return c.intent in _READ_AS_TELLING and bool(c.entities.get("reason")) \
+            and not has_question_mark(c.text) and named_change(c.text) is None \
+            and len(c.text.split()) <= REASON_WORDS
+
     kept = ("order_id", "order_status", "reason")  # the reason joins the request, which does the grounding
     folded: list[Clause] = []
     for c in clauses:
@@ -1002,8 +1013,8 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
                       and folded[i].entities.get("order_id") and folded[i].entities.get("asks_for_change")),
                      None)
         # (not one that names another order: "And the other order with a perfume in it too")
-        if asked is not None and gives_a_reason(c) and not ORDER_ID_RE.search(c.text) \
-                and not points_at_another_order(c.text):
+        if asked is not None and (gives_a_reason(c) or tells_a_reason(c)) \
+                and not ORDER_ID_RE.search(c.text) and not points_at_another_order(c.text):
             # "The other order hasn't shipped yet, could you cancel that one? I don't need it anymore.":
             # the reason of the cancellation asked just before, whatever order its words resemble
             before = folded[asked]
@@ -1057,6 +1068,11 @@ def _bare_verb_of_a_payment(clauses: list[Clause]) -> list[Clause]:
 _BARE_VERB_WORDS = 5
 
 
+# A clause that only names what is not meant ("Not the chair one!", "but not the grill order").
+_ONLY_RULES_OUT = re.compile(r"^\W*(?:(?:but|and)\s+)?not\s+(?:the|my|that|this)\s+[\w\s-]{1,40}?\W*$",
+                             re.IGNORECASE)
+
+
 def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
     request (`nlp.speech_acts.declines_change`), nor is what the customer keeps as it is ("keep the
@@ -1069,8 +1085,10 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
 
     # (so is a statement that only rules a change out, whatever the words resemble: "Please don't
     # touch the big order with the espresso machine though" beside the cancellations asked)
+    # (nor is one that only says which it is not: "Could you cancel that one? Not the chair one!")
     kept = [c for c in clauses if not ((declines_change(c.text) or keeps_as_is(c.text))
-                                       and (c.intent in WRITE_INTENTS or not asks_as_question(c.text)))]
+                                       and (c.intent in WRITE_INTENTS or not asks_as_question(c.text)))
+            and not _ONLY_RULES_OUT.match(c.text)]
     if any(rules_out_the_account(c.text) for c in clauses):
         # "Don't touch my account address yet, I'll do that later": asks nothing (and whichever
         # clause read a new address as the account's has been read as the orders', `address_intent`).

@@ -169,6 +169,11 @@ def find_order(
         # except the lamp", the items of an order are meant).
         return _order_by_status(intent, text, entities, view, message, recent,
                                 ruled_out={m.product_id for m in negated})
+    if negated and len(negated) == len(mentions) and intent in READS | _WHOLE_ORDER_WRITES:
+        # "Could you cancel that one? Not the chair one!": every product named is ruled out; the order
+        # is one of those without them
+        return _order_by_status(intent, text, entities, view, message, recent,
+                                ruled_out={m.product_id for m in negated})
     mentions = [m for m in mentions if m not in negated] or mentions
     # "the grill came fine but where is my tablet?": what follows the contrast is what it is about.
     cut = max((b.end() for b in _CONTRAST.finditer(source)), default=-1)

@@ -3,7 +3,8 @@ store (issue 12): nothing is proposed for them. A wish denied ("I don't want to 
 request; "it go to my home address?" asks where an order goes; "I might send the boots back" only
 weighs a return; "I don't want a refund, I want the one I ordered" asks for no return; a refund
 asked to go to a card the account does not hold asks where it may go; an item told opened in
-another sentence than the return's is answered with the rule for opened items.
+another sentence than the return's is answered with the rule for opened items; "Can you look what I
+really order?" asks to look it up; a shipped order asked to go "to my address" gets the rule.
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -80,3 +81,21 @@ def test_an_item_told_opened_in_another_sentence_gets_the_rule(tau_api: Any) -> 
                         "money?")
     assert status == "answered", reply
     assert "unopened" in reply, reply
+
+
+def test_asking_to_look_up_what_was_ordered_proposes_no_exchange(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # fatima_anderson_7445: #W1842597 delivered, Running Shoes in size 9
+    status, reply = ask(client, "fatima_anderson_7445", "The running shoes I receive are size 9, but I think "
+                        "I order size 10. Can you look order #W1842597 what I really order?")
+    assert status == "answered", reply
+    assert "Exchange in order" not in reply and "size: 9" in reply, reply
+
+
+def test_a_shipped_orders_address_asked_to_be_the_accounts_gets_the_rule(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # emma_nguyen_6662: #W9397272 processed (shipped), going to Dallas; the account's address is in Denver
+    status, reply = ask(client, "emma_nguyen_6662", "Order #W9397272, why is it going to Dallas? I live in "
+                        "Denver. Please change it to my address.")
+    assert status == "answered", reply
+    assert "can no longer be changed" in reply, reply

@@ -1,11 +1,12 @@
 """What a customer says after an answer, and what points at another order, through the real HTTP
 API on the tau-retail store (issue 12): "and the other camera?" is the other order holding one,
 "the other order with a perfume in it too" the same change of another order, "the one that came
-on its own" the listed order holding nothing else, and "Not the grill one!" any order but the
-grill's; a change asked of both orders not yet shipped is proposed for both; a new address written
-out after an address change was asked about asks for that change; "No need to change anything.
-Thanks!" asks nothing; and a return asked about for an item the store takes back only unopened is
-answered with that condition (a return proposed, with it too).
+on its own" the listed order holding nothing else, "Not the grill one!" any order but the grill's,
+and "kill that one pls" the order just found; a change asked of both orders not yet shipped is
+proposed for both; a new address written out after an address change was asked about asks for
+that change; "No need to change anything. Thanks!" asks nothing; and a return asked about for an
+item the store takes back only unopened is answered with that condition (a return proposed, with
+it too).
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -118,3 +119,12 @@ def test_the_order_ruled_out_by_its_product_is_not_the_one_changed(tau_api: Any)
                         "Not the grill one! I ordered it by mistake.")
     assert status == "awaiting_confirmation", reply
     assert "Cancel order #W1890669" in reply and "#W3007862" not in reply, reply
+
+
+def test_kill_that_one_after_asking_which_order_holds_it_cancels_that_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # olivia_jackson_1219: the Hiking Boots are only in #W3168895 (pending)
+    status, reply = ask(client, "olivia_jackson_1219",
+                        "which order has the hiking boots? kill that one pls, dont need it anymore")
+    assert status == "awaiting_confirmation", reply
+    assert "Cancel order #W3168895" in reply, reply

@@ -2052,8 +2052,9 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       asks which order.
     - Out of scope by the examples' threshold, but naming a catalogue product with a catalogue
       runner-up: the catalogue question it reads most like.
-    - A catalogue or complaint reading of a clause that tells the store to make a change by that
-      change's own verb ("kill the sneakers one", "nix the smart watch one"): the change.
+    - A catalogue, complaint, small-talk or out-of-scope reading of a clause that tells the store to
+      make a change by that change's own verb ("kill the sneakers one", "nix the smart watch one",
+      "kill that one pls"): the change.
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.speech_acts import asks_for_change, is_hypothetical
@@ -2084,11 +2085,14 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         # most like a catalogue question ("Tell me about the Gaming Mouse - which sensor types
         # ...?", "what toys do you have for kids?").
         return runner_up
-    if intent in CATALOGUE_INTENTS | {"complaint"} and not has_question_mark(text):
+    if intent in CATALOGUE_INTENTS | HANDOFF_INTENTS | {"complaint", "smalltalk", OUT_OF_SCOPE} \
+            and not has_question_mark(text):
         from csagent.grounding.frame import named_change
 
         change = named_change(text)
-        if change in WRITE_INTENTS and (change == runner_up or asks_for_change(text)):
+        # (a hand-off reading gives way only to the change read next to it: "kill that one pls")
+        if change in WRITE_INTENTS and (change == runner_up or (
+                asks_for_change(text) and intent not in HANDOFF_INTENTS)):
             # "ok kill the sneakers one, dont need em", "ok nix the smart watch one": read as about the
             # product, or as a complaint, but told to make a change by its own verb
             return change

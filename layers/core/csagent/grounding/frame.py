@@ -1686,8 +1686,14 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
         return intent
     # "my order #W1 is going to Charlotte!! ... Fix the address": the order the message names ("and
     # update my address" beside it may be the account's).
-    in_message = bool(message) and bool(ORDER_ID_RE.search(message)) and not _MY_ADDRESS.search(text)
+    # ("Order W1, why it go to New York? ... Please change it to my address": where it is to go, said
+    # by the account's address; the order changes)
+    changed = [m for m in _MY_ADDRESS.finditer(text) if not _TO_BEFORE.search(text[:m.start()])]
+    in_message = bool(message) and bool(ORDER_ID_RE.search(message)) and not changed
     return "change_order_address" if names_order or in_message else intent
+
+
+_TO_BEFORE = re.compile(r"\b(?:to|at|into)\s*$", re.IGNORECASE)
 
 
 def names_a_purchase(text: str, view: CustomerView) -> bool:

@@ -1,13 +1,14 @@
 """The word-level readings behind tests/integration/test_pointed_back_and_restated.py (issue 12):
 each status asked for in a question of its own is kept, a request may leave its subject out, a
 Chinese "no longer" is a reason and not a no, the everyday words for cancelling name a
-cancellation, and money "returned" is money back asked for. Phrases written for these tests."""
+cancellation, money "returned" is money back asked for, "already arrive" is delivered, and "my
+cancelled stuff" is several orders. Phrases written for these tests."""
 
 from __future__ import annotations
 
 import pytest
 
-from csagent.grounding.frame import MONEY_BACK_ASKED, named_change, named_changes
+from csagent.grounding.frame import _PLURAL_ORDERS, MONEY_BACK_ASKED, named_change, named_changes
 from csagent.grounding.status import statuses_described
 from csagent.nlp.confirmation import lean
 from csagent.nlp.speech_acts import asks_something
@@ -55,3 +56,13 @@ def test_money_returned_is_money_back_asked_for() -> None:
 def test_asking_whether_a_change_may_be_made_names_it() -> None:
     assert named_changes("is it possible to return only the puzzle and the skateboard?") == ["return_request"]
     assert named_changes("would it be ok to cancel it still?") == ["cancel_order"]
+
+
+def test_already_arrive_said_without_its_past_tense_is_delivered() -> None:
+    assert statuses_described("which one already arrive to me") == ("delivered",)
+
+
+@pytest.mark.parametrize("text", ["did the refunds for my cancelled stuff go thru?",
+                                  "where are my new things"])
+def test_several_orders_asked_about_in_everyday_words(text: str) -> None:
+    assert _PLURAL_ORDERS.search(text)

@@ -479,7 +479,7 @@ _SPLIT_BY_ORDER = _WHOLE_ORDER_WRITES | frozenset(ITEM_REQUESTS.values())
 _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|any of them|each(?: one)?|both"
                             r"|every (?:single )?(?:one|order)"
                             r"|anything|everything|any of my"
-                            r"|which ones|my stuff|my things|in total|altogether"
+                            r"|which ones|my (?:\w+ )?(?:stuff|things)|refunds|in total|altogether"
                             r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have)\b"
                             # Chinese marks no plural: a number of orders, "these", "each", "respectively"
                             r"|[两二三几多]个[^，。？！,.?!]{0,8}?订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",

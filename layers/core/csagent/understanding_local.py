@@ -1097,7 +1097,8 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     asked = [c for c in kept if c.intent not in PASSIVE_INTENTS]
     # (beside thanks, a change ruled out and not asked about is all said: "No need to change
     # anything. Thanks so much and have a nice day!")
-    closing = bool(kept) and not any(asks_as_question(c.text) for c in clauses if c not in kept)
+    closing = bool(kept) and all(c.intent in GENERAL_INTENTS for c in kept) \
+        and not any(asks_as_question(c.text) for c in clauses if c not in kept)
     return kept if asked or closing else clauses
 
 
@@ -1798,7 +1799,8 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         # (a question of where it goes asks nothing to change: "My luggage order #W1, it go to my
         # home address?")
         return written and bool(entities.get("order_id")) \
-            and bool(_CHANGE_VERB.search(text) or _ASKS_TO_HAVE_IT.search(piece or text))
+            and bool(_CHANGE_VERB.search(text) or _ASKS_TO_HAVE_IT.search(piece or text)
+                     or names_change_verb_zh(text))  # ("能不能改成寄到我账户上的默认地址？")
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
         # ("订单还没发货，能改成用Visa卡付款吗？")
         return bool(entities.get("order_id") or entities.get("order_ids")) \

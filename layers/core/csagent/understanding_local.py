@@ -2055,8 +2055,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     - Out of scope by the examples' threshold, but naming a catalogue product with a catalogue
       runner-up: the catalogue question it reads most like.
     - A catalogue, complaint, small-talk or out-of-scope reading of a clause that tells the store to
-      make a change by that change's own verb ("kill the sneakers one", "nix the smart watch one",
-      "kill that one pls"): the change.
+      make a change by that change's own verb ("kill the sneakers one", "nix the smart watch one"):
+      the change; so is a hand-off reading whose runner-up is that change ("kill that one pls").
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.speech_acts import asks_for_change, is_hypothetical

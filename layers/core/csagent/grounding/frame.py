@@ -96,7 +96,7 @@ _ONLY_AFTER = re.compile(r"^\W*(?:(?:i|that|which|it)\s+(?:\w+\s+){0,2}?)?"
 
 
 # An order said to hold the thing asked about and nothing else, the thing unnamed ("the one that came
-# on its own", "the one with nothing else in it").
+# on its own", "the one with nothing else in it"): `_ONLY_AFTER`'s words, anywhere in the answer.
 _ON_ITS_OWN = re.compile(
     r"\b(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone|(?:with )?nothing else)\b", re.IGNORECASE)
 
@@ -461,6 +461,8 @@ _ANOTHER_ORDER = re.compile(
 )
 # "the other" just before a product's name ("and the other clock", "my other black kettle").
 _OTHER_BEFORE = re.compile(r"\bother\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+
+
 def points_at_another_order(text: str) -> bool:
     """ "my other order", "the other one", "another order": not the one talked about or named."""
     return bool(_ANOTHER_ORDER.search(text))
@@ -1574,11 +1576,11 @@ def _write_its_verb_names(intent: str, text: str) -> str:
 
 # Reads of an order's own facts that a clause asking for a change of it was taken for.
 _ORDER_FACTS = frozenset({"order_status", "order_items"})
-# Something sent back, in words or supposed ("if I sent the smart watch back, would the money ..."), or
-# money asked of it: a return's words, whatever else the clause asks.
 # Words of sending a thing back ("send it back", "ship them back").
 _SENDS_IT_BACK = re.compile(r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?)\b[^.?!]{0,40}\bback\b",
                             re.IGNORECASE)
+# Something sent back, in words or supposed ("if I sent the smart watch back, would the money ..."), or
+# money asked of it: a return's words, whatever else the clause asks.
 _SENT_BACK = re.compile(
     r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?|give|gave)\b[^.?!]{0,40}\bback\b|\bmoney\b"
     r"|\b(?:if|when|once)\s+i\b", re.IGNORECASE)
@@ -1693,6 +1695,7 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     return "change_order_address" if names_order or in_message else intent
 
 
+# Words that make what follows a destination ("change it *to* my address").
 _TO_BEFORE = re.compile(r"\b(?:to|at|into)\s*$", re.IGNORECASE)
 
 

@@ -218,6 +218,7 @@ def _cancelling(state: State) -> bool:
     return any(w.get("intent") == "cancel_order" for w in state.get("awaiting") or [])
 
 
+# "the other" in an answer to a list of orders: it speaks of them ("Keep the other.").
 _THE_OTHER = re.compile(r"\bthe other\b", re.IGNORECASE)
 
 

@@ -741,6 +741,15 @@ def test_a_battery_charge_is_no_money():
     assert "order_payments" in [t.task_type for t in plan.tasks]
 
 
+@pytest.mark.parametrize("text", ["did you take the money off my gift card TWICE??",
+                                  "这个订单我好像被扣了两次钱"])
+def test_a_double_charge_in_everyday_words_reads_the_payments(text):
+    # Given a complaint about an order's money without the word "charge"
+    plan = plan_tasks([clause("complaint", text, order_id=ORDER)])
+    # Then what was paid is read
+    assert "order_payments" in [t.task_type for t in plan.tasks]
+
+
 def test_a_question_about_a_product_the_customer_owns_brings_their_own_item():
     # Given "does the coffee maker I ordered have a timer?", grounded to the order that holds it
     plan = plan_tasks([clause("product_info", "does the coffee maker I ordered have a timer?",

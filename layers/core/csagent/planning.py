@@ -565,7 +565,8 @@ _MONEY = re.compile(
     # (not a battery's: "how long does it run on one charge", "a full charge")
     r"\b((?<!one )(?<!full )(?<!per )(?<!each )(?<!single )charg(?:e|ed|es|ing)|bill(?:ed|ing|s)?|"
     r"paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|"
-    r"statement)\b|\$\d",
+    # ("did you take the money off my gift card TWICE??", "这个订单我好像被扣了两次钱")
+    r"statement|money|twice)\b|\$\d|扣|钱|付款",
     re.IGNORECASE,
 )
 # A clause under this confidence that asks nothing and points at no order is scene-setting.

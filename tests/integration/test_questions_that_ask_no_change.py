@@ -4,7 +4,8 @@ request; "it go to my home address?" asks where an order goes; "I might send the
 weighs a return; "I don't want a refund, I want the one I ordered" asks for no return; a refund
 asked to go to a card the account does not hold asks where it may go; an item told opened in
 another sentence than the return's is answered with the rule for opened items; "Can you look what I
-really order?" asks to look it up; a shipped order asked to go "to my address" gets the rule.
+really order?" asks to look it up; a shipped order asked to go "to my address" gets the rule; money
+asked back for an item that never came gets the rule for missing items, not a return.
 
 The messages are written for these tests (none is a development conversation's), about customers
 whose orders make each reading the only right one."""
@@ -99,3 +100,12 @@ def test_a_shipped_orders_address_asked_to_be_the_accounts_gets_the_rule(tau_api
                         "Denver. Please change it to my address.")
     assert status == "answered", reply
     assert "can no longer be changed" in reply, reply
+
+
+def test_money_asked_for_an_item_that_never_came_proposes_no_return(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # evelyn_wilson_8460: #W8042635 delivered, with two Jigsaw Puzzles
+    status, reply = ask(client, "evelyn_wilson_8460", "only one jigsaw puzzle came in #W8042635 and I paid "
+                        "for two. send me the other one or give me the money for it back")
+    assert status == "answered", reply
+    assert "Return from" not in reply and "investigation" in reply, reply

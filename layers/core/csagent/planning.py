@@ -100,6 +100,7 @@ RULE_QUESTIONS = {
     "opened": "Can I return {items} once it has been opened or used?",
     "washed": "Can I return {items} once it has been washed or altered?",
     "abroad": "Can you deliver to an address outside the United States?",
+    "missing": "An item from my delivered order is missing. What happens now?",
 }
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
@@ -888,6 +889,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # Drive. Send it to my home address instead". Asked to send it where it already goes,
             # the change itself says there is nothing to change.)
             _plan_question_about_a_change(b, intent, text, entities, memory)
+        elif intent == "return_request" and entities.get("missing_told"):
+            # "Only ONE black t-shirt came and I paid for TWO ... the money for it back": what never
+            # came is not sent back; the order's facts and the store's rule for missing items.
+            if order_id:
+                b.order_lookup(order_id)
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["missing"]})
         elif intent == "return_request" and entities.get("not_returnable"):
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened
             # ("it shrank after one wash": nothing washed or altered is taken back). That rule, no

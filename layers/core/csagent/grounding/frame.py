@@ -850,6 +850,12 @@ def ground(
             # other??": some of its items, whichever they are; the planner says what can be done.
             return {**entities, "partial_items": [x.name for x in (named or order.lines)]}
         return entities
+    if intent == "return_request" and order is not None and order.status == "delivered" \
+            and _TOLD_MISSING.search(message or text) and "return_request" not in named_changes(text):
+        # "Only ONE black t-shirt came in #W1 and I paid for TWO. I want the other one sent to me or
+        # the money for it back": what never came cannot be sent back; the store's rule for a
+        # missing item answers, nothing is proposed.
+        return {**entities, "missing_told": True}
     if intent == "return_request":
         if order is not None and not entities.get("item_ids"):
             # "I've had the air purifier a while, it doesn't suit me. I'd like to return it": what
@@ -945,6 +951,15 @@ def _return_conditions() -> dict[str, Any]:
     text = resources.files("csagent.grounding").joinpath("data/return_conditions.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
+
+
+# Words telling that something ordered never came ("only ONE came", "the lamp was missing", "wasn't
+# in the box").
+_TOLD_MISSING = re.compile(
+    r"\bonly (?:one|1|two|2|three|3)\b[^.!?]{0,40}\b(?:came|arrived|showed up|was in|were in)\b"
+    r"|\b(?:is|was|were|are|went) missing\b|\bmissing from\b"
+    r"|\b(?:wasn'?t|was not|weren'?t|were not|isn'?t|not) in (?:the|my) (?:box|package|parcel|delivery)\b",
+    re.IGNORECASE)
 
 
 def taken_back_only_unopened(lines: Sequence[Line]) -> list[str]:

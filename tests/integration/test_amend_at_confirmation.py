@@ -2,7 +2,8 @@
 
 "oh wait, make it the 1000ml red one instead" while a proposal waits is neither a yes nor a no but
 the same exchange with the version now asked for (`grounding.frame.amend_pending`); the yes then
-writes that version, never the one first proposed. "could the t-shirt order be paid with my gift
+writes that version, never the one first proposed. The proposal's own method named again, with no
+yes or no, puts the same proposal again. "could the t-shirt order be paid with my gift
 card instead?" names the order, the method and the change: it asks for it."""
 
 from __future__ import annotations
@@ -39,6 +40,22 @@ def test_a_new_version_named_at_confirmation_replaces_the_proposed_one(tau_api: 
     assert third["status"] == "answered", third["reply"]["text"]
     order = export_store(driver)["orders"][ORDER]
     assert order["exchange_new_items"] == [RED_1000]
+
+
+def test_the_proposals_own_method_said_again_puts_the_proposal_again(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = f"amend-{uuid.uuid4().hex[:8]}"
+    first = say(client, CUSTOMER, session, "I'd like to swap my blue water bottle for a red one, "
+                                           "keep everything else. PayPal for any difference.")
+    assert first["status"] == "awaiting_confirmation", first["reply"]["text"]
+    # When the customer names the proposal's own method again, with no yes or no
+    second = say(client, CUSTOMER, session, "The difference please on my PayPal.")
+    # Then the same exchange waits for the yes, with no word of a change set aside
+    assert second["status"] == "awaiting_confirmation", second["reply"]["text"]
+    assert "750ml, stainless steel, red" in second["reply"]["text"]
+    assert "haven't made the change" not in second["reply"]["text"]
+    third = say(client, CUSTOMER, session, "yes, only this one, please do")
+    assert third["status"] == "answered" and ORDER in third["reply"]["text"], third["reply"]["text"]
 
 
 def test_a_question_that_names_the_order_and_the_new_method_asks_for_the_change(tau_api: Any) -> None:

@@ -2161,18 +2161,25 @@ def _another_method(text: str, action: str, args: Mapping[str, Any], order: Orde
                     view: CustomerView) -> tuple[str, dict[str, Any]] | None:
     """ "actually no, the visa" at confirmation of a payment change (or of an item change, a
     return, with the money on a method): the proposal again, with the other method of the
-    customer's the words name; None when they name none, or the one proposed."""
+    customer's the words name (or with the one proposed, named again with no yes or no); None when
+    they name none, or the one proposed beside a yes, a no or a question."""
     current = args.get("payment_method_id")
     if action not in _PAYING_REQUESTS or not current or order is None:
         return None
+    from csagent.nlp.confirmation import lean
+
     said = resolve_payment(text, view, order).method
-    if said is not None and said.payment_method_id == current:
+    if said is not None and said.payment_method_id == current \
+            and (lean(text) is not None or has_question_mark(text)):
         return None  # "yes, put the difference on my gift card": the one proposed, said again
-    choice = resolve_payment(text, view, order, exclude=str(current))
-    if choice.method is None or (action == "change_payment"
-                                 and choice.method.payment_method_id == order.paid_with):
+    # ("The difference please give back on my PayPal." to a proposal refunding it to PayPal, with no
+    # yes or no: the proposal again, as it was)
+    choice = None if said is not None and said.payment_method_id == current \
+        else resolve_payment(text, view, order, exclude=str(current))
+    method = said if choice is None else choice.method
+    if method is None or (action == "change_payment" and method.payment_method_id == order.paid_with):
         return None
-    entities = {**args, "payment_method_id": choice.method.payment_method_id, "asks_for_change": True,
+    entities = {**args, "payment_method_id": method.payment_method_id, "asks_for_change": True,
                 "grounded_orders": [order.order_id]}
     if _PAYING_REQUESTS[action] == "change_items":
         entities["item_action"] = action

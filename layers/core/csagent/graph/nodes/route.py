@@ -118,9 +118,10 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             # and the change still waits for the yes (`summarise` puts it again).
             set_aside = {"trace": {"kept_pending": [p.listed(understanding.lang) for p in pending]}}
         else:
-            # Anything else: the proposed change is not made, and the reply says so.
-            set_aside = {"pending_actions": [],
-                         "trace": {"set_aside": [p.listed(understanding.lang) for p in pending]}}
+            # Anything else: the proposed change is not made, and the reply says so (unless the
+            # proposal is put again, amended or as it was: "actually no, the visa").
+            listed = [] if amends else [p.listed(understanding.lang) for p in pending]
+            set_aside = {"pending_actions": [], "trace": {"set_aside": listed}}
     if resumed is not None:
         understanding = resumed
     elif not pending and not state.get("awaiting"):

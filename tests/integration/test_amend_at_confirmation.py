@@ -3,7 +3,8 @@
 "oh wait, make it the 1000ml red one instead" while a proposal waits is neither a yes nor a no but
 the same exchange with the version now asked for (`grounding.frame.amend_pending`); the yes then
 writes that version, never the one first proposed. The proposal's own method named again, with no
-yes or no, puts the same proposal again. "could the t-shirt order be paid with my gift
+yes or no, puts the same proposal again; another item of the same product ("I also want the 8 cup
+one ...") joins it. "could the t-shirt order be paid with my gift
 card instead?" names the order, the method and the change: it asks for it."""
 
 from __future__ import annotations
@@ -90,3 +91,26 @@ def test_a_yes_with_a_question_makes_the_change_and_answers_the_question(tau_api
     assert second["status"] == "answered", reply
     assert "Return requested for order #W4363379" in reply and "immediately" in reply
     assert export_store(driver)["orders"][order]["status"] == "return requested"
+
+
+def test_another_item_of_the_same_product_joins_the_proposed_change(tau_api: Any) -> None:
+    from devstack.export import export_store
+
+    driver, _, client = tau_api
+    session = f"amend-{uuid.uuid4().hex[:8]}"
+    # omar_anderson_5940: #W2091016 (pending) holds two Coffee Makers, a 4-cup and an 8-cup one
+    first = say(client, "omar_anderson_5940", session, "in #W2091016 please change the 4 cup coffee maker "
+                "to the 2 cup one, same black espresso with timer. paypal for the difference")
+    assert first["status"] == "awaiting_confirmation", first["reply"]["text"]
+    # When the customer adds the other coffee maker of the same order before saying yes
+    second = say(client, "omar_anderson_5940", session,
+                 "wait, I also want the 8 cup one made the 4 cup espresso with timer, both in one go")
+    # Then one proposal changes both (items are modified once per order), and the yes writes both
+    assert second["status"] == "awaiting_confirmation", second["reply"]["text"]
+    assert "(black, 8 cups, espresso, built-in grinder) -> (black, 4 cups, espresso, timer)" \
+        in second["reply"]["text"], second["reply"]["text"]
+    third = say(client, "omar_anderson_5940", session, "yes that's everything, go ahead")
+    assert third["status"] == "answered", third["reply"]["text"]
+    order = export_store(driver)["orders"]["#W2091016"]
+    held = [i["item_id"] for i in order["items"]]
+    assert "9862136885" in held and "5952720925" in held and "7211586944" not in held, held

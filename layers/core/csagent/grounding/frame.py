@@ -2152,6 +2152,8 @@ def narrow_pending(
 
 # Words adding to what was said ("also the backpack", "the lamp too").
 _ALSO = re.compile(r"^\W*(?:oh,? )?(?:and )?(?:also|plus|as well as)\b|\b(?:too|as well)\W*$", re.IGNORECASE)
+# Words adding one more anywhere in the clause ("I also want the red one black", "that one too").
+_ONE_MORE = re.compile(r"\balso\b|\bas well\b|\btoo\W*$", re.IGNORECASE)
 # What a proposal whose payment method is named again is asked as: the request it proposes.
 _PAYING_REQUESTS = {"change_payment": "change_payment", "modify_items": "change_items",
                     "exchange_items": "change_items", "return_items": "return_request"}
@@ -2225,6 +2227,19 @@ def amend_pending(
                     "asks_for_change": True, "item_action": action.action.value,
                     "grounded_orders": [order.order_id]}))
             continue
+        # ("Wait, I also want the red in-ear one become black": another item of a product proposed,
+        # told apart by its options, joins the proposal too)
+        same_kind = OrderView(order.order_id, order.status, tuple(
+            x for x in order.lines if x.product_id in products and x.item_id not in item_ids))
+        if same_kind.lines and _ONE_MORE.search(text):
+            extra = resolve_item_changes(text, same_kind, variants)
+            if extra.complete and extra.changes:
+                amended.append(("change_items", {
+                    **args, "item_ids": [*item_ids, *(c.line.item_id for c in extra.changes)],
+                    "new_item_ids": [*new_ids, *(c.new.item_id for c in extra.changes if c.new is not None)],
+                    "asks_for_change": True, "item_action": action.action.value,
+                    "grounded_orders": [order.order_id]}))
+                continue
         changed = list(new_ids)
         for i, item in enumerate(item_ids):
             line = next((x for x in proposed if x.item_id == item), None)

@@ -2341,3 +2341,16 @@ def test_a_product_named_as_what_a_thing_is_for_is_not_what_the_words_are_about(
     text = "can i get the backpack in large, and is my laptop shipped?"
     kept = not_what_it_is_for(text, product_mentions(text, products))
     assert {m.name for m in kept} == {"Backpack", "Laptop"}
+
+
+def test_a_kept_option_that_makes_the_wish_unavailable_offers_the_versions_with_the_wish() -> None:
+    # Given synthetic size-12 boots, and no synthetic size 9 in stock
+    v = _variants()
+    synthetic = next(x for x in v[BOOTS] if x.item_id == "b-12-synthetic-yes")
+    order = OrderView("#W0000009", "delivered", (_line(synthetic, BOOTS, "Hiking Boots"),), "card_1")
+    # When the customer asks for a 9, keeping the material if it can be kept
+    changes = resolve_item_changes("swap the hiking boots for a size 9, same synthetic if you have it",
+                                   order, v)
+    # Then nothing is chosen for them, and the size 9 that there is is offered
+    change = changes.changes[0]
+    assert change.new is None and [o.item_id for o in change.options] == ["b-9-leather-yes"]

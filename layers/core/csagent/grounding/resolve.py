@@ -330,6 +330,9 @@ _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORE
 # ("the tshirt thats in the same order as my laptop" says which order, not which options stay)
 _SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b(?!\s+(?:order|package|parcel|delivery|box"
                        r"|purchase|shipment|address|day|time|place)\b)", re.IGNORECASE)
+# A wish held only if it can be met ("same red if u have it", "if possible", "preferably").
+_IF_THEY_HAVE_IT = re.compile(r"\bif (?:you|u|ya|y'?all) (?:have|got) (?:it|one|them|any)\b|\bif possible\b"
+                              r"|\bpreferabl[ey]\b|\bideally\b", re.IGNORECASE)
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|lower[- ]priced|costs? less)\b", re.IGNORECASE)
 # Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
 # "leather, then suede", "black or navy". A part that names no other option value adds nothing.
@@ -737,7 +740,8 @@ def resolve_item_changes(
             # steel one, same size, in black" only wishes black)
             keeps = by_name | {h.key for h in hits if line.options.get(h.key) == h.value
                                and wish_toks[h.position + h.length:][:1] in (["one"], ["ones"])}
-            as_kept = _same_but(line, product_variants, wanted, cheapest, cheaper, keeps)
+            as_kept = _same_but(line, product_variants, wanted, cheapest, cheaper, keeps,
+                                preferred=bool(_IF_THEY_HAVE_IT.search(segment)))
             if as_kept.new is None and not as_kept.options:
                 others = (_same_but(line, product_variants, other, cheapest, cheaper, keeps)
                           for other in _other_wishes(wish, line, dims))
@@ -861,13 +865,15 @@ def _other_wishes(wish: str, line: Line, dims: Mapping[str, Sequence[str]]) -> I
 
 
 def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool,
-              cheaper: bool, kept: Iterable[str] = ()) -> ItemChange:
+              cheaper: bool, kept: Iterable[str] = (), preferred: bool = False) -> ItemChange:
     """ "The same camera with the 10x zoom": every option not named stays. When that variant is not
     there, the customer is told so, with the variants that have what they named, never given one
     that changes what they asked to keep. Options kept by name (`kept`: "same colour", "the same
     white one") are what they asked to keep: the one variant with what they named and those is
     the change ("the same white helmet but size M", the white M having another ventilation), and
-    when there is none, that is the answer ("the purple tee in L, same colour": no purple L)."""
+    when there is none, that is the answer ("the purple tee in L, same colour": no purple L), with
+    the versions that have what they named when they keep it only if it can be kept (`preferred`:
+    "same red if u have it")."""
     exact = choose_variant(line, variants, {**line.options, **wanted}, cheapest, cheaper)
     if exact.new is not None or exact.options:
         return exact
@@ -877,8 +883,13 @@ def _same_but(line: Line, variants: Sequence[Variant], wanted: Mapping[str, str]
         return loose
     offered = (loose.new,) if loose.new is not None else loose.options
     if keep and not offered:
+        # (what they keep only if it can be kept, "for a 7ft one. same red if u have it": the 7 ft
+        # ones there are, offered)
+        others = choose_variant(line, variants, wanted, cheapest, cheaper) if preferred else None
         return ItemChange(line, None, phrase("change_not_available_in", product=line.name,
-                                             options=list({**keep, **wanted}.values())))
+                                             options=list({**keep, **wanted}.values())),
+                          options=() if others is None else (others.new,) if others.new is not None
+                          else others.options)
     return replace(exact, options=offered) if offered else exact
 
 

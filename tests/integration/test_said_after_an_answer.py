@@ -128,3 +128,22 @@ def test_kill_that_one_after_asking_which_order_holds_it_cancels_that_order(tau_
                         "which order has the hiking boots? kill that one pls, dont need it anymore")
     assert status == "awaiting_confirmation", reply
     assert "Cancel order #W3168895" in reply, reply
+
+
+def test_a_cancellation_ruled_out_beside_a_question_keeps_the_order_it_names(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # evelyn_lopez_5487: the Grill is in #W3007862 (pending) only
+    status, reply = ask(client, "evelyn_lopez_5487",
+                        "dont cancel my grill order!! just tell me if its shipped yet")
+    assert status == "answered" and "#W3007862" in reply, reply
+
+
+def test_not_the_one_with_another_product_the_other_one_picks_from_those_listed(tau_api: Any) -> None:
+    _, _, client = tau_api
+    session = new_session()
+    # aarav_anderson_8794: Tea Kettles in #W4316152 (alone) and #W9311069 (with a Bookshelf)
+    status, reply = ask(client, "aarav_anderson_8794", "I want to return my tea kettle", session)
+    assert status == "needs_clarification", reply
+    status, reply = ask(client, "aarav_anderson_8794",
+                        "Not the one that came with the bookshelf - the other one.", session)
+    assert status == "awaiting_confirmation" and "Return from order #W4316152" in reply, reply

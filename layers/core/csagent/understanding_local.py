@@ -295,9 +295,10 @@ class LocalUnderstanding:
             # and references (with the catalogue's words) below.
             found = extract_entities(piece)
             entities: dict[str, Any] = {}
-            # ("Cancel #W1 right now. And the other order with an office chair in it too": not #W1)
+            # ("Cancel #W1 right now. And the other order with an office chair in it too": not #W1;
+            # the order picked from those listed is the one meant: "... - the other one.")
             order_id = found.order_ids[0] if found.order_ids else (
-                None if points_at_another_order(piece) else fallback_order)
+                None if points_at_another_order(piece) and fallback_order != picked else fallback_order)
             if len(found.order_ids) > 1:
                 entities["order_ids"] = list(found.order_ids)
             elif not found.order_ids and not fallback_order and listed:
@@ -1085,10 +1086,12 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
 
     # (so is a statement that only rules a change out, whatever the words resemble: "Please don't
     # touch the big order with the espresso machine though" beside the cancellations asked)
-    # (nor is one that only says which it is not: "Could you cancel that one? Not the chair one!")
+    # (nor, beside a change asked, is one that only says which it is not: "Could you cancel that
+    # one? Not the chair one!")
+    changes = any(c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") for c in clauses)
     kept = [c for c in clauses if not ((declines_change(c.text) or keeps_as_is(c.text))
                                        and (c.intent in WRITE_INTENTS or not asks_as_question(c.text)))
-            and not _ONLY_RULES_OUT.match(c.text)]
+            and not (changes and _ONLY_RULES_OUT.match(c.text))]
     if any(rules_out_the_account(c.text) for c in clauses):
         # "Don't touch my account address yet, I'll do that later": asks nothing (and whichever
         # clause read a new address as the account's has been read as the orders', `address_intent`).

@@ -169,9 +169,10 @@ def find_order(
         # except the lamp", the items of an order are meant).
         return _order_by_status(intent, text, entities, view, message, recent,
                                 ruled_out={m.product_id for m in negated})
-    if negated and len(negated) == len(mentions) and intent in READS | _WHOLE_ORDER_WRITES:
-        # "Could you cancel that one? Not the chair one!": every product named is ruled out; the order
-        # is one of those without them
+    if negated and len(negated) == len(mentions) and intent in _WHOLE_ORDER_WRITES and source is text:
+        # "Could you cancel that one? Not the chair one!": every product the clause names is ruled
+        # out; the order is one of those without them (a read names what it asks about, whatever
+        # it rules out: "dont cancel my bike order!! just tell me if its shipped")
         return _order_by_status(intent, text, entities, view, message, recent,
                                 ruled_out={m.product_id for m in negated})
     mentions = [m for m in mentions if m not in negated] or mentions

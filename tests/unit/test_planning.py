@@ -864,3 +864,17 @@ def test_a_question_about_a_change_whose_wish_is_not_available_is_answered_by_wh
     # Then that statement answers (it settles the question, nothing awaits), and no return rule is read
     assert [m["parameter"] for m in plan.missing] == ["details"] and plan.missing[0].get("settles") is True
     assert plan.tasks == []
+
+
+def test_a_battery_holding_a_charge_is_no_money():
+    plan = plan_tasks([clause("complaint", "my watch stopped holding a charge after a week", order_id=ORDER)])
+    assert "order_payments" not in [t.task_type for t in plan.tasks]
+
+
+def test_a_warranty_asked_of_an_item_of_a_named_order_says_which_order():
+    # Given "is the smart watch from #W1 still covered by warranty?"
+    plan = plan_tasks([clause("warranty", "is the smart watch from it still covered by warranty?",
+                              order_id=ORDER, products=[{"product_id": "p-watch", "name": "Smart Watch"}])])
+    # Then the warranty terms are quoted about that order
+    warranty = next(t for t in plan.tasks if t.task_type == "warranty")
+    assert warranty.notes.order_id == ORDER

@@ -64,3 +64,17 @@ def test_an_option_said_not_to_matter_is_left_open() -> None:
     toks = tokens("blue still pls, dont care if its vneck or not")
     assert _left_open(toks, toks.index("vneck"))
     assert not _left_open(toks, toks.index("blue"))
+
+
+@pytest.mark.parametrize("text", ["The hiking boots from #W1 fit like a dream, no complaints there",
+                                  "the lamp works great"])
+def test_praise_is_told_as_praise(text: str) -> None:
+    from csagent.understanding_local import _SATISFIED, _SOMETHING_WRONG
+
+    assert _SATISFIED.search(text) and not _SOMETHING_WRONG.search(text)
+
+
+def test_praise_beside_something_wrong_is_a_complaint() -> None:
+    from csagent.understanding_local import _SOMETHING_WRONG
+
+    assert _SOMETHING_WRONG.search("the boots fit great but the sole is cracked")

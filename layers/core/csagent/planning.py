@@ -564,7 +564,8 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
 # Words that make a complaint about money ("charged twice", "billed", "refund never came").
 _MONEY = re.compile(
     # (not a battery's: "how long does it run on one charge", "a full charge")
-    r"\b((?<!one )(?<!full )(?<!per )(?<!each )(?<!single )charg(?:e|ed|es|ing)|bill(?:ed|ing|s)?|"
+    r"\b((?<!one )(?<!full )(?<!per )(?<!each )(?<!single )(?<!holding a )(?<!hold a )(?<!holds a )"
+    r"charg(?:e|ed|es|ing)|bill(?:ed|ing|s)?|"
     r"paid|pay(?:ing|ment|ments|s)?|refund\w*|transactions?|"
     # ("did you take the money off my gift card TWICE??", "这个订单我好像被扣了两次钱")
     r"statement|money|twice)\b|\$\d|扣|钱|付款",
@@ -1109,7 +1110,11 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
     products = [p["product_id"] for p in entities.get("products") or [] if p.get("product_id")] \
         or [str(p) for p in entities.get("told_of") or []]  # named elsewhere in the message
     if products:
-        b.add(task_type, KNOWLEDGE, {**args, "product_ids": products[:MAX_PRODUCTS_ASKED]})
+        # (a warranty asked of an item of an order the words name says which: "Order #W1: Smart
+        # Watch ... 1 year of parts and labour.")
+        about = str(entities.get("order_id") or "") if intent == "warranty" else ""
+        b.add(task_type, KNOWLEDGE, {**args, "product_ids": products[:MAX_PRODUCTS_ASKED]},
+              notes=TaskNotes(order_id=about) if about else None)
         return
     reference = entities.get("reference")
     order_id = entities.get("order_id") or (memory.get("last_order_id") if reference else None)

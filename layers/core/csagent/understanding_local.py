@@ -1246,6 +1246,11 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "I bought the blue crew neck t-shirt in medium and I'm really pleased with it": what they
         # have, every option named theirs, no change named; it asks nothing.
         return "smalltalk", {}, False
+    if intent == "complaint" and _SATISFIED.search(piece) and not _SOMETHING_WRONG.search(piece) \
+            and not asks_as_question(piece):
+        # "The hiking boots from #W7773202 fit like a dream, no complaints there, but the smart watch
+        # ...": praise, read as a complaint; what follows is the matter
+        return "smalltalk", {}, False
     own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
     if (intent in CATALOGUE_WISHES or (intent in {"account_info", "smalltalk"} and statuses_asked_about(piece)
                                        and asks_as_question(piece))) \
@@ -1532,6 +1537,16 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
 # A purchase told in the past tense: "I bought the ...", "we ordered ...".
 _TOLD_PURCHASE = re.compile(r"\b(?:i|we)\s+(?:just\s+|recently\s+|already\s+)?"
                             r"(?:bought|ordered|purchased|got)\b", re.IGNORECASE)
+
+
+# Words of a customer pleased with what came, and words of something wrong with it.
+_SATISFIED = re.compile(
+    r"\b(?:no complaints?|like a dream|love (?:it|them|this|that)|(?:really |very |so )?happy with"
+    r"|(?:works?|working|fits?|fitting) (?:great|fine|perfectly|well|beautifully)"
+    r"|(?:is|are|was|were) (?:great|perfect|fine|lovely|amazing|awesome))\b", re.IGNORECASE)
+_SOMETHING_WRONG = re.compile(
+    r"\b(?:broke\w*|damaged|crack\w*|wrong|missing|late|stopped|defect\w*|leak\w*|faulty|dead"
+    r"|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|wasn'?t|never|but|except|however)\b", re.IGNORECASE)
 
 
 def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:

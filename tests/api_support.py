@@ -19,8 +19,13 @@ def say(client: Any, customer: str, session: str, text: str) -> dict[str, Any]:
     return result
 
 
+def new_session(prefix: str = "turn") -> str:
+    """A session id of its own for a conversation a test holds ("after-1a2b3c4d")."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
 def ask(client: Any, customer: str, text: str, session: str | None = None,
         prefix: str = "turn") -> tuple[str, str]:
     """One turn as `say`, in `session` or a new one named `prefix-...`: the reply's status and text."""
-    body = say(client, customer, session or f"{prefix}-{uuid.uuid4().hex[:8]}", text)
+    body = say(client, customer, session or new_session(prefix), text)
     return body["status"], body["reply"]["text"]

@@ -13,21 +13,17 @@ whose orders make each reading the only right one."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
 from api_support import ask as ask_turn
+from api_support import new_session
 
 pytestmark = pytest.mark.integration
 
 
 def ask(client: Any, customer: str, text: str, session: str | None = None) -> tuple[str, str]:
     return ask_turn(client, customer, text, session, prefix="back")
-
-
-def new_session() -> str:
-    return f"back-{uuid.uuid4().hex[:8]}"
 
 
 def test_a_request_said_without_its_subject_is_a_request(tau_api: Any) -> None:
@@ -59,7 +55,7 @@ def test_both_sets_of_statuses_asked_for_are_answered(tau_api: Any) -> None:
 
 def test_a_yes_with_a_remark_about_the_proposals_own_items_is_a_yes(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     # amelia_wilson_4614: #W3062096 (pending) holds the T-Shirt, the Smart Watch and a Jigsaw Puzzle
     status, reply = ask(client, "amelia_wilson_4614",
                         "please cancel the order with the smart watch, I ordered it by mistake", session)
@@ -72,7 +68,7 @@ def test_a_yes_with_a_remark_about_the_proposals_own_items_is_a_yes(tau_api: Any
 
 def test_a_chinese_yes_that_gives_no_longer_needed_as_the_reason_is_a_yes(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     status, reply = ask(client, "amelia_wilson_4614", "请帮我取消订单 #W3062096，我不要了", session)
     assert status == "awaiting_confirmation" and "#W3062096" in reply, reply
     status, reply = ask(client, "amelia_wilson_4614", "嗯，确认取消，原因是我不再需要了", session)
@@ -82,7 +78,7 @@ def test_a_chinese_yes_that_gives_no_longer_needed_as_the_reason_is_a_yes(tau_ap
 
 def test_an_ok_before_a_question_about_another_change_is_no_yes(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     # emma_kim_1076: #W9538924 is processed, so it can no longer be cancelled
     status, reply = ask(client, "emma_kim_1076", "can I still cancel #W9538924?", session)
     assert status == "answered" and "can no longer be cancelled" in reply, reply
@@ -93,7 +89,7 @@ def test_an_ok_before_a_question_about_another_change_is_no_yes(tau_api: Any) ->
 
 def test_an_everyday_word_for_cancel_after_the_list_cancels_that_order(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     status, reply = ask(client, "amelia_wilson_4614", "which of my orders havent shipped", session)
     assert status == "answered" and "#W3062096" in reply, reply
     status, reply = ask(client, "amelia_wilson_4614", "ok nix the smart watch one, ordered it by mistake",
@@ -103,7 +99,7 @@ def test_an_everyday_word_for_cancel_after_the_list_cancels_that_order(tau_api: 
 
 def test_a_follow_up_naming_their_other_product_asks_the_warranty_again(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     # lucas_martin_4549: Headphones in #W3929227 (delivered), an Air Purifier in #W9318778 (pending)
     status, reply = ask(client, "lucas_martin_4549", "how long is the warranty on my headphones?", session)
     assert status == "answered" and "1 year" in reply, reply
@@ -115,7 +111,7 @@ def test_a_follow_up_naming_their_other_product_asks_the_warranty_again(tau_api:
 
 def test_a_product_in_the_order_just_talked_about_is_their_item(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     # lucas_martin_4549: #W3929227 holds an E-Reader (storage: 8GB)
     status, reply = ask(client, "lucas_martin_4549", "#W3929227 status?", session)
     assert status == "answered", reply
@@ -126,7 +122,7 @@ def test_a_product_in_the_order_just_talked_about_is_their_item(tau_api: Any) ->
 
 def test_the_address_on_it_is_the_order_just_talked_abouts(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     # ava_lopez_2676: #W8327915 (pending) ships to 229 Lakeview Drive, Chicago; her account's address
     # is 836 Hickory Lane
     status, reply = ask(client, "ava_lopez_2676", "status of #W8327915?", session)
@@ -138,7 +134,7 @@ def test_the_address_on_it_is_the_order_just_talked_abouts(tau_api: Any) -> None
 
 def test_which_of_the_orders_listed_holds_a_product(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("back")
     # amelia_wilson_4614: the Smart Watch is in #W3062096 only
     status, reply = ask(client, "amelia_wilson_4614", "what orders do I have?", session)
     assert status == "answered", reply

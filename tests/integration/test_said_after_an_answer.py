@@ -13,11 +13,11 @@ whose orders make each reading the only right one."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
 from api_support import ask as ask_turn
+from api_support import new_session
 
 pytestmark = pytest.mark.integration
 
@@ -26,13 +26,9 @@ def ask(client: Any, customer: str, text: str, session: str | None = None) -> tu
     return ask_turn(client, customer, text, session, prefix="after")
 
 
-def new_session() -> str:
-    return f"after-{uuid.uuid4().hex[:8]}"
-
-
 def test_the_other_product_after_an_order_is_the_other_order_holding_it(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("after")
     # harper_santos_8115: #W6629830 and #W4941028, both pending, each with a Digital Camera
     status, reply = ask(client, "harper_santos_8115", "wheres #W6629830 at", session)
     assert status == "answered" and "#W6629830" in reply, reply
@@ -43,7 +39,7 @@ def test_the_other_product_after_an_order_is_the_other_order_holding_it(tau_api:
 
 def test_an_address_written_out_after_asking_about_the_change_proposes_it(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("after")
     # anya_garcia_3271: #W6436609 pending, shipping to 615 Laurel Lane, Philadelphia
     status, reply = ask(client, "anya_garcia_3271", "is it still possible to change where #W6436609 goes?",
                         session)
@@ -55,7 +51,7 @@ def test_an_address_written_out_after_asking_about_the_change_proposes_it(tau_ap
 
 def test_a_change_ruled_out_beside_thanks_asks_nothing(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("after")
     # anya_garcia_3271 has more than one order
     status, reply = ask(client, "anya_garcia_3271", "which card did I pay #W6436609 with?", session)
     assert status == "answered" and "#W6436609" in reply, reply
@@ -93,7 +89,7 @@ def test_a_change_asked_of_both_orders_not_yet_shipped_is_proposed_for_both(tau_
 
 def test_the_order_that_came_on_its_own_is_picked_from_those_listed(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("after")
     # aarav_anderson_8794: #W4316152 holds two Tea Kettles only; #W9311069 a Tea Kettle among others
     status, reply = ask(client, "aarav_anderson_8794", "I want to return my tea kettle", session)
     assert status == "needs_clarification" and "#W4316152" in reply and "#W9311069" in reply, reply
@@ -140,7 +136,7 @@ def test_a_cancellation_ruled_out_beside_a_question_keeps_the_order_it_names(tau
 
 def test_not_the_one_with_another_product_the_other_one_picks_from_those_listed(tau_api: Any) -> None:
     _, _, client = tau_api
-    session = new_session()
+    session = new_session("after")
     # aarav_anderson_8794: Tea Kettles in #W4316152 (alone) and #W9311069 (with a Bookshelf)
     status, reply = ask(client, "aarav_anderson_8794", "I want to return my tea kettle", session)
     assert status == "needs_clarification", reply

@@ -900,10 +900,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "I opened the perfume, I'd like to return it": the store takes it back only unopened
             # ("it shrank after one wash": nothing washed or altered is taken back). That rule, no
             # proposal.
-            rule = RULE_QUESTIONS["washed" if entities.get("washed") else "opened"]
-            b.add("policy", KNOWLEDGE, {"question": rule.format(
-                items=" and ".join(entities["not_returnable"])), "topic": "returns"},
-                notes=TaskNotes(order_id=order_id) if order_id else None)
+            _add_return_rule(b, "washed" if entities.get("washed") else "opened", entities["not_returnable"],
+                             order_id)
         elif intent == "cancel_order" and entities.get("order_status") == "cancelled" and order_id:
             # "yo cancel the smart watch" about an order already cancelled: that it is, and what its
             # refund was, where it went and when it shows; nothing to propose.
@@ -970,7 +968,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                                     **({"confirmation_id": confirmation_id} if confirmation_id else {})})
             if action == "return_items" and entities.get("only_unopened"):
                 # (the condition the store takes the item back on, said with the proposal)
-                _add_taken_back_only_unopened(b, entities)
+                _add_return_rule(b, "opened", entities["only_unopened"])
         if owned_in:
             # Only the lines of the products asked about: the rest of the order answers nothing.
             own = [str(p["product_id"]) for p in entities.get("products") or [] if p.get("product_id")]
@@ -1056,7 +1054,7 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
     if intent == "return_request" and entities.get("only_unopened"):
         # "I haven't opened the perfume yet. Would I still be able to return it?": the condition the
         # store takes it back on, beside the order's facts
-        _add_taken_back_only_unopened(b, entities)
+        _add_return_rule(b, "opened", entities["only_unopened"])
     if how_much and _WHEN.search(text) and intent not in {"cancel_order", "return_request"}:
         # "if I cancel it, how much do I get back and when?": the amount, and how long it takes.
         b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["refund_timing"]})
@@ -1067,10 +1065,12 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
         b.add("policy", KNOWLEDGE, {"question": text}, notes=TaskNotes(supplementary=True))
 
 
-def _add_taken_back_only_unopened(b: _Builder, entities: Mapping[str, Any]) -> None:
-    """The store's rule for the items it takes back only unopened (`entities["only_unopened"]`)."""
-    b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["opened"].format(
-        items=" and ".join(entities["only_unopened"])), "topic": "returns"})
+def _add_return_rule(b: _Builder, kind: str, items: Sequence[str], order_id: str | None = None) -> None:
+    """The store's rule for returning `items` once opened or used (`kind` "opened") or washed
+    ("washed"), quoted about `order_id` when given ("Order #W1: for hygiene reasons ...")."""
+    b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind].format(items=" and ".join(items)),
+                                "topic": "returns"},
+          notes=TaskNotes(order_id=order_id) if order_id else None)
 
 
 def _names_a_method(text: str) -> bool:

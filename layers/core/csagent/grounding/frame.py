@@ -90,15 +90,14 @@ def _one_order(entities: dict[str, Any], order_id: str, **grounded: str) -> dict
 _ONLY_BEFORE = re.compile(r"(?:\b(?:just|only)\s+(?:(?:the|a|an|my|one|that|those|two|2)\s+)?"
                           r"(?:[\w-]+\s+){0,2}|只有(?:一\w?)?|单独[^，。？！,.?!]{0,10})$", re.IGNORECASE)
 # ("the bookshelf by itself", "the bookshelf I ordered on its own")
-_ONLY_AFTER = re.compile(r"^\W*(?:(?:i|that|which|it)\s+(?:\w+\s+){0,2}?)?"
-                         r"(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone\b|and nothing else)",
+_ALONE = r"by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone\b"
+_ONLY_AFTER = re.compile(rf"^\W*(?:(?:i|that|which|it)\s+(?:\w+\s+){{0,2}}?)?(?:{_ALONE}|and nothing else)",
                          re.IGNORECASE)
 
 
 # An order said to hold the thing asked about and nothing else, the thing unnamed ("the one that came
 # on its own", "the one with nothing else in it"): `_ONLY_AFTER`'s words, anywhere in the answer.
-_ON_ITS_OWN = re.compile(
-    r"\b(?:by (?:it|them)sel(?:f|ves)|on (?:its|their) own|alone|(?:with )?nothing else)\b", re.IGNORECASE)
+_ON_ITS_OWN = re.compile(rf"\b(?:{_ALONE}|(?:with )?nothing else)\b", re.IGNORECASE)
 
 
 def _only_these(text: str, mentions: Sequence[Any]) -> bool:
@@ -162,17 +161,15 @@ def find_order(
     mentions = [m for m in mentions if not m.ambiguous or m.product_id in picked] or mentions
     # "not the one with the boots, the one with the helmet": the boots rule their order out.
     negated = [m for m in mentions if _NEGATED_BEFORE.search(source[: m.span[0]])]
-    if negated and len(negated) == len(mentions) and _PLURAL_ORDERS.search(text) \
-            and intent in READS | _WHOLE_ORDER_WRITES:
+    if negated and len(negated) == len(mentions) and (
+            (_PLURAL_ORDERS.search(text) and intent in READS | _WHOLE_ORDER_WRITES)
+            or (intent in _WHOLE_ORDER_WRITES and source is text)):
         # "cancel everything i got pending except the office chair": the orders the status words
         # say, but those with the products ruled out (of an item request, "return everything
-        # except the lamp", the items of an order are meant).
-        return _order_by_status(intent, text, entities, view, message, recent,
-                                ruled_out={m.product_id for m in negated})
-    if negated and len(negated) == len(mentions) and intent in _WHOLE_ORDER_WRITES and source is text:
-        # "Could you cancel that one? Not the chair one!": every product the clause names is ruled
-        # out; the order is one of those without them (a read names what it asks about, whatever
-        # it rules out: "dont cancel my bike order!! just tell me if its shipped")
+        # except the lamp", the items of an order are meant); "Could you cancel that one? Not the
+        # chair one!": every product the clause names is ruled out, the order is one of those
+        # without them (a read names what it asks about, whatever it rules out: "dont cancel my
+        # bike order!! just tell me if its shipped")
         return _order_by_status(intent, text, entities, view, message, recent,
                                 ruled_out={m.product_id for m in negated})
     mentions = [m for m in mentions if m not in negated] or mentions
@@ -963,11 +960,15 @@ _TOLD_MISSING = re.compile(
     re.IGNORECASE)
 
 
-def taken_back_only_unopened(lines: Sequence[Line]) -> list[str]:
-    """The names of the items the store takes back only unopened or unused
-    (`data/return_conditions.json`), each once."""
+def _only_unopened() -> set[str]:
+    """The products the store takes back only unopened or unused (`data/return_conditions.json`)."""
     rules = _return_conditions()
-    only = set(rules["unopened_only"]) | set(rules["unused_only"])
+    return set(rules["unopened_only"]) | set(rules["unused_only"])
+
+
+def taken_back_only_unopened(lines: Sequence[Line]) -> list[str]:
+    """The names of the items the store takes back only unopened or unused, each once."""
+    only = _only_unopened()
     return list(dict.fromkeys(x.name for x in lines if x.name in only))
 
 
@@ -975,7 +976,8 @@ def opened_but_returnable_only_unopened(text: str, lines: Sequence[Line]) -> lis
     """The names of the items to return that the store takes back only unopened or unused
     (`data/return_conditions.json`) when the words say they were opened or used; else []."""
     rules = _return_conditions()
-    named = [x.name for x in lines if x.name in set(taken_back_only_unopened(lines))]
+    only = _only_unopened()
+    named = [x.name for x in lines if x.name in only]
     if not named:
         return []
     if says_any(text, rules["not_opened"]):
@@ -1593,12 +1595,12 @@ def _write_its_verb_names(intent: str, text: str) -> str:
 # Reads of an order's own facts that a clause asking for a change of it was taken for.
 _ORDER_FACTS = frozenset({"order_status", "order_items"})
 # Words of sending a thing back ("send it back", "ship them back").
-_SENDS_IT_BACK = re.compile(r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?)\b[^.?!]{0,40}\bback\b",
-                            re.IGNORECASE)
+_SENDING = r"sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?"
+_SENDS_IT_BACK = re.compile(rf"\b(?:{_SENDING})\b[^.?!]{{0,40}}\bback\b", re.IGNORECASE)
 # Something sent back, in words or supposed ("if I sent the smart watch back, would the money ..."), or
 # money asked of it: a return's words, whatever else the clause asks.
 _SENT_BACK = re.compile(
-    r"\b(?:sen[dt]|ship(?:ped)?|mail(?:ed)?|post(?:ed)?|give|gave)\b[^.?!]{0,40}\bback\b|\bmoney\b"
+    rf"\b(?:{_SENDING}|give|gave)\b[^.?!]{{0,40}}\bback\b|\bmoney\b"
     r"|\b(?:if|when|once)\s+i\b", re.IGNORECASE)
 # A change the customer says they made themselves ("i canceled my order", "I already returned it").
 _I_DID_IT = re.compile(

@@ -338,3 +338,13 @@ def test_a_sentence_that_only_narrows_the_one_before_stays_with_it(text: str, ex
 def test_a_bare_request_after_a_sentence_asks_for_what_that_sentence_named(text: str,
                                                                           expected: list[str]) -> None:
     assert split_clauses(text) == expected
+
+
+@pytest.mark.parametrize(("text", "clauses"), [
+    ("hiii how r u today :) quick q, can i take the earbuds swimming?",
+     ["hiii how r u today :)", "quick q, can i take the earbuds swimming?"]),
+    ("my order :( it never came", ["my order :(", "it never came"]),
+    ("can it come at 10:30 please", ["can it come at 10:30 please"]),  # a time is no smiley
+])
+def test_a_typed_smiley_ends_a_sentence(text: str, clauses: list[str]) -> None:
+    assert [c.text for c in segment(text)] == clauses

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from csagent.nlp.speech_acts import (
+    asks_for_advice,
+    asks_for_change,
     asks_something,
     declines_change,
     is_elliptical,
@@ -257,3 +259,34 @@ def test_an_answer_that_holds_the_decision_back_only_weighs_the_change(text: str
 ])
 def test_a_follow_up_naming_only_an_order_or_a_product_is_elliptical(text: str, names: list[str]) -> None:
     assert is_elliptical(text, names)
+
+
+@pytest.mark.parametrize(("text", "advice"), [
+    ("Any ideas before I lose my mind?", True),
+    ("whats up with that??", True),
+    ("What I must do?", True),
+    ("so what should I do now", True),
+    ("怎么办？", True),
+    ("what do I do with the old one", False),   # names something of its own
+    ("Any update on my order?", False),
+    ("Can you help me with my order?", False),
+])
+def test_a_request_for_advice_naming_nothing_of_its_own(text: str, advice: bool) -> None:
+    assert asks_for_advice(text) is advice
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # a wish to do something that changes nothing, or words that tell what the store did or how
+    # something is, ask for no change
+    ("lowkey wanna wear my new earbuds at the pool lol", False),
+    ("I would like to know where my order is", False),
+    ("I think you take money two times from my gift card", False),
+    ("Sorry my mistake, PayPal is correct", False),
+    # a wish to change something does, after a dash or a comma too
+    ("wanna cancel my order", True),
+    ("I would like to have it sent to my office", True),
+    ("keyboard i ordered - want clicky switches instead of tactile", True),
+    ("correct the address please", True),
+])
+def test_what_asks_for_a_change_and_what_only_tells(text: str, asks: bool) -> None:
+    assert asks_for_change(text) is asks

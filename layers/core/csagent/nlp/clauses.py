@@ -71,9 +71,11 @@ _DECIMAL = re.compile(r"\d\.\d")
 # A short announcement before the requests (four words at most): "Two things, please:", "quick one -".
 _PREAMBLE = re.compile(r"^\s*((?:[\w'’]+[\s,]*){1,4}?)\s*(?::|\s[-–—]\s)\s*")
 # Sentence ends: punctuation, and in chat an emoji between two sentences ("hasn't arrived yet but
-# I like to be prepared 😊 how long is the warranty on it"). (Pictographs, dingbats and symbols.)
+# I like to be prepared 😊 how long is the warranty on it"). (Pictographs, dingbats and symbols.) So is
+# a typed smiley: "hiii how r u today :) quick q, can i take the earbuds swimming?"
 _HARD = re.compile(r"[?!？！。；;\n]+|\.+(?=\s|$)|[\u2600-\u27bf\U0001f300-\U0001faff][\ufe0f\u200d"
-                   r"\u2600-\u27bf\U0001f300-\U0001faff\U0001f3fb-\U0001f3ff]*(?=\s)")
+                   r"\u2600-\u27bf\U0001f300-\U0001faff\U0001f3fb-\U0001f3ff]*(?=\s)"
+                   r"|(?<=\s)(?:[:;=]-?[)(DPp3]+|<3+|xD+|XD+)(?=\s|$)")
 _EDGE_PUNCT = " \t\r\n,，;；:：.。!！、-–—"
 # Words that open a question inside a clause ("… and also know how long refunds take").
 EMBEDDED_QUESTION_WORDS = frozenset({"how", "what", "when", "where", "why", "whether", "if"})

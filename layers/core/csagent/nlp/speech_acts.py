@@ -104,6 +104,9 @@ def asks_for_change(text: str) -> bool:
         # anything, I'm just weighing my options"
         return False
     start = words[1:] if words[0] in _OPENERS else words
+    wished = _without_wishes_of_no_change(text)
+    wished_words = _words(wished)
+    wished_start = wished_words[1:] if wished_words and wished_words[0] in _OPENERS else wished_words
     # "please" inside a question only softens it ("how much would I get back, please?"); opening
     # one, it asks ("please cancel my kettle order?")
     question = text.rstrip().endswith("?") or bool(start and start[:1] in lexicon["wh_questions"])
@@ -111,8 +114,9 @@ def asks_for_change(text: str) -> bool:
             and ("still" in start or "able" in start):
         return False  # "Would I still be able to send it back?": whether it can be, asked
     requests = [p for p in lexicon["request"] if not (question and p in _COURTESY and words[:1] != p)]
-    # (an adverb inside a request phrase leaves it one: "I just want my money back")
-    unconditional = [w for w in _words(_CONDITION.sub(" ", text)) if w not in _FILLERS]
+    # (an adverb inside a request phrase leaves it one: "I just want my money back"; a wish to do
+    # something that changes nothing is none: "lowkey wanna wear my new earbuds at the pool")
+    unconditional = [w for w in _words(_CONDITION.sub(" ", wished)) if w not in _FILLERS]
     # ("You send me wrong perfume?" tells what the store did: "send me" after "you" asks nothing, as
     # "can you send me" does by its "can you")
     told = [p for p in requests if p in _TOLD_OF_THE_STORE]
@@ -120,8 +124,12 @@ def asks_for_change(text: str) -> bool:
     if _has(unconditional, told, denied=_DENIED | _NOT_THE_CUSTOMER | {"you", "u"}) \
             or _has(unconditional, others, denied=_DENIED | _NOT_THE_CUSTOMER):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
-    if any(start[: len(p)] == p for p in lexicon["request_openers"]):
-        return True  # "want my money back", "give me a refund": the wish, its subject left out
+    # ("want my money back", "give me a refund": the wish, its subject left out; so after a dash or
+    # a comma: "keyboard i ordered - want clicky switches instead of tactile")
+    parts = [_words(part) for part in _PARTS.split(_CONDITION.sub(" ", wished))]
+    opened = [wished_start] + ([] if question else parts[1:])
+    if any(o[: len(p)] == p for o in opened for p in lexicon["request_openers"]):
+        return True
     if question and _asks_leave_politely(start, words):
         return True  # "Could I move order #W1 from my gift card to PayPal, please?"
     if start[:1] in (["can"], ["could"], ["may"]) and start[1:2] in (["i"], ["we"]) \
@@ -144,7 +152,38 @@ def asks_for_change(text: str) -> bool:
         _verb(w, verbs, inflected=i > 0 and words[i - 1] in _PASSIVE_AUXILIARIES)
         and not any(words[max(0, i - len(n)):i] == n for n in negations)
         and words[i:i + 2] != ["do", "not"] and not _after_a_modal(words, i)
+        # (what the store or someone did is told: "you take money two times from my gift card"; a
+        # plain form after "is" describes: "PayPal is correct")
+        and not (i and words[i - 1] in _COPULAS)
+        and not (i and words[i - 1] in _SUBJECTS and (i < 2 or words[i - 2] not in _ASKING_MODALS))
         for i, w in enumerate(words))
+
+
+# Before a subject, words that make its verb asked for: "can u nuke the coffee maker order".
+_ASKING_MODALS = frozenset({"can", "could", "would", "will", "pls", "please", "plz"})
+
+
+_SUBJECTS = frozenset({"you", "u", "they", "he", "she", "we", "it"})
+# After these a verb's plain form is an adjective: "PayPal is correct", "that's fine".
+_COPULAS = frozenset({"is", "are", "was", "were", "it's", "its", "that's", "thats", "looks", "seems"})
+
+
+def _without_wishes_of_no_change(text: str) -> str:
+    """`text` with every "want to <verb>" ("wanna", "need to", "I'd like to", "hoping to") whose verb
+    names no change of an order (`imperative_verbs`, or "have" and "be": "I'd like to have it sent
+    to ...") left out: "lowkey wanna wear my new earbuds at the pool", "I need to know ..." ask for
+    nothing to be changed."""
+    verbs = {p[0] for p in _lexicon()["imperative_verbs"] if p} | {"have", "be", "keep"}
+
+    def masked(m: re.Match[str]) -> str:
+        verb = m.group(1).lower()
+        return m.group(0) if _verb(verb, verbs) else f" {verb}"
+
+    return _WISH_TO.sub(masked, text)
+
+
+_WISH_TO = re.compile(
+    r"\b(?:wanna|(?:want|wants|wanted|need|needs|like|love|wish|hoping|hope)\s+to)\s+([a-z]+)", re.IGNORECASE)
 
 
 # Words after which a verb tells what someone would or will do, not what the customer asks for ("my
@@ -358,8 +397,8 @@ def asks_something(text: str) -> bool:
         return True  # "need the tracking numbers", "want my receipt": the wish, its subject left out
     verbs = {p[0] for p in lexicon["imperative_verbs"] if p}
     # (a verb after a perfect's auxiliary tells what happened: "waiting on my kettle has put me in a
-    # baking mood")
-    return any(w in verbs and not (i and words[i - 1] in _PERFECT) for i, w in enumerate(words))
+    # baking mood"; after "is" it describes: "PayPal is correct")
+    return any(w in verbs and not (i and words[i - 1] in _PERFECT | _COPULAS) for i, w in enumerate(words))
 
 
 _PERFECT = frozenset({"has", "have", "had", "been", "ive", "weve"})
@@ -397,3 +436,35 @@ def is_elliptical(text: str, names: list[str]) -> bool:
     if not all(w in allowed for w in rest):
         return False
     return len(rest) < len(words) or "other" in rest or "another" in rest
+
+
+# A request for advice that names nothing of its own: what to do, what is going on, ideas, tips.
+_ADVICE = re.compile(
+    r"(?:any|got any|have any|some)\s+(?:ideas?|tips?|advice|suggestions?|clues?|fix(?:es)?)"
+    r"|what\s+(?:the\s+\w+\s+)?(?:do|should|can|must|shall|could|would)\s+i\s+do"
+    r"|wtf\s+(?:do|should|can)\s+i\s+do|what\s+(?:i|do\s+i)\s+(?:must|should|can|need\s+to)\s+do"
+    r"|what\s+(?:am\s+i|are\s+we)\s+supposed\s+to\s+do|what\s+to\s+do|what\s+now"
+    r"|what'?s\s+(?:up|going\s+on|wrong|happening)(?:\s+with\s+(?:it|that|this|them))?"
+    r"|how\s+(?:do|can|should)\s+i\s+(?:fix|sort|solve)\s+(?:it|this|that|them)"
+    r"|is\s+(?:it|this|that)\s+normal|help(?:\s+me)?",
+    re.IGNORECASE)
+# What may stand around it: a lead-in ("so", "ok", "pls") and a tail that adds no object ("... before
+# I lose my mind", "... before I throw it out the window", "lol").
+_ADVICE_LEAD = re.compile(r"^(?:(?:so|ok|okay|well|and|but|pls|please|hm+|ugh|seriously|honestly|anyway)"
+                          r"\W+)*", re.IGNORECASE)
+_ADVICE_TAIL = re.compile(r"(?:\s+(?:before|b4)\s+i\b.*|\s+(?:here|now|please|pls|lol|haha|then))*"
+                          r"\W*$", re.IGNORECASE)
+_ADVICE_ZH = re.compile(
+    r"^(?:那|请问)?(?:我)?(?:该|应该|要)?(?:怎么办|怎么回事|怎么解决|怎么处理|如何解决|咋办)[？?！!。.]*$")
+
+
+def asks_for_advice(text: str) -> bool:
+    """Is the clause only a request for advice, naming nothing of its own ("any ideas before I lose
+    my mind?", "whats up with that??", "What I must do?", "wtf do i do", "怎么办？")? It asks about
+    what the clause before told ("my kettle keeps switching off before the water boils")."""
+    text = text.strip()
+    if _ADVICE_ZH.match(text):
+        return True
+    rest = _ADVICE_LEAD.sub("", text, count=1)
+    head = _ADVICE.match(rest)
+    return head is not None and bool(_ADVICE_TAIL.fullmatch(rest[head.end():]))

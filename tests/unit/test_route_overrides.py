@@ -182,3 +182,24 @@ def test_a_cancellations_reason_in_the_answer_to_which_order_is_no_refusal(text:
     from csagent.graph.nodes.route import _ends_with_no
 
     assert _ends_with_no(text, cancelling=True) is refuses
+
+
+def _route_in_conversation(understanding: Understanding, text: str, replied: bool) -> dict[str, Any]:
+    """The route node on a later turn (`replied`: the assistant answered before) or a first one."""
+    runtime = SimpleNamespace(context=SimpleNamespace(understand=lambda _text, _state: understanding))
+    messages = [{"role": "customer", "text": "which of my orders haven't shipped?"},
+                {"role": "assistant", "text": "Here are your orders: #W1 (pending), #W2 (pending)."}] \
+        if replied else []
+    return route({"text": text, "messages": messages}, runtime)  # type: ignore[arg-type]
+
+
+def test_a_question_pointing_back_at_the_last_reply_is_asked_about_not_refused() -> None:
+    # Given a follow-up read as out of scope ("Florida" reads as travel) after the orders were listed
+    text = "Oof, two. And which one of those is going to Florida again?"
+    understanding = _understanding("out_of_scope",
+                                   Clause("which one of those is going to Florida again?",
+                                          "out_of_scope", 0.6))
+    # When the route decides / Then the customer is asked what they need, never refused
+    assert _route_in_conversation(understanding, text, replied=True)["route"] == "clarify"
+    # (a first message read so is refused as before: nothing was said for it to point back at)
+    assert _route_in_conversation(understanding, text, replied=False)["route"] == "out_of_scope"

@@ -1113,6 +1113,16 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
         # (a warranty asked of an item of an order the words name says which: "Order #W1: Smart
         # Watch ... 1 year of parts and labour.")
         about = str(entities.get("order_id") or "") if intent == "warranty" else ""
+        named = {str(p["product_id"]): str(p.get("name") or "") for p in entities.get("products") or []
+                 if p.get("product_id")}
+        if intent == "warranty" and len(named) > 1:
+            # "could you tell me how long my office chair and grill are each covered?": the terms
+            # for each product, asked of each (one search finds the one its words are nearest)
+            for product_id, name in list(named.items())[:MAX_PRODUCTS_ASKED]:
+                b.add(task_type, KNOWLEDGE, {**args, "question": f"{name}: {args['question']}",
+                                             "product_ids": [product_id]},
+                      notes=TaskNotes(order_id=about) if about else None)
+            return
         b.add(task_type, KNOWLEDGE, {**args, "product_ids": products[:MAX_PRODUCTS_ASKED]},
               notes=TaskNotes(order_id=about) if about else None)
         return

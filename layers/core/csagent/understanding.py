@@ -213,6 +213,12 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
         answer = "no" if reading[0] == "no" else "yes"
     else:
         answer = lean(text)
+    keeps = not trusted and any(keeps_as_is(s) for s in _SENTENCE_END.split(text)) \
+        and not any(asks_something(c.text) for c in understanding.clauses if not keeps_as_is(c.text))
+    if keeps:
+        # "Ah, sorry, I check again and the Visa is okay. Please keep it like before.": a sentence
+        # keeping things as they were, and nothing else asked, whatever "okay" leans to
+        answer = "no"
     if answer is None:
         return None
     proposed_orders = {p.order_id or "" for p in pending} | set(asked_orders)
@@ -235,13 +241,19 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
             return None
         if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated \
                 or _says_the_proposals_method(clause.text, pending) or _of_the_proposal(entities, pending) \
-                or (answer == "no" and keeps_as_is(clause.text)):
+                or (answer == "no" and keeps_as_is(clause.text)) \
+                or (keeps and not asks_something(clause.text)
+                    and (clause.intent not in WRITE_INTENTS
+                         or clause.entities.get("asks_for_change") is False)):
             # (the model read the whole reply as an answer: "yes, just do it already"; "no no, leave
             # it as it is then" asks for no change of its own)
             continue
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 
 
 # What a question beside a yes may ask: facts read, nothing changed and no one called.
@@ -388,6 +400,11 @@ def carry_out_asked_change(text: str, understanding: Understanding,
             return None  # "yes, and cancel #W2": another order named
         if clause.intent in WRITE_INTENTS and clause.intent not in restated \
                 and clause.confidence >= NEW_REQUEST_CONFIDENCE and entities.get("asks_for_change"):
+            return None
+        if has_question_mark(clause.text) and clause.intent in CATALOGUE_INTENTS | {"warranty"} \
+                and not named_changes(clause.text):
+            # "Good to know. Before I decide, roughly how long does the battery last on that one?":
+            # a question about the product, not a yes to the change
             return None
         if has_question_mark(clause.text) and set(named_changes(clause.text)) - restated:
             # "OK. So when it arrive, then I can return it?" after "can I still cancel it?": the "OK"

@@ -29,6 +29,7 @@ from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
     ADDRESS_CHANGES,
     CATALOGUE_INTENTS,
+    FOLLOW_UP_INTENTS,
     GENERAL_QUESTION_INTENTS,
     ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
@@ -256,6 +257,7 @@ class LocalUnderstanding:
         predictions = self.classifier.classify_many(pieces)
         pieces, predictions = _with_fallbacks_folded(pieces, predictions)
         pieces, predictions = _consequences_folded(pieces, predictions)
+        pieces, predictions, advice_asked = _advice_asks_folded(pieces, predictions)
         message = extract_entities(text)
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
@@ -368,6 +370,13 @@ class LocalUnderstanding:
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent or in_recent
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order,
                                        message=text)
+            if index in advice_asked and len(entities.get("products") or []) == 1 \
+                    and prediction.intent in _TOLD_BEFORE_ADVICE:
+                # "... flame is super low. wtf do i do": what to do about the product is what its
+                # documents tell (the manual's troubleshooting), not the catalogue's lists nor the
+                # order's lines
+                intent = "product_info"
+                entities["documents_first"] = True
             if in_recent and intent in CATALOGUE_INTENTS:
                 intent = "order_items"
             if intent == "account_info" and recent and not names_order and view is not None \
@@ -378,6 +387,11 @@ class LocalUnderstanding:
             that_order = not names_order and bool(clauses) and bool(clauses[-1].entities.get("order_id")) \
                 and bool(_THAT_ORDER.search(piece)) and intent not in WRITE_INTENTS
             told_before = _named_before(piece, text, clauses, catalogue) if catalogue and not products else []
+            # ("... how long is the warranty on it?" ... "how long does the battery last on that one?":
+            # "that one" is the one product the last turn was about, when the message names none)
+            talked_about = _product_talked_about(state, catalogue) \
+                if catalogue and not products and not told_before and not names_order \
+                and product_refs and product_refs[0].hint is None else []
             asked_of = None if products or names_order or that_order or not catalogue else \
                 _product_asked_about_again(piece, clauses, catalogue, told_before)
             if that_order:
@@ -394,33 +408,47 @@ class LocalUnderstanding:
                     and bool(asked_of.get("options"))
                 intent = "product_availability" if version_asked else "product_info"
                 entities["products"] = [asked_of]
-            elif not products and not names_order and intent in POINTING_BACK_INTENTS and clauses \
+            elif not products and not names_order and intent in POINTING_BACK_INTENTS \
+                    and (clauses or talked_about) \
                     and asks_as_question(piece) and (not product_refs or product_refs[0].hint is None) \
-                    and len(before := told_before) == 1:
+                    and len(before := told_before or talked_about) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
                 # product the clause before named; so is a question that names none ("... And how
                 # many hours is the battery?").
-                entities["products"] = [{**before[0], "carried": True}]
-                if clauses[-1].entities.get("products") == told_before \
+                entities["products"] = [_carried(before[0], piece, catalogue or [])]
+                if clauses and clauses[-1].entities.get("products") == told_before \
                         and len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:
                     # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
                     vouched.pop(len(clauses) - 1, None)
                     clauses.pop()
-            elif not products and not names_order and intent in {"out_of_scope", "smalltalk"} and clauses \
-                    and product_refs and asks_as_question(piece) and len(before := told_before) == 1:
+            elif not products and not names_order and intent in {"out_of_scope", "smalltalk"} \
+                    and (clauses or talked_about) and product_refs and asks_as_question(piece) \
+                    and len(before := told_before or talked_about) == 1:
                 # "I've got a few questions about my espresso machine ... First one: how often am I
                 # supposed to descale it?": read as nothing of the store's, a question of the one
                 # product the clause before named, which its pages answer.
                 intent = "product_info"
-                entities["products"] = [{**before[0], "carried": True}]
+                entities["products"] = [_carried(before[0], piece, catalogue or [])]
             # ("and #W1780552" after a tracking question names an order, as "and the tablet one?" a
             # product; a message of one clause is read whole, its opening "and" with it)
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
                 text if len(pieces) == 1 else piece,
                 [p.surface for p in products] + [str(v) for p in products for v in p.options.values()]
                 + list(found.order_ids))
+            question_before = clauses[-1].intent if clauses and clauses[-1].intent in FOLLOW_UP_INTENTS \
+                and products and intent not in WRITE_INTENTS and not follows_up else None
             if follows_up:
                 intent = str(last_question)  # "where's my grill order?" … "and the tablet one?"
+            elif question_before and intent != question_before and is_elliptical(
+                    piece, [p.surface for p in products]
+                    + [str(v) for p in products for v in p.options.values()]):
+                # "how long is the warranty on my keyboard and my digital camera?": the question of
+                # the clause before, asked of what this one names
+                intent = question_before
+                before_names = [str(p.get("surface") or "")
+                                for p in clauses[-1].entities.get("products") or []]
+                if len(before_names) == 1 and before_names[0] and before_names[0] in clauses[-1].text:
+                    piece = clauses[-1].text.replace(before_names[0], products[0].surface)
             elif last_question in KNOWLEDGE_FOLLOW_UPS and len(pieces) == 1 and opens_follow_up(text) \
                     and len(text.split()) <= MAX_FOLLOW_UP_WORDS and not asks_for_change(piece):
                 # "how long do refunds take to show up on a credit card?" … "and to a gift card?":
@@ -477,6 +505,8 @@ class LocalUnderstanding:
                             told_alone=sum(asking) - asking[index] == 0))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
+                if index in advice_asked and entities.get("documents_first"):
+                    intent = "product_info"  # (advice about their own one: still its documents')
                 if entities.get("address_named"):
                     intent = _address_other_than_the_orders(read_as, intent, piece, entities, view)
                 elif intent == "change_order_address" and not entities.get("address") and not found.addresses:
@@ -620,6 +650,7 @@ class LocalUnderstanding:
         clauses = _without_doubted_handoffs(clauses, doubted_handoffs)
         clauses = _payment_details_folded(
             _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
+        clauses = _without_wishes_asked_about(clauses, catalogue or [])
         clauses = _bare_verb_of_a_payment(clauses)
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
@@ -825,6 +856,61 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
     return texts, kept
 
 
+def _carried(product: Mapping[str, Any], piece: str,
+             catalogue: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The product a clause points back at ("Do you have that exact model in red?" after "the black
+    wireless over-ear ones"), with the options the clause names in place of the ones told before."""
+    from csagent.grounding.options import find_option_values
+
+    entry = next((p for p in catalogue if str(p.get("product_id")) == str(product.get("product_id"))), None)
+    named = {h.key: h.value for h in find_option_values(piece, entry.get("options") or {})} if entry else {}
+    return {**product, "options": {**(product.get("options") or {}), **named}, "carried": True}
+
+
+def _product_talked_about(state: Mapping[str, Any],
+                          catalogue: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The one product the last turn was about (`memory.last_product`, else the one product its
+    clauses named in the order it answered about), as a clause's product; [] when not one."""
+    memory = state.get("memory") or {}
+    last = memory.get("last_product")
+    ids = [str(last["product_id"])] if isinstance(last, Mapping) and last.get("product_id") \
+        else [str(p) for p in memory.get("last_products") or []]
+    if len(ids) != 1:
+        return []
+    product = next((p for p in catalogue if str(p.get("product_id")) == ids[0]), None)
+    if product is None:
+        return []
+    name = str(product.get("name") or "")
+    return [{"product_id": ids[0], "name": name, "options": {}, "surface": name}]
+
+
+def _advice_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any], set[int]]:
+    """ "my kettle keeps switching off before the water even boils, whats up with that??", "the grill
+    from #W1, the gas one, flame is super low. wtf do i do": a request for advice that names nothing
+    of its own (`speech_acts.asks_for_advice`) asks about what the clause before told, and joins it.
+    Returns the pieces, their predictions and the indexes of the pieces that now ask for advice."""
+    from csagent.nlp.speech_acts import asks_for_advice
+
+    texts: list[str] = []
+    kept: list[Any] = []
+    asked: set[int] = set()
+    for piece, prediction in zip(pieces, predictions, strict=True):
+        if kept and kept[-1].intent in _TOLD_BEFORE_ADVICE and prediction.intent not in WRITE_INTENTS \
+                and asks_for_advice(piece):
+            texts[-1] = f"{texts[-1]}, {piece}"
+            asked.add(len(texts) - 1)
+            continue
+        texts.append(piece)
+        kept.append(prediction)
+    return texts, kept, asked
+
+
+# What a clause telling of a product may be read as, before a request for advice about it (a story
+# of a delivery, a complaint or a change asks something else: "my order hasn't come, what do I do?").
+_TOLD_BEFORE_ADVICE = frozenset({"product_info", "product_availability", "order_items", "out_of_scope",
+                                 "smalltalk"})
+
+
 # What a change put as a condition would bring: money back (how much, where to) and when.
 _ASKS_WHAT_COMES_OF_IT = re.compile(
     r"\b(?:how much|get back|money|refund\w*|how (?:long|quickly|soon|fast)|when)\b"
@@ -1007,7 +1093,9 @@ def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
             and not has_question_mark(c.text) and named_change(c.text) is None \
             and len(c.text.split()) <= REASON_WORDS
 
-    kept = ("order_id", "order_status", "reason")  # the reason joins the request, which does the grounding
+    # the reason joins the request, which does the grounding; whether the clause asked for anything
+    # stays ("Sorry my mistake, PayPal is correct" asks for no cancellation)
+    kept = ("order_id", "order_status", "reason", "asks_for_change")
     folded: list[Clause] = []
     for c in clauses:
         asked = next((i for i in range(len(folded) - 1, -1, -1) if folded[i].intent == "cancel_order"
@@ -1103,6 +1191,42 @@ def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
     closing = bool(kept) and all(c.intent in GENERAL_INTENTS for c in kept) \
         and not any(asks_as_question(c.text) for c in clauses if c not in kept)
     return kept if asked or closing else clauses
+
+
+def _without_wishes_asked_about(clauses: list[Clause],
+                                catalogue: Sequence[Mapping[str, Any]]) -> list[Clause]:
+    """ "I love the yellow running shoes from #W1 but they pinch my toes ... Do you have those exact
+    ones in a 10?", "my brother would like the same digital camera I bought (the 20MP one ...). Is it
+    still available?": an item change told, not asked for nor asked about (`asks_for_change`), beside a
+    question whether the store has that product or what it is, tells what the question is about; the
+    question is what was asked, and is answered (no question of which version or which order). So is
+    a statement naming no product whose options the question carries already ("I think I need a size
+    10"); one that adds options the question lacks stays ("The one I want is 10-inch, gold. How much
+    is that one?")."""
+    from csagent.grounding.frame import asks_as_question
+    from csagent.grounding.options import find_option_values
+    from csagent.nlp.speech_acts import asks_for_change
+
+    questions = [c for c in clauses if c.intent in CATALOGUE_INTENTS and asks_as_question(c.text)]
+    asked = {str(p.get("product_id")): p for c in questions for p in c.entities.get("products") or []}
+    if not asked:
+        return clauses
+    options = {k: v for p in catalogue if str(p.get("product_id")) in asked
+               for k, v in (p.get("options") or {}).items()}
+    carried = {str(v).lower() for p in asked.values() for v in (p.get("options") or {}).values()}
+
+    def said_again(c: Clause) -> bool:  # a statement naming only options the question carries
+        if c.intent not in CATALOGUE_INTENTS or c.entities.get("products") or c.entities.get("categories") \
+                or asks_as_question(c.text):
+            return False
+        named = {h.value.lower() for h in find_option_values(c.text, options)}
+        return bool(named) and named <= carried
+
+    kept = [c for c in clauses if not (
+        c.intent == "change_items" and not asks_for_change(c.text) and not asks_as_question(c.text)
+        and {str(p.get("product_id")) for p in c.entities.get("products") or []} & set(asked))
+            and not said_again(c)]
+    return kept if any(c.intent not in PASSIVE_INTENTS for c in kept) else clauses
 
 
 def _narrowed(text: str, pending: list[PendingAction], view: Any, lang: str,
@@ -1556,10 +1680,14 @@ def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
     from csagent.grounding.frame import asks_as_question, named_changes, owns_as_described
     from csagent.grounding.resolve import product_mentions
 
-    if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece):
-        return False
+    if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece) \
+            or _INSTEAD.search(piece):
+        return False  # ("keyboard i ordered - want clicky switches instead of tactile": a change)
     mentions = product_mentions(piece, view.products(), own=True)
     return bool(mentions) and all(owns_as_described(m, view) for m in mentions)
+
+
+_INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.IGNORECASE)
 
 
 def _items_the_clause_returns(piece: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:

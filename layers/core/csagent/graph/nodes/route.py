@@ -161,6 +161,12 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     elif _frustrated_with_nothing_to_do(state, understanding) or (
             _asks_for_staff_process(state, understanding) and _nothing_to_do(state, understanding)):
         understanding = replace(understanding, route="handoff", confidence=1.0)
+    if understanding.route == "out_of_scope" and _points_back_at_the_last_reply(state):
+        # "Oof, four. And which one of those is going to Florida again?" after the orders listed,
+        # "And how much is still on it?" after the gift card's rule: a question about what the
+        # store's last reply named is the store's, however its words read alone; asked again,
+        # never refused.
+        understanding = replace(understanding, route="clarify")
     kept = (set_aside.get("trace") or {}).get("kept_pending")
     if kept and understanding.route != "knowledge_and_actions":
         # (only the store's answers can sit beside a change still proposed)
@@ -187,6 +193,18 @@ def _understood(state: State) -> Understanding | None:
     if not kept.get("understanding") or kept.get("text") != state.get("text", ""):
         return None
     return Understanding.from_dict(kept["understanding"])
+
+
+def _points_back_at_the_last_reply(state: State) -> bool:
+    """Does the message ask a question pointing back ("those", "it", "which one") at the store's last
+    reply?"""
+    text = state.get("text", "")
+    replied = any(m.get("role") == "assistant" for m in state.get("messages") or [])
+    return replied and _asks_a_question(text) and bool(_POINTS_BACK.search(text))
+
+
+# Words pointing back at what was just said.
+_POINTS_BACK = re.compile(r"\b(?:those|these|them|it|that one|this one|which one|which of)\b", re.IGNORECASE)
 
 
 def _thanks(understanding: Understanding) -> bool:

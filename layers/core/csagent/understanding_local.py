@@ -55,7 +55,7 @@ OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
 ORDER_BOUND_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
                                  "return_request", "change_order_address", "change_items", "change_payment"})
-PLURAL_ORDERS = re.compile(r"\borders\b", re.IGNORECASE)
+PLURAL_ORDERS = re.compile(r"\borders\b|(?:所有|全部|每个|几个)的?订单|订单(?:现在)?都|订单们", re.IGNORECASE)
 # A cancellation told as done ("I cancelled it", "ended up cancelling two orders", "the cancelled
 # espresso order", "我取消的那个订单", "已经取消了"), not asked for ("cancel it", "帮我取消").
 CANCELLATION_DONE = re.compile(
@@ -431,10 +431,14 @@ class LocalUnderstanding:
                 entities["products"] = [_carried(before[0], piece, catalogue or [])]
             # ("and #W1780552" after a tracking question names an order, as "and the tablet one?" a
             # product; a message of one clause is read whole, its opening "and" with it)
+            # (their own products count by their everyday words: "the order with the kettle and the
+            # boots", a kettle too plain a word to name one of the catalogue's)
+            own_named = [m.surface for m in product_mentions(piece, view.products(), own=True)] \
+                if view is not None and last_question else []
             follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
                 text if len(pieces) == 1 else piece,
                 [p.surface for p in products] + [str(v) for p in products for v in p.options.values()]
-                + list(found.order_ids))
+                + own_named + list(found.order_ids))
             question_before = clauses[-1].intent if clauses and clauses[-1].intent in FOLLOW_UP_INTENTS \
                 and products and intent not in WRITE_INTENTS and not follows_up else None
             if follows_up:
@@ -836,14 +840,15 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
     money, and when), not questions of their own; they join the condition's clause."""
     from csagent.grounding.frame import named_change
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
-    from csagent.nlp.speech_acts import is_hypothetical
+    from csagent.nlp.speech_acts import is_hypothetical, weighs_a_change
 
     texts: list[str] = []
     kept: list[Any] = []
     for piece, prediction in zip(pieces, predictions, strict=True):
         # (the condition read as a change, or naming one: "If I return the makeup kit from #W1, which
-        # is still unopened, how much would I get back?")
-        after_condition = bool(kept) and is_hypothetical(texts[-1]) \
+        # is still unopened, how much would I get back?"; or a change only weighed: "I'm weighing up
+        # whether to cancel my order with the coffee maker. If I did, how much would I get back?")
+        after_condition = bool(kept) and (is_hypothetical(texts[-1]) or weighs_a_change(texts[-1])) \
             and (kept[-1].intent in WRITE_INTENTS or named_change(texts[-1]) is not None)
         # "what would I get back?" may read as a return; it names no change of its own
         of_its_own = prediction.intent in WRITE_INTENTS and named_change(piece) is not None
@@ -2205,9 +2210,29 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       the change; so is a hand-off reading whose runner-up is that change ("kill that one pls").
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
-    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical
+    from csagent.nlp.script import has_ideographs
+    from csagent.nlp.speech_acts import ZH_HOW_OFTEN, asks_for_change, is_hypothetical
 
     address = entities.get("address") or {}
+    if intent == "change_payment":
+        from csagent.grounding.frame import named_changes, names_a_price_difference
+
+        if names_a_price_difference(text) and "change_items" in named_changes(text):
+            # "我想换成同样M号、蓝色，但是高通风的那款，差价用礼品卡付", "swap it for the blue one, the
+            # difference on PayPal": the item change, and how its difference is paid
+            return "change_items"
+    if intent in ITEM_REQUESTS and has_ideographs(text):
+        from csagent.grounding.frame import named_changes
+
+        if ZH_HOW_OFTEN.search(text):
+            # "HEPA滤网多久需要换一次？" (how often does the filter need replacing?): how the product
+            # is looked after, which its pages answer; no change of the order
+            return "product_info"
+        said = named_changes(text)
+        if len(said) == 1 and said[0] in ITEM_REQUESTS and said[0] != intent:
+            # "我想把黑色的无线耳机和那套蓝色的行李箱一起退掉" (send them back): read as an item
+            # change for its "我想把 ...", but its own verb names a return
+            return said[0]
     if intent == "cancel_order" and told_cancelled(text) \
             and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"

@@ -455,3 +455,16 @@ def test_a_doubted_handoff_beside_a_request_is_no_request_for_a_person(readings,
 def test_a_handoff_alone_sure_or_in_words_for_a_person_stays(readings, text):
     understanding = LocalUnderstanding(classifier=_ScriptedClassifier(*readings)).understand(text, {})
     assert "human_handoff" in [c.intent for c in understanding.clauses]
+
+
+@pytest.mark.parametrize(("text", "intent", "read"), [
+    # the item change, and how its difference is paid, read as a payment change
+    ("我想换成同样M号、蓝色，但是高通风的那款，差价用礼品卡付", "change_payment", "change_items"),
+    ("swap it for the blue one, the difference on PayPal", "change_payment", "change_items"),
+    ("change the payment to paypal", "change_payment", "change_payment"),
+    # in Chinese, an item request whose own verb names a return, or asks how often
+    ("我想把黑色的无线耳机和那套蓝色的行李箱一起退掉", "change_items", "return_request"),
+    ("HEPA滤网多久需要换一次？", "change_items", "product_info"),
+])
+def test_a_reading_its_own_words_outweigh(text: str, intent: str, read: str) -> None:
+    assert reconsider_intent(intent, None, text, {}, names_order=True) == read

@@ -1809,6 +1809,11 @@ def item_change_intent(
             # "I'm thinking of getting a tea kettle for my mother, she has an induction hob": an
             # option named, nothing asked to change.
             return intent
+    if intent == "return_request" and has_ideographs(text) and named_changes(text) == ["return_request"] \
+            and not asks_another_item(text):
+        # "我想把黑色的无线耳机和那套蓝色的行李箱一起退掉": its only verb sends them back; the colours
+        # say which items, not which ones are wished for
+        return intent
     if asks_money_back(text) and not asks_another_item(text):
         # "You sent me the wrong smart watch!! I ordered the black one ... I don't want it, I want a
         # refund to my card": the variant named is the one ordered, not one wished for; money back,

@@ -945,9 +945,10 @@ def _dimensions_kept(toks: Sequence[str], dims: Mapping[str, Sequence[str]]) -> 
     return kept
 
 
-# Verbs saying a dimension stays as it is, and the words between it and them ("the colour can stay").
-_STAY_VERBS = frozenset({"stay", "stays", "remain", "remains"})
-_STAY_GAP = frozenset({"can", "should", "must", "will", "to", "may", "please"})
+# Verbs saying a dimension stays as it is, and the words between it and them ("the colour can stay",
+# "颜色和材质都不变": "color and material both unchanged").
+_STAY_VERBS = frozenset({"stay", "stays", "remain", "remains", "unchanged"})
+_STAY_GAP = frozenset({"can", "should", "must", "will", "to", "may", "please", "both", "all", "be"})
 
 
 # A short sentence saying something is fine as it is ("The blue one is fine.", "the other bed and the

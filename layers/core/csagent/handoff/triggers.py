@@ -387,11 +387,16 @@ def _outweighed_handoff(clause: Mapping[str, Any], clauses: Sequence[Mapping[str
     """A handoff read weakly beside a request read surely ("my sister told me to just message you
     guys. I'd like to track order #W1"): the request is what the message asks, not a person. The
     customer's own words for a person (the explicit lexicon) are never outweighed."""
+    from csagent.nlp.speech_acts import asks_something
+
     text = str(clause.get("text") or "")
     if float(clause.get("confidence") or 1.0) >= WEAK_HANDOFF or is_explicit_request(text):
         return False
+    # (a statement beside it asks nothing: "That's my OLD apartment in Indianapolis! ... I want this
+    # investigated by someone who can actually do something.")
     return any(c.get("intent") not in NO_REQUEST_INTENTS | {HANDOFF_INTENT}
-               and float(c.get("confidence") or 0.0) >= WEAK_HANDOFF for c in clauses)
+               and float(c.get("confidence") or 0.0) >= WEAK_HANDOFF
+               and asks_something(str(c.get("text") or "")) for c in clauses)
 
 
 # ----------------------------------------------------------------------------------------------

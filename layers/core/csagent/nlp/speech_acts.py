@@ -263,8 +263,14 @@ def _hedges(words: list[str]) -> bool:
     return _has(joined.split(), lexicon["hedges"])
 
 
+# "how often ... once" in Chinese (多久/多长时间/隔多久 ... 一次): how a product is looked after.
+ZH_HOW_OFTEN = re.compile(r"(?:多久|多长时间|隔多久|几个月|几天)[^，。？！?]{0,8}一次")
+
+
 def _asks_for_change_zh(text: str) -> bool:
     lexicon = _lexicon()
+    if ZH_HOW_OFTEN.search(text):
+        return False  # "HEPA滤网多久需要换一次？": how often the filter needs replacing, asked
     if any(m in text for m in lexicon["zh_request"]):
         return True
     if any(m in text for m in lexicon["zh_asking"]):

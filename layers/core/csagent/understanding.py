@@ -213,7 +213,9 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
         answer = "no" if reading[0] == "no" else "yes"
     else:
         answer = lean(text)
-    keeps = not trusted and any(keeps_as_is(s) for s in _SENTENCE_END.split(text)) \
+    # (not beside a yes: "yes go ahead, keep the rest as it is")
+    keeps = not trusted and not _SAYS_YES.search(text) \
+        and any(keeps_as_is(s) for s in _SENTENCE_END.split(text)) \
         and not any(asks_something(c.text) for c in understanding.clauses if not keeps_as_is(c.text))
     if keeps:
         # "Ah, sorry, I check again and the Visa is okay. Please keep it like before.": a sentence
@@ -242,11 +244,12 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
         if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated \
                 or _says_the_proposals_method(clause.text, pending) or _of_the_proposal(entities, pending) \
                 or (answer == "no" and keeps_as_is(clause.text)) \
+                or (answer == "yes" and keeps_as_is(clause.text) and not entities.get("products")) \
                 or (keeps and not asks_something(clause.text)
                     and (clause.intent not in WRITE_INTENTS
                          or clause.entities.get("asks_for_change") is False)):
             # (the model read the whole reply as an answer: "yes, just do it already"; "no no, leave
-            # it as it is then" asks for no change of its own)
+            # it as it is then", "ok sure, leave everything else as is" ask for no change of their own)
             continue
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
@@ -254,6 +257,8 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+_SAYS_YES = re.compile(r"\b(?:yes|yeah|yep|yup|sure|go ahead|do it|proceed|confirm(?:ed)?|please do)\b",
+                       re.IGNORECASE)
 
 
 # What a question beside a yes may ask: facts read, nothing changed and no one called.

@@ -1205,9 +1205,9 @@ def _without_wishes_asked_about(clauses: list[Clause],
     still available?": an item change told, not asked for nor asked about (`asks_for_change`), beside a
     question whether the store has that product or what it is, tells what the question is about; the
     question is what was asked, and is answered (no question of which version or which order). So is
-    a statement naming no product whose options the question carries already ("I think I need a size
-    10"); one that adds options the question lacks stays ("The one I want is 10-inch, gold. How much
-    is that one?")."""
+    a statement naming no product nor any option the question does not carry already ("I think I need
+    a size 10"); one that adds options the question lacks stays ("The one I want is 10-inch, gold.
+    How much is that one?")."""
     from csagent.grounding.frame import asks_as_question
     from csagent.grounding.options import find_option_values
     from csagent.nlp.speech_acts import asks_for_change
@@ -1224,8 +1224,7 @@ def _without_wishes_asked_about(clauses: list[Clause],
         if c.intent not in CATALOGUE_INTENTS or c.entities.get("products") or c.entities.get("categories") \
                 or asks_as_question(c.text):
             return False
-        named = {h.value.lower() for h in find_option_values(c.text, options)}
-        return bool(named) and named <= carried
+        return {h.value.lower() for h in find_option_values(c.text, options)} <= carried
 
     kept = [c for c in clauses if not (
         c.intent == "change_items" and not asks_for_change(c.text) and not asks_as_question(c.text)

@@ -161,11 +161,12 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     elif _frustrated_with_nothing_to_do(state, understanding) or (
             _asks_for_staff_process(state, understanding) and _nothing_to_do(state, understanding)):
         understanding = replace(understanding, route="handoff", confidence=1.0)
-    if understanding.route == "out_of_scope" and _points_back_at_the_last_reply(state):
+    if understanding.route == "out_of_scope" and (_points_back_at_the_last_reply(state)
+                                                  or (set_aside.get("trace") or {}).get("set_aside")):
         # "Oof, four. And which one of those is going to Florida again?" after the orders listed,
         # "And how much is still on it?" after the gift card's rule: a question about what the
         # store's last reply named is the store's, however its words read alone; asked again,
-        # never refused.
+        # never refused. So is whatever is said instead of a yes or no to a proposal.
         understanding = replace(understanding, route="clarify")
     kept = (set_aside.get("trace") or {}).get("kept_pending")
     if kept and understanding.route != "knowledge_and_actions":

@@ -286,6 +286,7 @@ def test_a_request_for_advice_naming_nothing_of_its_own(text: str, advice: bool)
     ("wanna cancel my order", True),
     ("I would like to have it sent to my office", True),
     ("keyboard i ordered - want clicky switches instead of tactile", True),
+    ("I want to give back the notebook and the tea kettle, both", True),  # a verb with "back" names one
     ("correct the address please", True),
 ])
 def test_what_asks_for_a_change_and_what_only_tells(text: str, asks: bool) -> None:

@@ -177,11 +177,14 @@ def _without_wishes_of_no_change(text: str) -> str:
 
     def masked(m: re.Match[str]) -> str:
         verb = m.group(1).lower()
-        return m.group(0) if _verb(verb, verbs) else f" {verb}"
+        # (a verb with "back" names one: "I want to give back the notebook", "want to bring it back")
+        phrasal = _BACK_AFTER.match(m.string, m.end()) is not None
+        return m.group(0) if _verb(verb, verbs) or phrasal else f" {verb}"
 
     return _WISH_TO.sub(masked, text)
 
 
+_BACK_AFTER = re.compile(r"(?:\s+[\w']+){0,3}?\s+back\b", re.IGNORECASE)
 _WISH_TO = re.compile(
     r"\b(?:wanna|(?:want|wants|wanted|need|needs|like|love|wish|hoping|hope)\s+to)\s+([a-z]+)", re.IGNORECASE)
 

@@ -2207,6 +2207,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     - A catalogue, complaint, small-talk or out-of-scope reading of a clause that tells the store to
       make a change by that change's own verb ("kill the sneakers one", "nix the smart watch one"):
       the change; so is a hand-off reading whose runner-up is that change ("kill that one pls").
+    - A payment change whose words name an item change and its price difference ("swap it for the
+      blue one, the difference on PayPal"): the item change.
+    - In Chinese, an item request asking how often ("多久...一次"): a product question; one whose own
+      verb names the other item request ("...一起退掉" read as an item change): that request.
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.script import has_ideographs

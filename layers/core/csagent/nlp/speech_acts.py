@@ -163,6 +163,7 @@ def asks_for_change(text: str) -> bool:
 _ASKING_MODALS = frozenset({"can", "could", "would", "will", "pls", "please", "plz"})
 
 
+# Subjects whose verb tells what someone did ("you take money two times"), unless a modal asks it.
 _SUBJECTS = frozenset({"you", "u", "they", "he", "she", "we", "it"})
 # After these a verb's plain form is an adjective: "PayPal is correct", "that's fine".
 _COPULAS = frozenset({"is", "are", "was", "were", "it's", "its", "that's", "thats", "looks", "seems"})

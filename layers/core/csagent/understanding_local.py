@@ -867,9 +867,14 @@ def _carried(product: Mapping[str, Any], piece: str,
     wireless over-ear ones"), with the options the clause names in place of the ones told before."""
     from csagent.grounding.options import find_option_values
 
-    entry = next((p for p in catalogue if str(p.get("product_id")) == str(product.get("product_id"))), None)
+    entry = _catalogue_entry(catalogue, str(product.get("product_id")))
     named = {h.key: h.value for h in find_option_values(piece, entry.get("options") or {})} if entry else {}
     return {**product, "options": {**(product.get("options") or {}), **named}, "carried": True}
+
+
+def _catalogue_entry(catalogue: Sequence[Mapping[str, Any]], product_id: str) -> Mapping[str, Any] | None:
+    """The catalogue's product of `product_id` ({product_id, name, options}), or None."""
+    return next((p for p in catalogue if str(p.get("product_id")) == product_id), None)
 
 
 def _product_talked_about(state: Mapping[str, Any],
@@ -882,7 +887,7 @@ def _product_talked_about(state: Mapping[str, Any],
         else [str(p) for p in memory.get("last_products") or []]
     if len(ids) != 1:
         return []
-    product = next((p for p in catalogue if str(p.get("product_id")) == ids[0]), None)
+    product = _catalogue_entry(catalogue, ids[0])
     if product is None:
         return []
     name = str(product.get("name") or "")
@@ -1685,13 +1690,15 @@ def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
     from csagent.grounding.resolve import product_mentions
 
     if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece) \
-            or _INSTEAD.search(piece):
+            or _NAMES_A_SWAP.search(piece):
         return False  # ("keyboard i ordered - want clicky switches instead of tactile": a change)
     mentions = product_mentions(piece, view.products(), own=True)
     return bool(mentions) and all(owns_as_described(m, view) for m in mentions)
 
 
-_INSTEAD = re.compile(r"\binstead\b|\brather than\b", re.IGNORECASE)
+# Words that make a told purchase a change ("want clicky switches instead of tactile"); not
+# `grounding.frame._INSTEAD`, which reads "instead" alone as a wish for another item.
+_NAMES_A_SWAP = re.compile(r"\binstead\b|\brather than\b", re.IGNORECASE)
 
 
 def _items_the_clause_returns(piece: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:

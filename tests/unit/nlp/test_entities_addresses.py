@@ -59,3 +59,42 @@ def test_a_state_code_is_a_word_of_its_own_not_the_end_of_another() -> None:
     # street line with a sentence after it is no address (the saved one is meant)
     assert find_addresses("My order goes to 585 Hillcrest Drive. Could you send it to my home address?") == []
     assert [a.state for a in find_addresses("200 Pine Street, Suite 1200, Seattle WA 98101")] == ["WA"]
+
+
+STATE_NAMES = {"CA": "California", "TX": "Texas", "NY": "New York", "PA": "Pennsylvania", "OH": "Ohio",
+               "IL": "Illinois", "WA": "Washington", "FL": "Florida", "NC": "North Carolina",
+               "DC": "District of Columbia", "MA": "Massachusetts", "AZ": "Arizona", "CO": "Colorado",
+               "GA": "Georgia", "MI": "Michigan", "TN": "Tennessee", "IN": "Indiana", "WI": "Wisconsin"}
+
+
+@pytest.mark.skipif(not TAU_USERS.exists(), reason="needs ../shared/data/tau-retail")
+@pytest.mark.parametrize("template", [
+    "{address2}, {address1}, {city}, {state} {zip}",      # the unit written first
+    "{address1} {address2} {city} {state} {zip}",         # no commas at all
+    "{address1}, {address2}, {city}, {state_name} {zip}",  # the state by its name
+    "ship it to {address2}, {address1}, {city}, {state_name} {zip}, USA please",
+])
+def test_the_store_addresses_written_other_ways_parse(template: str) -> None:
+    # Given the store data's customer addresses (those in a state the test names), written as
+    # customers also write them
+    addresses = [u["address"] for u in json.loads(TAU_USERS.read_text()).values()
+                 if u["address"]["state"] in STATE_NAMES]
+    assert len(addresses) > 100
+    # When each is parsed / Then it comes back exactly: the unit as the second line, the state's code
+    written = [(a, template.format(**a, state_name=STATE_NAMES[a["state"]])) for a in addresses]
+    wrong = [a for a, text in written if [x.as_dict() for x in find_addresses(text)] != [a]]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    ("ship to 5 Circle Ct Charlotte NC 28202", ("5 Circle Ct", None, "Charlotte", "NC")),
+    ("it should go to 990 Route 66, Flagstaff, AZ 86001", ("990 Route 66", None, "Flagstaff", "AZ")),
+    ("to 310 Highway 9, Fl 2, Boulder, Colorado 80301", ("310 Highway 9", "Fl 2", "Boulder", "CO")),
+    ("12 Main St, St Louis, MO 63101", ("12 Main St", None, "St Louis", "MO")),
+    ("12 Washington Ave, Seattle, Washington 98101", ("12 Washington Ave", None, "Seattle", "WA")),
+])
+def test_street_city_and_state_are_told_apart(text: str, fields: tuple[str | None, ...]) -> None:
+    # A short suffix ("Ct") begins no city; a road may be known by its number; a unit word is a
+    # word of its own ("Fl 2", not the "Fl" of "Flagstaff"); a state may be written by its name
+    [address] = find_addresses(text)
+    assert (address.address1, address.address2, address.city, address.state) == fields

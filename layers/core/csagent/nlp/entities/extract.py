@@ -36,7 +36,7 @@ def extract_entities(text: str, catalogue: Sequence[Mapping[str, Any]] | None = 
     """All entities in a text (usually one clause). Zip codes inside a matched address's street
     number are not reported as zip codes; the address's own zip is."""
     addresses = find_addresses(text)
-    street_spans = [(a.span[0], a.span[0] + len(a.address1)) for a in addresses]
+    street_spans = [(a.street_start, a.street_start + len(a.address1)) for a in addresses]
     zips = [m.group(1) for m in ZIP_RE.finditer(text)
             if not any(s <= m.start() < e for s, e in street_spans)]
     return Entities(

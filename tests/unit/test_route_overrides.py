@@ -174,6 +174,7 @@ def test_an_answer_to_which_order_that_calls_the_request_off(text: str, refuses:
 @pytest.mark.parametrize(("text", "refuses"), [
     # answering "which order?" about a cancellation: its reason, not a refusal
     ("the one w the espresso machine. dont need it anymore", False),
+    ("bookshelf one. no longer needed", False),  # a "no" that belongs to its words
     # a refusal still is one, reason or not
     ("no, I dont need it cancelled anymore", True),
     ("the espresso one. actually forget it, leave it", True),
@@ -203,3 +204,13 @@ def test_a_question_pointing_back_at_the_last_reply_is_asked_about_not_refused()
     assert _route_in_conversation(understanding, text, replied=True)["route"] == "clarify"
     # (a first message read so is refused as before: nothing was said for it to point back at)
     assert _route_in_conversation(understanding, text, replied=False)["route"] == "out_of_scope"
+
+
+@pytest.mark.parametrize("text", ["Oh right, the watch! Is that the one with the black dial?",
+                                  "ok hows much is even on it"])
+def test_a_question_pointing_back_without_a_question_word_or_mark_is_not_refused(text: str) -> None:
+    # Given a follow-up read as out of scope that points back with "that" or "it", asked with no
+    # "which" (or with no question mark)
+    understanding = _understanding("out_of_scope", Clause(text, "out_of_scope", 0.6))
+    # When the route decides / Then it is asked about, never refused
+    assert _route_in_conversation(understanding, text, replied=True)["route"] == "clarify"

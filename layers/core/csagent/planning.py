@@ -327,7 +327,18 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         intent = clause.get("intent", "")
         entities = clause.get("entities") or {}
         if _details_of_a_change(intent, clause.get("text", ""), entities, changes):
-            continue  # "it's the 28 inch one", "PayPal for the difference": part of the change asked
+            # "it's the 28 inch one", "PayPal for the difference": part of the change asked. A detail
+            # that asks for it asks for that change ("I was wondering whether I could return the
+            # robot vacuum. If so, please refund it to the card I paid with.")
+            if entities.get("asks_for_change"):
+                # (the changes already folded, and those still to come)
+                for change in [c for c in folded if c.get("intent") in CHANGE_REQUESTS] + changes:
+                    if change is not clause and (change.get("entities") or {}).get("order_id") \
+                            in (entities.get("order_id"), None):
+                        change["entities"]["asks_for_change"] = True
+                        if entities.get("payment_method_id"):
+                            change["entities"].setdefault("payment_method_id", entities["payment_method_id"])
+            continue
         if complaint and intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and not _names_order(entities):
             continue  # "charged twice for the boots. I only need ONE pair": the complaint, told again

@@ -102,7 +102,14 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
             and bool(c.entities.get("payment_method_id"))
 
     def describes(c: Clause) -> bool:
-        return (answering and _describes(c)) or gives_only(c) or bare_answer(c) or pays_for_it(c)
+        return (answering and _describes(c)) or gives_only(c) or bare_answer(c) or pays_for_it(c) \
+            or tells_of_a_product(c)
+
+    def tells_of_a_product(c: Clause) -> bool:
+        # "I don't need it anymore, I find the e-reader in other place." after "why are you
+        # cancelling?": a statement naming a product asks nothing of the catalogue; it says why.
+        return c.intent in CATALOGUE_INTENTS and not asks_something(c.text) \
+            and not has_question_mark(c.text)
 
     def bare_answer(c: Clause) -> bool:
         # "#W3288665" after "which of your orders?": it gives what was asked and asks nothing,

@@ -257,6 +257,8 @@ class LocalUnderstanding:
         predictions = self.classifier.classify_many(pieces)
         pieces, predictions = _with_fallbacks_folded(pieces, predictions)
         pieces, predictions = _consequences_folded(pieces, predictions)
+        predictions = _requests_after_statements(pieces, predictions, self.classifier)
+        pieces, predictions = _possibility_asks_folded(pieces, predictions)
         pieces, predictions, advice_asked = _advice_asks_folded(pieces, predictions)
         message = extract_entities(text)
         message_orders = message.order_ids
@@ -552,7 +554,11 @@ class LocalUnderstanding:
                     # "I just moved in with my partner so my address has changed! The new one is 45
                     # Magnolia Court, ...": an address said to have changed, the new one written out
                     intent == "update_default_address" and names_address_change(piece)
-                    and not asks_something(piece) and bool(find_addresses(text)))
+                    and not asks_something(piece) and bool(find_addresses(text))) or (
+                    # ("1200 ocean drive apt 5b, miami florida 33139": an address written alone, the
+                    # whole message, gives the address its reading's change needs)
+                    intent in {"update_default_address", "change_order_address"} and len(pieces) == 1
+                    and _only_an_address(piece))
             named_products = entities.get("products") or []
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
                     and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)
@@ -655,6 +661,7 @@ class LocalUnderstanding:
         clauses = _payment_details_folded(
             _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
         clauses = _without_wishes_asked_about(clauses, catalogue or [])
+        clauses = _without_account_facts_told(clauses)
         clauses = _bare_verb_of_a_payment(clauses)
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
@@ -840,7 +847,7 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
     money, and when), not questions of their own; they join the condition's clause."""
     from csagent.grounding.frame import named_change
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
-    from csagent.nlp.speech_acts import is_hypothetical, weighs_a_change
+    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical, weighs_a_change
 
     texts: list[str] = []
     kept: list[Any] = []
@@ -852,13 +859,78 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
             and (kept[-1].intent in WRITE_INTENTS or named_change(texts[-1]) is not None)
         # "what would I get back?" may read as a return; it names no change of its own
         of_its_own = prediction.intent in WRITE_INTENTS and named_change(piece) is not None
+        # (nor does one that asks for a change: "I was wondering whether I could return the robot
+        # vacuum. If so, please refund it to the card I paid with.")
         if after_condition and not of_its_own and _ASKS_WHAT_COMES_OF_IT.search(piece) \
-                and not ORDER_ID_RE.search(piece):
+                and not ORDER_ID_RE.search(piece) and not asks_for_change(piece):
             texts[-1] = f"{texts[-1]}, {piece}"
             continue
         texts.append(piece)
         kept.append(prediction)
     return texts, kept
+
+
+def _possibility_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
+    """ "... I'd much rather it were charged to my Mastercard instead. Would that be possible,
+    please?": whether "that" can be done, after a change asked for, asks for that change; it
+    joins its clause, whatever the words alone read as."""
+    texts: list[str] = []
+    kept: list[Any] = []
+    for piece, prediction in zip(pieces, predictions, strict=True):
+        if kept and kept[-1].intent in WRITE_INTENTS and _ASKS_IF_THAT_CAN_BE.fullmatch(piece.strip()):
+            texts[-1] = f"{texts[-1]}. {piece}"
+            continue
+        texts.append(piece)
+        kept.append(prediction)
+    return texts, kept
+
+
+# "Would that be possible, please?", "is this doable?", "can you do that for me?"
+_ASKS_IF_THAT_CAN_BE = re.compile(
+    r"(?:(?:and|so)\s+)?(?:(?:would|will|could|can|is|isn'?t)\s+(?:that|this|it)\s+(?:be\s+)?"
+    r"(?:possible|doable|ok|okay|alright|done|an option)"
+    r"|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(?:do|manage)\s+(?:that|this|it))"
+    r"(?:[\s,]+(?:at all|for me|please|pls|thanks|thank you))*\W*", re.IGNORECASE)
+
+
+def _requests_after_statements(pieces: list[str], predictions: list[Any], classifier: Any) -> list[Any]:
+    """ "The order with the earbuds ... went on my gift card, and I'd much rather it were charged
+    to my Mastercard instead": a statement and, after ", and", a request for a change, in one
+    clause (a statement opens no clause of its own). When the model reads the whole unsurely as
+    no change and the request alone surely as one, the request's reading is the clause's; the
+    statement stays its context. So is a change the model puts second to a question about the
+    rule, unsurely, when the words ask for it ("hey can u ship my stuff to my work instead?")."""
+    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical
+
+    out = list(predictions)
+    for i, (piece, prediction) in enumerate(zip(pieces, predictions, strict=True)):
+        if prediction.intent in WRITE_INTENTS or getattr(prediction, "probability", 1.0) >= 0.5:
+            continue
+        runner_up = getattr(prediction, "runner_up", None)
+        if prediction.intent == "policy_question" and runner_up in WRITE_INTENTS \
+                and asks_for_change(piece) and not is_hypothetical(piece):
+            # "hey can u ship my stuff to my work instead?": read unsurely as a question about the
+            # rule, next as the change, and asked for (not "can I ...?", nor "if I ..."): the change
+            out[i] = replace(prediction, intent=runner_up, runner_up=prediction.intent,
+                             runner_up_score=prediction.confidence, probability=0.0)
+            continue
+        tails = [m.end() for m in _REQUEST_AFTER_A_STATEMENT.finditer(piece)]
+        tail = piece[tails[-1]:] if tails else ""
+        if not tail or not asks_for_change(tail):
+            continue
+        read = classifier.classify(tail)
+        if read.intent in WRITE_INTENTS \
+                and getattr(read, "probability", 0.0) >= SURE_REQUEST_AFTER_A_STATEMENT:
+            out[i] = read
+    return out
+
+
+# ", and I'd rather ...", ", but can you ...": a request after the statement it follows.
+_REQUEST_AFTER_A_STATEMENT = re.compile(
+    r",\s*(?:and|but|so)\s+(?=(?:i'?d|i would|i want|i wanna|i need|can you|could you|can u|would you|"
+    r"please|pls|plz)\b)", re.IGNORECASE)
+# How surely the request alone must be read as a change to be the clause's reading.
+SURE_REQUEST_AFTER_A_STATEMENT = 0.6
 
 
 def _carried(product: Mapping[str, Any], piece: str,
@@ -1217,6 +1289,18 @@ def _without_wishes_asked_about(clauses: list[Clause],
     from csagent.grounding.options import find_option_values
     from csagent.nlp.speech_acts import asks_for_change
 
+    # ("Just double-checking W1 for me! There should be two bike helmets in there, one for me and
+    # one for my partner. What colours did I end up picking?": what the order holds, told, beside a
+    # question about that order's items, is what the question is about; no change of them)
+    about_orders = {c.entities.get("order_id") for c in clauses
+                    if c.intent in ORDER_READ_INTENTS and c.entities.get("order_id")
+                    and asks_as_question(c.text)}
+    if about_orders:
+        told = [c for c in clauses if c.intent == "change_items"
+                and c.entities.get("order_id") in about_orders
+                and not asks_for_change(c.text) and not asks_as_question(c.text)]
+        if told and len(told) < len(clauses):
+            clauses = [c for c in clauses if c not in told]
     questions = [c for c in clauses if c.intent in CATALOGUE_INTENTS and asks_as_question(c.text)]
     asked = {str(p.get("product_id")): p for c in questions for p in c.entities.get("products") or []}
     if not asked:
@@ -1236,6 +1320,38 @@ def _without_wishes_asked_about(clauses: list[Clause],
         and {str(p.get("product_id")) for p in c.entities.get("products") or []} & set(asked))
             and not said_again(c)]
     return kept if any(c.intent not in PASSIVE_INTENTS for c in kept) else clauses
+
+
+def _only_an_address(piece: str) -> bool:
+    """Is the clause an address and little else ("1200 ocean drive apt 5b, miami florida 33139",
+    "its 12 Main St, Springfield, IL 62704 now")? A question is not."""
+    from csagent.nlp.entities.addresses import find_addresses
+
+    addresses = find_addresses(piece)
+    if len(addresses) != 1 or "?" in piece:
+        return False
+    start, end = addresses[0].span
+    return len(re.findall(r"[^\W\d_]+", piece[:start] + " " + piece[end:])) <= 3
+
+
+def _without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
+    """ "ugh i moved last week. it needs to go to 1200 Ocean Drive, ...": a statement read as a
+    question about the account that asks nothing and names nothing of it (no email, address,
+    payment method or order) tells what happened, beside a clause that asks; that clause is the
+    request, and the account is not described back."""
+    from csagent.nlp.speech_acts import asks_for_change, asks_something
+
+    def asks(c: Clause) -> bool:
+        return bool(c.entities.get("asks_for_change")) or asks_for_change(c.text) or asks_something(c.text)
+
+    def told(c: Clause) -> bool:
+        return c.intent == "account_info" and not asks(c) \
+            and not any(c.entities.get(k) for k in ("order_id", "address", "emails", "payment_method_id",
+                                                    "products"))
+
+    if not any(told(c) for c in clauses) or not any(not told(c) and asks(c) for c in clauses):
+        return clauses
+    return [c for c in clauses if not told(c)]
 
 
 def _narrowed(text: str, pending: list[PendingAction], view: Any, lang: str,
@@ -1894,6 +2010,14 @@ _ASKS_TO_HAVE_IT = re.compile(
     re.IGNORECASE)
 
 
+# Words that, right before an address, say it is the one the order should have: "it should be",
+# "the correct address is", "new address:".
+_SAID_TO_BE_THE_ADDRESS = re.compile(
+    r"(?:\b(?:should|must|needs? to|has to|is supposed to)\s+be|"
+    r"\b(?:correct|right|new|proper|actual)\s+(?:shipping\s+)?(?:address|addy|one)(?:\s+is|\s*:))"
+    r"\s*:?\s*$", re.IGNORECASE)
+
+
 def _tells_why(text: str, piece: str) -> bool:
     """Does the message, beside the question `piece`, tell of the customer or the thing in a sentence
     of its own ("The dumbbells are way too heavy for me.", "I don't use them.")? A greeting or thanks
@@ -1928,7 +2052,7 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     cancellation names the order and why ("can I cancel the kettle order? don't need it anymore")."""
     from csagent.grounding.frame import MONEY_BACK_ASKED
     from csagent.grounding.resolve import resolve_payment
-    from csagent.nlp.speech_acts import is_hypothetical, names_change_verb_zh, weighs_a_change
+    from csagent.nlp.speech_acts import asks_something, is_hypothetical, names_change_verb_zh, weighs_a_change
 
     # (nor when a condition or a doubt holds it back: "... charge my visa if its more", "I might send
     # the fleece jacket back")
@@ -1952,12 +2076,16 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
         # address may follow in a sentence of its own: "... to my work? 200 Bay Street, ...")
         from csagent.nlp.entities.addresses import find_addresses
 
-        written = bool(entities.get("address")) or len(find_addresses(text)) == 1
+        addresses = find_addresses(text)
+        written = bool(entities.get("address")) or len(addresses) == 1
         # (a question of where it goes asks nothing to change: "My luggage order #W1, it go to my
-        # home address?")
+        # home address?"; an address said to be the right one corrects it: "I gave the wrong
+        # address for the espresso machine order, it should be 77 Pearl Street, ...")
+        corrected = any(_SAID_TO_BE_THE_ADDRESS.search(text[:a.span[0]]) for a in addresses) \
+            and not asks_something(piece or text)
         return written and bool(entities.get("order_id")) \
             and bool(_CHANGE_VERB.search(text) or _ASKS_TO_HAVE_IT.search(piece or text)
-                     or names_change_verb_zh(text))  # ("能不能改成寄到我账户上的默认地址？")
+                     or names_change_verb_zh(text) or corrected)  # ("能不能改成寄到我账户上的默认地址？")
     if intent == "change_payment":  # "could the t-shirt order be paid with my gift card instead?"
         # ("订单还没发货，能改成用Visa卡付款吗？")
         return bool(entities.get("order_id") or entities.get("order_ids")) \

@@ -291,3 +291,25 @@ def test_a_request_for_advice_naming_nothing_of_its_own(text: str, advice: bool)
 ])
 def test_what_asks_for_a_change_and_what_only_tells(text: str, asks: bool) -> None:
     assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    # where a thing is to go, with the thing as subject, asks for it to go there
+    ("it needs to go to 1200 ocean drive apt 5b, miami florida 33139", True),
+    ("the order must be shipped to 12 Main St, Springfield, IL 62704", True),
+    ("it has to go to my office now", True),
+    # the customer going somewhere, or the question where it should go, does not
+    ("I need to go to work soon", False),
+    ("which address should it go to?", False),
+    ("it was supposed to go to my work address", False),
+    ("it doesnt need to go to my work address", False),
+    # "u" for "you"; a preference asks, unless for nothing to change
+    ("can u cancel it?", True),
+    ("could u switch it to paypal", True),
+    ("I'd much rather it were charged to my Mastercard instead", True),
+    ("I'd rather not say", False),
+    ("i'd rather keep it as it is", False),
+    ("can u tell me where it is", False),
+])
+def test_where_a_thing_should_go_and_what_one_would_rather(text: str, asks: bool) -> None:
+    assert asks_for_change(text) is asks

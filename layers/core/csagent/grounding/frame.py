@@ -834,8 +834,16 @@ def ground(
             resolve_return_lines(message, order) if message else None) or []
         if _ORDER_DESCRIBED.search(text) and not _SOME_ITEMS.search(text):
             return entities  # "cancel #W4862767 (bookshelf + 2 office chairs)": which order, described
+        removal = _REMOVES.search(text) if not _REMOVES_THE_ORDER.search(text) else None
+        if removal is not None:
+            # (what the removal's own words name is what is taken out: "take the espresso machine
+            # off and still send me the puzzle")
+            named = resolve_return_lines(removal.group(0), order) or named
         if 0 < len(named) < len(order.lines) and (_SOME_ITEMS.search(text) or (
                 _one_of_several(named, order) and not names_order_by_items(text, order)) or (
+                # "please remove the espresso machine from my order", "can you take the espresso
+                # machine off and still send me the puzzle?": an item taken out, not the order
+                removal is not None) or (
                 # "I don't need the bookshelf anymore, but the laptop and the rest I still want.
                 # Can you just cancel the bookshelf part?": the rest kept, said in another clause
                 bool(message) and bool(_SOME_ITEMS.search(message)) and _names_its_items(text, order))):
@@ -1934,8 +1942,14 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
         if len(single) == 1:
             return single[0]
     scores = []
+    # (a word of a product's name that only one order's products have picks it, even without the
+    # product's own word: "electric one" of the Electric Kettle's order and the Tea Kettle's)
+    name_words = {o.order_id: {w for x in o.products() for w in tokens(str(x.get("name") or ""))}
+                  for o in candidates}
     for order in candidates:
         score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]
+        others = set().union(*(v for k, v in name_words.items() if k != order.order_id))
+        score += len((name_words[order.order_id] - others) & set(words))
         mentions = product_mentions(text, order.products(), own=True)
         # (the more of a product's name the words say, the better they fit: "the electric one, just
         # the kettle" is the Electric Kettle's order, not the Tea Kettle's)
@@ -1971,6 +1985,11 @@ def _says_yes(text: str) -> bool:
 # options) never is.
 _REMOVES = re.compile(r"\b(remove|take (?:[\w-]+ ){0,4}?(?:out|off)|drop|delete|get rid of)\b", re.IGNORECASE)
 _ADDS = re.compile(r"\b(add|a second|an extra|one more|another one)\b", re.IGNORECASE)
+# ... unless what is taken away is the order itself ("get rid of the whole order with the lamp").
+_REMOVES_THE_ORDER = re.compile(
+    r"\b(?:remove|drop|delete|get rid of|take)\s+(?:the|my|this|that|it|everything|all)\b"
+    r"(?:\s+(?:whole|entire|full|of|the|my))*(?:\s+(?:order|thing|lot))?\s*(?:\b(?:order|thing|lot)\b|$|[,.!?])",
+    re.IGNORECASE)
 
 
 # An item put into an order ("add a yoga mat to my pending order", "put one water bottle more

@@ -43,7 +43,7 @@ def _has(words: list[str], phrases: list[list[str]], denied: frozenset[str] = fr
 
 # Adverbs that may sit inside a request phrase ("I just want", "I really need", "I'd actually like").
 _FILLERS = frozenset({"just", "really", "simply", "actually", "honestly", "kinda", "seriously", "literally",
-                      "truly", "rly"})
+                      "truly", "rly", "much", "definitely", "totally"})
 
 # A wish denied is no request: "I don't want to lose it", "I do not want to wait".
 _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
@@ -51,6 +51,8 @@ _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
 
 # ... and a need that is not the customer's is none: "it need to be plug in the wall?" asks about the lamp.
 _NOT_THE_CUSTOMER = frozenset({"it", "they", "that", "this", "which", "he", "she"})
+# Words of a request phrase that sends a thing somewhere ("needs to go to", "should be shipped to").
+_SENT_WORDS = frozenset({"go", "going", "sent", "shipped", "delivered"})
 # Request phrases that, said with the store as their subject, tell what it did.
 _TOLD_OF_THE_STORE = (["send", "me"], ["give", "me"])
 
@@ -99,7 +101,7 @@ def asks_for_change(text: str) -> bool:
         return False  # "could you tell me which address it goes to?": information, not a change
     if _hedges(words):
         return False  # "I might send the fleece jacket back. What would the refund be?"
-    if _has(words, lexicon["keeping"]) or declines_change(text):
+    if _has(words, lexicon["keeping"]) or declines_change(text) or _RATHER_NOT.search(text):
         # "Please don't cancel the order with my headphones, I still want it.", "please don't cancel
         # anything, I'm just weighing my options"
         return False
@@ -120,8 +122,11 @@ def asks_for_change(text: str) -> bool:
     # ("You send me wrong perfume?" tells what the store did: "send me" after "you" asks nothing, as
     # "can you send me" does by its "can you")
     told = [p for p in requests if p in _TOLD_OF_THE_STORE]
-    others = [p for p in requests if p not in told]
+    # (where a thing is to go is asked with the thing as subject: "it needs to go to 12 Main St")
+    sent = [p for p in requests if p[-1:] == ["to"] and _SENT_WORDS & set(p)]
+    others = [p for p in requests if p not in told and p not in sent]
     if _has(unconditional, told, denied=_DENIED | _NOT_THE_CUSTOMER | {"you", "u"}) \
+            or _has(unconditional, sent, denied=_DENIED) \
             or _has(unconditional, others, denied=_DENIED | _NOT_THE_CUSTOMER):
         return True  # "if I only want to send one back, is that allowed?": the wish is a condition
     # ("want my money back", "give me a refund": the wish, its subject left out; so after a dash or
@@ -159,6 +164,11 @@ def asks_for_change(text: str) -> bool:
         for i, w in enumerate(words))
 
 
+# A preference for nothing to change: "I'd rather not say", "I'd prefer to keep it".
+_RATHER_NOT = re.compile(r"\b(?:rather|prefer)\s+(?:(?:to|if you)\s+)?(?:not|keep|leave|wait|hold)\b",
+                         re.IGNORECASE)
+
+
 # Before a subject, words that make its verb asked for: "can u nuke the coffee maker order".
 _ASKING_MODALS = frozenset({"can", "could", "would", "will", "pls", "please", "plz"})
 
@@ -178,14 +188,19 @@ def _without_wishes_of_no_change(text: str) -> str:
 
     def masked(m: re.Match[str]) -> str:
         verb = m.group(1).lower()
-        # (a verb with "back" names one: "I want to give back the notebook", "want to bring it back")
+        # (a verb with "back" names one: "I want to give back the notebook", "want to bring it back";
+        # so does a thing's need to go somewhere: "it needs to go to 12 Main St ...", whose subject
+        # is the order, not the customer going somewhere)
         phrasal = _BACK_AFTER.match(m.string, m.end()) is not None
-        return m.group(0) if _verb(verb, verbs) or phrasal else f" {verb}"
+        sent = verb == "go" and m.group(0).lower().startswith(("needs", "wants")) \
+            and _TO_AFTER.match(m.string, m.end()) is not None
+        return m.group(0) if _verb(verb, verbs) or phrasal or sent else f" {verb}"
 
     return _WISH_TO.sub(masked, text)
 
 
 _BACK_AFTER = re.compile(r"(?:\s+[\w']+){0,3}?\s+back\b", re.IGNORECASE)
+_TO_AFTER = re.compile(r"\s+to\b", re.IGNORECASE)
 _WISH_TO = re.compile(
     r"\b(?:wanna|(?:want|wants|wanted|need|needs|like|love|wish|hoping|hope)\s+to)\s+([a-z]+)", re.IGNORECASE)
 

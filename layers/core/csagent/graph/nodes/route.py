@@ -199,13 +199,17 @@ def _understood(state: State) -> Understanding | None:
 def _points_back_at_the_last_reply(state: State) -> bool:
     """Does the message ask a question pointing back ("those", "it", "which one") at the store's last
     reply?"""
+    from csagent.nlp.speech_acts import asks_something
+
     text = state.get("text", "")
     replied = any(m.get("role") == "assistant" for m in state.get("messages") or [])
-    return replied and _asks_a_question(text) and bool(_POINTS_BACK.search(text))
+    # (asked without a question mark too: "ok hows much is even on it")
+    return replied and (_asks_a_question(text) or asks_something(text)) and bool(_POINTS_BACK.search(text))
 
 
-# Words pointing back at what was just said.
-_POINTS_BACK = re.compile(r"\b(?:those|these|them|it|that one|this one|which one|which of)\b", re.IGNORECASE)
+# Words pointing back at what was just said ("Is that the one with the black dial?").
+_POINTS_BACK = re.compile(
+    r"\b(?:those|these|them|em|they|it|that|this|the one|which one|which of)\b", re.IGNORECASE)
 
 
 def _thanks(understanding: Understanding) -> bool:
@@ -220,7 +224,9 @@ def _was_asked(state: State) -> bool:
     return bool(replies) and "?" in str(replies[-1].get("text", ""))
 
 
-_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no|nah|nope|don'?t|never)\b", re.IGNORECASE)
+_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no(?!\s+(?:longer|more|need|use)\b)|nah|nope|don'?t"
+                         r"|never)\b",
+                         re.IGNORECASE)
 
 
 def _opens_with_no(text: str) -> bool:
@@ -230,7 +236,8 @@ def _opens_with_no(text: str) -> bool:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_OPENS_WITH_NO = re.compile(r"^\W*(?:no|nah|nope)\b", re.IGNORECASE)
+# (a "no" that belongs to its words is none: "no longer needed", "no need for it anymore")
+_OPENS_WITH_NO = re.compile(r"^\W*(?:no(?!\s+(?:longer|more|need|use)\b)|nah|nope)\b", re.IGNORECASE)
 
 
 def _cancelling(state: State) -> bool:

@@ -1,0 +1,145 @@
+"""Requests said in plain words, through the real HTTP API on the tau-retail store (issue 12): an
+address written as people write it ("Boston, Massachusetts", "apt 12, 45 Elm Street") or said to be
+the right one ("it should be ..."), a thing's need to go somewhere ("it needs to go to ..."), "can u"
+for "can you", a preference ("I'd much rather it were charged to my Mastercard") and "would that be
+possible?" after it, "if so, please refund it" after "I was wondering whether I could return it",
+an item taken off an order (never the whole order cancelled), a reason given where an order was
+asked for ("the skateboard one. no longer needed"), a word of a product's name picking its order
+("the electric one"), "em" for the product just talked about, and what an order should hold told
+beside a question about it.
+
+The messages are written for these tests (none is a development conversation's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from api_support import ask as ask_turn
+from api_support import new_session, say
+
+pytestmark = pytest.mark.integration
+
+
+def ask(client: Any, customer: str, text: str) -> tuple[str, str]:
+    return ask_turn(client, customer, text, None, prefix="plain")
+
+
+def turns(client: Any, customer: str, *texts: str) -> list[dict[str, Any]]:
+    session = new_session("plain")
+    return [say(client, customer, session, text) for text in texts]
+
+
+def test_an_address_said_to_be_the_right_one_is_proposed_with_its_state_by_name(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # ethan_lopez_6291: the Pet Bed is in #W6779827 (pending), shipping to Columbus, OH
+    status, reply = ask(client, "ethan_lopez_6291",
+                        "I typed the wrong address for the pet bed order, it should be 77 Pearl Street, "
+                        "Unit 2, Boston, Massachusetts 02110")
+    assert status == "awaiting_confirmation", reply
+    assert "#W6779827" in reply and "77 Pearl Street, Unit 2, Boston, MA 02110" in reply, reply
+
+
+def test_a_unit_written_before_the_street_is_kept(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "ethan_lopez_6291",
+                        "please send the pet bed order to apt 12, 45 Elm Street, Boston MA 02118 instead")
+    assert status == "awaiting_confirmation", reply
+    assert "45 Elm Street, apt 12, Boston, MA 02118" in reply, reply
+
+
+def test_a_move_told_then_where_it_needs_to_go_asks_for_the_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    first, second = turns(client, "ethan_lopez_6291", "has my pet bed order shipped?",
+                          "ugh, we moved on sunday. it needs to go to 9 lake shore drive, chicago "
+                          "illinois 60611")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "awaiting_confirmation", reply
+    assert "#W6779827" in reply and "9 Lake Shore Drive, Chicago, IL 60611" in reply, reply
+    assert "Your account is in the name of" not in reply, reply  # the move is told, not asked about
+
+
+def test_can_u_ship_it_elsewhere_asks_for_the_address_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mason_johansson_2485: #W3358610 (pending: Bicycle, Wireless Earbuds)
+    status, reply = ask(client, "mason_johansson_2485",
+                        "can u ship the order w the bike and earbuds to my office instead? "
+                        "1550 Market St, Floor 3, San Francisco, CA 94102")
+    assert status == "awaiting_confirmation", reply
+    assert "#W3358610" in reply and "1550 Market St, Floor 3, San Francisco, CA 94102" in reply, reply
+    assert "default address" not in reply, reply
+
+
+def test_a_preference_after_a_statement_is_the_request(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lucas_martin_4549: #W9318778 (pending) paid with a gift card; a Visa on the account too
+    status, reply = ask(client, "lucas_martin_4549",
+                        "The order with the bicycle and the wall clock went on my gift card, and I'd much "
+                        "rather it were paid with my credit card. Would that be possible?")
+    assert status == "awaiting_confirmation", reply
+    assert reply.startswith("Pay order #W9318778"), reply
+    assert "can't be returned" not in reply and "contains" not in reply, reply
+
+
+def test_if_so_please_refund_it_asks_for_the_return_it_follows(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # sofia_rossi_8776: the canister Vacuum Cleaner of #W8535951 (delivered), paid by credit card
+    status, reply = ask(client, "sofia_rossi_8776",
+                        "I was wondering whether I could return the vacuum cleaner, it is far too heavy for "
+                        "me. If so, please put the money back on the card I used.")
+    assert status == "awaiting_confirmation", reply
+    assert "Return from order #W8535951" in reply, reply
+
+
+def test_an_item_taken_off_an_order_is_explained_not_cancelled(tau_api: Any) -> None:
+    _, _, client = tau_api
+    for text in ("please remove the earbuds from my order, I found some at home",
+                 "can you take the earbuds off and still send me the bike?"):
+        status, reply = ask(client, "mason_johansson_2485", text)
+        assert status == "answered", (text, reply)
+        assert "as a whole" in reply and "Cancel order" not in reply, (text, reply)
+
+
+def test_a_reason_given_with_the_order_picked_is_no_refusal(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mason_lopez_8519: two pending orders, #W9892169 (Cycling Helmet, Tea Kettle), #W7752859 (Electric Kettle)
+    first, second = turns(client, "mason_lopez_8519", "cancel one of my orders",
+                          "the helmet one. no longer needed")
+    assert first["status"] == "needs_clarification", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "awaiting_confirmation", reply
+    assert "Cancel order #W9892169" in reply and "no longer needed" in reply, reply
+
+
+def test_a_word_of_one_products_name_picks_its_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    first, second = turns(client, "mason_lopez_8519", "please cancel my kettle",
+                          "the electric one. ordered it by mistake")
+    assert first["status"] == "needs_clarification", first["reply"]["text"]
+    assert "#W9892169" in first["reply"]["text"] and "#W7752859" in first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "awaiting_confirmation", reply
+    assert "Cancel order #W7752859" in reply, reply
+
+
+def test_em_is_the_product_just_talked_about(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # yara_sanchez_1902: one order, #W6015009 (delivered), with a Bluetooth Speaker
+    first, second = turns(client, "yara_sanchez_1902", "is the speaker in my order waterproof?",
+                          "ok. and how long is the warranty on em")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered", reply
+    assert "Bluetooth Speaker" in reply and "Warranty terms" in reply, reply
+
+
+def test_what_an_order_should_hold_told_beside_a_question_about_it_asks_for_no_change(
+        tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "mason_johansson_2485",
+                        "Quick check on #W3358610: there should be a bike and some earbuds in there. Which "
+                        "colour did I pick for the earbuds?")
+    assert status == "answered", reply
+    assert "blue" in reply, reply
+    assert "can't be returned" not in reply and "changed to" not in reply, reply

@@ -103,7 +103,8 @@ def test_an_item_taken_off_an_order_is_explained_not_cancelled(tau_api: Any) -> 
 
 def test_a_reason_given_with_the_order_picked_is_no_refusal(tau_api: Any) -> None:
     _, _, client = tau_api
-    # mason_lopez_8519: two pending orders, #W9892169 (Cycling Helmet, Tea Kettle), #W7752859 (Electric Kettle)
+    # mason_lopez_8519: two pending orders, #W9892169 (Cycling Helmet, Tea Kettle) and #W7752859
+    # (Electric Kettle)
     first, second = turns(client, "mason_lopez_8519", "cancel one of my orders",
                           "the helmet one. no longer needed")
     assert first["status"] == "needs_clarification", first["reply"]["text"]

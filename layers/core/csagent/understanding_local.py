@@ -971,13 +971,16 @@ def _advice_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list
     from #W1, the gas one, flame is super low. wtf do i do": a request for advice that names nothing
     of its own (`speech_acts.asks_for_advice`) asks about what the clause before told, and joins it.
     Returns the pieces, their predictions and the indexes of the pieces that now ask for advice."""
+    from csagent.grounding.frame import named_change
     from csagent.nlp.speech_acts import asks_for_advice
 
     texts: list[str] = []
     kept: list[Any] = []
     asked: set[int] = set()
     for piece, prediction in zip(pieces, predictions, strict=True):
-        if kept and kept[-1].intent in _TOLD_BEFORE_ADVICE and prediction.intent not in WRITE_INTENTS \
+        # (read as a change, it asks advice all the same when it names none: "What should I do with it?")
+        if kept and kept[-1].intent in _TOLD_BEFORE_ADVICE \
+                and (prediction.intent not in WRITE_INTENTS or named_change(piece) is None) \
                 and asks_for_advice(piece):
             texts[-1] = f"{texts[-1]}, {piece}"
             asked.add(len(texts) - 1)

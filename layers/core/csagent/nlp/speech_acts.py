@@ -392,10 +392,16 @@ _RELATIVES = frozenset({"which", "where", "when", "who", "whom", "whose", "why"}
 _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})
 
 
+# ", ok?", ", alright??" closing a statement: a call for acknowledgement, not a question.
+_ACKNOWLEDGEMENT_TAG = re.compile(r"(?<=\w)[\s,]+(?:ok|okay|alright|k)\s*\?+\s*$", re.IGNORECASE)
+
+
 def asks_something(text: str) -> bool:
     """A question or a request of any kind (see `data/speech_acts.json`), its subject left out too
     ("need the tracking numbers"); False for a statement that only sets the scene ("my aunt gave me
-    a gift card for my birthday")."""
+    a gift card for my birthday"). A tag after a statement asks nothing of its own ("I don't need it
+    anymore, ok?")."""
+    text = _ACKNOWLEDGEMENT_TAG.sub("", text)
     if has_question_mark(text):
         return True
     lexicon = _lexicon()
@@ -477,7 +483,8 @@ _ADVICE = re.compile(
 # I lose my mind", "... before I throw it out the window", "lol").
 _ADVICE_LEAD = re.compile(r"^(?:(?:so|ok|okay|well|and|but|pls|please|hm+|ugh|seriously|honestly|anyway)"
                           r"\W+)*", re.IGNORECASE)
-_ADVICE_TAIL = re.compile(r"(?:\s+(?:before|b4)\s+i\b.*|\s+(?:here|now|please|pls|lol|haha|then))*"
+_ADVICE_TAIL = re.compile(r"(?:\s+(?:before|b4)\s+i\b.*|\s+(?:here|now|please|pls|lol|haha|then"
+                          r"|(?:with|about)\s+(?:it|this|that|them)))*"
                           r"\W*$", re.IGNORECASE)
 _ADVICE_ZH = re.compile(
     r"^(?:那|请问)?(?:我)?(?:该|应该|要)?(?:怎么办|怎么回事|怎么解决|怎么处理|如何解决|咋办)[？?！!。.]*$")

@@ -456,3 +456,18 @@ def test_the_orders_holding_a_product_are_worded_order_by_order() -> None:
     assert "#W1000001 (processed (shipped), 2024-04-25): Tea Kettle (material: glass, capacity: 2 liters, " \
            "$94.68)" in text
     assert "#W1000002 (pending, 2024-02-21)" in text and "item id" not in text
+
+
+def test_an_order_list_says_what_each_order_holds() -> None:
+    # Given two orders with their products' names (a product twice in one order)
+    rows = [{"order_id": "#W1000001", "status": "pending", "created_at": "2024-06-19", "total": 153.23,
+             "items": ["Desk Lamp"]},
+            {"order_id": "#W1000002", "status": "delivered", "created_at": "2024-05-01",
+             "items": ["Grill", "Electric Kettle", "Grill", "Coffee Maker", "Pet Bed"]}]
+    task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
+    # When the list is described
+    text = describe_success(_t(task), result, "en")
+    # Then each entry opens with what the order holds, each product once, the first three of them
+    assert "#W1000001 (Desk Lamp, pending, 2024-06-19, $153.23)" in text, text
+    assert "#W1000002 (Grill, Electric Kettle, Coffee Maker…, delivered, 2024-05-01)" in text, text

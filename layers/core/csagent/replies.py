@@ -211,11 +211,22 @@ def _customer_orders(data: CatalogueData, lang: str) -> str:
         return render("order_list_empty", lang)
     # (with what each came to, when the rows say: "which one was the most expensive?", "what does
     # each one come to?")
-    listed = [f"{r.order_id} ({r.status}, {_date(r.created_at)}"
+    # (and what each holds, as the list of orders to choose from says it: "#W1 (Desk Lamp, pending,
+    # ...)": "which of my orders haven't shipped?" is answered with what is still to come)
+    listed = [f"{r.order_id} ({_held(r.items)}{r.status}, {_date(r.created_at)}"
               + (f", {_money(r.total)})" if r.total is not None else ")") for r in rows]
     # The customer's own orders, every one asked for ("the full list with where each one's at"); a
     # list past `MAX_OWN_ORDERS` ends "and 2 more"
     return render("order_list", lang, orders=_listed(listed, lang, MAX_OWN_ORDERS))
+
+
+def _held(items: Sequence[str], shown: int = 3) -> str:
+    """An order's products, each once, the first `shown` of them ("Grill, Electric Kettle, Coffee
+    Maker…, "), as an opening of its entry in a list; "" when the row has none."""
+    names = list(dict.fromkeys(str(i) for i in items if i))
+    if not names:
+        return ""
+    return ", ".join(names[:shown]) + ("…" if len(names) > shown else "") + ", "
 
 
 def _address_line(address: AddressColumns) -> str:

@@ -104,6 +104,7 @@ class OrderRow(CatalogueRow):
     created_at: str | None = None
     total: float | None = None
     item_count: int | None = None
+    items: list[str] = Field(default_factory=list)  # its products' names (`customer_orders`)
 
 
 class OrderOverviewRow(CatalogueRow):

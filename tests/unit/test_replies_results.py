@@ -471,3 +471,20 @@ def test_an_order_list_says_what_each_order_holds() -> None:
     # Then each entry opens with what the order holds, each product once, the first three of them
     assert "#W1000001 (Desk Lamp, pending, 2024-06-19, $153.23)" in text, text
     assert "#W1000002 (Grill, Electric Kettle, Coffee Maker…, delivered, 2024-05-01)" in text, text
+
+
+def test_orders_holding_one_product_say_they_are_separate_orders() -> None:
+    # Given the orders holding one product (the list asked with its id), two of them
+    rows = [{"order_id": "#W1000001", "status": "delivered", "created_at": "2024-05-30", "total": 505.62,
+             "items": ["Bookshelf"]},
+            {"order_id": "#W1000002", "status": "delivered", "created_at": "2024-03-31", "total": 1438.85,
+             "items": ["Tablet", "Bookshelf", "Notebook"]}]
+    task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
+    result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows,
+                                            "params": {"product_id": "8600330539"}}}
+    # When the list is described / Then it says the product is in two separate orders, each paid
+    text = describe_success(_t(task), result, "en")
+    assert text.startswith("You have 2 separate orders with the Bookshelf, each paid on its own: #W1000001"), text
+    # (one order, or a list not asked by product, is the plain list)
+    result["data"]["rows"] = rows[:1]
+    assert describe_success(_t(task), result, "en").startswith("Here are your orders: #W1000001")

@@ -75,7 +75,8 @@ _BARE_HOW_MUCH = re.compile(
 _WHICH_OF_THEM = re.compile(r"\bwhich (?:ones? )?of (?:them|those|these)\b", re.IGNORECASE)
 # How it was paid asked ("what did i pay for the gaming mouse with", "which card did I use").
 _METHOD_ASKED = re.compile(
-    r"\bpa(?:y|id)\b[^.?!]{0,40}\b(?:with|using)\W*$|\b(?:which|what) (?:card|payment method)", re.IGNORECASE)
+    r"\bpa(?:y|id)\b[^.?!]{0,40}\b(?:with|using)\W*$|\b(?:which|what) (?:card|payment|method)\b"
+    r"|\bhow (?:did|do|have) (?:i|we) pa(?:y|id)\b", re.IGNORECASE)
 ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
     "order_status": _ABOUT_ONE_ORDER,
     # A refund question asks what money moved, never whether a change is still allowed ("取消的订单
@@ -572,6 +573,9 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
             and not reference.get("hint") and bool((previous.get("entities") or {}).get("products")))
 
 
+# A charge said to be made more than once.
+_TWICE = re.compile(r"\b(?:twice|two times|2 times|2x|double[- ]?charged|charged double|two charges|"
+                    r"2 charges|duplicate)\b|两次|重复", re.IGNORECASE)
 # Words that make a complaint about money ("charged twice", "billed", "refund never came").
 _MONEY = re.compile(
     # (not a battery's: "how long does it run on one charge", "a full charge")
@@ -795,6 +799,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 # with its price, and what was paid.
                 for template in ("order_items", "order_payments"):
                     b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}})
+                products = [p for p in entities.get("products") or [] if p.get("product_id")]
+                if len(products) == 1 and _TWICE.search(text):
+                    # (the product charged "twice" may sit in two orders, each paid once: the
+                    # orders holding it say so; a cancelled one was refunded)
+                    b.add("order_list", PREDEFINED, {"template_id": "customer_orders", "params": {
+                        "product_id": str(products[0]["product_id"]), "not_status": "cancelled"}})
             elif not order_id and not entities.get("products") and not has_ideographs(text) \
                     and (statuses := _status_filter(text)):
                 # "I've been waiting forever and NOTHING has shown up": no order named, the statuses

@@ -264,7 +264,13 @@ def _names_only_an_order(text: str) -> bool:
             q in stripped for q in t["zh_question_markers"])
     words = [w.lower() for w in _WORD.findall(stripped)]
     asking = set(t["request_starters"]) - {"my", "the"}
+    if ORDER_ID_RE.fullmatch(_LEADING_FILLERS.sub("", stripped)):
+        return True  # "ok and W9728773, how many puzzles are in that one": the order, then its question
     return 0 < len(words) <= 6 and words[-1] in t["reference"]["order_nouns"] and not asking & set(words)
+
+
+# Words before an order id that leave it naming only the order ("ok and #W1", "also W2").
+_LEADING_FILLERS = re.compile(r"^(?:(?:ok|okay|and|so|also|then|now|oh|k)\W+)*", re.IGNORECASE)
 
 
 def _own_order_request(left: str, right: str) -> bool:

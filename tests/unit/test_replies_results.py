@@ -484,7 +484,8 @@ def test_orders_holding_one_product_say_they_are_separate_orders() -> None:
                                             "params": {"product_id": "8600330539"}}}
     # When the list is described / Then it says the product is in two separate orders, each paid
     text = describe_success(_t(task), result, "en")
-    assert text.startswith("You have 2 separate orders with the Bookshelf, each paid on its own: #W1000001"), text
+    assert text.startswith(
+        "You have 2 separate orders with the Bookshelf, each paid on its own: #W1000001"), text
     # (one order, or a list not asked by product, is the plain list)
     result["data"]["rows"] = rows[:1]
     assert describe_success(_t(task), result, "en").startswith("Here are your orders: #W1000001")

@@ -193,7 +193,8 @@ class PaymentChoice:
 
 _NOT_METHOD = re.compile(
     # (with what says it is the one paid with: "rather than the gift card I paid with")
-    r"\b(?:not|instead of|rather than|no)\s+(?:(?:back|my|the|on|onto|to|into|with|using|from|via|by)\s+){0,3}"
+    r"\b(?:not|instead of|rather than|no)\s+"
+    r"(?:(?:back|my|the|on|onto|to|into|with|using|from|via|by)\s+){0,3}"
     r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover"
     r"|(?:card|method|account)(?=\s+(?:i|we)\s+(?:paid|used|bought)))\b"
     r"(?:\s+(?:i|we)\s+(?:paid|used|bought it)(?:\s+(?:with|for it))?\b)?"

@@ -4,9 +4,10 @@ the right one ("it should be ..."), a thing's need to go somewhere ("it needs to
 for "can you", a preference ("I'd much rather it were charged to my Mastercard") and "would that be
 possible?" after it, "if so, please refund it" after "I was wondering whether I could return it",
 an item taken off an order (never the whole order cancelled), a reason given where an order was
-asked for ("the skateboard one. no longer needed"), a word of a product's name picking its order
-("the electric one"), "em" for the product just talked about, and what an order should hold told
-beside a question about it.
+asked for ("the helmet one. no longer needed"), a word of a product's name picking its order
+("the electric one"), "em" for the product just talked about, a short question naming one of its
+options ("field of view?") about it too, and what an order should hold told beside a question
+about it (a control: right before these changes too, kept against the retrained intent model).
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -144,3 +145,14 @@ def test_what_an_order_should_hold_told_beside_a_question_about_it_asks_for_no_c
     assert status == "answered", reply
     assert "blue" in reply, reply
     assert "can't be returned" not in reply and "changed to" not in reply, reply
+
+
+def test_a_short_question_naming_an_option_is_about_the_product_just_talked_about(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # fatima_nguyen_7539: the Indoor Security Camera of #W8808563 (2K, 160 degrees, Ethernet)
+    first, second = turns(client, "fatima_nguyen_7539", "#W8808563 security cam - is it wifi?",
+                          "field of view?")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered", reply
+    assert "Indoor Security Camera" in reply and "field of view: 160 degrees" in reply, reply

@@ -394,6 +394,22 @@ class LocalUnderstanding:
             talked_about = _product_talked_about(state, catalogue) \
                 if catalogue and not products and not told_before and not names_order \
                 and product_refs and product_refs[0].hint is None else []
+            # ("W8309293 security cam - wifi or ethernet?" ... "field of view?": a short question
+            # naming one of its options is about the product the last turn was about, too)
+            key_asked = not talked_about and catalogue is not None and not products and not told_before \
+                and not names_order and not clauses and len(piece.split()) <= KEY_QUESTION_WORDS \
+                and asks_as_question(piece) \
+                and _names_an_option_key(piece, _product_talked_about(state, catalogue), catalogue)
+            if key_asked:
+                talked_about = _product_talked_about(state, catalogue or [])
+                held = view.order(recent) if recent and view is not None else None
+                if held is not None and str(talked_about[0]["product_id"]) in held.product_ids():
+                    # (their own one, in the order just talked about: its option is on its line)
+                    entities["order_id"], intent = recent, "order_items"
+                    entities["products"] = talked_about
+                    entities["own_products"] = [str(talked_about[0]["product_id"])]
+                elif intent not in POINTING_BACK_INTENTS:
+                    intent = "product_info"
             asked_of = None if products or names_order or that_order or not catalogue else \
                 _product_asked_about_again(piece, clauses, catalogue, told_before)
             if that_order:
@@ -511,6 +527,7 @@ class LocalUnderstanding:
                             told_alone=sum(asking) - asking[index] == 0))
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
+                grounded_to_store = grounded_to_store or key_asked  # (the product just talked about)
                 if index in advice_asked and entities.get("documents_first"):
                     intent = "product_info"  # (advice about their own one: still its documents')
                 if entities.get("address_named"):
@@ -947,6 +964,20 @@ def _carried(product: Mapping[str, Any], piece: str,
 def _catalogue_entry(catalogue: Sequence[Mapping[str, Any]], product_id: str) -> Mapping[str, Any] | None:
     """The catalogue's product of `product_id` ({product_id, name, options}), or None."""
     return next((p for p in catalogue if str(p.get("product_id")) == product_id), None)
+
+
+def _names_an_option_key(piece: str, products: list[dict[str, Any]],
+                         catalogue: Sequence[Mapping[str, Any]]) -> bool:
+    """Does the text name an option of the one product given ("field of view?", "battery life?")?"""
+    if len(products) != 1:
+        return False
+    entry = _catalogue_entry(catalogue, str(products[0]["product_id"])) or {}
+    return any(re.search(rf"\b{re.escape(str(key))}\b", piece, re.IGNORECASE)
+               for key in entry.get("options") or {})
+
+
+# At most this many words make a question about one option of the product just talked about.
+KEY_QUESTION_WORDS = 6
 
 
 def _product_talked_about(state: Mapping[str, Any],

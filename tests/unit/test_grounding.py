@@ -2354,3 +2354,18 @@ def test_a_kept_option_that_makes_the_wish_unavailable_offers_the_versions_with_
     # Then nothing is chosen for them, and the size 9 that there is is offered
     change = changes.changes[0]
     assert change.new is None and [o.item_id for o in change.options] == ["b-9-leather-yes"]
+
+
+def test_the_card_of_a_gift_card_is_no_credit_card() -> None:
+    # Given an order paid with the gift card (the one a payment change replaces is left out)
+    store = _store()
+    gift_paid = CustomerView(customer_id=store.customer_id, orders=(
+        OrderView("#W0000009", "pending", (Line("i-9", BOOTS, "Hiking Boots", {}, 100.0),),
+                  paid_with="gift_1"),
+    ), payment_methods=store.payment_methods)
+    # When "my gift card" is named with it left out / Then no credit card is read for it
+    choice = resolve_payment("can my order go on my gift card instead?", gift_paid,
+                             gift_paid.order("#W0000009"), exclude="gift_1")
+    assert choice.method is None and not choice.candidates
+    # (a card said plainly still is one)
+    assert resolve_payment("put it on my card", gift_paid, exclude="gift_1").method is not None

@@ -461,9 +461,10 @@ def test_the_orders_holding_a_product_are_worded_order_by_order() -> None:
 def test_an_order_list_says_what_each_order_holds() -> None:
     # Given two orders with their products' names (a product twice in one order)
     rows = [{"order_id": "#W1000001", "status": "pending", "created_at": "2024-06-19", "total": 153.23,
-             "items": ["Desk Lamp"]},
+             "lines": [{"line_no": 0, "name": "Desk Lamp"}]},
             {"order_id": "#W1000002", "status": "delivered", "created_at": "2024-05-01",
-             "items": ["Grill", "Electric Kettle", "Grill", "Coffee Maker", "Pet Bed"]}]
+             "lines": [{"line_no": n, "name": name} for n, name in
+                       enumerate(["Grill", "Electric Kettle", "Grill", "Coffee Maker", "Pet Bed"])][::-1]}]
     task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
     result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows}}
     # When the list is described
@@ -476,9 +477,10 @@ def test_an_order_list_says_what_each_order_holds() -> None:
 def test_orders_holding_one_product_say_they_are_separate_orders() -> None:
     # Given the orders holding one product (the list asked with its id), two of them
     rows = [{"order_id": "#W1000001", "status": "delivered", "created_at": "2024-05-30", "total": 505.62,
-             "items": ["Bookshelf"]},
+             "lines": [{"line_no": 0, "name": "Bookshelf"}]},
             {"order_id": "#W1000002", "status": "delivered", "created_at": "2024-03-31", "total": 1438.85,
-             "items": ["Tablet", "Bookshelf", "Notebook"]}]
+             "lines": [{"line_no": 1, "name": "Bookshelf"}, {"line_no": 0, "name": "Tablet"},
+                       {"line_no": 2, "name": "Notebook"}]}]
     task = {"task_id": "t1", "task_type": "order_list", "tool": "predefined_cypher", "args": {}}
     result = {"status": "success", "data": {"template_id": "customer_orders", "rows": rows,
                                             "params": {"product_id": "8600330539"}}}

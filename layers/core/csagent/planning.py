@@ -86,6 +86,10 @@ ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
     # examples say so more clearly than the items' own.
     "order_items": (*_ABOUT_ONE_ORDER, "order_overview"),
 }
+# An account's address asked beside another of its facts ("the email and the home address on file").
+_ADDRESS_AND_MORE_ASKED = re.compile(
+    r"\b(?:e-?mail|name|phone|payment|card)\b.*\b(?:home|default|mailing|postal|street)\s+address\b"
+    r"|\b(?:home|default|mailing)\s+address\b.*\b(?:e-?mail|name|payment|cards?)\b", re.IGNORECASE)
 # What the account holds, for `account_info` (the closest of these to the question answers it).
 ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gift_card_balance",
                                       "customer_profile", "total_spent", "order_count_by_status")
@@ -836,10 +840,18 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "how much did I pay for #W1 and which card did I use": beside an order, a question
             # about payments may be that order's.
             about_order = ORDER_ACCOUNT_QUESTIONS if order_id else ()
-            b.add("account_info", PREDEFINED, {"question": text,
-                                               "params": {"order_id": order_id} if order_id else {},
-                                               "fallback_template": "customer_profile",
-                                               "templates": [*ACCOUNT_QUESTIONS, *about_order]})
+            if entities.get("account_fact") in ACCOUNT_QUESTIONS:
+                # (the fact the words were found to ask, by what they point at: a gift card's balance)
+                b.add("account_info", PREDEFINED, {"template_id": entities["account_fact"], "params": {}})
+            else:
+                b.add("account_info", PREDEFINED, {"question": text,
+                                                   "params": {"order_id": order_id} if order_id else {},
+                                                   "fallback_template": "customer_profile",
+                                                   "templates": [*ACCOUNT_QUESTIONS, *about_order]})
+            if _ADDRESS_AND_MORE_ASKED.search(text) and not order_id:
+                # "could you confirm the email address and the home address you have on file?": two
+                # facts of the account, the closest template gives one; the address is the other.
+                b.add("account_info", PREDEFINED, {"template_id": "default_address", "params": {}})
             if entities.get("documents_too"):
                 # "does my gift card expire?": the store's rule answers, beside what the account holds.
                 b.add("policy", KNOWLEDGE, {"question": text})

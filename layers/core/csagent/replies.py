@@ -213,12 +213,12 @@ def _customer_orders(data: CatalogueData, lang: str) -> str:
     # each one come to?")
     # (and what each holds, as the list of orders to choose from says it: "#W1 (Desk Lamp, pending,
     # ...)": "which of my orders haven't shipped?" is answered with what is still to come)
-    listed = [f"{r.order_id} ({_held(r.items)}{r.status}, {_date(r.created_at)}"
+    listed = [f"{r.order_id} ({_held(r.items())}{r.status}, {_date(r.created_at)}"
               + (f", {_money(r.total)})" if r.total is not None else ")") for r in rows]
     # The customer's own orders, every one asked for ("the full list with where each one's at"); a
     # list past `MAX_OWN_ORDERS` ends "and 2 more". Those holding one product, when there are several,
     # say so: it is in separate orders ("charged twice for the bookshelf": two orders, each paid).
-    held = set.intersection(*(set(r.items) for r in rows)) if data.params.get("product_id") else set()
+    held = set.intersection(*(set(r.items()) for r in rows)) if data.params.get("product_id") else set()
     if len(rows) > 1 and len(held) == 1:
         return render("order_list_with_product", lang, count=len(rows), product=next(iter(held)),
                       orders=_listed(listed, lang, MAX_OWN_ORDERS))

@@ -611,9 +611,19 @@ class LocalUnderstanding:
                 # "My daughter told me I could just message you here. Has my kettle shipped?")
                 vouched[len(clauses)] = confidence
                 confidence = max(confidence, OUT_OF_SCOPE_DOUBT)
+            if intent in _BALANCE_READ_AS and not products and _BALANCE_ASKED.search(piece) \
+                    and (_GIFT_CARD.search(text) or _GIFT_CARD.search(_last_customer_text(state))):
+                # "My gift card, how much money it still have?", or "how much is even on the card
+                # then" after a gift card was named: its balance, which the account holds
+                intent, grounded_to_store = "account_info", True
+                entities.pop("order_id", None)
+                entities["account_fact"] = "gift_card_balance"
             changed = _CHANGE_SUPPOSED.search(piece)
-            if intent == "policy_question" and changed \
-                    and found_order_named(found, message_orders, entities) \
+            # (or found by what it holds: "If I cancelled the order with the tea kettle, how much
+            # would I get back?")
+            if intent in ORDER_READ_INTENTS | {"policy_question"} and changed \
+                    and (found_order_named(found, message_orders, entities)
+                         or (entities.get("order_id") and len(entities.get("grounded_orders") or ()) == 1)) \
                     and (_HOW_MUCH.search(piece) or MONEY_BACK_ASKED.search(piece)):
                 # "If I cancel the order #W4284542, how much money I get back and to which card?": a
                 # question about that change of that order, which its facts answer (what would go
@@ -2020,8 +2030,26 @@ _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
 _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
 # A change of an order supposed ("if I cancel #W1, ...", "if we return it"), and an amount asked.
+# What a question about a gift card's balance may first read as, and its words.
+_BALANCE_READ_AS = frozenset({"product_info", "order_items", "order_status", "policy_question",
+                              "refund_status"})
+_BALANCE_ASKED = re.compile(
+    r"\bhow\s*(?:much|many\s+dollars)\b.*\b(?:left|still|remaining|remain|on\s+(?:it|the\s+card|there)|have|has)\b"
+    r"|\bbalance\b", re.IGNORECASE)
+_GIFT_CARD = re.compile(r"\bgift\s*card\b|礼品卡", re.IGNORECASE)
+
+
+def _last_customer_text(state: Mapping[str, Any]) -> str:
+    """The customer's message before this one ("" when none)."""
+    said = [str(m.get("text") or "") for m in state.get("messages") or [] if m.get("role") != "assistant"]
+    if said and said[-1] == state.get("text"):
+        said = said[:-1]  # (this turn's own message, when it is already kept)
+    return said[-1] if said else ""
+
+
 _CHANGE_SUPPOSED = re.compile(
-    r"\b(?:if|when|once|in case)\s+(?:i|we)\s+(?:do\s+)?(cancel|return|exchange|swap)\b", re.IGNORECASE)
+    r"\b(?:if|when|once|in case)\s+(?:i|we)\s+(?:do\s+|did\s+|were\s+to\s+)?(cancel|return|exchange|swap)"
+    r"(?:l?ed|ing)?\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"\bhow much\b", re.IGNORECASE)
 # What a clause about money on a cancelled order is read as, whatever its words first read as ("there
 # is a 399.04 charge on my visa for #W1 and I CANCELLED that order"): the order's refund answers it.

@@ -104,7 +104,13 @@ class OrderRow(CatalogueRow):
     created_at: str | None = None
     total: float | None = None
     item_count: int | None = None
-    items: list[str] = Field(default_factory=list)  # its products' names (`customer_orders`)
+    #: its lines' numbers and products' names, in no set order (`customer_orders`)
+    lines: list[dict[str, Any]] = Field(default_factory=list)
+
+    def items(self) -> list[str]:
+        """Its products' names, line by line."""
+        ordered = sorted(self.lines, key=lambda x: int(x.get("line_no") or 0))
+        return [str(x.get("name") or "") for x in ordered]
 
 
 class OrderOverviewRow(CatalogueRow):

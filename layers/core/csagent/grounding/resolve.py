@@ -179,7 +179,9 @@ _ORIGINAL = re.compile(
 )
 _GIFT = re.compile(r"\bgift\s*-?\s*cards?\b|礼品卡", re.IGNORECASE)
 _PAYPAL = re.compile(r"\bpay\s*pal\b", re.IGNORECASE)
-_CREDIT = re.compile(r"\b(credit|debit)\s*card\b|\bcard\b|信用卡|银行卡", re.IGNORECASE)
+# (a "card" of a gift card is none: "can it go on my gift card instead?")
+_CREDIT = re.compile(r"\b(credit|debit)\s*card\b|(?<!gift )(?<!gift)(?<!gift-)\bcard\b|信用卡|银行卡",
+                     re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -878,3 +878,12 @@ def test_a_warranty_asked_of_an_item_of_a_named_order_says_which_order():
     # Then the warranty terms are quoted about that order
     warranty = next(t for t in plan.tasks if t.task_type == "warranty")
     assert warranty.notes.order_id == ORDER
+
+
+def test_a_wrong_item_complaint_about_a_product_told_before_lists_the_orders_items() -> None:
+    # Given "The kettle you sent me is BLACK. I'm certain I ordered a white one.": the second clause
+    # says what was ordered, of the product the first told of
+    plan = plan_tasks([clause("complaint", "I'm certain I ordered a white one", order_id=ORDER,
+                              told_of=["1075968781"])])
+    # Then what the order holds, option by option, is listed beside where it is
+    assert [t.task_type for t in plan.tasks][:2] == ["order_status", "order_items"]

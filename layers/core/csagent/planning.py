@@ -577,6 +577,9 @@ def _asks_again_about_the_product(intent: str, entities: Mapping[str, Any],
             and not reference.get("hint") and bool((previous.get("entities") or {}).get("products")))
 
 
+# What the customer says they ordered, against what came.
+_SAYS_WHAT_WAS_ORDERED = re.compile(r"\bi\s+(?:ordered|picked|chose|selected|bought|paid for)\b",
+                                    re.IGNORECASE)
 # A charge said to be made more than once.
 _TWICE = re.compile(r"\b(?:twice|two times|2 times|2x|double[- ]?charged|charged double|two charges|"
                     r"2 charges|duplicate)\b|两次|重复", re.IGNORECASE)
@@ -818,9 +821,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 b.add("order_list", PREDEFINED, {"template_id": "customer_orders", "params": statuses})
             elif order_id:
                 b.order_lookup(order_id)
-                if entities.get("products"):
+                if entities.get("products") \
+                        or (entities.get("told_of") and _SAYS_WHAT_WAS_ORDERED.search(text)):
                     # "you sent me the grey one": what the order holds, option by option, beside
-                    # where it is and what can be done.
+                    # where it is and what can be done (so for the product a clause before told of,
+                    # when this one says what was ordered: "... are synthetic. I'm sure I ordered
+                    # leather").
                     b.add("order_items", PREDEFINED,
                           {"template_id": "order_items", "params": {"order_id": order_id}})
             # What the store's documents say, when they say anything: silent when they do not and

@@ -267,7 +267,10 @@ def test_a_follow_up_naming_only_an_order_or_a_product_is_elliptical(text: str, 
     ("What I must do?", True),
     ("so what should I do now", True),
     ("怎么办？", True),
+    ("anything i can try before i freak out?", True),  # (typos are spelt right before this)
+    ("What should I do with it?", True),
     ("what do I do with the old one", False),   # names something of its own
+    ("what should I do with the refund money?", False),
     ("Any update on my order?", False),
     ("Can you help me with my order?", False),
 ])

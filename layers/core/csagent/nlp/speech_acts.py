@@ -475,6 +475,7 @@ _ADVICE = re.compile(
     r"|what\s+(?:the\s+\w+\s+)?(?:do|should|can|must|shall|could|would)\s+i\s+do"
     r"|wtf\s+(?:do|should|can)\s+i\s+do|what\s+(?:i|do\s+i)\s+(?:must|should|can|need\s+to)\s+do"
     r"|what\s+(?:am\s+i|are\s+we)\s+supposed\s+to\s+do|what\s+to\s+do|what\s+now"
+    r"|any\s*thing\s+(?:i|we)\s+(?:can|could|should)\s+(?:try|do)"
     r"|what'?s\s+(?:up|going\s+on|wrong|happening)(?:\s+with\s+(?:it|that|this|them))?"
     r"|how\s+(?:do|can|should)\s+i\s+(?:fix|sort|solve)\s+(?:it|this|that|them)"
     r"|is\s+(?:it|this|that)\s+normal|help(?:\s+me)?",

@@ -2,7 +2,8 @@
 gift card's balance asked with "it" or "the card" ("how much is still on it?"), two facts of the
 account asked together (the email and the home address on file), what a cancellation would give
 back asked about the order found by what it holds, a charge "taken twice" for a product that sits
-in two separate orders, and which orders have not shipped (with what each holds).
+in two separate orders, which orders have not shipped (with what each holds), and the refunds of
+orders told as cancelled.
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -70,3 +71,13 @@ def test_which_orders_have_not_shipped_says_what_each_holds(tau_api: Any) -> Non
     assert status == "answered", reply
     assert "#W3358610 (Bicycle, Wireless Earbuds, pending" in reply, reply
     assert "#W9549057" not in reply, reply
+
+
+def test_orders_told_as_cancelled_are_those_the_money_question_asks_about(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # noah_patel_6952: #W7043598 and #W6111398 cancelled, refunded $3420.45 and $818.31
+    status, reply = ask(client, "noah_patel_6952",
+                        "#W7043598 and #W6111398 were both cancelled weeks ago and I'm still waiting on my "
+                        "money. where is it??")
+    assert status == "answered", reply
+    assert "$3420.45" in reply and "$818.31" in reply, reply

@@ -1171,8 +1171,29 @@ def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
         return c.intent == "cancel_order" and bool(CANCELLATION_DONE.search(c.text)) \
             and not CANCEL_ASKED.search(c.text) and not is_hypothetical(c.text)
 
+    from csagent.nlp.entities.identifiers import find_order_ids
+
     rest = [c for c in clauses if not told(c)]
-    return rest if any(c.intent not in PASSIVE_INTENTS for c in rest) else clauses
+    if not any(c.intent not in PASSIVE_INTENTS for c in rest):
+        return clauses
+    # ("W9978601 and W4817567 were BOTH cancelled and I'm still waiting on my money. Where is it?":
+    # the orders it told of are those the questions after it ask about)
+    ids = list(dict.fromkeys(i for c in clauses if told(c) for i in find_order_ids(c.text)))
+
+    def about_them(c: Clause) -> Clause:
+        if not ids or c.intent not in ORDER_READ_INTENTS | {"complaint"} or c.entities.get("order_ids") \
+                or (c.entities.get("order_id") and c.entities.get("order_id") in ids):
+            return c
+        named = {k: v for k, v in c.entities.items() if k not in ORDER_GROUNDING_KEYS}
+        orders = {"order_ids": ids} if len(ids) > 1 else {"order_id": ids[0]}
+        return replace(c, entities={**named, **orders})
+
+    return [about_them(c) for c in rest]
+
+
+# What grounding adds to a clause about the orders it found (dropped when the message names them).
+ORDER_GROUNDING_KEYS = frozenset({"order_id", "grounded_orders", "grounded", "order_status",
+                                  "order_candidates", "question", "question_phrase"})
 
 
 # A clause that only lists orders ("W3376947 and W7538230, same day"): ids joined by commas, "and",

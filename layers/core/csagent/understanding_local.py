@@ -33,6 +33,7 @@ from csagent.understanding import (
     GENERAL_QUESTION_INTENTS,
     ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
+    ORDER_GROUNDING,
     ORDER_READ_INTENTS,
     OUT_OF_SCOPE_DOUBT,
     PASSIVE_INTENTS,
@@ -1164,14 +1165,14 @@ def _holds_any(view: Any, order_id: str | None, products: Sequence[Any]) -> bool
 
 def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
     """ "I cancelled an order ages ago and I want to know if you've refunded me": a cancellation
-    told as done asks for none; beside a request of its own, it only sets the scene."""
+    told as done asks for none; beside a request of its own, it only sets the scene, and the orders
+    it names are those the questions about orders beside it ask about."""
+    from csagent.nlp.entities.identifiers import find_order_ids
     from csagent.nlp.speech_acts import is_hypothetical
 
     def told(c: Clause) -> bool:  # "if I cancelled it, how much ...?" is not told as done
         return c.intent == "cancel_order" and bool(CANCELLATION_DONE.search(c.text)) \
             and not CANCEL_ASKED.search(c.text) and not is_hypothetical(c.text)
-
-    from csagent.nlp.entities.identifiers import find_order_ids
 
     rest = [c for c in clauses if not told(c)]
     if not any(c.intent not in PASSIVE_INTENTS for c in rest):
@@ -1184,16 +1185,13 @@ def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
         if not ids or c.intent not in ORDER_READ_INTENTS | {"complaint"} or c.entities.get("order_ids") \
                 or (c.entities.get("order_id") and c.entities.get("order_id") in ids):
             return c
-        named = {k: v for k, v in c.entities.items() if k not in ORDER_GROUNDING_KEYS}
+        found = ORDER_GROUNDING | {"order_id", "order_status"}  # (what grounding found is not theirs)
+        named = {k: v for k, v in c.entities.items() if k not in found}
         orders = {"order_ids": ids} if len(ids) > 1 else {"order_id": ids[0]}
         return replace(c, entities={**named, **orders})
 
     return [about_them(c) for c in rest]
 
-
-# What grounding adds to a clause about the orders it found (dropped when the message names them).
-ORDER_GROUNDING_KEYS = frozenset({"order_id", "grounded_orders", "grounded", "order_status",
-                                  "order_candidates", "question", "question_phrase"})
 
 
 # A clause that only lists orders ("W3376947 and W7538230, same day"): ids joined by commas, "and",
@@ -1349,7 +1347,8 @@ def _without_wishes_asked_about(clauses: list[Clause],
     question is what was asked, and is answered (no question of which version or which order). So is
     a statement naming no product nor any option the question does not carry already ("I think I need
     a size 10"); one that adds options the question lacks stays ("The one I want is 10-inch, gold.
-    How much is that one?")."""
+    How much is that one?"). Likewise an item change told beside a question about the same order's
+    items ("There should be two bike helmets in there ... What colours did I end up picking?")."""
     from csagent.grounding.frame import asks_as_question
     from csagent.grounding.options import find_option_values
     from csagent.nlp.speech_acts import asks_for_change
@@ -1411,7 +1410,7 @@ def _without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
 
     def told(c: Clause) -> bool:
         return c.intent == "account_info" and not asks(c) \
-            and not any(c.entities.get(k) for k in ("order_id", "address", "emails", "payment_method_id",
+            and not any(c.entities.get(k) for k in ("order_id", "address", "email", "payment_method_id",
                                                     "products"))
 
     if not any(told(c) for c in clauses) or not any(not told(c) and asks(c) for c in clauses):

@@ -373,6 +373,13 @@ class LocalUnderstanding:
             names_order = bool(found.order_ids or found.tracking_numbers) or about_recent or in_recent
             intent = reconsider_intent(prediction.intent, runner_up, piece, entities, names_order=names_order,
                                        message=text)
+            if intent in ORDER_READ_INTENTS and found.addresses and found.addresses[0].complete \
+                    and getattr(prediction, "probability", 1.0) < 0.5 and not found.order_ids \
+                    and _ACCOUNTS_ADDRESS.search(text):
+                # "My account still has my old address. The right one is 40 Quarry Lane, Austin, TX
+                # 78704.": a whole address written out, read unsurely as a question about an order,
+                # in a message about the account's address, is the account's new one
+                intent = "update_default_address"
             if index in advice_asked and len(entities.get("products") or []) == 1 \
                     and prediction.intent in _TOLD_BEFORE_ADVICE:
                 # "... flame is super low. wtf do i do": what to do about the product is what its
@@ -1356,12 +1363,15 @@ def _without_wishes_asked_about(clauses: list[Clause],
     # ("Just double-checking W1 for me! There should be two bike helmets in there, one for me and
     # one for my partner. What colours did I end up picking?": what the order holds, told, beside a
     # question about that order's items, is what the question is about; no change of them)
+    # (so beside a change of that order asked for: "The blue one fits great, but the white one never
+    # left the box. I'd like to send back only the white one.")
     about_orders = {c.entities.get("order_id") for c in clauses
-                    if c.intent in ORDER_READ_INTENTS and c.entities.get("order_id")
-                    and asks_as_question(c.text)}
+                    if c.entities.get("order_id") and (
+                        (c.intent in ORDER_READ_INTENTS and asks_as_question(c.text))
+                        or (c.intent in WRITE_INTENTS and c.entities.get("asks_for_change")))}
     if about_orders:
         told = [c for c in clauses if c.intent == "change_items"
-                and c.entities.get("order_id") in about_orders
+                and c.entities.get("order_id") in about_orders and not c.entities.get("asks_for_change")
                 and not asks_for_change(c.text) and not asks_as_question(c.text)]
         if told and len(told) < len(clauses):
             clauses = [c for c in clauses if c not in told]
@@ -1398,6 +1408,15 @@ def _only_an_address(piece: str) -> bool:
     return len(re.findall(r"[^\W\d_]+", piece[:start] + " " + piece[end:])) <= 3
 
 
+# The account's address, named ("my account still has my old address", "the address on file").
+_ACCOUNTS_ADDRESS = re.compile(r"\b(?:account|profile|on file|default|saved)\b[^.?!]{0,40}\baddress\b"
+                               r"|\baddress\b[^.?!]{0,20}\b(?:account|profile|on file|default|saved)\b",
+                               re.IGNORECASE)
+# What an account holds, named.
+_ACCOUNT_NOUNS = re.compile(r"\b(?:account|address|addy|e-?mail|card|payment|paypal|name|phone|password)\b",
+                            re.IGNORECASE)
+
+
 def _without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
     """ "ugh i moved last week. it needs to go to 1200 Ocean Drive, ...": a statement read as a
     question about the account that asks nothing and names nothing of it (no email, address,
@@ -1408,8 +1427,9 @@ def _without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
     def asks(c: Clause) -> bool:
         return bool(c.entities.get("asks_for_change")) or asks_for_change(c.text) or asks_something(c.text)
 
-    def told(c: Clause) -> bool:
-        return c.intent == "account_info" and not asks(c) \
+    def told(c: Clause) -> bool:  # (naming what the account holds it is about it: "My account still has my
+        # old address. The right one is 40 Quarry Lane, ...")
+        return c.intent == "account_info" and not asks(c) and not _ACCOUNT_NOUNS.search(c.text) \
             and not any(c.entities.get(k) for k in ("order_id", "address", "email", "payment_method_id",
                                                     "products"))
 

@@ -229,7 +229,7 @@ class LocalUnderstanding:
             not_what_it_is_for,
             points_at_another_order,
         )
-        from csagent.grounding.resolve import category_mentions, product_mentions
+        from csagent.grounding.resolve import category_mentions, names_a_gift_card, product_mentions
         from csagent.nlp.clauses import segment
         from csagent.nlp.entities.addresses import find_addresses
         from csagent.nlp.entities.extract import extract_entities
@@ -620,7 +620,7 @@ class LocalUnderstanding:
                 vouched[len(clauses)] = confidence
                 confidence = max(confidence, OUT_OF_SCOPE_DOUBT)
             if intent in _BALANCE_READ_AS and not products and _BALANCE_ASKED.search(piece) \
-                    and (_GIFT_CARD.search(text) or _GIFT_CARD.search(_last_customer_text(state))):
+                    and (names_a_gift_card(text) or names_a_gift_card(_last_customer_text(state))):
                 # "My gift card, how much money it still have?", or "how much is even on the card
                 # then" after a gift card was named: its balance, which the account holds
                 intent, grounded_to_store = "account_info", True
@@ -864,16 +864,31 @@ def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[l
     the item change before it (`grounding.resolve.is_fallback`), not a question of its own."""
     from csagent.grounding.resolve import is_fallback
 
+    def joins(_before: str, read_before: Any, piece: str, prediction: Any) -> bool:
+        other_change = prediction.intent in WRITE_INTENTS - {"change_items"}
+        return read_before.intent == "change_items" and not other_change and is_fallback(piece)
+
+    texts, kept, _ = _joined_to_previous(pieces, predictions, joins, " ")
+    return texts, kept
+
+
+def _joined_to_previous(pieces: list[str], predictions: list[Any],
+                        joins: Callable[[str, Any, str, Any], bool],
+                        sep: str) -> tuple[list[str], list[Any], set[int]]:
+    """The pieces, each one `joins(text before, its reading, piece, reading)` says belongs to the
+    piece kept before it appended to that piece (its own reading dropped); with the indexes of the
+    kept pieces that took one in."""
     texts: list[str] = []
     kept: list[Any] = []
+    took: set[int] = set()
     for piece, prediction in zip(pieces, predictions, strict=True):
-        other_change = prediction.intent in WRITE_INTENTS - {"change_items"}
-        if kept and kept[-1].intent == "change_items" and not other_change and is_fallback(piece):
-            texts[-1] = f"{texts[-1]} {piece}"
+        if kept and joins(texts[-1], kept[-1], piece, prediction):
+            texts[-1] = f"{texts[-1]}{sep}{piece}"
+            took.add(len(texts) - 1)
             continue
         texts.append(piece)
         kept.append(prediction)
-    return texts, kept
+    return texts, kept, took
 
 
 def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
@@ -884,24 +899,20 @@ def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[lis
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.speech_acts import asks_for_change, is_hypothetical, weighs_a_change
 
-    texts: list[str] = []
-    kept: list[Any] = []
-    for piece, prediction in zip(pieces, predictions, strict=True):
+    def joins(before: str, read_before: Any, piece: str, prediction: Any) -> bool:
         # (the condition read as a change, or naming one: "If I return the makeup kit from #W1, which
         # is still unopened, how much would I get back?"; or a change only weighed: "I'm weighing up
         # whether to cancel my order with the coffee maker. If I did, how much would I get back?")
-        after_condition = bool(kept) and (is_hypothetical(texts[-1]) or weighs_a_change(texts[-1])) \
-            and (kept[-1].intent in WRITE_INTENTS or named_change(texts[-1]) is not None)
+        after_condition = (is_hypothetical(before) or weighs_a_change(before)) \
+            and (read_before.intent in WRITE_INTENTS or named_change(before) is not None)
         # "what would I get back?" may read as a return; it names no change of its own
         of_its_own = prediction.intent in WRITE_INTENTS and named_change(piece) is not None
         # (nor does one that asks for a change: "I was wondering whether I could return the robot
         # vacuum. If so, please refund it to the card I paid with.")
-        if after_condition and not of_its_own and _ASKS_WHAT_COMES_OF_IT.search(piece) \
-                and not ORDER_ID_RE.search(piece) and not asks_for_change(piece):
-            texts[-1] = f"{texts[-1]}, {piece}"
-            continue
-        texts.append(piece)
-        kept.append(prediction)
+        return after_condition and not of_its_own and bool(_ASKS_WHAT_COMES_OF_IT.search(piece)) \
+            and not ORDER_ID_RE.search(piece) and not asks_for_change(piece)
+
+    texts, kept, _ = _joined_to_previous(pieces, predictions, joins, ", ")
     return texts, kept
 
 
@@ -909,14 +920,10 @@ def _possibility_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple
     """ "... I'd much rather it were charged to my Mastercard instead. Would that be possible,
     please?": whether "that" can be done, after a change asked for, asks for that change; it
     joins its clause, whatever the words alone read as."""
-    texts: list[str] = []
-    kept: list[Any] = []
-    for piece, prediction in zip(pieces, predictions, strict=True):
-        if kept and kept[-1].intent in WRITE_INTENTS and _ASKS_IF_THAT_CAN_BE.fullmatch(piece.strip()):
-            texts[-1] = f"{texts[-1]}. {piece}"
-            continue
-        texts.append(piece)
-        kept.append(prediction)
+    def joins(_before: str, read_before: Any, piece: str, _prediction: Any) -> bool:
+        return read_before.intent in WRITE_INTENTS and bool(_ASKS_IF_THAT_CAN_BE.fullmatch(piece.strip()))
+
+    texts, kept, _ = _joined_to_previous(pieces, predictions, joins, ". ")
     return texts, kept
 
 
@@ -1023,20 +1030,13 @@ def _advice_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list
     from csagent.grounding.frame import named_change
     from csagent.nlp.speech_acts import asks_for_advice
 
-    texts: list[str] = []
-    kept: list[Any] = []
-    asked: set[int] = set()
-    for piece, prediction in zip(pieces, predictions, strict=True):
+    def joins(_before: str, read_before: Any, piece: str, prediction: Any) -> bool:
         # (read as a change, it asks advice all the same when it names none: "What should I do with it?")
-        if kept and kept[-1].intent in _TOLD_BEFORE_ADVICE \
-                and (prediction.intent not in WRITE_INTENTS or named_change(piece) is None) \
-                and asks_for_advice(piece):
-            texts[-1] = f"{texts[-1]}, {piece}"
-            asked.add(len(texts) - 1)
-            continue
-        texts.append(piece)
-        kept.append(prediction)
-    return texts, kept, asked
+        return read_before.intent in _TOLD_BEFORE_ADVICE \
+            and (prediction.intent not in WRITE_INTENTS or named_change(piece) is None) \
+            and asks_for_advice(piece)
+
+    return _joined_to_previous(pieces, predictions, joins, ", ")
 
 
 # What a clause telling of a product may be read as, before a request for advice about it (a story
@@ -2076,7 +2076,6 @@ _BALANCE_READ_AS = frozenset({"product_info", "order_items", "order_status", "po
 _BALANCE_ASKED = re.compile(
     r"\bhow\s*(?:much|many\s+dollars)\b.*\b(?:left|still|remaining|remain|on\s+(?:it|the\s+card|there)|have|has)\b"
     r"|\bbalance\b", re.IGNORECASE)
-_GIFT_CARD = re.compile(r"\bgift\s*card\b|礼品卡", re.IGNORECASE)
 
 
 def _last_customer_text(state: Mapping[str, Any]) -> str:

@@ -218,6 +218,11 @@ _NOT_METHOD = re.compile(
 _BRAND_WORDS = re.compile(r"\b(?:" + "|".join(_BRANDS) + r")\b|" + "|".join(_BRANDS_ZH), re.IGNORECASE)
 
 
+def names_a_gift_card(text: str) -> bool:
+    """Do the words name a gift card ("my gift card", "giftcard", "礼品卡")?"""
+    return bool(_GIFT.search(text))
+
+
 def names_a_payment_method(text: str) -> bool:
     """Do the words name a payment method at all ("a new Visa I just got", "my PayPal"), one on the
     account or not (not the one they rule out: "not the card I paid with")?"""

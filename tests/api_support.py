@@ -1,5 +1,5 @@
 """Test helper for conversations through the router's real HTTP API (the `tau_api` fixture of
-tests/conftest.py): one customer turn, checked to be answered."""
+tests/conftest.py): a customer's turns, each checked to be answered."""
 
 from __future__ import annotations
 
@@ -29,3 +29,9 @@ def ask(client: Any, customer: str, text: str, session: str | None = None,
     """One turn as `say`, in `session` or a new one named `prefix-...`: the reply's status and text."""
     body = say(client, customer, session or new_session(prefix), text)
     return body["status"], body["reply"]["text"]
+
+
+def say_each(client: Any, customer: str, *texts: str, prefix: str = "turn") -> list[dict[str, Any]]:
+    """The turns `texts`, one after another in a new session named `prefix-...`: each turn's body."""
+    session = new_session(prefix)
+    return [say(client, customer, session, text) for text in texts]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from api_support import ask as ask_turn
-from api_support import new_session, say
+from api_support import say_each
 
 pytestmark = pytest.mark.integration
 
@@ -28,9 +28,8 @@ def test_a_gift_cards_balance_asked_with_it_or_the_card(tau_api: Any) -> None:
     status, reply = ask(client, "lucas_martin_4549", "My gift card, how much money is still on it?")
     assert status == "answered", reply
     assert "$68.00" in reply, reply
-    session = new_session("plainq")
-    say(client, "lucas_martin_4549", session, "can my pending order go on my gift card instead?")
-    later = say(client, "lucas_martin_4549", session, "hmm ok, how much is even left on the card then")
+    _, later = say_each(client, "lucas_martin_4549", "can my pending order go on my gift card instead?",
+                        "hmm ok, how much is even left on the card then", prefix="plainq")
     assert later["status"] == "answered", later["reply"]["text"]
     assert "$68.00" in later["reply"]["text"], later["reply"]["text"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from api_support import ask as ask_turn
-from api_support import new_session, say
+from api_support import say_each
 
 pytestmark = pytest.mark.integration
 
@@ -27,8 +27,7 @@ def ask(client: Any, customer: str, text: str) -> tuple[str, str]:
 
 
 def turns(client: Any, customer: str, *texts: str) -> list[dict[str, Any]]:
-    session = new_session("plain")
-    return [say(client, customer, session, text) for text in texts]
+    return say_each(client, customer, *texts, prefix="plain")
 
 
 def test_an_address_said_to_be_the_right_one_is_proposed_with_its_state_by_name(tau_api: Any) -> None:

@@ -57,6 +57,11 @@ def minilm() -> MiniLMEmbedder:
 TEXTS = ["where is my order", "cancel my order", "what is your return policy"]
 
 
+def stored(vectors: np.ndarray) -> np.ndarray:
+    """The model's float32 vectors as kept on disk and given back (rounded to the stored precision)."""
+    return vectors.astype(fv.STORED_DTYPE).astype(np.float32)
+
+
 def test_a_fresh_shipped_file_is_loaded_without_running_the_model(dirs, minilm) -> None:
     # Given the build step wrote the vectors of three texts
     shipped, _ = dirs
@@ -66,9 +71,10 @@ def test_a_fresh_shipped_file_is_loaded_without_running_the_model(dirs, minilm) 
     counting = CountingEmbedder(minilm)
     loaded = fv.fixed_vectors("phrases", TEXTS, counting)
     # Then they come from the file: the model embedded nothing, and they are the model's vectors
+    # at the stored precision, as float32
     assert counting.texts_embedded == 0
-    assert loaded.shape == (3, 384) and np.array_equal(loaded, built)
-    assert np.array_equal(loaded, minilm.embed_np(TEXTS))
+    assert loaded.shape == (3, 384) and loaded.dtype == np.float32 and np.array_equal(loaded, built)
+    assert np.array_equal(loaded, stored(minilm.embed_np(TEXTS)))
 
 
 def test_changed_texts_make_the_shipped_file_stale_and_are_embedded(dirs, minilm, caplog) -> None:
@@ -84,7 +90,7 @@ def test_changed_texts_make_the_shipped_file_stale_and_are_embedded(dirs, minilm
     # Then the file is reported stale and the edited texts are embedded, not read from it
     assert any("stale" in r.getMessage() for r in caplog.records)
     assert counting.texts_embedded == 3
-    assert np.array_equal(vectors, minilm.embed_np(edited))
+    assert np.array_equal(vectors, stored(minilm.embed_np(edited)))
 
 
 def test_another_model_file_makes_the_shipped_file_stale(dirs, minilm, caplog) -> None:
@@ -99,6 +105,23 @@ def test_another_model_file_makes_the_shipped_file_stale(dirs, minilm, caplog) -
     # Then the shipped vectors are not used
     assert any("stale" in r.getMessage() for r in caplog.records)
     assert other.texts_embedded == 3
+
+
+def test_vectors_are_kept_at_half_precision_and_move_cosines_by_under_a_thousandth(dirs, minilm) -> None:
+    # Given the build step wrote the vectors of forty varied store sentences
+    shipped, _ = dirs
+    texts = [f"{verb} my {thing}" for verb in ("where is", "cancel", "return", "exchange", "track")
+             for thing in ("order", "kettle", "yoga mat", "headphones", "gift card", "laptop",
+                           "grey backpack", "refund")]
+    with fv.building(shipped):
+        fv.fixed_vectors("phrases", texts, CountingEmbedder(minilm))
+    # Then the file holds half-precision numbers (half the bytes of float32)
+    on_disk = np.load(shipped / "phrases.vectors.npy")
+    assert on_disk.dtype == np.float16 and on_disk.shape == (40, 384)
+    # And every cosine between two of them is within 1e-3 of the model's own
+    exact = minilm.embed_np(texts)
+    loaded = fv.fixed_vectors("phrases", texts, CountingEmbedder(minilm))
+    assert np.abs(loaded @ loaded.T - exact @ exact.T).max() < 1e-3
 
 
 def test_what_was_recomputed_is_kept_for_the_next_process(dirs, minilm) -> None:

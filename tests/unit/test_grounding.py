@@ -2369,3 +2369,67 @@ def test_the_card_of_a_gift_card_is_no_credit_card() -> None:
     assert choice.method is None and not choice.candidates
     # (a card said plainly still is one)
     assert resolve_payment("put it on my card", gift_paid, exclude="gift_1").method is not None
+
+
+def _visa_only() -> CustomerView:
+    """An account holding one Visa, with one pending order paid with it."""
+    return CustomerView(customer_id="bo", orders=(
+        OrderView("#W0000021", "pending", (Line("i-21", BOOTS, "Hiking Boots", {}, 100.0),), "card_1"),
+    ), payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),))
+
+
+@pytest.mark.parametrize(("words", "missing"), [
+    ("Is possible to pay the order with PayPal and not with my Visa card?", "PayPal"),
+    ("put it on my amex", "American Express"),
+    ("could it go on my gift card instead", "gift card"),
+    ("use my Mastercard", "Mastercard"),
+    ("move it to my visa", None),  # held
+    ("not with my PayPal, the visa", None),  # ruled out, not asked for
+    ("please change the payment", None),  # none named
+])
+def test_a_method_the_account_holds_none_of_is_named_as_the_customer_would_say_it(words: str,
+                                                                                 missing: str | None) -> None:
+    from csagent.grounding.resolve import method_not_held
+
+    assert method_not_held(words, _visa_only()) == missing
+
+
+def test_a_payment_change_to_a_method_the_account_lacks_proposes_nothing() -> None:
+    # Given an account with only the Visa the order is paid with
+    # When the customer asks to pay it with PayPal instead (ruling the Visa out)
+    found = ground("change_payment",
+                   "Is possible to pay the order W0000021 with PayPal and not with my Visa card?",
+                   {"order_id": "#W0000021"}, _visa_only(), {}, "")
+    # Then the method is said to be missing, and no method (not the Visa it is paid with) is chosen
+    assert found.get("method_not_held") == "PayPal" and "payment_method_id" not in found
+    # And with PayPal on the account, the change is to it
+    store = _store()
+    held = ground("change_payment", "can I pay order W0000003 with PayPal and not with my Visa card?",
+                  {"order_id": "#W0000003"}, store, _variants(), "")
+    assert held.get("payment_method_id") == "paypal_1" and not held.get("method_not_held")
+
+
+@pytest.mark.parametrize("words", [
+    "could you please split the payment so that half goes on my Visa and half on my PayPal?",
+    "I'd like half on my visa and the other half on a gift card, please",
+])
+def test_a_payment_asked_to_be_split_between_methods_proposes_nothing(words: str) -> None:
+    found = ground("change_payment", words, {"order_id": "#W0000003"}, _store(), _variants(), "")
+    assert found.get("split_asked") is True and "payment_method_id" not in found
+    # (one method, named plainly, is a change)
+    plain = ground("change_payment", "pay it with my paypal instead", {"order_id": "#W0000003"}, _store(),
+                   _variants(), "")
+    assert plain.get("payment_method_id") == "paypal_1" and not plain.get("split_asked")
+
+
+def test_cancelling_an_item_picked_by_its_options_is_a_partial_cancellation() -> None:
+    # Given order 2, pending, with a black office chair and a blue one
+    # When the customer asks to cancel "the black one"
+    found = ground("cancel_order", "Cancel the black one, now.", {"order_id": "#W0000002"}, _store(),
+                   _variants(), "Order #W0000002 has TWO office chairs in it. Cancel the black one, now.")
+    # Then it is one item of the order: the planner says a cancellation is of the whole order
+    assert found.get("partial_items") == ["Office Chair"]
+    # (the order named by its product is the whole order)
+    whole = ground("cancel_order", "cancel the order with the kettle", {"order_id": "#W0000003"}, _store(),
+                   _variants(), "")
+    assert not whole.get("partial_items")

@@ -887,3 +887,22 @@ def test_a_wrong_item_complaint_about_a_product_told_before_lists_the_orders_ite
                               told_of=["1075968781"])])
     # Then what the order holds, option by option, is listed beside where it is
     assert [t.task_type for t in plan.tasks][:2] == ["order_status", "order_items"]
+
+
+def test_a_payment_change_to_a_method_the_account_lacks_gets_the_facts_and_the_rule():
+    # Given "can I pay #W… with PayPal instead?" grounded to an account without PayPal
+    plan = plan_tasks([clause("change_payment", "can I pay it with PayPal instead?", order_id=ORDER,
+                              order_status="pending", method_not_held="PayPal", asks_for_change=True)])
+    # Then how it is paid, the methods the account holds (PayPal said missing) and the rule answer
+    kinds = [t.task_type for t in plan.tasks]
+    assert kinds == ["order_payments", "account_info", "policy"] and plan.missing == []
+    assert plan.tasks[1].notes.method_not_held == "PayPal"
+    assert not any(t.tool == "customer_actions" for t in plan.tasks)
+
+
+def test_a_payment_asked_to_be_split_gets_the_facts_and_the_one_method_rule():
+    plan = plan_tasks([clause("change_payment", "split the payment, half on my Visa and half on PayPal",
+                              order_id=ORDER, order_status="pending", split_asked=True,
+                              asks_for_change=True)])
+    assert [t.task_type for t in plan.tasks] == ["order_payments", "policy"] and plan.missing == []
+    assert "gift card plus a card" in plan.tasks[1].args.question

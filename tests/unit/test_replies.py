@@ -55,3 +55,27 @@ def test_the_customers_own_item_of_the_product_asked_about_is_said_alone() -> No
     # And without the note the whole order is listed, as before
     whole = describe_success(task.model_copy(update={"notes": TaskNotes()}), result, "en")
     assert whole.startswith("Order #W1 contains: Headphones") and "Pet Bed" in whole
+
+
+def test_a_method_asked_for_that_the_account_lacks_is_said_missing_before_the_saved_ones() -> None:
+    from csagent.domain.models import Task, TaskResult
+    from csagent.domain.task_args import TaskNotes
+    from csagent.replies import describe_success
+
+    # Given the account's saved methods, read for a payment change to PayPal it does not hold
+    rows = [{"payment_method_id": "credit_card_1", "source": "credit_card", "brand": "visa",
+             "last_four": "6918"}]
+    task = Task(task_id="t2", task_type="account_info", tool="predefined_cypher",
+                args={"template_id": "payment_methods", "params": {}},
+                notes=TaskNotes(method_not_held="PayPal"))
+    result = TaskResult.model_validate({"task_id": "t2", "task_type": "account_info",
+                                        "tool": "predefined_cypher", "status": "success",
+                                        "data": {"template_id": "payment_methods", "rows": rows}})
+    # Then the missing method is named first, then what the account holds (in Chinese too)
+    assert describe_success(task, result, "en") == (
+        "There is no PayPal on your account. The payment methods saved on your account: "
+        "credit card (Visa ending 6918).")
+    assert describe_success(task, result, "zh").startswith("您的账户中没有 PayPal。您账户中保存的支付方式")
+    # And without the note, only the saved methods
+    plain = describe_success(task.model_copy(update={"notes": TaskNotes()}), result, "en")
+    assert plain.startswith("The payment methods saved on your account:")

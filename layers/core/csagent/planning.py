@@ -106,6 +106,8 @@ RULE_QUESTIONS = {
     "washed": "Can I return {items} once it has been washed or altered?",
     "abroad": "Can you deliver to an address outside the United States?",
     "missing": "An item from my delivered order is missing. What happens now?",
+    "method_not_held": "Can I switch a pending order to a payment method that is not on my account?",
+    "split": "Can I pay with two gift cards or a gift card plus a card?",
 }
 # What an account question may be about instead when the clause names an order.
 ORDER_ACCOUNT_QUESTIONS: tuple[str, ...] = ("order_payments", "order_total")
@@ -914,6 +916,21 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if kind == "other_product" and entities.get("order_status") == "delivered":
                     kind = "other_product_delivered"  # an exchange, whose rule names the way out: a return
                 b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind]})
+        elif intent == "change_payment" and entities.get("method_not_held") and order_id:
+            # "Is possible to pay the order with PayPal?" from an account without PayPal: a payment
+            # moves only to a method on the account. How the order is paid, the methods the account
+            # holds (the one asked for said missing) and the rule; nothing proposed nor asked.
+            b.add("order_payments", PREDEFINED,
+                  {"template_id": "order_payments", "params": {"order_id": order_id}})
+            b.add("account_info", PREDEFINED, {"template_id": "payment_methods", "params": {}},
+                  notes=TaskNotes(method_not_held=str(entities["method_not_held"])))
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["method_not_held"]})
+        elif intent == "change_payment" and entities.get("split_asked") and order_id:
+            # "split the payment, half on my Visa and half on my PayPal": one method pays an order.
+            # How it is paid and the rule; nothing proposed nor asked.
+            b.add("order_payments", PREDEFINED,
+                  {"template_id": "order_payments", "params": {"order_id": order_id}})
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["split"]})
         elif intent in ADDRESS_REQUESTS and not entities.get("address") \
                 and (entities.get("abroad") or names_a_place_abroad(text)):
             # "I move to Toronto in Canada next month. ... can you change the address to Toronto?":

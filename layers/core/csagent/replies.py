@@ -821,6 +821,9 @@ def _describe(task: Task, result: ToolResult, lang: str) -> str:
             return cancel_refund_preview(data, lang) or _order_payments(data, lang)
         if task.notes.return_preview and data.template_id == "order_payments":
             return return_refund_preview(data, lang) or _order_payments(data, lang)
+        if task.notes.method_not_held and data.template_id == "payment_methods":
+            return render("method_not_held", lang, method=task.notes.method_not_held,
+                          saved=_payment_methods(data, lang))
         if data.template_id == "order_items" and task.notes.own_products:
             return _own_items(data, task.notes.own_products, lang, task.notes.asked_options) \
                 or _order_items(data, lang)

@@ -223,6 +223,9 @@ class TaskNotes(AsGiven):
     #: item's value, answered yes or no before the lines (`replies._own_options_answer`):
     #: {"product", "product_id", "key", "asked", "own"}.
     asked_options: list[dict[str, Any]] = Field(default_factory=list)
+    #: The kind of payment method a change asked for that the account holds none of ("PayPal"),
+    #: said missing before the methods it holds (`replies.describe_success`).
+    method_not_held: str | None = None
 
 
 NOTE_KEYS = frozenset(TaskNotes.model_fields)

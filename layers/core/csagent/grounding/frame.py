@@ -32,6 +32,7 @@ from csagent.grounding.places import city_named
 from csagent.grounding.resolve import (
     ItemChange,
     line_by_options,
+    method_not_held,
     names_a_payment_method,
     names_order_by_items,
     negated_option,
@@ -434,6 +435,8 @@ def _holding_most(orders: Sequence[OrderView], product_ids: set[str]) -> list[Or
 # Words that single out some items of an order ("only the earbuds", "everything except the lamp").
 # An order id with what it holds in brackets after it: "#W4862767 (bookshelf + 2 office chairs)".
 _ORDER_DESCRIBED = re.compile(r"#?W\d{7}\s*\([^)]*\)", re.IGNORECASE)
+# An item picked out by what describes it, not by its product's name: "the metal one", "that black one".
+_ONE_PICKED = re.compile(r"\b(?:the|that|this)\s+(?:[\w-]+\s+){1,3}ones?\b", re.IGNORECASE)
 # Some of an order's items, none named: "one of them", "keep the other", "just take one off".
 _ONE_OF_SEVERAL = re.compile(r"\b(?:one of (?:them|those|these|the two|my)|keep the other|the other one stays"
                              r"|just one of|only one of|(?:take|remove|drop|cancel)\s+(?:just\s+|only\s+)?one"
@@ -679,6 +682,13 @@ def same_address(named: Mapping[str, Any] | None, current: Mapping[str, Any] | N
     return all(key(named)) and key(named) == key(current)
 
 
+# A payment asked to be shared between methods ("split the payment", "half on my Visa and half on
+# PayPal", "一半用礼品卡").
+_SPLIT_ASKED = re.compile(r"\bsplit(?:ting)?\b"
+                          r"|\b(?:half|part)\b[^.?!]{0,40}\b(?:(?:the )?other half|half|the rest)\b"
+                          r"|一半|分开付|拆分", re.IGNORECASE)
+
+
 def fill_payment(
     text: str,
     entities: dict[str, Any],
@@ -692,11 +702,22 @@ def fill_payment(
     """The payment method the words name. `replacing`: the order's own method is the one being
     replaced, so a named other method wins ("from my gift card to my Visa": the Visa). `default`:
     the method a required one is when the words name none (else the customer is asked)."""
+    if replacing and _SPLIT_ASKED.search(text):
+        # "split the payment, half on my Visa and the other half on a gift card": an order is paid
+        # with one method; the rule and how it is paid answer (`planning`), nothing is proposed.
+        return {**{k: v for k, v in entities.items() if k != "payment_method_id"}, "split_asked": True}
     choice = resolve_payment(text, view, order)
     if replacing and order is not None and order.paid_with:
         other = resolve_payment(text, view, order, exclude=order.paid_with)
         if other.method is not None or other.candidates:
             choice = other
+        if (choice.method is None or choice.method.payment_method_id == order.paid_with) \
+                and (missing := method_not_held(text, view)):
+            # "Is possible to pay the order with PayPal and not with my Visa card?" from an account
+            # without PayPal: a payment moves only to a method on the account; the rule and the
+            # methods it holds answer (`planning`), nothing is proposed nor asked.
+            kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
+            return {**kept, "method_not_held": missing}
     if choice.method is not None:
         return {**entities, "payment_method_id": choice.method.payment_method_id}
     if choice.candidates:
@@ -839,6 +860,11 @@ def ground(
             # (what the removal's own words name is what is taken out: "take the espresso machine
             # off and still send me the puzzle")
             named = resolve_return_lines(removal.group(0), order) or named
+        picked = line_by_options(text, order) if _ONE_PICKED.search(text) and len(order.lines) > 1 else None
+        if picked is not None and not names_order_by_items(text, order):
+            # "Order #W1 has TWO wristwatches in it ... Cancel the metal one": one item, picked by
+            # its options; a cancellation is of the whole order, which the planner says.
+            return {**entities, "partial_items": [picked.name]}
         if 0 < len(named) < len(order.lines) and (_SOME_ITEMS.search(text) or (
                 _one_of_several(named, order) and not names_order_by_items(text, order)) or (
                 # "please remove the espresso machine from my order", "can you take the espresso

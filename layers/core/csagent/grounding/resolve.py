@@ -197,7 +197,7 @@ _NOT_METHOD = re.compile(
     # (with what says it is the one paid with: "rather than the gift card I paid with")
     r"\b(?:not|instead of|rather than|no)\s+"
     r"(?:(?:back|my|the|on|onto|to|into|with|using|from|via|by)\s+){0,3}"
-    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|visa|mastercard|amex|discover"
+    r"(pay\s*pal|gift\s*cards?|credit\s*cards?|(?:visa|mastercard|amex|discover)(?:\s+card)?"
     r"|(?:card|method|account)(?=\s+(?:i|we)\s+(?:paid|used|bought)))\b"
     r"(?:\s+(?:i|we)\s+(?:paid|used|bought it)(?:\s+(?:with|for it))?\b)?"
     # "I do NOT want the money going back on that Visa": a wish denied a few words before it
@@ -230,6 +230,35 @@ def names_a_payment_method(text: str) -> bool:
     return any(p.search(text) for p in (_PAYPAL, _GIFT, _BRAND_WORDS, _CREDIT))
 
 
+def method_not_held(text: str, view: CustomerView) -> str | None:
+    """The kind of payment method the words name that the account holds none of ("with PayPal"
+    from an account without PayPal, "my Amex" without one): its name as said to the customer;
+    None when every method named is on the account (or none is named). A method ruled out ("not
+    with my Visa card") names nothing."""
+    text = _NOT_METHOD.sub(" ", text)
+    held = {m.source for m in view.payment_methods}
+    if _PAYPAL.search(text) and "paypal" not in held:
+        return "PayPal"
+    if _GIFT.search(text) and "gift_card" not in held:
+        return "gift card"
+    brands = {_brand_key(m.brand or "") for m in view.payment_methods if m.source == "credit_card"}
+    lowered = text.lower()
+    for brand in _BRANDS:
+        if re.search(rf"\b{brand}\b", lowered) and _brand_key(brand) not in brands:
+            return _BRAND_NAMES[_brand_key(brand)]
+    return next((zh for zh, brand in _BRANDS_ZH.items() if zh in text and brand not in brands), None)
+
+
+_BRAND_NAMES = {"visa": "Visa", "mastercard": "Mastercard", "amex": "American Express",
+                "discover": "Discover"}
+
+
+def _brand_key(brand: str) -> str:
+    """"American Express", "amex" -> "amex"; "Visa" -> "visa"."""
+    key = brand.lower().replace(" ", "")
+    return "amex" if key == "americanexpress" else key
+
+
 def resolve_payment(
     text: str, view: CustomerView, order: OrderView | None = None, exclude: str | None = None
 ) -> PaymentChoice:
@@ -251,8 +280,7 @@ def resolve_payment(
         if exact:
             return exact
         for brand in brands:
-            key = ("amex" if brand == "american express" else brand).replace(" ", "")
-            held = [m for m in cards if (m.brand or "").lower().replace(" ", "") == key]
+            held = [m for m in cards if _brand_key(m.brand or "") == _brand_key(brand)]
             if held:
                 return held
         return []

@@ -7,7 +7,11 @@ an item taken off an order (never the whole order cancelled), a reason given whe
 asked for ("the helmet one. no longer needed"), a word of a product's name picking its order
 ("the electric one"), "em" for the product just talked about, a short question naming one of its
 options ("field of view?") about it too, and what an order should hold told beside a question
-about it (a control: right before these changes too, kept against the retrained intent model).
+about it (a control: right before these changes too, kept against the retrained intent model);
+and, later, a payment change to a method the account lacks (said missing, the saved ones listed),
+a payment asked to be split (one method pays an order), what would follow a return asked as a
+condition, one of two items of an order cancelled by its colour (the whole-order rule), and praise
+of a product before a question about it (its guide answers, no complaint).
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -155,3 +159,56 @@ def test_a_short_question_naming_an_option_is_about_the_product_just_talked_abou
     reply = second["reply"]["text"]
     assert second["status"] == "answered", reply
     assert "Indoor Security Camera" in reply and "field of view: 160 degrees" in reply, reply
+
+
+def test_a_payment_change_to_a_method_the_account_lacks_says_so_and_proposes_nothing(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lei_patel_3139: one payment method, a Visa or Mastercard; #W2403263 pending (Digital Camera, Perfume)
+    status, reply = ask(client, "lei_patel_3139",
+                        "hello, could the camera order be paid with my paypal and not with my card? "
+                        "paypal is easier for me")
+    assert status == "answered", reply
+    assert "#W2403263" in reply and "There is no PayPal on your account" in reply, reply
+    assert "payment methods saved on your account" in reply, reply
+
+
+def test_a_payment_asked_to_be_split_gets_the_one_method_rule(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lucas_martin_4549: #W9318778 (pending) paid with a gift card; a Visa on the account too
+    status, reply = ask(client, "lucas_martin_4549",
+                        "for the order with the bicycle, can we split it - half on the gift card and the "
+                        "rest on my visa?")
+    # (read as a question about the store's rule, or as the change the rule answers: the rule, and
+    # nothing proposed)
+    assert status == "answered", reply
+    assert "one payment method" in reply, reply
+
+
+def test_what_would_follow_a_return_asked_as_a_condition_proposes_nothing(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # evelyn_kovacs_6742: #W2768683 delivered (Bookshelf, Espresso Machine, Wireless Earbuds, Digital Camera)
+    status, reply = ask(client, "evelyn_kovacs_6742",
+                        "The bookshelf from #W2768683 is too tall for my hallway. If I send back only the "
+                        "bookshelf, do I have to return the camera too? I'd rather keep that.")
+    assert status == "answered", reply
+    assert "some or all of them" in reply, reply
+
+
+def test_cancelling_one_of_two_items_picked_by_its_colour_gets_the_whole_order_rule(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # lei_ahmed_1705: #W9132840 pending, with a red cycling helmet and a black one
+    status, reply = ask(client, "lei_ahmed_1705",
+                        "there are 2 helmets in #W9132840, I only need one. cancel the black one please")
+    assert status == "answered", reply
+    assert "#W9132840" in reply and "whole order" in reply, reply
+
+
+def test_praise_of_a_product_then_a_question_about_it_gets_its_guide(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # evelyn_kovacs_6742: one Espresso Machine, in #W2768683 (delivered)
+    status, reply = ask(client, "evelyn_kovacs_6742",
+                        "Really enjoying the espresso machine, it's been great. A friend said it needs "
+                        "descaling now and then but I've no idea how often. What would you suggest?")
+    assert status == "answered", reply
+    assert "Descale every 2 months" in reply and "Espresso Machine user guide" in reply, reply
+    assert "was delivered on" not in reply, reply  # praise is no complaint about the order

@@ -436,3 +436,74 @@ def test_a_yes_then_questions_confirms_and_keeps_the_questions(clauses, question
     kept = consent_with_questions(text, _understood(*clauses), PROPOSED_CANCEL)
     # Then the clauses after the yes are the questions to answer, or it is no such answer
     assert (len(kept) if kept else None) == questions
+
+
+def _proposed_return(item_ids: list[str], summary: str) -> list[PendingAction]:
+    proposal = {"action": "return_items", "order_id": ORDER,
+                "args": {"order_id": ORDER, "item_ids": item_ids}}
+    return [PendingAction.model_validate({"action": "return_items", "summary": summary,
+                                          "proposal": proposal})]
+
+
+TEA_KETTLE_RETURN = ("Return from order #W0000001: Tea Kettle (material: glass, capacity: 2 liters) "
+                     "($94.80). "
+                     "Refund: $94.80 to your gift card (gift_card_1).")
+
+
+def test_a_yes_beside_words_that_name_nothing_and_ask_nothing_is_consent() -> None:
+    from csagent.understanding import consent_to_pending
+
+    # Given a proposed return of one tea kettle; when the reply says "just the one kettle" (a word
+    # the store's two kettles share, so no product is read) beside a yes the model is unsure of
+    text = "Yes, just the one kettle. Please go ahead, thank you."
+    understood = _understood(("Yes, just the one kettle", "product_info", 0.6541, {"products": []}),
+                             ("Please go ahead", "smalltalk", 0.3724, {}), ("thank you", "thanks", 0.875, {}))
+    # Then it is the yes
+    assert consent_to_pending(text, understood, _proposed_return(["k1"], TEA_KETTLE_RETURN),
+                              lambda _: ("yes", 0.59)) == "yes"
+    # And a question beside the yes is no consent by itself
+    asked = _understood(("Yes, just the one kettle?", "product_info", 0.6541, {"products": []}))
+    assert consent_to_pending("Yes, how big is the kettle?", asked,
+                              _proposed_return(["k1"], TEA_KETTLE_RETURN), lambda _: ("yes", 0.59)) is None
+
+
+_TEA_KETTLE = {"product_id": "p-tk", "name": "Tea Kettle", "surface": "tea kettle"}
+
+
+@pytest.mark.parametrize(("item_ids", "answer"), [
+    (["k1"], "yes"),          # the proposal holds only what the yes names: it is the proposal
+    (["k1", "m1"], None),     # it holds more: "only the tea kettle" is a condition
+])
+def test_a_yes_whose_only_condition_is_the_proposal_itself_is_consent(item_ids: list[str],
+                                                                      answer: str | None) -> None:
+    from csagent.understanding import consent_to_pending
+
+    text = "Yes, is correct, only the tea kettle."
+    understood = _understood((text, "smalltalk", 0.45, {"products": [_TEA_KETTLE]}))
+    summary = TEA_KETTLE_RETURN if len(item_ids) == 1 else TEA_KETTLE_RETURN.replace(
+        "($94.80).", "($94.80), Coffee Mug ($12.00).")
+    assert consent_to_pending(text, understood, _proposed_return(item_ids, summary),
+                              lambda _: ("other", 0.94)) == answer
+
+
+def test_a_no_after_a_question_about_the_proposed_version_declines_it() -> None:
+    from csagent.understanding import consent_to_pending
+
+    # Given a proposed exchange of a shirt for one in cotton with a crew neck
+    proposal = {"action": "exchange_items", "order_id": ORDER,
+                "args": {"order_id": ORDER, "item_ids": ["s1"], "new_item_ids": ["s2"]}}
+    pending = [PendingAction.model_validate({"action": "exchange_items", "summary": "Exchange ...",
+                                             "proposal": proposal})]
+    asked = {"order_id": ORDER, "item_ids": ["s1"], "new_item_ids": ["s2"], "asks_for_change": True}
+    # When the customer asks about that version, then says no
+    text = "Ah, it will be cotton and crew neck, not the same shirt? Then no, sorry, I keep the small one."
+    understood = _understood(("Ah, it will be cotton and crew neck, not the same shirt?", "change_items",
+                              0.75, asked),
+                             ("no, sorry", "product_availability", 0.5, {}),
+                             ("I keep the small one", "product_info", 0.39, {}))
+    # Then it is the no
+    assert consent_to_pending(text, understood, pending, lambda _: ("no", 0.92)) == "no"
+    # And another version asked for, no question about it, is a request to propose again
+    again = _understood(("no wait, the cotton crew neck one", "change_items", 0.75, asked))
+    assert consent_to_pending("no wait, the cotton crew neck one", again, pending,
+                              lambda _: ("no", 0.92)) is None

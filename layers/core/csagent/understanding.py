@@ -212,10 +212,12 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
     trusted = reading is not None and reading[1] >= CONSENT_MIN_PROBABILITY
     answer: Answer | None
     if reading is not None and trusted:
-        if reading[0] not in ("yes", "no") and not (
-                lean(text) != "no" and _restates_the_proposal(understanding, pending)):
+        said_again = _restates_the_proposal(understanding, pending) or (
+            lean(text) == "yes" and _names_just_the_proposal(understanding, pending))
+        if reading[0] not in ("yes", "no") and not (lean(text) != "no" and said_again):
             # "yes but only the lamp", "how long will the refund take?" (the proposal said again, with
-            # no word against it, is a yes: "whatever, cancel the whole order anyway")
+            # no word against it, is a yes: "whatever, cancel the whole order anyway"; so is a yes
+            # whose only condition is the proposal: "Yes, is correct, only the kettle.")
             return None
         answer = "no" if reading[0] == "no" else "yes"
     else:
@@ -244,9 +246,12 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
             # "yes, but only the boots": the same write with other items named is a new proposal
             # ("yes, please do it" names none: what "it" points back to is the proposal)
             return None
-        if clause.intent in restated and entities.get("new_item_ids"):
+        if clause.intent in restated and entities.get("new_item_ids") \
+                and not (answer == "no" and has_question_mark(clause.text)):
             # "no wait, the 1000ml one", or the wish said again ("换成白色的，其他不变"): the variants
-            # it names make it a request to propose (again), never a yes or a no.
+            # it names make it a request to propose (again), never a yes or a no. (Asked of the
+            # proposal before a no, they are what the no is for: "it will be cotton and crew neck,
+            # not the same shirt? Then no, sorry, I keep the small one.")
             return None
         if trusted or clause.intent in PASSIVE_INTENTS or clause.intent in restated \
                 or _says_the_proposals_method(clause.text, pending) or _of_the_proposal(entities, pending) \
@@ -254,15 +259,20 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
                 or (answer == "yes" and keeps_as_is(clause.text) and not entities.get("products")) \
                 or (keeps and not asks_something(clause.text)
                     and (clause.intent not in WRITE_INTENTS
-                         or clause.entities.get("asks_for_change") is False)):
+                         or clause.entities.get("asks_for_change") is False)) \
+                or (answer == "yes" and not any(entities.values()) and clause.intent in _MAY_ONLY_TELL
+                    and not asks_something(clause.text)):
             # (the model read the whole reply as an answer: "yes, just do it already"; "no no, leave
-            # it as it is then", "ok sure, leave everything else as is" ask for no change of their own)
+            # it as it is then", "ok sure, leave everything else as is" ask for no change of their own;
+            # "Yes, just the one kettle. Please go ahead" names nothing new and asks nothing)
             continue
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
 
 
+#: Readings of a clause beside a yes that, asking nothing and naming nothing, only tell.
+_MAY_ONLY_TELL = GENERAL_QUESTION_INTENTS | {"smalltalk", "complaint", "out_of_scope"}
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 _SAYS_YES = re.compile(r"\b(?:yes|yeah|yep|yup|sure|go ahead|do it|proceed|confirm(?:ed)?|please do)\b",
                        re.IGNORECASE)
@@ -331,9 +341,33 @@ _CARD_IN_SUMMARY = re.compile(r"\b([A-Za-z][A-Za-z ]*?) ending (\d{4})\b")
 
 def _of_the_proposal(entities: Mapping[str, Any], pending: Sequence[PendingAction]) -> bool:
     """ "that would cancel the office chair and the sunglasses too?? no no, leave it": a clause whose
-    products are all among those the proposal lists back speaks of the proposal, asking nothing new."""
-    names = [str(p.get("name") or "") for p in entities.get("products") or [] if isinstance(p, Mapping)]
-    return bool(names) and all(name and any(name in p.summary for p in pending) for name in names)
+    products are all among those the proposal lists back speaks of the proposal, asking nothing new.
+    A word that may name one of them counts, as in `_restates_the_proposal` ("just the one kettle"
+    for a Tea Kettle proposed, read as the Electric Kettle)."""
+    summaries = " ".join(p.summary for p in pending).lower()
+    products = [p for p in entities.get("products") or [] if isinstance(p, Mapping)]
+    return bool(products) and all(
+        any(word and word in summaries for word in (str(p.get("name") or "").lower(),
+                                                    str(p.get("surface") or "").lower()))
+        for p in products)
+
+
+def _names_just_the_proposal(understanding: Understanding, pending: Sequence[PendingAction]) -> bool:
+    """ "Yes, is correct, only the kettle." to a return of the one kettle: a yes whose condition
+    is the proposal itself. One write of items is proposed, every clause is courtesy or names only
+    products it lists back (`_of_the_proposal`) and asks nothing, and the proposal holds no item
+    beyond those named ("yes, but only the lamp" to a return of the lamp and the mug is a condition)."""
+    if len(pending) != 1:
+        return False
+    items = list(pending[0].proposal.args.get("item_ids") or [])
+    named: set[str] = set()
+    for clause in understanding.clauses:
+        if clause.intent in PASSIVE_INTENTS and not clause.entities.get("products"):
+            continue
+        if not _of_the_proposal(clause.entities, pending) or has_question_mark(clause.text):
+            return False
+        named.update(str(p.get("name") or "") for p in clause.entities.get("products") or [])
+    return bool(items) and bool(named) and len(items) <= len(named)
 
 
 def _says_the_proposals_method(text: str, pending: Sequence[PendingAction]) -> bool:

@@ -244,6 +244,7 @@ class LocalUnderstanding:
             asks_for_information,
             asks_something,
             is_elliptical,
+            is_hypothetical,
             names_address_change,
             opens_follow_up,
         )
@@ -573,8 +574,10 @@ class LocalUnderstanding:
                     # (or writes out the new address: "New default address: 4512 Sunset Blvd, ...";
                     # not when it asks to have where it goes checked: "just want to double check it's
                     # going to Maple Drive and not to my apartment in San Antonio?")
+                    # ("If I send back just the clock, do I have to return the backpack too?" asks
+                    # what would follow a change, however fully it names it)
                     view is not None and (asks_something(piece) or bool(find_addresses(piece)))
-                    and not asks_for_information(piece)
+                    and not asks_for_information(piece) and not is_hypothetical(piece)
                     and _fully_specified(intent, text, entities, view, piece)) or (
                     # "I just moved in with my partner so my address has changed! The new one is 45
                     # Magnolia Court, ...": an address said to have changed, the new one written out
@@ -1579,8 +1582,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "I bought the blue crew neck t-shirt in medium and I'm really pleased with it": what they
         # have, every option named theirs, no change named; it asks nothing.
         return "smalltalk", {}, False
-    if intent == "complaint" and _SATISFIED.search(piece) and not _SOMETHING_WRONG.search(piece) \
-            and not asks_as_question(piece):
+    if intent == "complaint" and _praises(piece):
         # "The hiking boots from #W7773202 fit like a dream, no complaints there, but the smart watch
         # ...": praise, read as a complaint; what follows is the matter
         return "smalltalk", {}, False
@@ -1764,6 +1766,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # for the order to go there (as an order id beside the address does, `reconsider_intent`).
         intent, grounded_to_store = "change_order_address", True
         entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
+    if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view) \
+            and _praises(piece):
+        # "Loving the automatic espresso machine so far, it's made my mornings so much better": what
+        # they say of what came is praise; it asks nothing (the product it names stays what "it"
+        # in the next clause points back at: "I need to descale it but have no clue how often")
+        return "smalltalk", {k: v for k, v in entities.items() if k == "products"}, False
     if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view):
         # "my kettle from you is stop by itself before the water is boiling": nothing asked about a
         # delivered order's progress; what went wrong with what came, which the order's facts and
@@ -1874,12 +1882,22 @@ _TOLD_PURCHASE = re.compile(r"\b(?:i|we)\s+(?:just\s+|recently\s+|already\s+)?"
 
 # Words of a customer pleased with what came, and words of something wrong with it.
 _SATISFIED = re.compile(
-    r"\b(?:no complaints?|like a dream|love (?:it|them|this|that)|(?:really |very |so )?happy with"
+    r"\b(?:no complaints?|like a dream|(?:love|loving|enjoying|adore) (?:it|them|this|that|the|my)"
+    r"|(?:really |very |so )?happy with"
     r"|(?:works?|working|fits?|fitting) (?:great|fine|perfectly|well|beautifully)"
     r"|(?:is|are|was|were) (?:great|perfect|fine|lovely|amazing|awesome))\b", re.IGNORECASE)
 _SOMETHING_WRONG = re.compile(
     r"\b(?:broke\w*|damaged|crack\w*|wrong|missing|late|stopped|defect\w*|leak\w*|faulty|dead"
     r"|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|wasn'?t|never|but|except|however)\b", re.IGNORECASE)
+
+
+def _praises(piece: str) -> bool:
+    """Does the clause only praise what the customer has ("fit like a dream", "loving the espresso
+    machine so far"), with no word of anything wrong and nothing asked?"""
+    from csagent.grounding.frame import asks_as_question
+
+    return bool(_SATISFIED.search(piece)) and not _SOMETHING_WRONG.search(piece) \
+        and not asks_as_question(piece)
 
 
 def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
@@ -2418,6 +2436,10 @@ def _address_other_than_the_orders(read_as: str, intent: str, piece: str, entiti
     return read_as
 
 
+# A question of how often something is done ("how often should I replace the filter?").
+_HOW_OFTEN = re.compile(r"\bhow (?:often|frequently)\b|\bevery how (?:long|many)\b", re.IGNORECASE)
+
+
 def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: Mapping[str, Any], *,
                       names_order: bool, message: str = "") -> str:
     """The clause's intent once its entities are known (the classifier reads words, not entities).
@@ -2447,10 +2469,15 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       blue one, the difference on PayPal"): the item change.
     - In Chinese, an item request asking how often ("多久...一次"): a product question; one whose own
       verb names the other item request ("...一起退掉" read as an item change): that request.
+    - A warranty reading of a question asking how often ("how often I should be replacing it?"):
+      a product question (its upkeep, which its pages say); a warranty's term is no frequency.
     """
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import ZH_HOW_OFTEN, asks_for_change, is_hypothetical
+
+    if intent == "warranty" and (_HOW_OFTEN.search(text) or ZH_HOW_OFTEN.search(text)):
+        return "product_info"
 
     address = entities.get("address") or {}
     if intent == "change_payment":

@@ -468,3 +468,13 @@ def test_a_handoff_alone_sure_or_in_words_for_a_person_stays(readings, text):
 ])
 def test_a_reading_its_own_words_outweigh(text: str, intent: str, read: str) -> None:
     assert reconsider_intent(intent, None, text, {}, names_order=True) == read
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("how often I should be replacing it?", "product_info"),   # upkeep: what the product's pages say
+    ("how frequently should the filter be changed", "product_info"),
+    ("滤网多久需要换一次？", "product_info"),
+    ("how long is the warranty on it?", "warranty"),             # a term: the warranty's
+])
+def test_a_warranty_reading_of_how_often_something_is_done_is_a_product_question(text: str, intent: str):
+    assert reconsider_intent("warranty", "product_info", text, {}, names_order=False) == intent

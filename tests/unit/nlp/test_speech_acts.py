@@ -176,6 +176,10 @@ def test_a_clause_that_tells_or_asks_about_a_thing_asks_for_no_change(text: str,
     # a discourse marker hedges nothing
     ("Actually, thinking about it, I'd like to return it - refund to the original payment method.", True),
     ("please cancel it", True),
+    # a wish to keep what they have asks for no change
+    ("I really want to keep that one!", False),
+    ("I'd rather keep those, thanks", False),
+    ("I want to return that one", True),
 ])
 def test_a_change_only_weighed_is_not_asked_for(text: str, asks: bool) -> None:
     from csagent.nlp.speech_acts import asks_for_change
@@ -269,6 +273,9 @@ def test_a_follow_up_naming_only_an_order_or_a_product_is_elliptical(text: str, 
     ("怎么办？", True),
     ("anything i can try before i freak out?", True),  # (typos are spelt right before this)
     ("What should I do with it?", True),
+    ("What do you recommend?", True),
+    ("what would you suggest", True),
+    ("what do you recommend for a gift", False),  # names something of its own
     ("what do I do with the old one", False),   # names something of its own
     ("what should I do with the refund money?", False),
     ("Any update on my order?", False),

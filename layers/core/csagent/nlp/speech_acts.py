@@ -478,7 +478,9 @@ _ADVICE = re.compile(
     r"|any\s*thing\s+(?:i|we)\s+(?:can|could|should)\s+(?:try|do)"
     r"|what'?s\s+(?:up|going\s+on|wrong|happening)(?:\s+with\s+(?:it|that|this|them))?"
     r"|how\s+(?:do|can|should)\s+i\s+(?:fix|sort|solve)\s+(?:it|this|that|them)"
-    r"|is\s+(?:it|this|that)\s+normal|help(?:\s+me)?",
+    r"|is\s+(?:it|this|that)\s+normal|help(?:\s+me)?"
+    r"|what\s+(?:do|would|can|could)\s+(?:you|u)\s+(?:recommend|suggest|advise)"
+    r"|any\s+recommendations?",
     re.IGNORECASE)
 # What may stand around it: a lead-in ("so", "ok", "pls") and a tail that adds no object ("... before
 # I lose my mind", "... before I throw it out the window", "lol").
@@ -493,7 +495,8 @@ _ADVICE_ZH = re.compile(
 
 def asks_for_advice(text: str) -> bool:
     """Is the clause only a request for advice, naming nothing of its own ("any ideas before I lose
-    my mind?", "whats up with that??", "What I must do?", "wtf do i do", "怎么办？")? It asks about
+    my mind?", "whats up with that??", "What I must do?", "wtf do i do", "What do you recommend?",
+    "怎么办？")? It asks about
     what the clause before told ("my kettle keeps switching off before the water boils")."""
     text = text.strip()
     if _ADVICE_ZH.match(text):

@@ -784,6 +784,8 @@ def test_ruling_out_the_whole_order_returns_the_item_alone() -> None:
     # other (there is no synthetic 9)
     ("can you switch the boots to a size 9? synthetic if you have it, if not leather is fine",
      "b-9-leather-yes"),
+    # a "then" closing a sentence that names no condition opens no fallback: the wish after it is one
+    ("Okay, maybe my mistake then. Can I exchange the boots for size 8, synthetic?", "b-8-synthetic-yes"),
 ])
 def test_a_fallback_is_used_only_when_the_wish_is_not_available(text: str, new_item: str) -> None:
     assert _new_items(text) == [new_item]

@@ -906,3 +906,17 @@ def test_a_payment_asked_to_be_split_gets_the_facts_and_the_one_method_rule():
                               asks_for_change=True)])
     assert [t.task_type for t in plan.tasks] == ["order_payments", "policy"] and plan.missing == []
     assert "gift card plus a card" in plan.tasks[1].args.question
+
+
+def test_how_a_price_difference_is_paid_belongs_to_the_item_change_whatever_order_it_was_read_of():
+    # Given "Can I exchange it for black, size L? Difference please pay with my Mastercard.", the
+    # second clause grounded on its own to another order (a payment change needs a pending one)
+    clauses = [clause("change_items", "Can I exchange it for black, size L?", order_id=ORDER,
+                      order_status="delivered", item_action="exchange_items", item_ids=["i1"],
+                      new_item_ids=["i2"], asks_for_change=True),
+               clause("change_payment", "Difference please pay with my Mastercard", order_id="#W0000009",
+                      order_status="pending", payment_method_id="cc_1", asks_for_change=True)]
+    plan = plan_tasks(clauses)
+    # Then one proposal: the exchange, its difference on the Mastercard; no payment change
+    assert [t.task_type for t in plan.tasks] == ["exchange_items"]
+    assert plan.tasks[0].args.args["payment_method_id"] == "cc_1" and plan.missing == []

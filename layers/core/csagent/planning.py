@@ -316,6 +316,7 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
     is dropped too. A catalogue question that only points back at the product the catalogue
     question before it named joins that question, and order-list questions make one list.
     """
+    from csagent.grounding.facts import names_a_price_difference
     from csagent.grounding.frame import tells_where_it_goes
     from csagent.nlp.speech_acts import asks_something
 
@@ -338,10 +339,12 @@ def fold_details(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
             # that asks for it asks for that change ("I was wondering whether I could return the
             # robot vacuum. If so, please refund it to the card I paid with.")
             if entities.get("asks_for_change"):
-                # (the changes already folded, and those still to come)
+                # (the changes already folded, and those still to come; a price difference is theirs
+                # whichever order its words alone were read of)
+                difference = names_a_price_difference(clause.get("text", ""))
                 for change in [c for c in folded if c.get("intent") in CHANGE_REQUESTS] + changes:
-                    if change is not clause and (change.get("entities") or {}).get("order_id") \
-                            in (entities.get("order_id"), None):
+                    if change is not clause and (difference or (change.get("entities") or {}).get("order_id")
+                                                 in (entities.get("order_id"), None)):
                         change["entities"]["asks_for_change"] = True
                         if entities.get("payment_method_id"):
                             change["entities"].setdefault("payment_method_id", entities["payment_method_id"])
@@ -458,7 +461,11 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
         return bool(others) and same_order and not entities.get("products") \
             and bool(_PAYS_FOR.search(text)) and bool(_NAMES_METHOD.search(text))
     if intent in ("change_payment", "account_info"):  # "any difference on my gift card"
-        return same_order and bool(_PAYS_FOR.search(text))
+        # (a price difference is an item change's, whichever order the words alone were grounded
+        # to: "Can I exchange for black, size L? Difference please pay with my Mastercard.")
+        from csagent.grounding.facts import names_a_price_difference
+
+        return (same_order or names_a_price_difference(text)) and bool(_PAYS_FOR.search(text))
     if intent == "refund_status" and _NAMES_METHOD.search(text):
         return same_order  # "could the refund go back to my gift card?": where the change's money goes
     return intent in DESCRIBING_INTENTS and same_order and "?" not in text and not opens_question(text)
@@ -553,7 +560,7 @@ def _return_beside(entities: Mapping[str, Any], clauses: Sequence[dict[str, Any]
     black, I picked grey", "he already has the exact same one") that sends back that item (or names
     none): an item is either sent back for its money or exchanged, and the return is what the
     customer asked for. None when there is no such return."""
-    from csagent.grounding.frame import names_a_price_difference
+    from csagent.grounding.facts import names_a_price_difference
 
     if entities.get("item_action") != "exchange_items" or not entities.get("order_id"):
         return None

@@ -220,11 +220,11 @@ class LocalUnderstanding:
         return self._classifier
 
     def understand(self, text: str, state: Mapping[str, Any]) -> Understanding:
+        from csagent.grounding.facts import names_a_price_difference
         from csagent.grounding.frame import (
             MONEY_BACK_ASKED,
             about_another_persons,
             asks_as_question,
-            names_a_price_difference,
             names_a_purchase,
             not_what_it_is_for,
             points_at_another_order,
@@ -1520,7 +1520,7 @@ def _options_asked_of_own(intent: str, entities: dict[str, Any], piece: str, tex
 def _only_a_payment_method(piece: str, entities: Mapping[str, Any], variants: Any) -> bool:
     """Does the clause name a payment method and nothing an item change would: no product of its
     own, no option value of the catalogue's, no price difference?"""
-    from csagent.grounding.frame import names_a_price_difference
+    from csagent.grounding.facts import names_a_price_difference
     from csagent.grounding.options import tokens
     from csagent.grounding.resolve import names_a_payment_method
 
@@ -2481,7 +2481,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
 
     address = entities.get("address") or {}
     if intent == "change_payment":
-        from csagent.grounding.frame import named_changes, names_a_price_difference
+        from csagent.grounding.facts import names_a_price_difference
+        from csagent.grounding.frame import named_changes
 
         if names_a_price_difference(text) and "change_items" in named_changes(text):
             # "我想换成同样M号、蓝色，但是高通风的那款，差价用礼品卡付", "swap it for the blue one, the

@@ -26,6 +26,16 @@ def negated_before(text: str) -> bool:
 
 
 # How a payment method is said to have paid for orders ("went on PayPal", "paid with my gift card").
+_A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
+
+
+def names_a_price_difference(text: str) -> bool:
+    """Do the words name a price difference ("give me back the difference", "diff back to my card",
+    "pay difference with gift card", "差价")? Money asked back or paid for a price, not an item
+    sent back."""
+    return bool(_A_DIFFERENCE.search(text))
+
+
 _PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|put on)\b", re.IGNORECASE)
 # A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".
 _WHICH_ORDERS = re.compile(
@@ -102,7 +112,9 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
             named = True
             negated = bool(_NEGATED.search(text[:at]))
             orders = [o for o in orders if (_place(o, part).lower() == place.lower()) != negated]
-    if _PAID_WITH.search(text):
+    if _PAID_WITH.search(text) and not names_a_price_difference(text):
+        # (a method that pays a price difference says how a change is paid, not which order it paid:
+        # "Can I exchange for black, size L? Difference please pay with my Mastercard.")
         choice = resolve_payment(text, view)
         methods = [choice.method] if choice.method is not None else list(choice.candidates)
         if methods:

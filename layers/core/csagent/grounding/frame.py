@@ -26,6 +26,7 @@ from csagent.grounding.asking import (
     orders_listed,
     question,
 )
+from csagent.grounding.facts import names_a_price_difference
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.places import city_named
@@ -1582,16 +1583,6 @@ def change_intent(intent: str, text: str, view: CustomerView | None, pointed_at:
             else request
     named = names_a_purchase(text, view) or (bool(pointed_at) and names_a_purchase(pointed_at, view))
     return request if named else intent
-
-
-_A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
-
-
-def names_a_price_difference(text: str) -> bool:
-    """Do the words name a price difference ("give me back the difference", "diff back to my card",
-    "pay difference with gift card", "差价")? Money asked back or paid for a price, not an item
-    sent back."""
-    return bool(_A_DIFFERENCE.search(text))
 
 
 # Changes a clause may be read as that its own verb, naming another, corrects (`_write_its_verb_names`).

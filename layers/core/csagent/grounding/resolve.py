@@ -654,7 +654,8 @@ def is_fallback(clause: str) -> bool:
 
 def _split_fallbacks(segment: str) -> tuple[str, list[str]]:
     """The wish and the fallbacks after it ("..., if there's no black one then white"). An "if"
-    without a failing condition ("if possible") stays part of the wish."""
+    without a failing condition ("if possible") stays part of the wish; so does a "then" whose
+    sentence names no condition before it ("Okay then. Can I exchange it for black?")."""
     cuts = [m for m in _FALLBACK.finditer(segment) if m.start() > 0]
     parts: list[str] = []
     start = 0
@@ -663,6 +664,10 @@ def _split_fallbacks(segment: str) -> tuple[str, list[str]]:
         rest = segment[m.start() :]
         if word in ("if", "in case") and not _CONDITION_FAILS.search(rest[:60]):
             continue
+        if word == "then":
+            before = re.split(r"[.!?]", segment[:m.start()])[-1]
+            if not (_CONDITION_FAILS.search(before) or re.search(r"\bif\b", before, re.IGNORECASE)):
+                continue
         parts.append(segment[start : m.start()])
         start = m.start()
     parts.append(segment[start:])

@@ -2376,7 +2376,7 @@ def test_the_card_of_a_gift_card_is_no_credit_card() -> None:
 def _visa_only() -> CustomerView:
     """An account holding one Visa, with one pending order paid with it."""
     return CustomerView(customer_id="bo", orders=(
-        OrderView("#W0000021", "pending", (Line("i-21", BOOTS, "Hiking Boots", {}, 100.0),), "card_1"),
+        OrderView("#W0000021", "pending", (Line("i-21", BOOTS, "Hiking Boots", 100.0, {}),), "card_1"),
     ), payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),))
 
 
@@ -2435,3 +2435,43 @@ def test_cancelling_an_item_picked_by_its_options_is_a_partial_cancellation() ->
     whole = ground("cancel_order", "cancel the order with the kettle", {"order_id": "#W0000003"}, _store(),
                    _variants(), "")
     assert not whole.get("partial_items")
+
+
+class _TrackingIntents(_Intents):
+    """Every clause read as a tracking question."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("tracking", 0.8, None, 0.0) for _ in pieces]
+
+
+def _two_shipped() -> CustomerView:
+    """Two orders on their way (processed) and one delivered."""
+    boots = Line("i-b", BOOTS, "Hiking Boots", 100.0, {})
+    kettle = Line("i-k", KETTLE, "Electric Kettle", 50.0, {})
+    return CustomerView(customer_id="cy", orders=(
+        OrderView("#W0000031", "processed", (boots,), "card_1"),
+        OrderView("#W0000032", "processed", (kettle,), "card_1"),
+        OrderView("#W0000033", "delivered", (kettle,), "card_1"),
+    ), payment_methods=(PaymentView("card_1", "credit_card", "visa", "1234"),))
+
+
+@pytest.mark.parametrize(("text", "each"), [
+    ("which of my orders are on the way? and the tracking number of each?", True),
+    ("我有哪些订单在路上？各自的快递单号是多少？", True),
+    ("which of my orders are on the way? and the tracking number?", False),  # one of them: which, asked
+])
+def test_a_question_asked_of_each_order_that_fits_is_asked_of_each(text: str, each: bool) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given two orders on their way (and one delivered)
+    understanding = LocalUnderstanding(classifier=_TrackingIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _two_shipped(), variants=_variants)
+    # When, after asking which orders are on their way, a tracking question asks of "each"
+    entities = understanding.understand(text, {"customer_id": "cy"}).clauses[-1].entities
+    # Then each of them is asked about, no question back; without "each", which one is asked
+    if each:
+        assert entities["order_ids"] == ["#W0000031", "#W0000032"] and not entities.get("question")
+    else:
+        assert entities.get("question") and not entities.get("order_ids")

@@ -1551,6 +1551,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     from csagent.grounding.facts import amounts, asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
+        MAX_LISTED,
         MONEY_BACK_ASKED,
         READS,
         address_intent,
@@ -1805,6 +1806,14 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
         entities.update(order_ids=candidates, order_id=candidates[0],
                         own_products=[str(p["product_id"]) for p in entities.get("products") or []])
+    if intent in ORDER_READ_INTENTS and entities.get("order_candidates") and not entities.get("order_id") \
+            and len(entities["order_candidates"]) <= MAX_LISTED and _OF_EACH.search(piece):
+        # "我有哪些订单已经发货了？各自的快递单号是多少？" (which of my orders shipped? the tracking number
+        # of each?), "and what are the tracking numbers for both?": each of the orders that fit is
+        # asked about, not one of them asked for.
+        candidates = list(entities["order_candidates"])
+        entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
+        entities.update(order_ids=candidates, order_id=candidates[0])
     if intent == "complaint" and (entities.get("grounded") or {}).get("order") \
             and not NEAR_ORDER_ID.search(text) \
             and _story_of_something_not_received(piece, view.order(entities.get("order_id"))):
@@ -1965,6 +1974,8 @@ _AWAITED = re.compile(r"\b(?:ordered|bought|purchased|still|never|not yet|haven'
 
 # Reads of an order that, asked of one of its items' options, its items' lines answer.
 _ORDER_READS_OF_ITEMS = frozenset({"order_status", "order_items", "product_info"})
+# Words asking the same of each of several things ("for each", "both of them", "各自", "分别").
+_OF_EACH = re.compile(r"\b(?:each|every one|all of them|both)\b|各自|分别|每个", re.IGNORECASE)
 
 
 def _same_option_in_every(piece: str, entities: dict[str, Any], view: Any) -> bool:
@@ -2461,7 +2472,8 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       that points at the customer's order ("where is my order?") keeps its intent, so the agent
       asks which order.
     - Out of scope by the examples' threshold, but naming a catalogue product with a catalogue
-      runner-up: the catalogue question it reads most like.
+      runner-up: the catalogue question it reads most like; asking about the order the message
+      names, with an order read as runner-up: that read.
     - A catalogue, complaint, small-talk or out-of-scope reading of a clause that tells the store to
       make a change by that change's own verb ("kill the sneakers one", "nix the smart watch one"):
       the change; so is a hand-off reading whose runner-up is that change ("kill that one pls").
@@ -2524,6 +2536,11 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         # Below every intent's threshold, yet it names a catalogue product (or category) and reads
         # most like a catalogue question ("Tell me about the Gaming Mouse - which sensor types
         # ...?", "what toys do you have for kids?").
+        return runner_up
+    if intent == OUT_OF_SCOPE and runner_up in ORDER_READ_INTENTS and entities.get("order_id") \
+            and opens_question(text):
+        # So is a question about the order the message names that reads most like an order question
+        # ("wats the total on #W9929926 and whats even in it lol i forgot").
         return runner_up
     if intent in CATALOGUE_INTENTS | HANDOFF_INTENTS | {"complaint", "smalltalk", OUT_OF_SCOPE} \
             and not has_question_mark(text):

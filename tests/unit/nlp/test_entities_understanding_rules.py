@@ -478,3 +478,13 @@ def test_a_reading_its_own_words_outweigh(text: str, intent: str, read: str) -> 
 ])
 def test_a_warranty_reading_of_how_often_something_is_done_is_a_product_question(text: str, intent: str):
     assert reconsider_intent("warranty", "product_info", text, {}, names_order=False) == intent
+
+
+@pytest.mark.parametrize(("text", "entities", "intent"), [
+    ("whats even in it lol i forgot", {"order_id": "#W9929926"}, "order_items"),
+    ("whats even in it lol i forgot", {}, "out_of_scope"),                    # no order named
+    ("lol i forgot my password to netflix", {"order_id": "#W9929926"}, "out_of_scope"),  # no question
+])
+def test_an_unsure_question_about_the_order_the_message_names_is_its_order_read(text: str, entities: dict,
+                                                                                intent: str):
+    assert reconsider_intent("out_of_scope", "order_items", text, entities, names_order=False) == intent

@@ -920,3 +920,19 @@ def test_how_a_price_difference_is_paid_belongs_to_the_item_change_whatever_orde
     # Then one proposal: the exchange, its difference on the Mastercard; no payment change
     assert [t.task_type for t in plan.tasks] == ["exchange_items"]
     assert plan.tasks[0].args.args["payment_method_id"] == "cc_1" and plan.missing == []
+
+
+def test_it_in_a_question_naming_where_money_goes_is_the_money_not_a_product_of_the_last_order():
+    memory = {"last_order_id": ORDER}
+    reference = {"kind": "product", "hint": None}
+    # Given a refund just told; when "how long till it actually shows on paypal tho" is asked
+    money = plan_tasks([clause("policy_question", "how long till it actually shows on paypal tho",
+                               reference=reference)], memory=memory)
+    # Then the store's documents answer it as asked, not the last order's products' pages
+    assert [(t.task_type, t.depends_on) for t in money.tasks] == [("policy", ())]
+    assert money.tasks[0].notes.products_from is None
+    # And "it" in a question about a product still takes the products of the order talked about
+    product = plan_tasks([clause("policy_question", "can it go in the dishwasher?", reference=reference)],
+                         memory=memory)
+    assert [t.task_type for t in product.tasks] == ["order_status", "policy"]
+    assert product.tasks[1].notes.products_from is not None

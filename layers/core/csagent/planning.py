@@ -1191,7 +1191,9 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
         return
     reference = entities.get("reference")
     order_id = entities.get("order_id") or (memory.get("last_order_id") if reference else None)
-    if reference and order_id:
+    # (what "it" is in a question naming where money goes is the money, no product: "how long till it
+    # actually shows on paypal tho" after a refund was told)
+    if reference and order_id and not _names_a_method(text):
         lookup = b.order_lookup(order_id)
         if lookup is not None:
             b.add(task_type, KNOWLEDGE, args, depends_on=(lookup,),

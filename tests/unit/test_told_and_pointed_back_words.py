@@ -90,6 +90,14 @@ def test_an_item_missing_from_the_box_is_for_staff_but_fix_it_alone_is_not() -> 
     assert not asks_for_staff_process("I got charged twice for ONE bookshelf. Fix it.", whole=False)
 
 
+def test_money_back_asked_in_one_sentence_is_a_return_whatever_another_declines() -> None:
+    # Given a damaged item, a sentence refusing to use it, and the money back asked for (no other item)
+    text = ("The red bike helmet showed up with a crack right across the shell. I'm not putting that on "
+            "my kid's head. Send it back and put the money back on my Visa, I don't want a replacement.")
+    # Then it is a return the assistant proposes, not a claim for staff (delivered order)
+    assert not asks_for_staff_process(text, order_statuses=("delivered",))
+
+
 @pytest.mark.parametrize(("text", "made"), [
     ("i canceled my order with the air purifer but i still see one pending??", True),
     ("I already returned it, where's my money?", True),

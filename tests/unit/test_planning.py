@@ -235,8 +235,12 @@ def test_a_weak_tag_whose_order_only_its_status_finds_is_not_asked_about_beside_
     # When planned / Then only the question is answered, and no order is asked about
     plan = plan_tasks([question, tag])
     assert [t.task_type for t in plan.tasks] == ["policy"] and plan.missing == []
-    # while the same words read as surely, or naming a status ("and the pending one?"), are asked about
-    sure = plan_tasks([question, {**tag, "confidence": 0.8}])
+    # and so are words of an order not placed yet, however surely read
+    for future in ("Just want to know before I order", "I'd like to know before I place my next order"):
+        plan = plan_tasks([question, {**tag, "text": future, "confidence": 0.8}])
+        assert [t.task_type for t in plan.tasks] == ["policy"] and plan.missing == [], future
+    # while other words read as surely, or naming a status ("and the pending one?"), are asked about
+    sure = plan_tasks([question, {**tag, "text": "Just want to know about my order", "confidence": 0.8}])
     assert [m["parameter"] for m in sure.missing] == ["order_id"]
     pending = plan_tasks([question, {**tag, "text": "and the pending one?"}])
     assert [m["parameter"] for m in pending.missing] == ["order_id"]

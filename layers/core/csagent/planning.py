@@ -602,6 +602,10 @@ _MONEY = re.compile(
     r"statement|money|twice)\b|\$\d|扣|钱|付款",
     re.IGNORECASE,
 )
+# An order not placed yet ("before I place my next order", "before I order"): no order of theirs.
+_A_FUTURE_ORDER = re.compile(r"\b(?:before|when|once)\s+(?:i|we)\s+(?:place\s+|make\s+)?"
+                             r"(?:an?\s+|my\s+next\s+)?order\b"
+                             r"|\b(?:my|our|the)\s+next\s+order\b|\border\s+again\b", re.IGNORECASE)
 # A clause under this confidence that asks nothing and points at no order is scene-setting.
 ASIDE_CONFIDENCE = 0.6
 # ... and one under even odds, whose order only its status finds, is a tag on a clause read at least
@@ -640,13 +644,15 @@ def without_asides(clauses: list[dict[str, Any]]) -> list[dict[str, Any]]:
         # order only its status could find (every order the customer has), beside a question
         # read with confidence, says why they ask; asking back "which order?" answers nothing.
         # So is a wish to check, of nothing named ("which payment methods do I have saved? Just want
-        # to double check before I order again"): what it checks is the question beside it.
+        # to double check before I order again"): what it checks is the question beside it; and
+        # what speaks of an order not placed yet, however surely read ("I'd like to know before I
+        # place my next order").
         entities = clause.get("entities") or {}
         text = clause.get("text", "")
         return (_needs_order(clause.get("intent", "")) and not _names_order(entities)
                 and (entities.get("grounded") or {}).get("by") == "status"
                 and (float(clause.get("confidence") or 0.0) < TAG_ON_CONFIDENCE
-                     or asks_to_have_it_checked(text))
+                     or asks_to_have_it_checked(text) or bool(_A_FUTURE_ORDER.search(text)))
                 and statuses_described(text) is None)  # ("and the pending one?")
 
     changed = {str((c.get("entities") or {}).get("order_id")) for c in clauses

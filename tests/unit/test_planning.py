@@ -940,3 +940,17 @@ def test_it_in_a_question_naming_where_money_goes_is_the_money_not_a_product_of_
                          memory=memory)
     assert [t.task_type for t in product.tasks] == ["order_status", "policy"]
     assert product.tasks[1].notes.products_from is not None
+
+
+def test_a_change_only_weighed_gets_what_can_be_done_not_a_question_about_its_details():
+    asked = {"order_id": ORDER, "order_status": "pending", "item_action": "modify_items",
+             "asks_for_change": False, "question": "Which size would you like the keyboard in?",
+             "target_named": True}
+    # Given "Could I still change the switches if I decide to?": a change weighed, its target unclear
+    weighed = plan_tasks([clause("change_items", "Could I still change the switches if I decide to?",
+                                 **asked)])
+    # Then what can be done is answered (the order's facts), nothing is asked back
+    assert weighed.missing == [] and weighed.tasks
+    # while "can I get the tee in a different colour?" asks which colour
+    wished = plan_tasks([clause("change_items", "can I get the keyboard in a different size?", **asked)])
+    assert [m["parameter"] for m in wished.missing] == ["details"]

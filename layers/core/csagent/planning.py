@@ -711,7 +711,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     tells whether the store's documents answer a question asked almost in these words
     (`knowledge.asked`; None: never asked, a question about a change gets the order's facts alone).
     Over `max_tasks`, a statement's tasks are left out before a question's (`_Builder.trimmed`)."""
-    from csagent.nlp.speech_acts import asks_something
+    from csagent.nlp.speech_acts import asks_something, is_hypothetical
 
     memory = memory or {}
     b = _Builder(max_tasks=max_tasks, documents_know=documents_know)
@@ -984,12 +984,14 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["removal"]})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and (entities.get("settled") or (entities.get("question") and (
-                    entities.get("target_named") or _orders_its_product_fits(entities)))):
+                    entities.get("target_named") or _orders_its_product_fits(entities))
+                    and not is_hypothetical(text))):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
             # answer (with what is available instead, when something is: "can u bump em up to a 9?");
             # "can I get the tee in a different colour?": which colour, asked; "can i change the navy
             # backpack to a grey one?" with a backpack in two orders: which order, asked (what can be
-            # done depends on it)
+            # done depends on it). ("Could I still change the switches if I decide to?" only weighs
+            # it: whether it can be done, below.)
             asked_back = entities.get("asks_value") or _orders_its_product_fits(entities)
             settled = {} if asked_back and not entities.get("settled") else {"settled": True}
             b.need(intent, "details", {**entities, **settled}, text)

@@ -954,3 +954,15 @@ def test_a_change_only_weighed_gets_what_can_be_done_not_a_question_about_its_de
     # while "can I get the tee in a different colour?" asks which colour
     wished = plan_tasks([clause("change_items", "can I get the keyboard in a different size?", **asked)])
     assert [m["parameter"] for m in wished.missing] == ["details"]
+
+
+def test_a_read_naming_nothing_after_one_that_found_an_order_asks_about_that_order():
+    # Given "is anything of mine actually on the way rn? drop the tracking # if so", the first clause
+    # grounded to the one order on its way
+    plan = plan_tasks([clause("order_status", "is anything of mine actually on the way rn?", order_id=ORDER),
+                       clause("tracking", "drop the tracking # if so")])
+    # Then nothing is asked back: the tracking is that order's
+    assert plan.missing == [] and {t.task_type for t in plan.tasks} <= {"order_status", "tracking"}
+    # while alone, with nothing talked about, which order is asked
+    alone = plan_tasks([clause("tracking", "drop the tracking # if so")])
+    assert [m["parameter"] for m in alone.missing] == ["order_id"]

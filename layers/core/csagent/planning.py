@@ -723,6 +723,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     explained = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("not_an_option_change")}
     context = dict(memory)  # "that one" in a later clause is the product an earlier clause named
+    read_before: str | None = None  # the one order the last order read of this message was about
     said: set[tuple[str, Any]] = set()  # the changes asked for so far, by (intent, order)
     for clause in expanded:
         intent = clause.get("intent", "")
@@ -758,7 +759,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if not order_id and entities.get("question"):
                 b.need(intent, "order_id", entities, text)  # several orders fit: asked with the candidates
                 continue
-            order_id = order_id or memory.get("last_order_id")
+            # ("is anything of mine actually on the way rn? drop the tracking # if so": a read naming
+            # nothing after one that found one order asks about that order)
+            order_id = order_id or (read_before if not any(entities.values()) else None) \
+                or memory.get("last_order_id")
+            read_before = str(order_id) if order_id else None
             if not order_id and intent == "refund_status" and _HOW_LONG.search(text):
                 # "how long until my refund shows up on my card?", "退款到PayPal要多久？": the store's
                 # timings answer, whichever order it is.

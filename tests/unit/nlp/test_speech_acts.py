@@ -161,6 +161,11 @@ def test_a_denied_wish_is_no_request(text: str, asks: bool) -> None:
     ("do the exchange for a size 10", True),
     # a change verb in slang
     ("yo can u nuke the coffee maker order", True),
+    # a change word after a determiner is a noun; what someone could do, options told
+    ("For a return, I could either get the refund on my card or on my gift card", False),
+    ("I could return it I guess", False),
+    ("Could I get the refund on my card instead?", True),
+    ("you could just send me a new one", True),
 ])
 def test_a_clause_that_tells_or_asks_about_a_thing_asks_for_no_change(text: str, asks: bool) -> None:
     from csagent.nlp.speech_acts import asks_for_change

@@ -160,6 +160,7 @@ def asks_for_change(text: str) -> bool:
         # (what the store or someone did is told: "you take money two times from my gift card"; a
         # plain form after "is" describes: "PayPal is correct")
         and not (i and words[i - 1] in _COPULAS)
+        and not (i and words[i - 1] in _DETERMINERS)  # a noun: "For a return, I could either ..."
         and not (i and words[i - 1] in _SUBJECTS and (i < 2 or words[i - 2] not in _ASKING_MODALS))
         for i, w in enumerate(words))
 
@@ -175,6 +176,8 @@ _ASKING_MODALS = frozenset({"can", "could", "would", "will", "pls", "please", "p
 
 # Subjects whose verb tells what someone did ("you take money two times"), unless a modal asks it.
 _SUBJECTS = frozenset({"you", "u", "they", "he", "she", "we", "it"})
+# After these a change verb's plain form is a noun: "for a return", "my exchange", "the cancel".
+_DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "this", "that", "another", "any"})
 # After these a verb's plain form is an adjective: "PayPal is correct", "that's fine".
 _COPULAS = frozenset({"is", "are", "was", "were", "it's", "its", "that's", "thats", "looks", "seems"})
 
@@ -207,14 +210,20 @@ _WISH_TO = re.compile(
 
 # Words after which a verb tells what someone would or will do, not what the customer asks for ("my
 # partner would kill me", "tryna take it to the pool").
-_MODALS = frozenset({"would", "will", "might", "gonna", "tryna"})
+_MODALS = frozenset({"would", "will", "could", "might", "gonna", "tryna"})
 # Words before a past participle that make it a request's passive ("be redirected", "get it exchanged").
 _PASSIVE_AUXILIARIES = frozenset({"be", "get", "it", "them"})
 
 
 def _after_a_modal(words: list[str], i: int) -> bool:
-    """Is the verb at `i` one after a modal of anyone but "you" ("you will send it back" asks)?"""
+    """Is the verb at `i` one after a modal of anyone but "you" ("you will send it back" asks)? An
+    adverb may come between them ("I could either get the refund on my card or ...")."""
+    if i > 1 and words[i - 1] in _BETWEEN_MODAL_AND_VERB:
+        i -= 1
     return i > 0 and words[i - 1] in _MODALS and (i < 2 or words[i - 2] not in ("you", "u"))
+
+
+_BETWEEN_MODAL_AND_VERB = frozenset({"either", "also", "still", "maybe", "probably", "even", "always", "then"})
 
 
 def asks_for_information(text: str) -> bool:

@@ -223,7 +223,8 @@ def _after_a_modal(words: list[str], i: int) -> bool:
     return i > 0 and words[i - 1] in _MODALS and (i < 2 or words[i - 2] not in ("you", "u"))
 
 
-_BETWEEN_MODAL_AND_VERB = frozenset({"either", "also", "still", "maybe", "probably", "even", "always", "then"})
+_BETWEEN_MODAL_AND_VERB = frozenset({"either", "also", "still", "maybe", "probably", "even", "always",
+                                     "then"})
 
 
 def asks_for_information(text: str) -> bool:

@@ -966,3 +966,15 @@ def test_a_read_naming_nothing_after_one_that_found_an_order_asks_about_that_ord
     # while alone, with nothing talked about, which order is asked
     alone = plan_tasks([clause("tracking", "drop the tracking # if so")])
     assert [m["parameter"] for m in alone.missing] == ["order_id"]
+
+
+def test_a_list_question_stays_one_when_another_clause_names_an_order():
+    # Given "a list of all my orders and the status of each one? I know #W… is one of them": the id,
+    # named in the second clause, is carried to every clause of the message
+    listed = plan_tasks([clause("order_list", "could you give me a list of all my orders and their status?",
+                                order_id=ORDER)])
+    # Then the list answers
+    assert [t.task_type for t in listed.tasks] == ["order_list"]
+    # while a list reading of words naming one order is that order's status ("check order #W…")
+    one = plan_tasks([clause("order_list", f"check order {ORDER}", order_id=ORDER)])
+    assert [t.task_type for t in one.tasks] == ["order_status"]

@@ -734,8 +734,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         named = _one_product(entities)
         if named:
             context["last_product"] = named
-        if intent == "order_list" and order_id:
-            intent = "order_status"  # "check order #W…" names one order: it is not a list question
+        if intent == "order_list" and order_id and _names_an_order_id(text):
+            # "check order #W…" names one order: it is not a list question. (An id another clause
+            # names is no reason: "a list of all my orders and the status of each one? I know
+            # #W1812830 is one of them but I've lost track of the rest")
+            intent = "order_status"
         if intent in ACTION_INTENTS and order_id and entities.get("asks_for_change") is not False \
                 and not any(entities.get(k) for k in ("item_ids", "new_item_ids", "products")):
             # "Cancel my helmet order. It's useless and I want it gone.": one request, said twice.
@@ -1062,6 +1065,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         b.plan.missing = [m for m in b.plan.missing
                           if not (m["intent"] in ORDER_READS and m["parameter"] == "order_id")]
     return b.trimmed()
+
+
+def _names_an_order_id(text: str) -> bool:
+    from csagent.nlp.entities.identifiers import find_order_ids
+
+    return bool(find_order_ids(text))
 
 
 def _names_an_amount(text: str) -> bool:

@@ -2475,3 +2475,26 @@ def test_a_question_asked_of_each_order_that_fits_is_asked_of_each(text: str, ea
         assert entities["order_ids"] == ["#W0000031", "#W0000032"] and not entities.get("question")
     else:
         assert entities.get("question") and not entities.get("order_ids")
+
+
+class _ChangeIntents(_Intents):
+    """Every clause read as an item change."""
+
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("change_items", 0.85, None, 0.0) for _ in pieces]
+
+
+@pytest.mark.parametrize(("text", "intent"), [
+    # what they bought, told, every option theirs: it asks nothing
+    ("I ordered the white 1L electric kettle and I'm really pleased with it", "smalltalk"),
+    # what they bought, to be changed into something else: the change
+    ("I want to change the white kettle that I ordered to a black one please", "change_items"),
+])
+def test_a_purchase_told_is_a_change_when_it_is_to_be_changed_to_something(text: str, intent: str) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_ChangeIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    assert understanding.understand(text, {"customer_id": "ann"}).clauses[0].intent == intent

@@ -1923,9 +1923,11 @@ def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
     return bool(mentions) and all(owns_as_described(m, view) for m in mentions)
 
 
-# Words that make a told purchase a change ("want clicky switches instead of tactile"); not
-# `grounding.frame._INSTEAD`, which reads "instead" alone as a wish for another item.
-_NAMES_A_SWAP = re.compile(r"\binstead\b|\brather than\b", re.IGNORECASE)
+# Words that make a told purchase a change ("want clicky switches instead of tactile", "I want to
+# change the navy backpack that I ordered to a grey colour"); not `grounding.frame._INSTEAD`, which
+# reads "instead" alone as a wish for another item.
+_NAMES_A_SWAP = re.compile(r"\binstead\b|\brather than\b"
+                           r"|\b(?:change|switch|turn)\b[^.?!]{0,60}?\b(?:to|into)\b", re.IGNORECASE)
 
 
 def _items_the_clause_returns(piece: str, entities: dict[str, Any], view: CustomerView) -> dict[str, Any]:

@@ -217,7 +217,7 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
         if reading[0] not in ("yes", "no") and not (lean(text) != "no" and said_again):
             # "yes but only the lamp", "how long will the refund take?" (the proposal said again, with
             # no word against it, is a yes: "whatever, cancel the whole order anyway"; so is a yes
-            # whose only condition is the proposal: "Yes, is correct, only the kettle.")
+            # whose only condition is the proposal: "Yes, is correct, only the tea kettle.")
             return None
         answer = "no" if reading[0] == "no" else "yes"
     else:
@@ -353,7 +353,7 @@ def _of_the_proposal(entities: Mapping[str, Any], pending: Sequence[PendingActio
 
 
 def _names_just_the_proposal(understanding: Understanding, pending: Sequence[PendingAction]) -> bool:
-    """ "Yes, is correct, only the kettle." to a return of the one kettle: a yes whose condition
+    """ "Yes, is correct, only the tea kettle." to a return of the one tea kettle: a yes whose condition
     is the proposal itself. One write of items is proposed, every clause is courtesy or names only
     products it lists back (`_of_the_proposal`) and asks nothing, and the proposal holds no item
     beyond those named ("yes, but only the lamp" to a return of the lamp and the mug is a condition)."""

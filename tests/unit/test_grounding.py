@@ -2498,3 +2498,20 @@ def test_a_purchase_told_is_a_change_when_it_is_to_be_changed_to_something(text:
     understanding = LocalUnderstanding(classifier=_ChangeIntents(), catalogue=lambda: [],
                                        customer_view=lambda _customer: _store(), variants=_variants)
     assert understanding.understand(text, {"customer_id": "ann"}).clauses[0].intent == intent
+
+
+def test_a_question_pointing_back_at_the_last_answer_asks_its_question_again() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    # Given the last turn answered "how long is the warranty on it?"
+    understanding = LocalUnderstanding(classifier=_Intents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    state = {"customer_id": "ann", "memory": {"last_question": "warranty",
+                                              "last_question_text": "how long is the warranty on it?"}}
+    # When "Would that include damage from limescale?" is read as nothing of the store's
+    clause = understanding.understand("Would that include damage from limescale?", state).clauses[-1]
+    # Then it is the warranty question again, about what "that" points back at
+    assert clause.intent == "warranty" and clause.text.startswith("how long is the warranty on it?")
+    # while a statement pointing back asks nothing of it
+    told = understanding.understand("That was quick, thanks", state).clauses[-1]
+    assert told.intent != "warranty"

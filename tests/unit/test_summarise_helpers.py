@@ -168,3 +168,19 @@ def test_a_supplementary_miss_is_unsaid_while_the_turn_asks_the_customer_somethi
     assert quiet_miss(_policy(True), {"t2": NOTHING_FOUND}, asking=True)
     assert not quiet_miss(_policy(True), {"t2": NOTHING_FOUND})
     assert not quiet_miss(_policy(False), {"t2": NOTHING_FOUND}, asking=True)
+
+
+def test_the_one_product_a_turn_named_is_kept_when_no_query_was_about_a_product() -> None:
+    # Given "the espresso machine from #W1 makes a lovely cup ... how long is the warranty on it?",
+    # answered from the store's documents (no catalogue query carries a product)
+    clauses = [{"intent": "smalltalk", "entities": {"products": [
+                   {"product_id": "p-esp", "name": "Espresso Machine", "options": {}}]}},
+               {"intent": "warranty", "entities": {"products": [
+                   {"product_id": "p-esp", "name": "Espresso Machine", "options": {}, "carried": True}]}}]
+    # Then that product is the one the next turn's "it" may point at
+    assert summarise.one_product_named(clauses) == {"product_id": "p-esp", "name": "Espresso Machine",
+                                                    "options": {}}
+    # and with two products named, none is
+    kettle = {"product_id": "p-k", "name": "Kettle"}
+    two = [*clauses, {"intent": "warranty", "entities": {"products": [kettle]}}]
+    assert summarise.one_product_named(two) is None

@@ -486,6 +486,13 @@ class LocalUnderstanding:
                 # the same question, about what the follow-up names.
                 intent, follows_up = str(last_question), True
                 piece = f"{memory_text} {piece}".strip()
+            elif last_question in KNOWLEDGE_FOLLOW_UPS and intent in {OUT_OF_SCOPE, "smalltalk"} \
+                    and not products and _POINTS_BACK.search(piece) and asks_as_question(piece) \
+                    and not asks_for_change(piece):
+                # "how long is the warranty on it?" … "Would that include damage from limescale?":
+                # read as nothing of the store's, a question about what the last answer said.
+                intent, follows_up = str(last_question), True
+                piece = f"{memory_text} {piece}".strip()
             if view is not None and intent in GENERAL_QUESTION_INTENTS and not follows_up \
                     and prediction.intent in ORDER_BOUND_INTENTS and names_a_purchase(piece, view):
                 # "the tracking number for the order with the tablet": general in its words, but the

@@ -164,6 +164,22 @@ def last_product(tasks: list[Task], results: Mapping[str, TaskResult]) -> dict[s
     return own
 
 
+def one_product_named(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The one catalogue product this turn's clauses named, when no task was a query about a product
+    (the warranty of "it", the espresso machine the clause before named, answered from the store's
+    documents), for "How often should I be descaling it?" in the next turn; None when they named
+    none or several."""
+    named: dict[str, str] = {}
+    for clause in clauses:
+        for product in (clause.get("entities") or {}).get("products") or []:
+            if isinstance(product, dict) and product.get("product_id"):
+                named.setdefault(str(product["product_id"]), str(product.get("name") or ""))
+    if len(named) != 1:
+        return None
+    (product_id, name), = named.items()
+    return {"product_id": product_id, "name": name or None, "options": {}}
+
+
 def quiet_miss(task: Task, results: Mapping[str, TaskResult], *, asking: bool = False) -> bool:
     """A supplementary lookup that found nothing while another task of the turn answered, or while
     the turn asks the customer something (`asking`: "which of your two orders with the tablet?"):
@@ -328,7 +344,9 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     if order_id:
         update["memory"] = {"last_order_id": order_id,
                             "last_products": products_named_in(state.get("clauses") or [], order_id)}
-    product = last_product(tasks, results)
+    answered = any(_answered(r) for r in results.values())
+    product = last_product(tasks, results) \
+        or (one_product_named(state.get("clauses") or []) if answered else None)
     if product:
         update["memory"] = {**update.get("memory", {}), "last_product": product}
     # A change asked about ("how much would I get back if I returned it?") waits one turn for a yes.

@@ -1592,8 +1592,9 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         return "smalltalk", {}, False
     if intent == "complaint" and _praises(piece):
         # "The hiking boots from #W7773202 fit like a dream, no complaints there, but the smart watch
-        # ...": praise, read as a complaint; what follows is the matter
-        return "smalltalk", {}, False
+        # ...": praise, read as a complaint; what follows is the matter (the product it names stays
+        # what "that backpack" in the next clause points back at)
+        return "smalltalk", {k: v for k, v in entities.items() if k == "products"}, False
     own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
     if (intent in CATALOGUE_WISHES or (intent in {"account_info", "smalltalk"} and statuses_asked_about(piece)
                                        and asks_as_question(piece))) \
@@ -1901,7 +1902,7 @@ _SATISFIED = re.compile(
     r"\b(?:no complaints?|like a dream|(?:love|loving|enjoying|adore) (?:it|them|this|that|the|my)"
     r"|(?:really |very |so )?happy with"
     r"|(?:works?|working|fits?|fitting) (?:great|fine|perfectly|well|beautifully)"
-    r"|(?:is|are|was|were) (?:great|perfect|fine|lovely|amazing|awesome))\b", re.IGNORECASE)
+    r"|(?:is|are|was|were|been) (?:great|perfect|fine|lovely|amazing|awesome))\b", re.IGNORECASE)
 _SOMETHING_WRONG = re.compile(
     r"\b(?:broke\w*|damaged|crack\w*|wrong|missing|late|stopped|defect\w*|leak\w*|faulty|dead"
     r"|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|wasn'?t|never|but|except|however)\b", re.IGNORECASE)

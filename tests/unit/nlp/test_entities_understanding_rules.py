@@ -488,3 +488,15 @@ def test_a_warranty_reading_of_how_often_something_is_done_is_a_product_question
 def test_an_unsure_question_about_the_order_the_message_names_is_its_order_read(text: str, entities: dict,
                                                                                 intent: str):
     assert reconsider_intent("out_of_scope", "order_items", text, entities, names_order=False) == intent
+
+
+@pytest.mark.parametrize(("text", "praise"), [
+    ("I bought a grey backpack from you guys a while back and honestly it's been great", True),
+    ("Loving the automatic espresso machine so far, it's made my mornings so much better", True),
+    ("it's been great but the strap broke", False),       # something wrong beside it
+    ("is it great for hiking?", False),                   # a question
+])
+def test_praise_of_what_came_is_told_apart(text: str, praise: bool):
+    from csagent.understanding_local import _praises
+
+    assert _praises(text) is praise

@@ -937,21 +937,20 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 if kind == "other_product" and entities.get("order_status") == "delivered":
                     kind = "other_product_delivered"  # an exchange, whose rule names the way out: a return
                 b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[kind]})
-        elif intent == "change_payment" and entities.get("method_not_held") and order_id:
-            # "Is possible to pay the order with PayPal?" from an account without PayPal: a payment
-            # moves only to a method on the account. How the order is paid, the methods the account
-            # holds (the one asked for said missing) and the rule; nothing proposed nor asked.
+        elif intent == "change_payment" and order_id \
+                and (entities.get("method_not_held") or entities.get("split_asked")):
+            # "Is possible to pay the order with PayPal?" from an account without PayPal (a payment
+            # moves only to a method on the account), "split the payment, half on my Visa and half
+            # on my PayPal" (one method pays an order): how the order is paid, the methods the
+            # account holds (the one asked for said missing) and the rule; nothing proposed nor asked.
             b.add("order_payments", PREDEFINED,
                   {"template_id": "order_payments", "params": {"order_id": order_id}})
-            b.add("account_info", PREDEFINED, {"template_id": "payment_methods", "params": {}},
-                  notes=TaskNotes(method_not_held=str(entities["method_not_held"])))
-            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["method_not_held"]})
-        elif intent == "change_payment" and entities.get("split_asked") and order_id:
-            # "split the payment, half on my Visa and half on my PayPal": one method pays an order.
-            # How it is paid and the rule; nothing proposed nor asked.
-            b.add("order_payments", PREDEFINED,
-                  {"template_id": "order_payments", "params": {"order_id": order_id}})
-            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["split"]})
+            missing = entities.get("method_not_held")
+            if missing:
+                b.add("account_info", PREDEFINED, {"template_id": "payment_methods", "params": {}},
+                      notes=TaskNotes(method_not_held=str(missing)))
+            rule = "method_not_held" if missing else "split"
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS[rule]})
         elif intent in ADDRESS_REQUESTS and not entities.get("address") \
                 and (entities.get("abroad") or names_a_place_abroad(text)):
             # "I move to Toronto in Canada next month. ... can you change the address to Toronto?":

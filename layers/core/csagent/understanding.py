@@ -13,7 +13,7 @@ from typing import Any
 
 from csagent.domain.actions import PendingAction
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
-from csagent.nlp.script import has_question_mark
+from csagent.nlp.script import has_question_mark, sentences
 from csagent.nlp.speech_acts import asks_something, keeps_as_is, weighs_a_change
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
 
@@ -224,7 +224,7 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
         answer = lean(text)
     # (not beside a yes: "yes go ahead, keep the rest as it is")
     keeps = not trusted and not _SAYS_YES.search(text) \
-        and any(keeps_as_is(s) for s in _SENTENCE_END.split(text)) \
+        and any(keeps_as_is(s) for s in sentences(text)) \
         and not any(asks_something(c.text) for c in understanding.clauses if not keeps_as_is(c.text))
     if keeps:
         # "Ah, sorry, I check again and the Visa is okay. Please keep it like before.": a sentence
@@ -273,7 +273,6 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
 
 #: Readings of a clause beside a yes that, asking nothing and naming nothing, only tell.
 _MAY_ONLY_TELL = GENERAL_QUESTION_INTENTS | {"smalltalk", "complaint", "out_of_scope"}
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 _SAYS_YES = re.compile(r"\b(?:yes|yeah|yep|yup|sure|go ahead|do it|proceed|confirm(?:ed)?|please do)\b",
                        re.IGNORECASE)
 

@@ -1554,7 +1554,6 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
               ) -> tuple[str, dict[str, Any], bool]:
     """The clause's intent and entities once grounded in the customer's data, and whether it
     grounds to the store (see `grounding.frame`); `about_a_product` as `purchase_intent` reads it."""
-    from csagent.grounding.asking import QUESTION_KEYS
     from csagent.grounding.facts import amounts, asks_which_orders
     from csagent.grounding.frame import (
         CATALOGUE_WISHES,
@@ -1592,9 +1591,8 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         return "smalltalk", {}, False
     if intent == "complaint" and _praises(piece):
         # "The hiking boots from #W7773202 fit like a dream, no complaints there, but the smart watch
-        # ...": praise, read as a complaint; what follows is the matter (the product it names stays
-        # what "that backpack" in the next clause points back at)
-        return "smalltalk", {k: v for k, v in entities.items() if k == "products"}, False
+        # ...": praise, read as a complaint; what follows is the matter
+        return _praise_told(entities)
     own_products = [p for p in entities.get("products") or [] if not p.get("carried")]
     if (intent in CATALOGUE_WISHES or (intent in {"account_info", "smalltalk"} and statuses_asked_about(piece)
                                        and asks_as_question(piece))) \
@@ -1775,18 +1773,16 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # for the order to go there (as an order id beside the address does, `reconsider_intent`).
         intent, grounded_to_store = "change_order_address", True
         entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
-    if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view) \
-            and _praises(piece):
-        # "Loving the automatic espresso machine so far, it's made my mornings so much better": what
-        # they say of what came is praise; it asks nothing (the product it names stays what "it"
-        # in the next clause points back at: "I need to descale it but have no clue how often")
-        return "smalltalk", {k: v for k, v in entities.items() if k == "products"}, False
     if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view):
+        if _praises(piece):
+            # "Loving the automatic espresso machine so far, it's made my mornings so much better":
+            # what they say of what came is praise; it asks nothing
+            return _praise_told(entities)
         # "my kettle from you is stop by itself before the water is boiling": nothing asked about a
         # delivered order's progress; what went wrong with what came, which the order's facts and
         # the product's own pages (its troubleshooting) answer, whichever of its orders it was.
         intent, grounded_to_store = "complaint", True
-        entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
+        entities = _without_the_question(entities)
     if intent in {"out_of_scope", "smalltalk"} and not entities.get("order_id") and recent \
             and view.order(recent) is not None and entities.get("products") \
             and {str(p.get("product_id")) for p in entities["products"]} <= view.order(recent).product_ids() \
@@ -1810,18 +1806,14 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # "my sunnies r they polarized or nah", of two orders whose sunglasses both are: the answer
         # is the same whichever order is meant, so each says it rather than the customer being asked.
         intent, grounded_to_store = "order_items", True
-        candidates = list(entities["order_candidates"])
-        entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
-        entities.update(order_ids=candidates, order_id=candidates[0],
-                        own_products=[str(p["product_id"]) for p in entities.get("products") or []])
+        entities = {**_each_candidate_asked(entities),
+                    "own_products": [str(p["product_id"]) for p in entities.get("products") or []]}
     if intent in ORDER_READ_INTENTS and entities.get("order_candidates") and not entities.get("order_id") \
             and len(entities["order_candidates"]) <= MAX_LISTED and _OF_EACH.search(piece):
         # "我有哪些订单已经发货了？各自的快递单号是多少？" (which of my orders shipped? the tracking number
         # of each?), "and what are the tracking numbers for both?": each of the orders that fit is
         # asked about, not one of them asked for.
-        candidates = list(entities["order_candidates"])
-        entities = {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
-        entities.update(order_ids=candidates, order_id=candidates[0])
+        entities = _each_candidate_asked(entities)
     if intent == "complaint" and (entities.get("grounded") or {}).get("order") \
             and not NEAR_ORDER_ID.search(text) \
             and _story_of_something_not_received(piece, view.order(entities.get("order_id"))):
@@ -1906,6 +1898,27 @@ _SATISFIED = re.compile(
 _SOMETHING_WRONG = re.compile(
     r"\b(?:broke\w*|damaged|crack\w*|wrong|missing|late|stopped|defect\w*|leak\w*|faulty|dead"
     r"|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|wasn'?t|never|but|except|however)\b", re.IGNORECASE)
+
+
+def _praise_told(entities: Mapping[str, Any]) -> tuple[str, dict[str, Any], bool]:
+    """A clause of praise, as `_grounded` gives it back: small talk, asking nothing, keeping only the
+    products it names, which "it" and "that backpack" in the next clause point back at ("... it's
+    been great. What other colors does that backpack come in?")."""
+    return "smalltalk", {k: v for k, v in entities.items() if k == "products"}, False
+
+
+def _without_the_question(entities: Mapping[str, Any]) -> dict[str, Any]:
+    """The entities without the question of which order grounding asked, and its candidates."""
+    from csagent.grounding.asking import QUESTION_KEYS
+
+    return {k: v for k, v in entities.items() if k not in {*QUESTION_KEYS, "order_candidates"}}
+
+
+def _each_candidate_asked(entities: Mapping[str, Any]) -> dict[str, Any]:
+    """The entities with every order grounding offered as a candidate asked about (`order_ids`, the
+    first as `order_id`) instead of the question of which one."""
+    candidates = list(entities["order_candidates"])
+    return {**_without_the_question(entities), "order_ids": candidates, "order_id": candidates[0]}
 
 
 def _praises(piece: str) -> bool:

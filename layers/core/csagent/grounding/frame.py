@@ -690,6 +690,11 @@ _SPLIT_ASKED = re.compile(r"\bsplit(?:ting)?\b"
                           r"|一半|分开付|拆分", re.IGNORECASE)
 
 
+def _without_method(entities: Mapping[str, Any]) -> dict[str, Any]:
+    """The entities without the payment method read so far (the words rule it out or ask again)."""
+    return {k: v for k, v in entities.items() if k != "payment_method_id"}
+
+
 def fill_payment(
     text: str,
     entities: dict[str, Any],
@@ -706,7 +711,7 @@ def fill_payment(
     if replacing and _SPLIT_ASKED.search(text):
         # "split the payment, half on my Visa and the other half on a gift card": an order is paid
         # with one method; the rule and how it is paid answer (`planning`), nothing is proposed.
-        return {**{k: v for k, v in entities.items() if k != "payment_method_id"}, "split_asked": True}
+        return {**_without_method(entities), "split_asked": True}
     choice = resolve_payment(text, view, order)
     if replacing and order is not None and order.paid_with:
         other = resolve_payment(text, view, order, exclude=order.paid_with)
@@ -717,8 +722,7 @@ def fill_payment(
             # "Is possible to pay the order with PayPal and not with my Visa card?" from an account
             # without PayPal: a payment moves only to a method on the account; the rule and the
             # methods it holds answer (`planning`), nothing is proposed nor asked.
-            kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
-            return {**kept, "method_not_held": missing}
+            return {**_without_method(entities), "method_not_held": missing}
     if choice.method is not None:
         return {**entities, "payment_method_id": choice.method.payment_method_id}
     if choice.candidates:
@@ -957,8 +961,7 @@ def _refund_where_allowed(entities: dict[str, Any], view: CustomerView,
                if m.payment_method_id == order.paid_with or m.source == "gift_card"]
     if not allowed:
         return entities
-    kept = {k: v for k, v in entities.items() if k != "payment_method_id"}
-    return {**kept, "asked_for": "payment_method_id", "ruled_out": True,
+    return {**_without_method(entities), "asked_for": "payment_method_id", "ruled_out": True,
             **question(phrase("ask_refund_destination", order_id=order.order_id, named=named,
                               methods=methods_listed(allowed, "or")))}
 

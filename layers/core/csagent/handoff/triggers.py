@@ -290,10 +290,11 @@ def asks_for_staff_process(text: str, *, order_statuses: Iterable[str] = (), who
     if not whole or (statuses and "delivered" not in statuses):
         return False
     from csagent.grounding.frame import asks_another_item, asks_money_back
+    from csagent.nlp.script import sentences
     from csagent.nlp.speech_acts import asks_for_change
 
     if asks_money_back(text) and not asks_another_item(text) \
-            and any(asks_for_change(s) for s in _SENTENCE.split(text)):
+            and any(asks_for_change(s) for s in sentences(text)):
         # "The laptop arrived with a cracked screen ... I want it returned and refunded to my visa.
         # I'm done with this.": the remedy the customer chose is their money back, a return. (Asked
         # in one of its sentences, whatever another declines: "I'm not putting that on my kid's
@@ -335,7 +336,6 @@ def warranty_remedy_asked(text: str) -> bool:
     return bool(_WARRANTY.search(text) and _REMEDY.search(_WARRANTY.sub(" ", text))) and asks_for_change(text)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 _WARRANTY = re.compile(r"\bwarrant(?:y|ee|ies)\b|保修", re.IGNORECASE)
 _REMEDY = re.compile(r"\b(?:fix(?:ed)?|repair(?:ed)?|replac(?:e|ed|ement)|claim)\b|修|换", re.IGNORECASE)
 

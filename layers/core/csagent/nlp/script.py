@@ -35,3 +35,12 @@ def has_question_mark(text: str) -> bool:
     """True when the text holds a question mark, the ASCII one or the full-width one Chinese is
     written with ("智能手表可以戴着游泳吗？")."""
     return "?" in text or "？" in text
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def sentences(text: str) -> list[str]:
+    """The text cut after each full stop, exclamation or question mark, the ASCII ones or the
+    full-width ones Chinese is written with (a piece may be empty)."""
+    return _SENTENCE_END.split(text)

@@ -129,7 +129,7 @@ tau: up ## replay the scripted tau-retail tasks through the HTTP API, compare th
 eval-understanding: up ## the customer-message development set (SET=sealed: the sealed set, once per release) -> reports/understanding-*.md
 	$(BIN)/python -m devstack.understanding_eval --set $(or $(SET),dev)
 
-intent-examples: setup ## regenerate nlp/data/intents_dev.jsonl and staff_processes_dev.jsonl from the development message set
+intent-examples: setup ## regenerate nlp/data/intents_dev.jsonl, staff_processes_dev.jsonl and purchase_questions_dev.jsonl from the development message set
 	$(BIN)/python -m devstack.intent_examples
 
 faults: up ## fault injection on the tau-retail store: replies, silent drops, duplicate writes, crash recovery

@@ -98,7 +98,8 @@ SPECS = {
                           _reason_words),
     "staff_process": Spec(("staff_processes.jsonl", "staff_processes_dev.jsonl"),
                           lambda got: 5.0 if got == "staff" else 1.0, _staff_words, default="other"),
-    "purchase_question": Spec(("purchase_questions.jsonl",), lambda got: 2.0 if got == "product" else 1.0,
+    "purchase_question": Spec(("purchase_questions.jsonl", "purchase_questions_dev.jsonl"),
+                              lambda got: 2.0 if got == "product" else 1.0,
                               _purchase_words, default="order"),
     "product_question": Spec(("product_questions.jsonl",), lambda got: 1.0, _template_words),
 }

@@ -362,6 +362,25 @@ def test_one_payment_on_an_order_is_said_to_be_one_charge() -> None:
     assert text == "Order #W1 was charged once: $258.09 to your Visa ending 1234."
 
 
+def test_the_payments_of_a_cancelled_order_say_it_was_cancelled() -> None:
+    # Given "why'd yall charge my gift card twice for a digital camera??", one of the orders cancelled
+    rows = [{"order_id": "#W1", "order_status": "cancelled", "seq": 1, "type": "payment", "amount": 3674.30,
+             "payment_method": "gift card"},
+            {"order_id": "#W1", "order_status": "cancelled", "seq": 2, "type": "refund", "amount": 3674.30,
+             "payment_method": "gift card"}]
+    task = {"task_id": "t1", "task_type": "order_payments", "tool": "predefined_cypher", "args": {}}
+    text = describe_success(_t(task), {"status": "success", "data": {"template_id": "order_payments",
+                                                                     "rows": rows}}, "en")
+    # Then the refund beside the charge is said to be the order's cancellation
+    assert text == "Order #W1 was cancelled; its payments: payment of $3674.30 (gift card) and refund of " \
+                   "$3674.30 (gift card)."
+    # and an order that is not cancelled lists its payments as before
+    pending = [{**r, "order_status": "pending"} for r in rows]
+    text = describe_success(_t(task), {"status": "success", "data": {"template_id": "order_payments",
+                                                                     "rows": pending}}, "en")
+    assert text.startswith("Payments on order #W1: payment of $3674.30")
+
+
 def test_a_refund_names_what_it_was_for_and_where_it_went_in_chinese_too() -> None:
     # Given a refund of a cancelled order's Skateboard to PayPal
     row = {"order_id": "#W6111398", "order_status": "cancelled", "refund_count": 1, "refunded_total": 818.31,

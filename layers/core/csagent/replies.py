@@ -308,7 +308,11 @@ def _order_payments(data: CatalogueData, lang: str) -> str:
         return render("order_charged_once", lang, order_id=order_id, amount=_money(rows[0].amount),
                       method=rows[0].payment_method or "")
     listed = [f"{r.type} of {_money(r.amount)} ({r.payment_method})" for r in rows]
-    return render("order_payments", lang, order_id=order_id, payments=join_items(listed, lang))
+    # ("why'd yall charge my gift card twice for a digital camera??": the refund beside one of the
+    # charges is that order's cancellation, which is said)
+    cancelled = bool(rows) and rows[0].order_status == "cancelled"
+    return render("order_payments_cancelled" if cancelled else "order_payments", lang, order_id=order_id,
+                  payments=join_items(listed, lang))
 
 
 def _eligibility(kind: str) -> Callable[[CatalogueData, str], str]:

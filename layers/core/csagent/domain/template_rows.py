@@ -184,6 +184,8 @@ class OrderPaymentRow(PaymentMethodColumns):
     """One payment or refund on an order (`order_payments`)."""
 
     order_id: str | None = None
+    #: The order's status ("cancelled": the refund beside the payment is its cancellation's).
+    order_status: str | None = None
     seq: int | None = None
     #: "payment" or "refund".
     type: str | None = None

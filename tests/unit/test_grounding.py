@@ -610,6 +610,36 @@ def test_a_question_pointing_back_at_a_statement_carries_what_it_told() -> None:
     assert "told" not in result.clauses[-1].entities
 
 
+class _ProductQuestions(_Intents):
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("product_info", 0.8, None, 0.0) for _ in pieces]
+
+
+@pytest.mark.parametrize(("text", "options"), [
+    ("ok and how many liters does the large one hold", {"size": "large"}),
+    ("How much is the navy one?", {"color": "navy"}),
+])
+def test_the_one_a_question_describes_by_its_options_is_the_product_just_talked_about(
+        text: str, options: dict[str, str]) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    catalogue = [{"product_id": "p-pack", "name": "Backpack",
+                  "options": {"size": ["small", "medium", "large"], "color": ["grey", "navy", "black"]}}]
+    understanding = LocalUnderstanding(classifier=_ProductQuestions(), catalogue=lambda: catalogue,
+                                       customer_view=lambda _customer: _store(), variants=_variants)
+    # Given a last turn about the backpack, and a question naming no product, only a version of it
+    state = {"customer_id": "ann", "memory": {"last_products": ["p-pack"]}}
+    entities = understanding.understand(text, state).clauses[-1].entities
+    # Then the question is about the backpack, in the version its words name
+    assert [(p["product_id"], p["options"]) for p in entities["products"]] == [("p-pack", options)]
+    # And without the backpack talked about, or with a value it does not come in, it names none
+    assert not understanding.understand(text, {"customer_id": "ann"}).clauses[-1].entities.get("products")
+    odd = understanding.understand("How much is the purple one?", state).clauses[-1].entities
+    assert not odd.get("products")
+
+
 class _AddressIntents(_Intents):
     def classify_many(self, pieces: list[str]) -> list:
         from csagent.nlp.intents import IntentPrediction
@@ -1451,6 +1481,32 @@ def test_an_address_of_the_customers_is_found_by_its_street_or_its_city() -> Non
     assert view.address_named("send it to my new flat on Main Street") is None
 
 
+class _AccountIntents(_Intents):
+    def classify_many(self, pieces: list[str]) -> list:
+        from csagent.nlp.intents import IntentPrediction
+
+        return [IntentPrediction("change_items" if p.startswith("change") else "account_info", 0.6, None, 0.0)
+                for p in pieces]
+
+
+@pytest.mark.parametrize("text", ["wrong. use my default one", "change it to my default one"])
+def test_the_default_one_asked_for_after_an_orders_address_is_the_accounts_address(text: str) -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    understanding = LocalUnderstanding(classifier=_AccountIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: _addresses(), variants=_variants)
+    # Given the last turn about where the pending order #W0000001 goes (the sister's, in Denver)
+    state = {"customer_id": "ann", "memory": {"last_order_id": "#W0000001"}}
+    clause = understanding.understand(text, state).clauses[-1]
+    # Then the order is asked to go to the address saved on the account, no item changed
+    address = clause.entities.get("address", {}).get("address1")
+    assert (clause.intent, clause.entities.get("order_id"), address) == (
+        "change_order_address", "#W0000001", "217 Hickory Lane")
+    # while a question about the default address asks for nothing
+    asked = understanding.understand("what is my default one?", state).clauses[-1]
+    assert asked.intent == "account_info"
+
+
 def test_an_order_address_change_that_names_only_the_account_is_the_accounts() -> None:
     from csagent.grounding.frame import address_intent
 
@@ -1930,6 +1986,21 @@ def test_a_word_naming_two_products_of_the_order_asks_which_is_returned() -> Non
     # "both kettles", or the full name, say which
     assert read_return_lines("return both kettles", order) == ([electric, tea], [])
     assert read_return_lines("return the tea kettle", order) == ([tea], [])
+
+
+def test_a_person_who_stays_somewhere_keeps_no_item_out_of_the_return() -> None:
+    from csagent.grounding.resolve import read_return_lines
+
+    mouse = Line("m1", "p-mouse", "Gaming Mouse", 152.74, {"color": "white"})
+    chair = Line("c1", "p-chair", "Office Chair", 431.07, {"color": "black"})
+    order = OrderView("#W0000021", "delivered", (mouse, chair), "card_1")
+    # Given the item named in a sentence about the nephew's visit
+    text = ("I bought that white gaming mouse for my nephew when he was staying with us and he already "
+            "has the same one. could I send it back?")
+    # Then the mouse is what goes back: "staying" is the nephew's, not the mouse's
+    assert read_return_lines(text, order) == ([mouse], [])
+    # while an item that stays is still kept out
+    assert read_return_lines("the office chair stays, send the gaming mouse back", order) == ([mouse], [])
 
 
 def test_a_weak_general_clause_naming_only_how_to_pay_is_the_detail_of_the_change_beside_it() -> None:
@@ -2515,3 +2586,22 @@ def test_a_question_pointing_back_at_the_last_answer_asks_its_question_again() -
     # while a statement pointing back asks nothing of it
     told = understanding.understand("That was quick, thanks", state).clauses[-1]
     assert told.intent != "warranty"
+
+
+def test_an_address_given_after_a_change_of_where_orders_go_is_where_they_go() -> None:
+    from csagent.understanding import Clause
+    from csagent.understanding_local import _address_of_the_order_change
+
+    change = Clause("I need to change address for all my orders what are not shipped yet",
+                    "change_order_address", 0.8, {"order_ids": ["#W1", "#W2"], "asks_for_change": True})
+    cedar = {"address1": "55 Cedar Road", "city": "Houston", "state": "TX", "zip": "77002", "country": "USA"}
+    given = Clause("New address is 55 Cedar Road, Houston TX 77002, USA", "update_default_address", 0.6,
+                   {"address": cedar})
+    # Given the address in a sentence of its own: one change, of the orders, to that address
+    [merged] = _address_of_the_order_change([change, given])
+    assert (merged.intent, merged.entities["address"], merged.entities["order_ids"]) == (
+        "change_order_address", cedar, ["#W1", "#W2"])
+    # while the account named is a change of the account too
+    account = Clause("and make 55 Cedar Road, Houston TX 77002 my default address", "update_default_address",
+                     0.8, {"address": cedar})
+    assert _address_of_the_order_change([change, account]) == [change, account]

@@ -286,6 +286,19 @@ def test_a_complaint_gets_the_orders_facts_and_what_the_store_does_nothing_propo
     assert plan.missing == []
 
 
+def test_a_parcel_marked_delivered_but_missing_gets_the_orders_facts_and_the_stores_rule_for_it():
+    from csagent.planning import RULE_QUESTIONS
+
+    told = "my earbuds order is showing delivered but I don't find the package"
+    plan = plan_tasks([clause("complaint", told, order_id=ORDER, parcel_missing=True,
+                              products=[{"product_id": "p-earbuds", "name": "Wireless Earbuds"}])])
+    # the order's facts, and the rule for a parcel gone missing, not the earbuds' manual
+    assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]
+    assert plan.tasks[1].args.question == RULE_QUESTIONS["parcel_missing"]
+    assert not plan.tasks[1].args.product_ids
+    assert plan.missing == []
+
+
 def test_a_complaint_beside_a_change_of_the_same_order_is_why_the_change_is_asked():
     plan = plan_tasks([clause("cancel_order", "please cancel order #W2611340", order_id=ORDER,
                               reason="ordered by mistake", asks_for_change=True),

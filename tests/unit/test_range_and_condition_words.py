@@ -80,3 +80,18 @@ def test_can_i_get_another_one_instead_asks_for_it() -> None:
 
     assert asks_for_change("can i get the same one in a medium instead")
     assert not asks_for_change("can i get the same one in a medium?")  # asks whether there is one
+
+
+@pytest.mark.parametrize(("text", "missing"), [
+    ("My earbuds order #W1 is showing delivered but I don't find the package anywhere", True),
+    ("the order with my action camera says it was delivered this morning, but I've looked on the porch, "
+     "by the garage, everywhere, and nothing", True),
+    ("The tracking for my laptop order say it is delivered, but I never get it.", True),
+    ("tracking says delivered, can you tell me when it came?", False),  # nothing said to be missing
+    ("I never got an email, is my order delivered yet?", False),  # not received before "delivered"
+    ("it says delivered and the box was fine, but the kettle won't turn on", False),
+])
+def test_a_parcel_marked_delivered_that_never_came(text: str, missing: bool) -> None:
+    from csagent.grounding.status import told_delivered_but_not_received
+
+    assert told_delivered_but_not_received(text) is missing

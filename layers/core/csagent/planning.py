@@ -106,6 +106,7 @@ RULE_QUESTIONS = {
     "washed": "Can I return {items} once it has been washed or altered?",
     "abroad": "Can you deliver to an address outside the United States?",
     "missing": "An item from my delivered order is missing. What happens now?",
+    "parcel_missing": "Tracking says my parcel was delivered but I cannot find it. What should I do?",
     "method_not_held": "Can I switch a pending order to a payment method that is not on my account?",
     "split": "Can I pay with two gift cards or a gift card plus a card?",
 }
@@ -821,6 +822,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             if len(products) == 1:
                 params["product_id"] = str(products[0]["product_id"])  # "which orders have a chair in them"
             b.add("order_list", PREDEFINED, {"template_id": "customer_orders", "params": params})
+        elif intent == "complaint" and entities.get("parcel_missing"):
+            # "... is showing delivered but I don't find the package anywhere": the order's facts and
+            # the store's rule for a parcel marked delivered that never turned up (whatever the
+            # manual of the product inside says).
+            if order_id:
+                b.order_lookup(order_id)
+            b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["parcel_missing"]})
         elif intent == "complaint":
             # Something went wrong: the order's facts (its payments when money is the matter) and
             # what the store's documents say to do; nothing proposed until the customer asks.

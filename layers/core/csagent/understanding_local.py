@@ -403,6 +403,10 @@ class LocalUnderstanding:
             talked_about = _product_talked_about(state, catalogue) \
                 if catalogue and not products and not told_before and not names_order \
                 and product_refs and product_refs[0].hint is None else []
+            if catalogue and not products and not told_before and not names_order and not product_refs:
+                # ("wat sizes are the two backpacks in W1?" ... "how many liters does the large one
+                # hold": "the large one" is the product just talked about, in the version it names)
+                talked_about = _one_described(piece, _product_talked_about(state, catalogue), catalogue)
             # ("W8309293 security cam - wifi or ethernet?" ... "field of view?": a short question
             # naming one of its options is about the product the last turn was about, too)
             key_asked = not talked_about and catalogue is not None and not products and not told_before \
@@ -708,6 +712,7 @@ class LocalUnderstanding:
         clauses = _without_wishes_asked_about(clauses, catalogue or [])
         clauses = _without_account_facts_told(clauses)
         clauses = _bare_verb_of_a_payment(clauses)
+        clauses = _address_of_the_order_change(clauses)
         if picked and waiting is not None and view is not None:
             clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None:
@@ -1009,6 +1014,26 @@ def _names_an_option_key(piece: str, products: list[dict[str, Any]],
     entry = _catalogue_entry(catalogue, str(products[0]["product_id"])) or {}
     return any(re.search(rf"\b{re.escape(str(key))}\b", piece, re.IGNORECASE)
                for key in entry.get("options") or {})
+
+
+def _one_described(piece: str, products: list[dict[str, Any]],
+                   catalogue: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The one product given, when the words point at it by option values only ("the large one",
+    "the navy ones": values it comes in), with those values; [] otherwise."""
+    if len(products) != 1:
+        return []
+    from csagent.grounding.options import find_option_values
+
+    entry = _catalogue_entry(catalogue, str(products[0]["product_id"])) or {}
+    for m in _THE_ONE_DESCRIBED.finditer(piece):
+        if find_option_values(m.group(1), entry.get("options") or {}):
+            return [_carried(products[0], piece, catalogue)]
+    return []
+
+
+# "the large one", "the navy ones", "that 4k one": a version pointed at by the words before "one".
+_THE_ONE_DESCRIBED = re.compile(r"\b(?:the|that|this|those|these)\s+((?:[\w-]+\s+){1,3}?)ones?\b",
+                                re.IGNORECASE)
 
 
 # At most this many words make a question about one option of the product just talked about.
@@ -1315,6 +1340,28 @@ def _bare_verb_of_a_payment(clauses: list[Clause]) -> list[Clause]:
     return [asked if c is paying[-1] else c for c in clauses if c not in bare]
 
 
+def _address_of_the_order_change(clauses: list[Clause]) -> list[Clause]:
+    """ "I need to change address for all my orders what are not shipped yet. New address is 55 Cedar
+    Road, Houston TX 77002, USA.": a clause that gives an address, read as the account's new one but
+    naming neither the account nor an order, right after a change of where orders go that names no
+    address, is where those orders are to go; one request, not a second change of the account."""
+    from csagent.grounding.frame import names_the_account
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+
+    out: list[Clause] = []
+    for c in clauses:
+        before = out[-1] if out else None
+        if before is not None and before.intent == "change_order_address" \
+                and not before.entities.get("address") \
+                and c.intent == "update_default_address" and c.entities.get("address") \
+                and not names_the_account(c.text) and not ORDER_ID_RE.search(c.text):
+            out[-1] = replace(before, text=f"{before.text} {c.text}",
+                              entities={**before.entities, "address": c.entities["address"]})
+            continue
+        out.append(c)
+    return out
+
+
 # At most this many words make a bare change verb ("Switch it over", "do it please", "change that").
 _BARE_VERB_WORDS = 5
 
@@ -1578,7 +1625,12 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         speaks_of_a_purchase,
         tells_of_the_product,
     )
-    from csagent.grounding.status import ends_in_a_tag_question, statuses_asked_about, statuses_described
+    from csagent.grounding.status import (
+        ends_in_a_tag_question,
+        statuses_asked_about,
+        statuses_described,
+        told_delivered_but_not_received,
+    )
     from csagent.nlp.entities.addresses import names_a_place_abroad
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.script import has_ideographs
@@ -1773,6 +1825,13 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # for the order to go there (as an order id beside the address does, `reconsider_intent`).
         intent, grounded_to_store = "change_order_address", True
         entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
+    if intent in {"order_status", "tracking"} and told_delivered_but_not_received(piece) \
+            and (order := view.order(entities.get("order_id"))) is not None and order.status == "delivered":
+        # "My earbuds order #W1 is showing delivered but I don't find the package anywhere": a parcel
+        # the carrier marked delivered and the customer never found; what the store's pages say to do
+        # about it (wait, then an investigation) beside the order's facts, not only its status.
+        intent, grounded_to_store = "complaint", True
+        entities = {**_without_the_question(entities), "parcel_missing": True}
     if intent == "order_status" and tells_of_the_product(piece) and _all_delivered(entities, view):
         if _praises(piece):
             # "Loving the automatic espresso machine so far, it's made my mornings so much better":
@@ -2401,14 +2460,21 @@ _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
 def _may_name_an_address(intent: str, piece: str, entities: Mapping[str, Any],
                          recent: str | None = None, view: CustomerView | None = None) -> bool:
     from csagent.grounding.frame import names_a_purchase
+    from csagent.nlp.entities.addresses import names_saved_address
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
     # (an order is named by its id, by the one talked about, or by something the customer bought:
     # "the makeup kit order should go to my Denver address")
     order_meant = bool(entities.get("order_id") or recent) or (
         view is not None and names_a_purchase(piece, view))
+    # ("W4860251 shipping address?" ... "wrong. use my default one": the order talked about, sent to
+    # the address saved on the account, whatever the words read as; "change it to my default one"
+    # changes no item)
+    saved = bool(recent) and names_saved_address(piece)
     return intent in ADDRESS_INTENTS or (
-        intent in _MAY_SEND_ELSEWHERE and bool(entities.get("order_id")) and asks_for_change(piece)) or (
+        intent in _MAY_SEND_ELSEWHERE | {"change_items"}
+        and bool(entities.get("order_id") or saved) and asks_for_change(piece)
+        and (intent != "change_items" or names_saved_address(piece))) or (
         # "the smart watch order shouldn't go to Houston. Can you ship it to my own place?": the
         # order the message is about, sent where the customer lives, whatever the words read as
         order_meant and bool(_MY_PLACE.search(piece))
@@ -2483,7 +2549,9 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
       a read or a general question about money beside one in the `message` ("I ended up cancelling
       two orders. How much did I get back in total?").
     - A refund question about a change put hypothetically ("if I return it, how much would I get
-      back?"), with that change as the runner-up, is a question about the change.
+      back?"), with that change as the runner-up, is a question about the change; so is a question
+      about the refund rule put as a condition on the order the clause names ("if i cancel #W1 does
+      the money go back on my gift card rite away").
     - An order read given an order id and a full postal address ("send order #W1 to 12 Main St,
       Springfield, IL 62704") asks to change where the order ships.
     - An intent that needs an order, in a clause that names none (and gives no mistyped id):
@@ -2543,6 +2611,16 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         # "I ended up cancelling two orders. Did both refunds go through? How much did I get back in
         # total?": beside a cancellation told as done, a question about the money is about its refund.
         return "refund_status"
+    if intent == "policy_question" and names_order and entities.get("order_id") and is_hypothetical(text) \
+            and MONEY_CAME_BACK.search(text) and not told_cancelled(text):
+        # "if i cancel #W1 does the money go back on my gift card rite away or do i have to wait": the
+        # refund rule asked of what would come of changing the order named; that change's facts
+        # (its money, where it goes and when) answer it, nothing is proposed.
+        from csagent.grounding.frame import named_change
+
+        change = named_change(text)
+        if change in {"cancel_order", "return_request"}:
+            return change
     if intent == "refund_status" and is_hypothetical(text) and not told_cancelled(text):
         # "if I return the backpack, how much do I get back?", "If I cancel order #W1, how much money
         # come back to me?": a refund that would come of a change not yet asked for; the change's

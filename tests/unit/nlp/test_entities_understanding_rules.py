@@ -500,3 +500,15 @@ def test_praise_of_what_came_is_told_apart(text: str, praise: bool):
     from csagent.understanding_local import _praises
 
     assert _praises(text) is praise
+
+
+def test_the_refund_rule_asked_of_a_change_to_the_order_named_is_a_question_about_that_change():
+    text = "if i cancel #W7170967 does the money go back on my gift card rite away or do i have to wait"
+    entities = {"order_id": "#W7170967"}
+    # Given the refund rule asked as a condition on the order the clause names: that cancellation's facts
+    assert reconsider_intent("policy_question", None, text, entities, names_order=True) == "cancel_order"
+    # but the rule asked of no order, or asked of nothing about money, stays a question about the rule
+    assert reconsider_intent("policy_question", None, "if i cancel an order does the money go back to my "
+                             "gift card right away?", {}, names_order=False) == "policy_question"
+    assert reconsider_intent("policy_question", None, "if i cancel #W7170967 can i order again later?",
+                             entities, names_order=True) == "policy_question"

@@ -1066,6 +1066,15 @@ _KEEP_VERB = re.compile(r"\b(keep|keeping|kept|except|stays?|staying|leave|leavi
                         r"|留着|留下|保留|不退|除了", re.IGNORECASE)
 
 
+# "I bought it for my nephew when he was staying with us": a person who stays (or leaves) somewhere,
+# not an item kept out of the return.
+_A_PERSON_STAYS = re.compile(
+    r"\b(?:i|he|she|we|they|you|u)(?:'m|'re|'s|’m|’re|’s)?\s+(?:(?:was|were|is|are|am|will|'ll|be|been|"
+    r"have|has|had|to|gonna|going to)\s+){0,2}(?:stay|stays|stayed|staying|leave|leaves|leaving|left)\b"
+    r"(?=\s+(?:with|at|in|for|on|over|here|there|home|town|tomorrow|today|tonight|soon|next)\b)",
+    re.IGNORECASE)
+
+
 _JOINING = frozenset({"and", "or", "the", "my", "both", "also", "plus", "&", ",", "+", "和", "跟", "还有"})
 # ("the puzzle, the notebook I keep" joins none)
 _CONJUNCTIONS = frozenset({"and", "or", "plus", "&", "+", "和", "跟", "还有"})
@@ -1093,6 +1102,7 @@ def _kept(segment: str, surface: str) -> bool:
         opening = _last_connector(segment, 0, at) or 0
         segment, at = segment[opening:], at - opening
     cleaned = _KEEPING_THE_REST.sub(" ", _NOT_KEEPING.sub(" ", _NOT_EVERYTHING.sub(" ", segment)))
+    cleaned = _A_PERSON_STAYS.sub(" ", cleaned)
     if _KEEP_VERB.search(cleaned) or _NEGATED_RETURN.search(cleaned):
         return True
     return at >= 0 and bool(_NEGATED_MENTION.search(segment[:at]))

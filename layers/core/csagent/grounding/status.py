@@ -179,3 +179,25 @@ def statuses_asked_about(text: str) -> bool:
     door, right?")"""
     return (bool(_YES_NO_OPENING.search(text)) and not _DESCRIBES_AN_ORDER.search(text)) \
         or bool(_TAG_QUESTION.search(text))
+
+
+# "says delivered", "is showing delivered", "tracking say it is delivered", "marked as delivered".
+_SAYS_DELIVERED = re.compile(
+    r"\b(?:says?|said|shows?|showing|showed|marked|tracking|status)\b[^.!?]{0,40}?\bdelivered\b",
+    re.IGNORECASE)
+# ... and what the customer says of it after: it did not come, or is nowhere to be found.
+_NOT_RECEIVED = re.compile(
+    r"\b(?:never|not|haven'?t|hasn'?t|didn'?t|don'?t|doesn'?t|can'?t|cannot|couldn'?t|wasn'?t)\s+"
+    r"(?:\w+\s+){0,2}?(?:got|get|gotten|receive|received|find|found|see|seen|arrive|arrived|come|came"
+    r"|show(?:n|ed)? up|turn(?:ed)? up)\b"
+    r"|\b(?:nothing|nowhere)\b|\bno (?:package|parcel|box|sign of)\b|\bnot (?:here|there)\b",
+    re.IGNORECASE)
+
+
+def told_delivered_but_not_received(text: str) -> bool:
+    """Do the words say the order shows as delivered and, after that, that it did not come ("it says
+    delivered but I never got it", "is showing delivered but I don't find the package anywhere",
+    "says it was delivered this morning, but I've looked on the porch ... and nothing")? A parcel
+    gone missing, not a question how far the order has got."""
+    said = _SAYS_DELIVERED.search(text)
+    return said is not None and bool(_NOT_RECEIVED.search(text, said.end()))

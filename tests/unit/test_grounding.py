@@ -2605,3 +2605,20 @@ def test_an_address_given_after_a_change_of_where_orders_go_is_where_they_go() -
     account = Clause("and make 55 Cedar Road, Houston TX 77002 my default address", "update_default_address",
                      0.8, {"address": cedar})
     assert _address_of_the_order_change([change, account]) == [change, account]
+
+
+def test_a_cancellation_naming_nothing_after_the_order_was_described_by_its_items_is_the_whole_order() -> None:
+    from csagent.grounding.frame import ground
+
+    laptops = (Line("l1", "p-laptop", "Laptop", 2621.77, {"ram": "16GB"}),
+               Line("l2", "p-laptop", "Laptop", 2372.97, {"ram": "32GB"}),
+               Line("h1", "p-phones", "Headphones", 353.76, {"type": "over-ear"}))
+    view = CustomerView(customer_id="ann", orders=(OrderView("#W0000030", "pending", laptops, "card_1"),))
+    message = "我有个订单里面是两台笔记本电脑，应该还没发货吧？帮我取消掉，是我下错单了。"
+    # "an order with two laptops in it ... cancel it for me": the laptops said which order
+    entities = ground("cancel_order", "帮我取消掉，是我下错单了", {"order_id": "#W0000030"}, view, None, message)
+    assert "partial_items" not in entities
+    # while a clause picking one of them asks for part of the order (which the planner says it cannot)
+    picked = ground("cancel_order", "cancel the 32GB one", {"order_id": "#W0000030"}, view, None,
+                    "I have two laptops in that order. cancel the 32GB one")
+    assert picked.get("partial_items") == ["Laptop"]

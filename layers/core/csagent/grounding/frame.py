@@ -856,8 +856,12 @@ def ground(
     if intent == "cancel_order" and order is not None:
         # "2 pairs of red headphones. pls cancel the in ear ones and leave the rest": the items may
         # be named in another clause of the message.
-        named = resolve_return_lines(text, order) or (
-            resolve_return_lines(message, order) if message else None) or []
+        own = resolve_return_lines(text, order)
+        named = own or (resolve_return_lines(message, order) if message else None) or []
+        # (a clause that names and picks nothing, "帮我取消掉" after "我有个订单里面是两台笔记本电脑":
+        # the products the message names said which order, unless it asks for some of its items)
+        picks = bool(own) or bool(_ONE_PICKED.search(text)) or bool(_ONE_OF_SEVERAL.search(text)) \
+            or bool(message and _SOME_ITEMS.search(message))
         if _ORDER_DESCRIBED.search(text) and not _SOME_ITEMS.search(text):
             return entities  # "cancel #W4862767 (bookshelf + 2 office chairs)": which order, described
         removal = _REMOVES.search(text) if not _REMOVES_THE_ORDER.search(text) else None
@@ -871,7 +875,7 @@ def ground(
             # its options; a cancellation is of the whole order, which the planner says.
             return {**entities, "partial_items": [picked.name]}
         if 0 < len(named) < len(order.lines) and (_SOME_ITEMS.search(text) or (
-                _one_of_several(named, order) and not names_order_by_items(text, order)) or (
+                _one_of_several(named, order) and not names_order_by_items(text, order) and picks) or (
                 # "please remove the espresso machine from my order", "can you take the espresso
                 # machine off and still send me the puzzle?": an item taken out, not the order
                 removal is not None) or (

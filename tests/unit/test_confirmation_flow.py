@@ -167,6 +167,23 @@ def test_a_reason_phrased_as_a_cancellation_continues_the_waiting_request():
     assert resumed.clauses[0].entities == {"order_id": "#W3096415", "reason": "ordered by mistake"}
 
 
+def test_an_answer_picking_an_order_that_rules_the_waiting_change_out_does_not_continue_it():
+    from csagent.understanding import resume_awaiting
+
+    # Given a cancellation waiting for its order, and an answer that picks it but says not to cancel yet
+    awaiting = [{"intent": "cancel_order", "parameter": "order_id",
+                 "entities": {"order_candidates": ["#W7619352", "#W2297866"]}}]
+    picked = {"order_id": "#W7619352", "picked_candidate": True}
+    answer = Understanding("knowledge_and_actions", "order_items", 0.42, clauses=(
+        Clause(text="有电动牙刷的那个", intent="product_info", confidence=0.4, entities=picked),
+        Clause(text="先告诉我那个订单一共多少钱", intent="order_items", confidence=0.42, entities=picked)))
+    text = "有电动牙刷的那个。不过先别取消，先告诉我那个订单一共多少钱。"
+    # Then the cancellation does not continue: the message is read as it stands
+    assert resume_awaiting(answer, awaiting, text) is None
+    # while the same answer without the cancellation ruled out continues it
+    assert resume_awaiting(answer, awaiting, "有电动牙刷的那个。先告诉我那个订单一共多少钱。") is not None
+
+
 ADDRESS_WAITING = [{"intent": "change_order_address", "parameter": "order_id",
                     "entities": {"order_candidates": ["#W7752859", "#W9892169"]}}]
 NEW_ADDRESS = {"address1": "77 Birch Street", "city": "Charlotte", "state": "NC", "zip": "28205"}

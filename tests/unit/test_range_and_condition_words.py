@@ -95,3 +95,16 @@ def test_a_parcel_marked_delivered_that_never_came(text: str, missing: bool) -> 
     from csagent.grounding.status import told_delivered_but_not_received
 
     assert told_delivered_but_not_received(text) is missing
+
+
+@pytest.mark.parametrize(("text", "declines"), [
+    ("不过先别取消", True),  # "but don't cancel yet"
+    ("我不想退货了", True),  # "I don't want to return it any more"
+    ("帮我取消掉", False),  # "cancel it for me"
+    ("不是全部取消，只取消耳机", False),  # "not all of it: cancel only the earbuds"
+])
+def test_a_chinese_change_named_only_to_rule_it_out(text: str, declines: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert declines_change(text) is declines
+    assert asks_for_change(text) is not declines

@@ -77,7 +77,8 @@ FOLLOW_UP_INTENTS = ORDER_READ_INTENTS | GENERAL_QUESTION_INTENTS
 ITEM_REQUESTS = frozenset({"return_request", "change_items"})
 
 
-def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]) -> Understanding | None:
+def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]],
+                    text: str = "") -> Understanding | None:
     """The customer answering the question the assistant asked ("why are you cancelling?" →
     "no longer needed"): the waiting request continues with the given parameter.
 
@@ -85,7 +86,11 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
     answer that picks one of the orders listed back ("not the one with the dumbbells, the other
     one") describes that order and may add details ("the new address is ..."): only a change it
     asks for is a request of its own. So does a clause that gives what was asked and asks for no
-    change ("PayPal", asked how to pay the difference)."""
+    change ("PayPal", asked how to pay the difference). A message (`text`) that rules the waiting
+    change out ("有电动牙刷的那个。不过先别取消，先告诉我那个订单一共多少钱": that one, but don't cancel
+    yet) does not continue it; what else it asks is read as it stands."""
+    if text and _rules_out(text, {w["intent"] for w in awaiting}):
+        return None
     answering = any(c.entities.get("picked_candidate") for c in understanding.clauses)
     asked = {w["parameter"] for w in awaiting}
 
@@ -159,6 +164,16 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
 
 # The two address changes: an order's and the account's.
 ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
+
+
+def _rules_out(text: str, intents: Collection[str]) -> bool:
+    """Does a clause of the message name one of these changes only to rule it out ("先别取消",
+    "don't cancel it yet")?"""
+    from csagent.grounding.frame import named_change
+    from csagent.nlp.clauses import segment
+    from csagent.nlp.speech_acts import declines_change
+
+    return any(declines_change(c.text) and named_change(c.text) in intents for c in segment(text))
 
 
 def _same_address_change(clause: Clause, waiting: set[str]) -> bool:

@@ -62,6 +62,8 @@ def test_english_connectors_split_between_requests(text: str, expected: list[str
     ("我的订单到哪了，另外我要退货", ["我的订单到哪了", "我要退货"]),
     ("帮我查一下物流，还有我想修改地址", ["帮我查一下物流", "我想修改地址"]),
     ("订单到哪了？我要转人工", ["订单到哪了？", "我要转人工"]),
+    # "don't cancel yet, first tell me the order's total": what comes first, and what is asked
+    ("先别取消，先告诉我那个订单一共多少钱", ["先别取消", "先告诉我那个订单一共多少钱"]),
 ])
 def test_chinese_connectors_split_between_requests(text: str, expected: list[str]) -> None:
     # Given two Chinese requests joined by 另外 / 还有 / a question mark

@@ -300,11 +300,27 @@ def _asks_for_change_zh(text: str) -> bool:
     lexicon = _lexicon()
     if ZH_HOW_OFTEN.search(text):
         return False  # "HEPA滤网多久需要换一次？": how often the filter needs replacing, asked
+    if _declines_change_zh(text):
+        return False  # "不过先别取消，先告诉我那个订单一共多少钱": the cancellation ruled out
     if any(m in text for m in lexicon["zh_request"]):
         return True
     if any(m in text for m in lexicon["zh_asking"]):
         return False
     return names_change_verb_zh(text)
+
+
+# A Chinese negation of what follows ("先别取消", "不用退了", "暂时不要改"), a few characters before a
+# change verb; "只" or "而是" after it asks for a narrower change instead ("不是全部取消，只取消耳机").
+_ZH_NOT = re.compile(r"(?:别|不要|不用|不想|不必|无需|没必要|暂时不|暂不|先不)")
+_ZH_NARROWER = re.compile(r"只|而是")
+
+
+def _declines_change_zh(text: str) -> bool:
+    """Does the Chinese clause name a change only to rule it out ("先别取消", "我不想退货")?"""
+    if _ZH_NARROWER.search(text):
+        return False
+    return any(text.find(verb, m.end(), m.end() + 4) >= 0 for m in _ZH_NOT.finditer(text)
+               for verb in _lexicon()["zh_verbs"])
 
 
 def names_change_verb_zh(text: str) -> bool:
@@ -331,6 +347,8 @@ def declines_change(text: str) -> bool:
     to" between them), and no contrast word turns it into a narrower request ("not the whole order,
     only the scarf"). A negation inside a condition is the condition's ("If the bicycle order is
     not send yet, please change the address"), so the condition is read out first."""
+    if has_ideographs(text):
+        return _declines_change_zh(text)
     words = _words(_CONDITION.sub(" ", text))
     lexicon = _lexicon()
     # (a "but" opening the clause sets it against the clause before, not against a narrower request

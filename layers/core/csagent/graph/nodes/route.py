@@ -73,7 +73,7 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic ("bet,
         # thx" is thanks).
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
-    resumed = resume_awaiting(understanding, state.get("awaiting") or [])
+    resumed = resume_awaiting(understanding, state.get("awaiting") or [], state.get("text", ""))
     if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
             and (_was_asked(state) or _opens_with_no(state.get("text", ""))) \
             and consent_to_pending(state.get("text", ""), understanding, _asked_about(state),

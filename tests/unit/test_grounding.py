@@ -2607,7 +2607,7 @@ def test_an_address_given_after_a_change_of_where_orders_go_is_where_they_go() -
     assert _address_of_the_order_change([change, account]) == [change, account]
 
 
-def test_a_cancellation_naming_nothing_after_the_order_was_described_by_its_items_is_the_whole_order() -> None:
+def test_a_cancellation_naming_nothing_after_the_order_was_told_by_its_items_is_the_whole_order() -> None:
     from csagent.grounding.frame import ground
 
     laptops = (Line("l1", "p-laptop", "Laptop", 2621.77, {"ram": "16GB"}),
@@ -2616,7 +2616,8 @@ def test_a_cancellation_naming_nothing_after_the_order_was_described_by_its_item
     view = CustomerView(customer_id="ann", orders=(OrderView("#W0000030", "pending", laptops, "card_1"),))
     message = "我有个订单里面是两台笔记本电脑，应该还没发货吧？帮我取消掉，是我下错单了。"
     # "an order with two laptops in it ... cancel it for me": the laptops said which order
-    entities = ground("cancel_order", "帮我取消掉，是我下错单了", {"order_id": "#W0000030"}, view, None, message)
+    entities = ground("cancel_order", "帮我取消掉，是我下错单了", {"order_id": "#W0000030"}, view, None,
+                      message)
     assert "partial_items" not in entities
     # while a clause picking one of them asks for part of the order (which the planner says it cannot)
     picked = ground("cancel_order", "cancel the 32GB one", {"order_id": "#W0000030"}, view, None,

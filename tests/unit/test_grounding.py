@@ -680,6 +680,30 @@ def test_a_change_pointing_back_at_another_persons_order_gets_the_rule_not_the_c
     assert (last.intent, last.entities) == ("policy_question", {"another_persons": True})
 
 
+def test_a_cancellation_of_a_product_in_orders_none_of_which_is_pending_gets_each_orders_rule() -> None:
+    from csagent.understanding_local import LocalUnderstanding
+
+    kettle = _variants()[KETTLE][0]
+    lines = (_line(kettle, KETTLE, "Electric Kettle"),)
+    view = CustomerView(customer_id="ann", orders=(OrderView("#W0000041", "delivered", lines, "card_1"),
+                                                    OrderView("#W0000042", "processed", lines, "card_1")))
+    understanding = LocalUnderstanding(classifier=_CancelIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: view, variants=_variants)
+    # Given two orders with a kettle, one delivered and one on its way: whichever is meant, it can no
+    # longer be cancelled
+    clause = understanding.understand("cancel the electric kettle please", {"customer_id": "ann"}).clauses[0]
+    # Then each is answered (its rule), and the customer is not asked which
+    assert clause.entities.get("order_ids") == ["#W0000041", "#W0000042"]
+    assert "question" not in clause.entities
+    # while with a pending one among them, which one is still asked
+    pending = CustomerView(customer_id="ann", orders=(OrderView("#W0000041", "delivered", lines, "card_1"),
+                                                       OrderView("#W0000043", "pending", lines, "card_1")))
+    understanding = LocalUnderstanding(classifier=_CancelIntents(), catalogue=lambda: [],
+                                       customer_view=lambda _customer: pending, variants=_variants)
+    asked = understanding.understand("cancel the electric kettle please", {"customer_id": "ann"}).clauses[0]
+    assert "order_ids" not in asked.entities
+
+
 def _pending(action: str, **proposal: object) -> list[PendingAction]:
     """The change proposed, as the graph state's pending action reads (`graph.state.pending_actions`)."""
     return [PendingAction.model_validate({"action": action, "proposal": {"action": action, **proposal}})]

@@ -1867,6 +1867,14 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         intent, grounded_to_store = "order_items", True
         entities = {**_each_candidate_asked(entities),
                     "own_products": [str(p["product_id"]) for p in entities.get("products") or []]}
+    if intent == "cancel_order" and entities.get("order_candidates") and not entities.get("order_id") \
+            and len(entities["order_candidates"]) <= MAX_LISTED \
+            and all((o := view.order(c)) is not None and o.status != "pending"
+                    for c in entities["order_candidates"]):
+        # "I'd like to cancel the iron dumbbell set", of two orders with one, neither pending: the
+        # answer is the rule whichever order is meant (neither can be cancelled any more), so each
+        # order's status says it rather than the customer being asked which.
+        entities = _each_candidate_asked(entities)
     if intent in ORDER_READ_INTENTS and entities.get("order_candidates") and not entities.get("order_id") \
             and len(entities["order_candidates"]) <= MAX_LISTED and _OF_EACH.search(piece):
         # "我有哪些订单已经发货了？各自的快递单号是多少？" (which of my orders shipped? the tracking number

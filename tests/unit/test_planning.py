@@ -991,3 +991,13 @@ def test_a_list_question_stays_one_when_another_clause_names_an_order():
     # while a list reading of words naming one order is that order's status ("check order #W…")
     one = plan_tasks([clause("order_list", f"check order {ORDER}", order_id=ORDER)])
     assert [t.task_type for t in one.tasks] == ["order_status"]
+
+
+def test_where_an_order_goes_and_its_tracking_number_asked_together_get_its_overview():
+    plan = plan_tasks([clause("order_status", "perfume order - what address is it going to + tracking no.",
+                              order_id=ORDER)])
+    # the overview says its status, tracking number and address; the address alone would miss one
+    assert [(t.task_type, t.args.template_id) for t in plan.tasks] == [("order_status", "order_overview")]
+    # the address alone is still the closest question's
+    plan = plan_tasks([clause("order_status", "what address is it going to?", order_id=ORDER)])
+    assert plan.tasks[0].args.template_id is None and plan.tasks[0].args.question

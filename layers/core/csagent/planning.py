@@ -66,6 +66,10 @@ _WHOLE_ORDER = re.compile(r"\b(?:total|in all|altogether|whole order|entire orde
 _ITEMS_ASKED = re.compile(r"\bwhat(?:'?s| is| was| were| did i (?:buy|get|order))?\s+(?:in|inside|included)\b"
                           r"|\bwhat (?:items|products|things)\b|\bwhat did i (?:buy|get|order)\b"
                           r"|买了(?:些)?什么|有哪些(?:商品|东西)|有什么(?:商品|东西)", re.IGNORECASE)
+# A tracking number asked, and where an order goes asked ("what address is it going to + tracking no.").
+_TRACKING_ASKED = re.compile(r"\btracking\b|\btrack (?:no|number|#)|运单号|快递单号|物流单号", re.IGNORECASE)
+_ADDRESS_ASKED = re.compile(r"\baddress\b|\bwhere (?:is )?(?:it|that|this) (?:going|headed|shipping|sent)\b|地址",
+                            re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 _ANNOUNCES_QUESTIONS = re.compile(
@@ -799,6 +803,12 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
 
                 by_status = (entities.get("grounded") or {}).get("by") == "status"
                 asked = without_status_words(text) if by_status else text
+                if not own and _TRACKING_ASKED.search(text) and _ADDRESS_ASKED.search(text):
+                    # "perfume order - what address is it going to + tracking no.": where it goes and
+                    # how to follow it, which the order's overview says both of (its status, tracking
+                    # number and address), not the address alone
+                    b.order_lookup(order_id)
+                    continue
                 if not own and _ITEMS_ASKED.search(text) \
                         and (_AMOUNT_ASKED.search(text) or _WHOLE_ORDER.search(text)):
                     # "#W6111820 whats in it + total": what it holds, and (the closest question

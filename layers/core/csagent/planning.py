@@ -68,8 +68,8 @@ _ITEMS_ASKED = re.compile(r"\bwhat(?:'?s| is| was| were| did i (?:buy|get|order)
                           r"|买了(?:些)?什么|有哪些(?:商品|东西)|有什么(?:商品|东西)", re.IGNORECASE)
 # A tracking number asked, and where an order goes asked ("what address is it going to + tracking no.").
 _TRACKING_ASKED = re.compile(r"\btracking\b|\btrack (?:no|number|#)|运单号|快递单号|物流单号", re.IGNORECASE)
-_ADDRESS_ASKED = re.compile(r"\baddress\b|\bwhere (?:is )?(?:it|that|this) (?:going|headed|shipping|sent)\b|地址",
-                            re.IGNORECASE)
+_ADDRESS_ASKED = re.compile(
+    r"\baddress\b|\bwhere (?:is )?(?:it|that|this) (?:going|headed|shipping|sent)\b|地址", re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 _ANNOUNCES_QUESTIONS = re.compile(

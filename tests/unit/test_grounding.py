@@ -284,11 +284,24 @@ def test_a_return_on_a_found_order_naming_no_item_asks_which() -> None:
     # an option word beside the removal ("blue") asks for no change to it
     ("remove only the blue office chair from my pending order and keep everything else", "removal"),
     ("can you add a second office chair to my pending order", "addition"),
+    # one more of an item, which the words read as that same item again
+    ("Could I add another one of those electric kettles to order #W0000003?", "addition"),
     ("change the office chair in my pending order to the blue one", None),
 ])
 def test_an_item_taken_out_or_added_is_no_change_of_options(text: str, kind: str | None) -> None:
-    entities = ground("change_items", text, {"order_id": "#W0000002"}, _store(), _variants())
+    order_id = "#W0000003" if "#W0000003" in text else "#W0000002"
+    entities = ground("change_items", text, {"order_id": order_id}, _store(), _variants())
     assert entities.get("not_an_option_change") == kind
+
+
+def test_a_thing_put_into_an_order_is_an_addition_whether_or_not_the_catalogue_has_it() -> None:
+    from csagent.grounding.frame import adds_or_removes_an_item
+
+    # "a lock" is no product of the catalogue, but it is put into the order named
+    assert adds_or_removes_an_item("Can you add a lock to that order before it goes out?",
+                                   {"order_id": "#W0000002"}, _store())
+    assert not adds_or_removes_an_item("Can you tell me what is in that order?", {"order_id": "#W0000002"},
+                                       _store())
 
 
 def test_several_orders_are_listed_back() -> None:

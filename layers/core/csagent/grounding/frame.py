@@ -759,8 +759,12 @@ def fill_item_changes(
     # An item taken out and nothing asked instead ("remove only the electric kettle and keep the
     # rest") is no option change, whatever option its words happen to name ("electric").
     taken_out = bool(_REMOVES.search(text)) and not _ANOTHER_ITEM_ASKED.search(text)
-    kind = _not_an_option_change(text, order, entities) if problems or not changes.changes or taken_out \
-        else None
+    # ... nor is one more of an item added ("Could I add another one of those smart light bulbs to
+    # order #W1?"), which its words read as the same item again
+    same_again = bool(changes.changes) and all(c.new is not None and c.new.item_id == c.line.item_id
+                                               for c in changes.changes)
+    kind = _not_an_option_change(text, order, entities) \
+        if problems or not changes.changes or taken_out or same_again else None
     if kind:
         # "take the keyboard out of #W1", "add a second kettle", "the headphones for a speaker
         # instead": no change of options, which is all an item change can be. The order's facts
@@ -2035,8 +2039,11 @@ def adds_or_removes_an_item(clause: str, entities: Mapping[str, Any], view: Cust
         return False
     if not entities.get("products"):
         # "Could you just take the 13-inch one out of the order?": an item of the order it names,
-        # told by its option
+        # told by its option; "Can you add a lock to that order before it goes out?": a thing put
+        # into the order it names, whether or not the catalogue has it
         order = view.order(entities.get("order_id"))
+        if order is not None and _PUT_IN.search(clause):
+            return True
         return bool(_REMOVES.search(clause)) and order is not None and _names_an_items_option(clause, order)
     if _PUT_IN.search(clause):
         return True

@@ -952,6 +952,18 @@ def test_a_clause_misread_as_another_request_is_the_item_change_its_words_ask_fo
     assert intent == "change_items"
 
 
+def test_a_wish_pointing_back_at_boots_the_message_named_as_theirs_is_their_change() -> None:
+    from csagent.grounding.frame import item_change_intent
+
+    text = "so the hiking boots i already got are a lil tight. can i get em in an 8 instead?"
+    # "em" points back at the boots the sentence before named as theirs: the boots changed to an 8
+    assert item_change_intent("product_availability", text, {"order_id": "#W0000001"}, _store(), _variants(),
+                              "can i get em in an 8 instead?") == "change_items"
+    # while the same question with no purchase named asks the store's range
+    assert item_change_intent("product_availability", "can i get em in an 8 instead?", {}, _store(),
+                              _variants(), "can i get em in an 8 instead?") == "product_availability"
+
+
 def test_the_order_holding_every_product_named_is_the_one_meant() -> None:
     # Given kettles in two orders, one of them with the hiking boots too
     entities = ground("order_status", "where is the electric kettle in my order with the hiking boots", {},

@@ -108,3 +108,13 @@ def test_a_chinese_change_named_only_to_rule_it_out(text: str, declines: bool) -
 
     assert declines_change(text) is declines
     assert asks_for_change(text) is not declines
+
+
+@pytest.mark.parametrize(("text", "statuses"), [
+    ("the hiking boots i already got", ("delivered",)),
+    # the orders still coming, ruled out: the delivered ones are meant, which "already got" says
+    ("the hiking boots i already got (not the ones still coming) are a lil tight", ("delivered",)),
+    ("the ones still coming", ("pending", "processed")),
+])
+def test_the_orders_already_got_and_those_ruled_out(text: str, statuses: tuple[str, ...]) -> None:
+    assert statuses_described(text) == statuses

@@ -1897,8 +1897,8 @@ _ASKS_IF_THEY_HAVE_IT = re.compile(
     re.IGNORECASE)
 # Words pointing back at a thing named before ("the same one", "it"), and "instead" asking another.
 # (It was once a second `_POINTS_BACK`, which overrode the one `implied_lines` reads.)
-_POINTS_BACK_TO_ONE = re.compile(r"\b(?:it|them|the same (?:one|ones|pair)|that one|this one)\b",
-                                 re.IGNORECASE)
+_POINTS_BACK_TO_ONE = re.compile(r"(?:\b|')(?:it|them|em|the same (?:one|ones|pair)|that one|this one)\b",
+                                 re.IGNORECASE)  # ("can i get em in an 8 instead?")
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
 # Words putting a product as the store's ("your kettles", "do u guys have").
 _THE_STORES = re.compile(r"\b(?:your|you guys|u guys|y'?all)\b", re.IGNORECASE)

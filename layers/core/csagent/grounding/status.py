@@ -44,6 +44,7 @@ def _negated(words: list[str], start: int, negations: list[tuple[str, ...]]) -> 
         tuple(before[i : i + len(n)]) == n and not set(before[i + len(n):]) & _DETERMINERS
         for n in negations for i in range(len(before) - len(n) + 1)
     ) or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start]))) \
+        or bool(_NOT_THOSE.search(" ".join(words[max(0, start - 6) : start]))) \
         or _negated_question(words[max(0, start - 10) : start])
 
 
@@ -70,6 +71,9 @@ def _negated_question(before: list[str]) -> bool:
 
 # A subject that counts nothing, then its verb: "NOT ONE of them has shipped", "none of my orders
 # have arrived", "neither of the packages was delivered".
+# "the hiking boots i already got (not the ones still coming)": the orders the status names ruled out
+# (a determiner after "not" names them: "not the ones", "not those").
+_NOT_THOSE = re.compile(r"\bnot (?:the|those|these) (?:ones?|orders?|pairs?|items?)(?: \w+){0,2}$")
 _NONE_OF_THEM = re.compile(r"\b(?:none|neither|not one|not a single|not any)(?: of)?(?: \w+){0,3}"
                            r" (?:has|have|had|is|are|was|were|did)(?: been| even| yet| actually| ever)*$")
 

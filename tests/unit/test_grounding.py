@@ -2672,3 +2672,23 @@ def test_a_cancellation_naming_nothing_after_the_order_was_told_by_its_items_is_
     picked = ground("cancel_order", "cancel the 32GB one", {"order_id": "#W0000030"}, view, None,
                     "I have two laptops in that order. cancel the 32GB one")
     assert picked.get("partial_items") == ["Laptop"]
+
+
+@pytest.mark.parametrize(("bare", "intent", "entities"), [
+    ("Switch it over", "change_items", {"question": "Which items should change?"}),
+    # read as a return of the item the message named: no return verb, nothing of its own
+    ("Switch it over, and get it right this time", "return_request", {"item_ids": ["i1"]}),
+])
+def test_a_bare_change_verb_beside_a_payment_told_is_that_payment_change_asked(
+        bare: str, intent: str, entities: dict[str, object]) -> None:
+    from csagent.understanding import Clause
+    from csagent.understanding_local import _bare_verb_of_a_payment
+
+    told = Clause("I specifically wanted it on the Mastercard", "change_payment", 0.6,
+                  {"order_id": "#W1", "payment_method_id": "card_2"})
+    verb = Clause(bare, intent, 0.5, {"order_id": "#W1", **entities})
+    [asked] = _bare_verb_of_a_payment([told, verb])
+    assert (asked.intent, asked.entities["asks_for_change"]) == ("change_payment", True)
+    # a return asked in its own words stays one
+    back = Clause("and send the chair back", "return_request", 0.8, {"order_id": "#W1", "item_ids": ["i1"]})
+    assert _bare_verb_of_a_payment([told, back]) == [told, back]

@@ -1326,13 +1326,19 @@ def _bare_verb_of_a_payment(clauses: list[Clause]) -> list[Clause]:
     """ "You charged my Mastercard for order #W1. I wanted it on PayPal! Switch it over.": a bare
     change verb naming no item nor option, read as an item change that could not find one, beside a
     payment change of the same order told without a request, is that payment change asked for."""
+    from csagent.grounding.frame import named_change
+
     paying = [c for c in clauses if c.intent == "change_payment" and c.entities.get("payment_method_id")
-              and c.entities.get("asks_for_change") is False]
+              and not c.entities.get("asks_for_change")]
     if not paying:
         return clauses
     order = paying[0].entities.get("order_id")
-    bare = [c for c in clauses if c.intent == "change_items" and c.entities.get("order_id") == order
-            and c.entities.get("question") and not c.entities.get("new_item_ids")
+    # ("Switch it over, and get it right this time", read as a return of the chair the message named:
+    # no return verb, no item of its own, nothing to swap to)
+    bare = [c for c in clauses if c.intent in ITEM_REQUESTS and c.entities.get("order_id") == order
+            and (c.entities.get("question") or c.intent == "return_request")
+            and named_change(c.text) is None and not _OWN_CHANGE_VERB.search(c.text)
+            and not c.entities.get("new_item_ids")
             and not c.entities.get("products") and len(c.text.split()) <= _BARE_VERB_WORDS]
     if not bare:
         return clauses
@@ -1362,8 +1368,12 @@ def _address_of_the_order_change(clauses: list[Clause]) -> list[Clause]:
     return out
 
 
-# At most this many words make a bare change verb ("Switch it over", "do it please", "change that").
-_BARE_VERB_WORDS = 5
+# The verbs of a return, an exchange or a cancellation, however they are put ("and send the chair back").
+_OWN_CHANGE_VERB = re.compile(
+    r"\b(?:return\w*|send\w*(?: [\w']+){0,3} back|exchang\w*|refund\w*|cancel\w*)\b", re.IGNORECASE)
+# At most this many words make a bare change verb ("Switch it over", "do it please", "change that",
+# "Switch it over, and get it right this time").
+_BARE_VERB_WORDS = 9
 
 
 # A clause that only names what is not meant ("Not the chair one!", "but not the grill order").

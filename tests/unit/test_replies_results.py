@@ -510,3 +510,17 @@ def test_orders_holding_one_product_say_they_are_separate_orders() -> None:
     # (one order, or a list not asked by product, is the plain list)
     result["data"]["rows"] = rows[:1]
     assert describe_success(_t(task), result, "en").startswith("Here are your orders: #W1000001")
+
+
+def test_the_options_a_product_comes_in_are_said_with_their_values() -> None:
+    # Given "what kinda options does the portable charger come in? like sizes n stuff"
+    rows = [{"product_name": "Portable Charger", "option_key": "capacity", "variants": 9,
+             "option_values": ["20000mAh", "5000mAh", "10000mAh"]},
+            {"product_name": "Portable Charger", "option_key": "color", "variants": 9,
+             "option_values": ["white", "black"]}]
+    task = {"task_id": "t1", "task_type": "product_info", "tool": "predefined_cypher", "args": {}}
+    text = describe_success(_t(task), {"status": "success", "data": {"template_id": "product_options",
+                                                                     "rows": rows}}, "en")
+    # Then each option is said with the values it comes in, smallest first
+    assert text == ("You can choose the Portable Charger by capacity (5000mAh, 10000mAh or 20000mAh) and "
+                    "color (black or white).")

@@ -564,8 +564,14 @@ def _versions_in_option(product: str, option: str, rows: Sequence[VariantRow], l
 
 
 def _product_option_keys(data: CatalogueData, lang: str) -> str:
+    """ "You can choose the Portable Charger by capacity (5000mAh, 10000mAh or 20000mAh), color (...)
+    and output (...)": each option with the values it comes in."""
+    def key(r: OptionKeyRow) -> str:
+        values = sorted(r.option_values, key=_natural_key)
+        return f"{r.option_key} ({join_items(values, lang, 'or')})" if values else str(r.option_key)
+
     return " ".join(render("product_option_keys", lang, product=product,
-                           keys=join_items([str(r.option_key) for r in rows], lang))
+                           keys=join_items([key(r) for r in rows], lang))
                     for product, rows in _by_product(data.rows_as(OptionKeyRow), _product_name).items())
 
 

@@ -288,6 +288,9 @@ class OptionKeyRow(CatalogueRow):
     product_name: str | None = None
     option_key: str | None = None
     variants: int | None = None
+    #: The values it comes in ("what kinda options does the portable charger come in?" is answered
+    #: with them, not the option's name alone).
+    option_values: list[str] = Field(default_factory=list)
 
 
 #: Between the options one `product_option_values` question asks about ("which sizes and materials":

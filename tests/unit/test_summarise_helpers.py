@@ -184,3 +184,15 @@ def test_the_one_product_a_turn_named_is_kept_when_no_query_was_about_a_product(
     kettle = {"product_id": "p-k", "name": "Kettle"}
     two = [*clauses, {"intent": "warranty", "entities": {"products": [kettle]}}]
     assert summarise.one_product_named(two) is None
+
+
+def test_the_one_order_a_turn_named_is_remembered_when_no_task_read_it() -> None:
+    from csagent.graph.nodes.summarise import the_one_order_named
+
+    # "W2403075 - if cancelled, gift card refund instant?", answered from the store's pages
+    asked = [{"intent": "policy_question", "entities": {"order_id": "#W2403075", "order_status": "pending"}}]
+    assert the_one_order_named(asked) == "#W2403075"
+    # an id not found on the account (no status), or two orders, name none
+    assert the_one_order_named([{"intent": "policy_question", "entities": {"order_id": "#W1"}}]) is None
+    two = asked + [{"intent": "policy_question", "entities": {"order_id": "#W2", "order_status": "pending"}}]
+    assert the_one_order_named(two) is None

@@ -122,6 +122,15 @@ def last_order_id(tasks: list[Task], results: Mapping[str, TaskResult]) -> str |
     return None
 
 
+def the_one_order_named(clauses: list[dict[str, Any]]) -> str | None:
+    """The one order of the customer's this turn's clauses named when no task read one ("W2403075 -
+    if cancelled, gift card refund instant?", answered from the store's pages ... "ok cancel it"):
+    an order grounding found on the account (its status known)."""
+    named = {str(e["order_id"]) for c in clauses if (e := c.get("entities") or {}).get("order_id")
+             and e.get("order_status")}
+    return named.pop() if len(named) == 1 else None
+
+
 def _the_one_listed(rows: list[dict[str, Any]] | None) -> str | None:
     """The order of a list that holds exactly one ("which of my orders are on their way?" ...
     "what is the tracking number for that one?")."""
@@ -340,7 +349,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # Counted after the triggers read it: they compare this turn with the ones before.
     angry = int(state.get("frustrated_turns") or 0)
     update["frustrated_turns"] = angry + 1 if detect_frustration(state.get("text") or "").frustrated else 0
-    order_id = last_order_id(tasks, results)
+    order_id = last_order_id(tasks, results) or the_one_order_named(state.get("clauses") or [])
     if order_id:
         update["memory"] = {"last_order_id": order_id,
                             "last_products": products_named_in(state.get("clauses") or [], order_id)}

@@ -53,7 +53,9 @@ def messages(directory: Path = DEV) -> list[Row]:
             if conversation.get("lang") != "en" or not CATEGORIES & categories:
                 continue
             turn = conversation["turns"][0]
-            expect = turn["expect"]
+            expect = turn.get("expect")
+            if expect is None:
+                continue  # a first turn left unjudged (FORMAT.md allows it)
             no_answer = expect.get("outcome") != "answer" or not expect.get("reply_contains_any")
             if expect.get("orders") or no_answer:
                 continue

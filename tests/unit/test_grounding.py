@@ -1054,6 +1054,8 @@ def test_a_yes_no_option_picks_the_order_whose_item_has_it(answer: str, expected
     ("Not the one going to 985 Pine Lane, the other one.", "#W0000007"),
     ("the one going to denver please", "#W0000007"),
     ("the one for 985 pine lane", "#W0000006"),
+    # the street without its number
+    ("The one that went to the Pine Lane address please.", "#W0000006"),
 ])
 def test_an_order_can_be_told_apart_by_where_it_ships(answer: str, expected: str) -> None:
     # Given two pending orders with the same kettle, shipping to different addresses

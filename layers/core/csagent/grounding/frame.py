@@ -2128,6 +2128,12 @@ def _address_named(text: str, order: OrderView) -> int | None:
         found = re.search(r"\b" + words + r"\b", text, re.IGNORECASE)
         if found:
             return found.start()
+        # ("the one that went to the Pine Lane address": the street without its number)
+        name = street.split()[1:] if street.split()[0].isdigit() else []
+        if len(name) >= 2:
+            found = re.search(r"\b" + r"\s+".join(map(re.escape, name)) + r"\b", text, re.IGNORECASE)
+            if found:
+                return found.start()
     # (the city by any of its names: "the one going to philly", "寄到夏洛特的那个")
     return city_named(text, str(address.get("city") or ""))
 

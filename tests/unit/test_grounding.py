@@ -2694,3 +2694,17 @@ def test_a_bare_change_verb_beside_a_payment_told_is_that_payment_change_asked(
     # a return asked in its own words stays one
     back = Clause("and send the chair back", "return_request", 0.8, {"order_id": "#W1", "item_ids": ["i1"]})
     assert _bare_verb_of_a_payment([told, back]) == [told, back]
+
+
+def test_an_address_change_beside_an_order_another_clause_names_by_its_product_is_that_orders() -> None:
+    from csagent.grounding.frame import address_intent
+
+    message = "keep the office chair order, no cancelling. only the address changes: 5120 Prairie Avenue, " \
+              "Omaha, NE 68132"
+    clause = "only the address changes: 5120 Prairie Avenue, Omaha, NE 68132"
+    read = address_intent("update_default_address", clause, _store(), message=message)
+    assert read == "change_order_address"
+    # while "my address" changed, beside an order, may be the account's
+    moved = "where is my office chair order? also I moved, update my address to 5120 Prairie Avenue, Omaha"
+    assert address_intent("update_default_address", "also I moved, update my address to 5120 Prairie Avenue, "
+                          "Omaha", _store(), message=moved) == "update_default_address"

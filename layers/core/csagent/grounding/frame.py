@@ -1745,8 +1745,15 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     # ("Order W1, why it go to New York? ... Please change it to my address": where it is to go, said
     # by the account's address; the order changes)
     changed = [m for m in _MY_ADDRESS.finditer(text) if not _TO_BEFORE.search(text[:m.start()])]
-    in_message = bool(message) and bool(ORDER_ID_RE.search(message)) and not changed
+    # ("keep the smart thermostat order, no cancelling. only the address changes: 5120 Prairie
+    # Avenue, ...": the order another clause names by what it holds)
+    order_in_message = bool(ORDER_ID_RE.search(message)) or (
+        bool(_ORDER_WORD.search(message)) and names_a_purchase(message, view))
+    in_message = bool(message) and order_in_message and not changed
     return "change_order_address" if names_order or in_message else intent
+
+
+_ORDER_WORD = re.compile(r"\border\b", re.IGNORECASE)
 
 
 # Words that make what follows a destination ("change it *to* my address").

@@ -214,3 +214,18 @@ def test_a_question_pointing_back_without_a_question_word_or_mark_is_not_refused
     understanding = _understanding("out_of_scope", Clause(text, "out_of_scope", 0.6))
     # When the route decides / Then it is asked about, never refused
     assert _route_in_conversation(understanding, text, replied=True)["route"] == "clarify"
+
+
+def test_words_of_thanks_in_a_message_that_asks_nothing_are_thanks() -> None:
+    from csagent.graph.nodes.route import _thanks
+    from csagent.understanding import Clause, Understanding
+
+    # "cool thx, thats all", read as small talk: a closing thanks, not a "yes" with nothing proposed
+    chat = Understanding("general", "smalltalk", 0.64, clauses=(
+        Clause(text="cool thx, thats all", intent="smalltalk", confidence=0.64),))
+    assert _thanks(chat, "cool thx, thats all")
+    assert not _thanks(chat, "cool, thats all")
+    # beside a request, thanks words are courtesy
+    asked = Understanding("knowledge_and_actions", "cancel_order", 0.8, clauses=(
+        Clause(text="cancel it thx", intent="cancel_order", confidence=0.8),))
+    assert not _thanks(asked, "cancel it thx")

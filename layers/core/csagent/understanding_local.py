@@ -38,6 +38,7 @@ from csagent.understanding import (
     OUT_OF_SCOPE_DOUBT,
     PASSIVE_INTENTS,
     REFUSAL_MIN,
+    THANKS_WORDS,
     Clause,
     Understanding,
 )
@@ -754,6 +755,9 @@ class LocalUnderstanding:
             # offers help, not "say it again". A statement needs no surer reading for that.
             social = [c for c in clauses if c.intent in GENERAL_INTENTS]
             said = "smalltalk" if any(c.intent == "smalltalk" for c in social) else social[0].intent
+            if said == "smalltalk" and THANKS_WORDS.search(text) and not any(asks_something(c.text)
+                                                                             for c in clauses):
+                said = "thanks"  # "cool thx, thats all": a closing thanks, read as small talk
             return Understanding(route="general", intent=said,
                                  confidence=max(MIN_CLAUSE_CONFIDENCE, *(c.confidence for c in social)),
                                  lang=lang, entities={}, clauses=tuple(clauses))

@@ -37,6 +37,8 @@ from csagent.understanding import (
     ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
     OUT_OF_SCOPE_DOUBT,
+    PASSIVE_INTENTS,
+    THANKS_WORDS,
     Understanding,
     carry_out_asked_change,
     consent_to_pending,
@@ -69,7 +71,7 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     asked = (state.get("memory") or {}).get("last_change")
     understanding = _understood(state) or runtime.context.understand(state.get("text", ""), state)
     if not pending and answer == "yes" and not state.get("awaiting") and not asked \
-            and not _thanks(understanding):
+            and not _thanks(understanding, state.get("text", "")):
         # "sure, do it" with nothing proposed: ask what to do, never refuse it as off-topic ("bet,
         # thx" is thanks).
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
@@ -212,8 +214,12 @@ _POINTS_BACK = re.compile(
     r"\b(?:those|these|them|em|they|it|that|this|the one|which one|which of)\b", re.IGNORECASE)
 
 
-def _thanks(understanding: Understanding) -> bool:
-    return any(c.intent == "thanks" and c.confidence >= MIN_CONFIDENCE for c in understanding.clauses)
+def _thanks(understanding: Understanding, text: str = "") -> bool:
+    """Does the message thank: a clause read as thanks, or words of thanks in a message that asks for
+    nothing ("cool thx, thats all", read as small talk)?"""
+    if any(c.intent == "thanks" and c.confidence >= MIN_CONFIDENCE for c in understanding.clauses):
+        return True
+    return bool(THANKS_WORDS.search(text)) and all(c.intent in PASSIVE_INTENTS for c in understanding.clauses)
 
 
 def _was_asked(state: State) -> bool:

@@ -2708,3 +2708,15 @@ def test_an_address_change_beside_an_order_another_clause_names_by_its_product_i
     moved = "where is my office chair order? also I moved, update my address to 5120 Prairie Avenue, Omaha"
     assert address_intent("update_default_address", "also I moved, update my address to 5120 Prairie Avenue, "
                           "Omaha", _store(), message=moved) == "update_default_address"
+
+
+def test_a_chinese_cancellation_of_one_of_two_items_is_partial() -> None:
+    from csagent.grounding.frame import ground
+
+    watches = (Line("w1", "p-watch", "Wristwatch", 1000.0, {"strap": "silicone"}),
+               Line("w2", "p-watch", "Wristwatch", 1100.0, {"strap": "metal"}))
+    view = CustomerView(customer_id="ann", orders=(OrderView("#W0000031", "pending", watches, "card_1"),))
+    message = "订单 #W0000031 里有两块手表，我只想要一块，能帮我取消其中一块吗？"
+    # "two watches in the order, I only want one: can you cancel one of them?": part of the order
+    entities = ground("cancel_order", "能帮我取消其中一块吗？", {"order_id": "#W0000031"}, view, None, message)
+    assert entities.get("partial_items") == ["Wristwatch"]

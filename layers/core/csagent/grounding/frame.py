@@ -443,6 +443,8 @@ _ONE_OF_SEVERAL = re.compile(r"\b(?:one of (?:them|those|these|the two|my)|keep 
                              r"|just one of|only one of|(?:take|remove|drop|cancel)\s+(?:just\s+|only\s+)?one"
                              r"(?!\s+(?:of\s+(?:my|your|the)\s+)?orders?\b)"
                              r"(?:\s+of\s+(?:them|those))?(?:\s+(?:off|out))?)\b", re.IGNORECASE)
+# "其中一块" (one of them), "只想要一块" (only want one), "之一": some of the order's items, in Chinese.
+_ZH_SOME_ITEMS = re.compile(r"其中|只(?:想|要|取消|退|留)|之一")
 _SOME_ITEMS = re.compile(
     r"\b(only|just the|except|but not|keep(?:ing)?|everything else|rest of|the rest)\b", re.IGNORECASE
 )
@@ -865,7 +867,7 @@ def ground(
         # (a clause that names and picks nothing, "帮我取消掉" after "我有个订单里面是两台笔记本电脑":
         # the products the message names said which order, unless it asks for some of its items)
         picks = bool(own) or bool(_ONE_PICKED.search(text)) or bool(_ONE_OF_SEVERAL.search(text)) \
-            or bool(message and _SOME_ITEMS.search(message))
+            or bool(message and (_SOME_ITEMS.search(message) or _ZH_SOME_ITEMS.search(message)))
         if _ORDER_DESCRIBED.search(text) and not _SOME_ITEMS.search(text):
             return entities  # "cancel #W4862767 (bookshelf + 2 office chairs)": which order, described
         removal = _REMOVES.search(text) if not _REMOVES_THE_ORDER.search(text) else None

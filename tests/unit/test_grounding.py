@@ -2718,5 +2718,6 @@ def test_a_chinese_cancellation_of_one_of_two_items_is_partial() -> None:
     view = CustomerView(customer_id="ann", orders=(OrderView("#W0000031", "pending", watches, "card_1"),))
     message = "订单 #W0000031 里有两块手表，我只想要一块，能帮我取消其中一块吗？"
     # "two watches in the order, I only want one: can you cancel one of them?": part of the order
-    entities = ground("cancel_order", "能帮我取消其中一块吗？", {"order_id": "#W0000031"}, view, None, message)
+    entities = ground("cancel_order", "能帮我取消其中一块吗？", {"order_id": "#W0000031"}, view, None,
+                      message)
     assert entities.get("partial_items") == ["Wristwatch"]

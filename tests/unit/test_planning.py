@@ -1001,3 +1001,12 @@ def test_where_an_order_goes_and_its_tracking_number_asked_together_get_its_over
     # the address alone is still the closest question's
     plan = plan_tasks([clause("order_status", "what address is it going to?", order_id=ORDER)])
     assert plan.tasks[0].args.template_id is None and plan.tasks[0].args.question
+
+
+def test_a_policy_question_asked_of_an_order_of_theirs_gets_its_facts_beside_the_rule():
+    plan = plan_tasks([clause("policy_question", "W2611340 - if cancelled, gift card refund instant?",
+                              order_id=ORDER, order_status="pending")])
+    assert [t.task_type for t in plan.tasks] == ["order_status", "policy"]
+    # the rule alone when no order of theirs is named
+    plan = plan_tasks([clause("policy_question", "if cancelled, gift card refund instant?")])
+    assert [t.task_type for t in plan.tasks] == ["policy"]

@@ -1238,6 +1238,12 @@ def _plan_knowledge(b: _Builder, intent: str, text: str, entities: Mapping[str, 
             b.add(task_type, KNOWLEDGE, args, depends_on=(lookup,),
                   notes=TaskNotes(products_from=ProductsFrom(task=lookup, hint=reference.get("hint"))))
             return
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+
+    if intent == "policy_question" and order_id and entities.get("order_status") and ORDER_ID_RE.search(text):
+        # "W2403075 - if cancelled, gift card refund instant?": the store's rule, beside the facts of
+        # the order of theirs it is asked of (its status, how it was paid)
+        b.order_lookup(str(order_id))
     b.add(task_type, KNOWLEDGE, args, notes=TaskNotes(supplementary=True) if weak else None)
 
 

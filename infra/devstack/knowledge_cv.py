@@ -144,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"({held_out_right / len(rows):.3f}); without the asked questions {sum(base)} "
           f"({sum(base) / len(rows):.3f})")
     print(f"chosen on all: {settings[chosen]} ({sum(table[chosen])} right)")
+    current = {name: getattr(knowledge, name) for name in names}
+    now = next((i for i, values in enumerate(settings) if values == current), None)
+    if now is not None:
+        print(f"the module's setting: {current} ({sum(table[now])} right)")
     return 0
 
 

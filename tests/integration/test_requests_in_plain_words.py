@@ -11,7 +11,9 @@ about it (a control: right before these changes too, kept against the retrained 
 and, later, a payment change to a method the account lacks (said missing, the saved ones listed),
 a payment asked to be split (one method pays an order), what would follow a return asked as a
 condition, one of two items of an order cancelled by its colour (the whole-order rule), and praise
-of a product before a question about it (its guide answers, no complaint).
+of a product before a question about it (its guide answers, no complaint); and, later still, a
+parcel marked delivered that never turned up (the store's rule for it), "use my default one" after
+where an order goes (the account's address for that order), and a closing thanks thanked back.
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -212,3 +214,33 @@ def test_praise_of_a_product_then_a_question_about_it_gets_its_guide(tau_api: An
     assert status == "answered", reply
     assert "Descale every 2 months" in reply and "Espresso Machine user guide" in reply, reply
     assert "was delivered on" not in reply, reply  # praise is no complaint about the order
+
+
+def test_a_parcel_marked_delivered_that_never_turned_up_gets_the_stores_rule_for_it(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # ethan_lopez_6291: #W8632528 (backpack, hiking boots, dumbbells) was delivered to San Diego
+    status, reply = ask(client, "ethan_lopez_6291",
+                        "order #W8632528 shows delivered but i don't find the package anywhere")
+    assert status == "answered", reply
+    # the order's facts and what to do about a parcel gone missing, not a manual of what is inside
+    assert "#W8632528" in reply and "48 hours" in reply, reply
+
+
+def test_the_default_one_asked_for_after_an_orders_address_sends_it_there(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # #W8073920 (pending) goes to New York; the account's address is in Columbus
+    first, second = turns(client, "ethan_lopez_6291", "where is order #W8073920 being shipped to?",
+                          "wrong. use my default one")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "awaiting_confirmation", reply
+    assert "#W8073920" in reply and "103 Hillcrest Drive" in reply, reply
+
+
+def test_a_closing_thanks_after_an_answer_is_thanked_back(tau_api: Any) -> None:
+    _, _, client = tau_api
+    first, second = turns(client, "ethan_lopez_6291", "has the pet bed order shipped yet?",
+                          "cool thx, thats all")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered" and "welcome" in reply.lower(), reply

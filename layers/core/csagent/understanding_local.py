@@ -1839,7 +1839,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         # for the order to go there (as an order id beside the address does, `reconsider_intent`).
         intent, grounded_to_store = "change_order_address", True
         entities = ground(intent, piece, entities, view, variants, text, recent, recent_products)
-    if intent in {"order_status", "tracking"} and told_delivered_but_not_received(piece) \
+    if intent in {"order_status", "tracking", "complaint"} and told_delivered_but_not_received(piece) \
             and (order := view.order(entities.get("order_id"))) is not None and order.status == "delivered":
         # "My earbuds order #W1 is showing delivered but I don't find the package anywhere": a parcel
         # the carrier marked delivered and the customer never found; what the store's pages say to do

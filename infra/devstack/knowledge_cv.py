@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "infra" / "eval" / "understanding" / "dev"
 CATEGORIES = {"policy_question", "product_info", "warranty"}
 GRID = {
-    "ASKED_MIN": (0.65, 0.7, 0.75, 0.8, 0.85, 2.0),  # 2.0: no hit is ever chosen by them
+    "ASKED_ANSWER_MIN": (0.65, 0.7, 0.75, 0.8, 0.85, 2.0),  # 2.0: no hit is ever chosen by them
     "ASKED_MARGIN": (0.0, 0.05, 0.1),
     "ASKED_WEIGHT": (0.0, 0.5, 1.0, 2.0, 3.0),
     "ASKED_FLOOR": (0.4, 0.5, 0.6),
@@ -98,7 +98,8 @@ class _Memo:
 def _restraint(values: dict[str, float]) -> tuple[float, ...]:
     """Between settings right as often, the one that changes the answers least: the highest bar for
     another hit, then the smallest weight, margin and floor last."""
-    return (values["ASKED_MIN"], -values["ASKED_WEIGHT"], values["ASKED_MARGIN"], values["ASKED_FLOOR"])
+    return (values["ASKED_ANSWER_MIN"], -values["ASKED_WEIGHT"], values["ASKED_MARGIN"],
+            values["ASKED_FLOOR"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2704,7 +2704,12 @@ def test_an_address_change_beside_an_order_another_clause_names_by_its_product_i
     clause = "only the address changes: 5120 Prairie Avenue, Omaha, NE 68132"
     read = address_intent("update_default_address", clause, _store(), message=message)
     assert read == "change_order_address"
-    # while "my address" changed, beside an order, may be the account's
+    # while the account named in the message keeps the address the account's
+    told = "The new address is 5120 Prairie Avenue, Omaha, NE 68132. Could you update that on my account? " \
+           "Oh and will that order with the office chair go there automatically?"
+    assert address_intent("update_default_address", "The new address is 5120 Prairie Avenue, Omaha, NE 68132",
+                          _store(), message=told) == "update_default_address"
+    # and "my address" changed, beside an order, may be the account's
     moved = "where is my office chair order? also I moved, update my address to 5120 Prairie Avenue, Omaha"
     assert address_intent("update_default_address", "also I moved, update my address to 5120 Prairie Avenue, "
                           "Omaha", _store(), message=moved) == "update_default_address"

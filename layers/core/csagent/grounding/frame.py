@@ -1749,8 +1749,11 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
     changed = [m for m in _MY_ADDRESS.finditer(text) if not _TO_BEFORE.search(text[:m.start()])]
     # ("keep the smart thermostat order, no cancelling. only the address changes: 5120 Prairie
     # Avenue, ...": the order another clause names by what it holds)
+    # (not when the message speaks of the account: "The new address is 45 Birch Road ... Could you
+    # update that on my account? Oh and ... that order with the earbuds")
     order_in_message = bool(ORDER_ID_RE.search(message)) or (
-        bool(_ORDER_WORD.search(message)) and names_a_purchase(message, view))
+        bool(_ORDER_WORD.search(message)) and not _THE_ACCOUNT.search(message)
+        and names_a_purchase(message, view))
     in_message = bool(message) and order_in_message and not changed
     return "change_order_address" if names_order or in_message else intent
 

@@ -169,8 +169,9 @@ ADDRESS_CHANGES = frozenset({"change_order_address", "update_default_address"})
 
 
 def _rules_out(text: str, intents: Collection[str]) -> bool:
-    """Does a clause of the message name one of these changes only to rule it out ("先别取消",
-    "don't cancel it yet")?"""
+    """Does a clause of the message name one of these changes only to rule it out ("不过先别取消",
+    "我不想退货了")? (`named_change` reads the Chinese verbs; an English change ruled out, "don't cancel
+    it yet", names no change it reads, so a waiting request goes on there as before.)"""
     from csagent.grounding.frame import named_change
     from csagent.nlp.clauses import segment
     from csagent.nlp.speech_acts import declines_change

@@ -1,8 +1,9 @@
 """Orders told apart by what the customer says about them other than their products: an amount
 ("I see 234.57 coming back to my PayPal, from which order?"), the city or state they ship to
 ("anything of mine going to dallas?", "which of my orders are NOT going to my place in Charlotte?",
-"... in DC") or the method they were paid with ("which ones went on PayPal?"). Matched against the
-customer's own orders (`grounding.model.CustomerView`); no I/O.
+"... in DC"), whether they go to the account's own address ("which of my orders are going somewhere
+other than my home address?") or the method they were paid with ("which ones went on PayPal?").
+Matched against the customer's own orders (`grounding.model.CustomerView`); no I/O.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 from csagent.grounding.model import CustomerView, OrderView
 from csagent.grounding.places import city_named
-from csagent.grounding.resolve import resolve_payment
+from csagent.grounding.resolve import A_DIFFERENCE, resolve_payment
 
 # An amount with its cents ("234.57", "$4,660.86"), not part of an order id or a longer number.
 _AMOUNT = re.compile(r"(?<![\w#.,])\$?\s?(\d{1,3}(?:,\d{3})+|\d+)\.(\d{2})(?![\d.,]*\d)")
@@ -25,17 +26,14 @@ def negated_before(text: str) -> bool:
     return bool(_NEGATED.search(text))
 
 
-# How a payment method is said to have paid for orders ("went on PayPal", "paid with my gift card").
-_A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
-
-
 def names_a_price_difference(text: str) -> bool:
     """Do the words name a price difference ("give me back the difference", "diff back to my card",
     "pay difference with gift card", "差价")? Money asked back or paid for a price, not an item
     sent back."""
-    return bool(_A_DIFFERENCE.search(text))
+    return bool(A_DIFFERENCE.search(text))
 
 
+# How a payment method is said to have paid for orders ("went on PayPal", "paid with my gift card").
 _PAID_WITH = re.compile(r"\b(?:paid|pay|payed|went on|go on|charged|billed|used|put on)\b", re.IGNORECASE)
 # A question about which of the customer's orders: "which ones", "anything of mine", "what did I buy".
 _WHICH_ORDERS = re.compile(
@@ -95,9 +93,28 @@ def asks_which_orders(text: str) -> bool:
     return bool(_WHICH_ORDERS.search(text))
 
 
+# The account's own address named as a place: "my home address", "my own place", "my default address".
+_HOME_ADDRESS = re.compile(r"\bmy\s+(?:own\s+)?(?:home|default|usual|main|regular|account'?s?)"
+                           r"(?:\s+(?:address|place|house|apartment|flat))?\b|\bmy\s+own\s+(?:address|place|"
+                           r"house|apartment|flat)\b|\bthe address on (?:my account|file)\b", re.IGNORECASE)
+# Words of where orders go, before the place ("going", "being shipped", "sent"), as in `_WHERE_IT_GOES`.
+_WHERE_ORDERS_GO = re.compile(r"\b(?:going|goes|go|heading|headed|ship(?:s|ped|ping)?|being sent|sent|"
+                              r"delivered|deliver(?:ing|s)?)\b", re.IGNORECASE)
+
+
+def _same_place(address: object, home: object) -> bool:
+    """Is the order's address the account's (street line and zip code, case and spacing aside)?"""
+    def key(a: object) -> tuple[str, str]:
+        m = a if isinstance(a, dict) else dict(a or {})  # type: ignore[call-overload]
+        return (" ".join(str(m.get("address1") or "").lower().split()), str(m.get("zip") or "").strip())
+
+    return bool(address) and bool(home) and key(address) == key(home)
+
+
 def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
     """The customer's orders that fit every fact the words name about orders (an amount, a city or
-    state they ship to, the method that paid), in the account's order; None when the words name none."""
+    state they ship to, the account's own address, the method that paid), in the account's order;
+    None when the words name none."""
     orders: Sequence[OrderView] = view.orders
     named = False
     wanted = amounts(text)
@@ -112,6 +129,13 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
             named = True
             negated = bool(_NEGATED.search(text[:at]))
             orders = [o for o in orders if (_place(o, part).lower() == place.lower()) != negated]
+    home = _HOME_ADDRESS.search(text) if view.default_address else None
+    if home is not None and _WHERE_ORDERS_GO.search(text[:home.start()]):
+        # "which of my orders are going somewhere other than my own home address?": the account's
+        # address is a place the orders go, or not
+        named = True
+        negated = bool(_NEGATED.search(text[:home.start()]))
+        orders = [o for o in orders if _same_place(o.address, view.default_address) != negated]
     if _PAID_WITH.search(text) and not names_a_price_difference(text):
         # (a method that pays a price difference says how a change is paid, not which order it paid:
         # "Can I exchange for black, size L? Difference please pay with my Mastercard.")

@@ -241,6 +241,20 @@ def find_order(
             or group
             for group in (fitting, found)
         )
+    if len(fitting) > 1 or len(found) > 1:
+        # "the same brown bookshelf twice, one for me and one that went to my cousin in Houston ...
+        # Can we return the Houston one?": where it went (or what it cost, or what paid) picks among
+        # the orders holding it, in the clause or the message
+        from csagent.grounding.facts import orders_by_facts
+
+        for words in (source, message) if message and message != source else (source,):
+            told = orders_by_facts(words, view)
+            if told is None:
+                continue
+            told_ids = {o.order_id for o in told}
+            fitting, found = ([o for o in group if o.order_id in told_ids] or group
+                              for group in (fitting, found))
+            break
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
@@ -568,6 +582,12 @@ def order_going_to(text: str, view: CustomerView, besides: Mapping[str, Any] | N
     return None
 
 
+# A progressive verb of where orders go, before the place: "being shipped to", "going somewhere".
+_GOING_SOMEWHERE = re.compile(r"\b(?:(?:are|is)\s+)?(?:being\s+)?"
+                              r"(?:shipped|sent|going|headed|heading|shipping)"
+                              r"\s+(?=(?:to|somewhere|anywhere|elsewhere)\b)", re.IGNORECASE)
+
+
 def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view: CustomerView,
                           message: str = "") -> dict[str, Any] | None:
     """The orders a clause names by an amount, a city or the method that paid (`grounding.facts`);
@@ -582,7 +602,9 @@ def orders_named_by_facts(intent: str, text: str, entities: dict[str, Any], view
         fitting = orders_by_facts(message, view)
     if not fitting:
         return None
-    described = statuses_described(text)
+    # ("which of my orders are being shipped somewhere other than my home address?": where they go,
+    # not how far they have got)
+    described = statuses_described(_GOING_SOMEWHERE.sub(" ", text))
     if described and not statuses_asked_about(text):
         # "which of my pending orders went on PayPal?": the status words say which of them; "pay for
         # my pending order with my Mastercard instead of the gift card", when the Mastercard paid

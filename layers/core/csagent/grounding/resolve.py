@@ -361,7 +361,9 @@ _SPLIT = re.compile(
     r"[;\n]|,\s*(?:and\s+)?|\.\s+|\band also\b|\balso\b|\band then\b|\bplus\b|\band\s+(?=the\b|my\b)",
     re.IGNORECASE,
 )
-_CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive)\b", re.IGNORECASE)
+# ("whichever colour is cheaper": the cheapest of the versions the other words leave open)
+_CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive|whichever\b[^.?!,;]{0,30}?\b(?:is |s )?"
+                       r"(?:cheaper|less expensive))\b", re.IGNORECASE)
 # "the same camera with the 10x zoom", "same again but in gold": everything else stays as it is.
 # ("the tshirt thats in the same order as my laptop" says which order, not which options stay)
 _SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b(?!\s+(?:order|package|parcel|delivery|box"
@@ -369,6 +371,8 @@ _SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b(?!\s+(?:order|pack
 # A wish held only if it can be met ("same red if u have it", "if possible", "preferably").
 _IF_THEY_HAVE_IT = re.compile(r"\bif (?:you|u|ya|y'?all) (?:have|got) (?:it|one|them|any)\b|\bif possible\b"
                               r"|\bpreferabl[ey]\b|\bideally\b", re.IGNORECASE)
+# A price difference named ("refund the difference", "diff back to my card", "差价").
+A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|lower[- ]priced|costs? less)\b", re.IGNORECASE)
 # Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
 # "leather, then suede", "black or navy". A part that names no other option value adds nothing.
@@ -643,13 +647,19 @@ _OPENS_FALLBACK = re.compile(r"^\W*(?:(?:and|but|or)\s+)?(if|otherwise|failing t
 
 
 def is_fallback(clause: str) -> bool:
-    """ "if blue isn't in stock, white is fine", "otherwise size 11": a clause that only says what
-    to take when the wish before it cannot be had."""
+    """ "if blue isn't in stock, white is fine", "otherwise size 11", "Same size would be ideal but if
+    you don't have that, a slightly bigger one is fine": a clause that only says what to take when
+    the wish before it cannot be had (opening with the fallback, or after a preference and "but")."""
     clause = gloss(clause)  # "如果9码没货就换12码": "if 9 size not available ..."
-    m = _OPENS_FALLBACK.search(clause)
+    m = _OPENS_FALLBACK.search(clause) or _FALLBACK_AFTER_BUT.search(clause)
     if m is None:
         return False
-    return m.group(1).lower() not in ("if", "in case") or bool(_CONDITION_FAILS.search(clause[:60]))
+    return m.group(1).lower() not in ("if", "in case") \
+        or bool(_CONDITION_FAILS.search(clause[m.start(1):][:60]))
+
+
+# "..., but if you don't have that", "... ideal, but otherwise": a fallback after the preference it qualifies
+_FALLBACK_AFTER_BUT = re.compile(r",?\s*\bbut\s+(if|otherwise|failing that|in case)\b", re.IGNORECASE)
 
 
 def _split_fallbacks(segment: str) -> tuple[str, list[str]]:
@@ -678,7 +688,8 @@ def _alternatives(
     fallbacks: Sequence[str], dims: Mapping[str, Sequence[str]], line: Line, wanted: Mapping[str, str]
 ) -> list[dict[str, str]]:
     """The option sets to try, in order, when the wish is not available: each fallback changes the
-    wish by the values it names that the wish did not ("no blue M, then red": red)."""
+    wish by the values it names that the wish did not ("no blue M, then red": red), and by the
+    steps it asks of the item as it is ("otherwise a bigger one": the next size up)."""
     alternatives: list[dict[str, str]] = []
     for part in fallbacks:
         toks = tokens(part)
@@ -692,6 +703,13 @@ def _alternatives(
             if conditioned or hit.value == wanted.get(hit.key):
                 continue
             alternative[hit.key] = hit.value
+        # ("if you don't have that, a slightly bigger one is fine": one step from the item as it is)
+        # (after the condition: "if there isn't one, a bigger one": the "isn't" rules out no step)
+        consequent = part.split(",", 1)[1] if "," in part and re.match(r"\W*(?:if|in case)\b", part, re.I) \
+            else part
+        for key, value in apply_moves(consequent, line.options, dims).items():
+            if key not in {h.key for h in hits}:
+                alternative[key] = value
         if alternative != wanted and alternative not in alternatives:
             alternatives.append(alternative)
     return alternatives
@@ -754,7 +772,11 @@ def resolve_item_changes(
             if asked is not None and len(values) == 1 and set(tokens(values[0])) <= set(wish_toks):
                 # (only when the wish names that value itself, beside the one the item has)
                 wanted = {asked: values[0]}
-        cheaper = bool(_CHEAPER.search(segment))
+        # ("If it works out cheaper, please refund the difference to my gift card": where the money
+        # goes if it is, no condition on the change)
+        priced = " ".join(s for s in re.split(r"(?<=[.!?])\s+", segment)
+                          if not A_DIFFERENCE.search(s))
+        cheaper = bool(_CHEAPER.search(priced)) and not _CHEAPEST.search(segment)
         if cheaper and wanted:
             # "is the 1 litre version cheaper? If it is, switch me": that version, as it is
             # otherwise, is compared; a search among cheaper ones is for "a cheaper one" alone.
@@ -1230,7 +1252,8 @@ def names_order_by_items(text: str, order: OrderView) -> bool:
 _ORDER_WITH = re.compile(
     r"\b(?:(?:order|one|purchase|package|parcel|shipment|delivery|box)\s+(?:with|containing|"
     r"that (?:has|had|holds)|which (?:has|had|holds)|that came with)|(?:coming|arriving|shipping|shipped|"
-    r"ordered|bought|came|comes|together|along)\s+with|same (?:order|package|parcel) as)"
+    r"ordered|bought|got|purchased|received|came|comes|together|along)\s+with"
+    r"|same (?:order|package|parcel) as)"
     r"\s+(?:[\w-]+\s+){0,3}$", re.IGNORECASE)
 # what joins a second product to the first in that description ("the order with the pet bed and the
 # bookshelf")

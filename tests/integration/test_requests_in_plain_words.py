@@ -13,7 +13,10 @@ a payment asked to be split (one method pays an order), what would follow a retu
 condition, one of two items of an order cancelled by its colour (the whole-order rule), and praise
 of a product before a question about it (its guide answers, no complaint); and, later still, a
 parcel marked delivered that never turned up (the store's rule for it), "use my default one" after
-where an order goes (the account's address for that order), and a closing thanks thanked back.
+where an order goes (the account's address for that order), and a closing thanks thanked back; and
+later still, a fallback after a preference ("if there isn't one, a bigger one will do"), a colour left
+to the store ("whichever is cheaper"), the orders not going to the account's address, "leave it like
+that then" after an answer, and a statement checked ("..., right?") then agreed to.
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -244,3 +247,57 @@ def test_a_closing_thanks_after_an_answer_is_thanked_back(tau_api: Any) -> None:
     assert first["status"] == "answered", first["reply"]["text"]
     reply = second["reply"]["text"]
     assert second["status"] == "answered" and "welcome" in reply.lower(), reply
+
+
+def test_a_fallback_after_a_preference_picks_the_next_size_up(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mei_jackson_1214: #W6867036 (delivered) holds a white digital 10-inch wall clock; no white analog
+    # one comes in 10 inches, the 12-inch one does ($191.55)
+    status, reply = ask(client, "mei_jackson_1214",
+                        "The clock in #W6867036 should really have been analog. Can it be swapped for a "
+                        "white analog one? Ideally the same size, but if there isn't one, a bigger one will "
+                        "do. Use PayPal for any difference.")
+    assert status == "awaiting_confirmation", reply
+    assert "12 inches" in reply and "191.55" in reply, reply
+
+
+def test_a_colour_left_to_the_store_is_the_cheapest_one(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # amelia_ito_8772: #W3733909 (delivered) holds a black mountain bike, medium frame; of the medium road
+    # bikes the green one is the cheapest ($1917.21)
+    status, reply = ask(client, "amelia_ito_8772",
+                        "Please swap the bike from my order for the road version in the same frame size. Any "
+                        "colour, whichever is cheaper.")
+    assert status == "awaiting_confirmation", reply
+    assert "#W3733909" in reply and "1917.21" in reply and "green" in reply, reply
+
+
+def test_orders_not_going_to_the_accounts_address_are_listed_by_it(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # ava_nguyen_6646: of six orders, three go to the account's address in San Francisco
+    status, reply = ask(client, "ava_nguyen_6646", "which of my orders are not going to my home address?")
+    assert status == "answered", reply
+    for order_id in ("#W8367380", "#W6272294", "#W1242543"):
+        assert order_id in reply, reply
+    assert "#W9232383" not in reply and "#W8668939" not in reply, reply
+
+
+def test_leaving_it_as_it_is_after_an_answer_changes_nothing(tau_api: Any) -> None:
+    _, _, client = tau_api
+    first, second = turns(client, "ethan_lopez_6291", "where is order #W8073920 being shipped to?",
+                          "ah ok thats my sisters place, leave it like that then")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered" and "haven't changed anything" in reply, reply
+
+
+def test_a_statement_checked_then_agreed_to_proposes_no_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # fatima_nguyen_7539: #W8808563 (pending) goes to Pine Lane; the account's address is on Broadway
+    first, second = turns(client, "fatima_nguyen_7539",
+                          "#W8808563 ships to my Pine Lane address and not to Broadway, right?",
+                          "great, thats right. and what's in that order again?")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered", reply
+    assert "Bookshelf" in reply and "Change the shipping address" not in reply, reply

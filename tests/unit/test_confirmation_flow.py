@@ -524,3 +524,30 @@ def test_a_no_after_a_question_about_the_proposed_version_declines_it() -> None:
     again = _understood(("no wait, the cotton crew neck one", "change_items", 0.75, asked))
     assert consent_to_pending("no wait, the cotton crew neck one", again, pending,
                               lambda _: ("no", 0.92)) is None
+
+
+def _one_item_change(summary: str) -> list[PendingAction]:
+    proposal = {"action": "modify_items", "order_id": ORDER,
+                "args": {"order_id": ORDER, "payment_method_id": "paypal_1", "item_ids": ["k-1"],
+                         "new_item_ids": ["k-2"]}}
+    change = {"action": "modify_items", "summary": summary, "proposal": proposal}
+    return [PendingAction.model_validate(change)]
+
+
+@pytest.mark.parametrize(("text", "first_reading", "answer"), [
+    # "only the kettle" is the one item proposed, and the proposal's own method comes with the yes
+    ("Yes, only the kettle, nothing more. You can do it with my paypal.", "smalltalk", "yes"),
+    # another item named is a condition, not the proposal
+    ("Yes, only the lamp, nothing more. You can do it with my paypal.", "smalltalk", None),
+])
+def test_a_yes_naming_only_the_item_proposed_is_consent(text: str, first_reading: str,
+                                                       answer: str | None) -> None:
+    from csagent.understanding import consent_to_pending
+
+    summary = ("Modify the items of order #W1234567: Electric Kettle (1.5L, plastic, black) -> (1.5L, "
+               "plastic, white), $145.48 -> $149.45. Price difference: you pay $3.97 with your PayPal "
+               "account (paypal_1).")
+    first, second = text.split(". ", 1)
+    paying = {"order_id": ORDER, "payment_method_id": "paypal_1", "asks_for_change": True}
+    understood = _understood((first, first_reading, 0.45, {}), (second, "change_payment", 0.75, paying))
+    assert consent_to_pending(text, understood, _one_item_change(summary)) == answer

@@ -288,12 +288,18 @@ def still_asked(missing: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for m in missing if not m.get("settles")]
 
 
+# Words that add to a list rather than narrow it: "including the cancelled ones", "as well as".
+_INCLUDING = re.compile(r"\b(?:including|incl|inclusive of|as well as|even the)\b", re.IGNORECASE)
+
+
 def _status_filter(text: str) -> dict[str, str]:
     """`customer_orders`' status parameters for the statuses the words describe ("which haven't
     shipped": pending; "which were not cancelled": all but cancelled); none when they describe
     none."""
     from csagent.grounding.status import STORE_STATUSES, statuses_described
 
+    if _INCLUDING.search(text):
+        return {}  # "list every order, including any old or cancelled ones": all of them
     statuses = statuses_described(text) or ()
     others = [s for s in STORE_STATUSES if s not in statuses]
     if len(statuses) >= 3 and len(others) == 1:
@@ -473,6 +479,12 @@ def _details_of_a_change(intent: str, text: str, entities: Mapping[str, Any],
         return (same_order or names_a_price_difference(text)) and bool(_PAYS_FOR.search(text))
     if intent == "refund_status" and _NAMES_METHOD.search(text):
         return same_order  # "could the refund go back to my gift card?": where the change's money goes
+    if intent == "policy_question" and "?" not in text and _NAMES_METHOD.search(text):
+        # "If it works out cheaper, please refund the difference to my gift card.": where the change's
+        # money goes, said beside it (not a question about the rule)
+        from csagent.grounding.facts import names_a_price_difference
+
+        return names_a_price_difference(text) and same_order
     return intent in DESCRIBING_INTENTS and same_order and "?" not in text and not opens_question(text)
 
 

@@ -378,13 +378,26 @@ def _names_just_the_proposal(understanding: Understanding, pending: Sequence[Pen
         return False
     items = list(pending[0].proposal.args.get("item_ids") or [])
     named: set[str] = set()
+    listed = pending[0].summary.lower()
     for clause in understanding.clauses:
+        if _says_the_proposals_method(clause.text, pending):
+            continue  # "... You can do it with my paypal." to a proposal paid with PayPal
         if clause.intent in PASSIVE_INTENTS and not clause.entities.get("products"):
+            # ("Yes, only the kettle, nothing more": a courtesy clause naming the item it lists)
+            only = _ONLY_THE.search(clause.text)
+            if only and not has_question_mark(clause.text) and re.search(
+                    rf"\b{re.escape(only.group(1).lower())}(?:s|es)?\b", listed):
+                named.add(only.group(1).lower())
             continue
         if not _of_the_proposal(clause.entities, pending) or has_question_mark(clause.text):
             return False
         named.update(str(p.get("name") or "") for p in clause.entities.get("products") or [])
     return bool(items) and bool(named) and len(items) <= len(named)
+
+
+# "only the kettle", "just the boots": the one thing a yes is about (the head word after it).
+_ONLY_THE = re.compile(r"\b(?:only|just)\s+(?:the|my|that|this)\s+(?:[\w-]+\s+){0,2}?([a-z][\w-]+?)s?\b"
+                       r"(?=\s*(?:[,.!]|$|nothing|and nothing|please|pls))", re.IGNORECASE)
 
 
 def _says_the_proposals_method(text: str, pending: Sequence[PendingAction]) -> bool:
@@ -425,11 +438,18 @@ def asked_change(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
     how much do I get back?"), as `memory["last_change"]` keeps it; None when there is none."""
     for clause in reversed(clauses):
         entities = clause.get("entities") or {}
+        if _CHECKS_WHAT_IT_SAYS.search(str(clause.get("text") or "")):
+            continue  # "#W1 is going to Pine Lane and not to my home on Broadway, correct?": no change
         if clause.get("intent") in WRITE_INTENTS and entities.get("asks_for_change") is False \
                 and entities.get("order_id"):
             return {"intent": clause["intent"], "text": clause.get("text", ""),
                     "entities": {k: entities[k] for k in KEPT_FOR_A_LATER_YES if entities.get(k)}}
     return None
+
+
+# A statement put to be checked ("..., correct?", "..., right?"): it asks whether it is so, of no change.
+_CHECKS_WHAT_IT_SAYS = re.compile(r"[,\s]\s*(?:is that |that'?s |am i )?(?:correct|right|true)\s*\?+\s*$",
+                                  re.IGNORECASE)
 
 
 def _gives_the_address(asked: dict[str, Any], understanding: Understanding) -> bool:

@@ -131,6 +131,16 @@ def asks_the_documents(text: str, names: Sequence[str]) -> bool:
     return read if read is not None else nearest_template_reads_documents(text, names)
 
 
+def _documents_answer_it(text: str) -> bool:
+    """Do both trained readers put the question to the product's documents: about the product
+    itself, not its order (`nlp.purchase_question`), and one its documents answer, not the
+    catalogue's lists (`nlp.product_question`)?"""
+    from csagent.nlp.product_question import documents_answer
+    from csagent.nlp.purchase_question import asks_about_the_product
+
+    return bool(documents_answer(text)) and asks_about_the_product(text) is not False
+
+
 def nearest_template_reads_documents(text: str, names: Sequence[str]) -> bool:
     """Is `text` too far from every catalogue template to be one the catalogue answers? `names` are
     the product words masked before matching."""
@@ -226,6 +236,7 @@ class LocalUnderstanding:
             MONEY_BACK_ASKED,
             about_another_persons,
             asks_as_question,
+            named_change,
             names_a_purchase,
             not_what_it_is_for,
             points_at_another_order,
@@ -391,6 +402,15 @@ class LocalUnderstanding:
                 entities["documents_first"] = True
             if in_recent and intent in CATALOGUE_INTENTS:
                 intent = "order_items"
+            if intent == "policy_question" and recent and not names_order and view is not None \
+                    and view.order(recent) is not None and _THAT_ORDER.search(piece) \
+                    and not points_at_another_order(piece) \
+                    and (_ASKS_WHATS_IN.search(piece) or asks_about_an_order(piece)):
+                # "OK good. And what things are inside this order?" after an answer about #W1: a
+                # question about that order, which its facts answer, not the rules of orders at large
+                intent = "order_items" if _ASKS_WHATS_IN.search(piece) else "order_status"
+                entities["order_id"] = recent
+                names_order = True
             if intent == "account_info" and recent and not names_order and view is not None \
                     and view.order(recent) is not None and _ON_THAT_ORDER.search(piece):
                 # "#W9102111 status" ... "whats the address on it": the order's, not the account's
@@ -467,7 +487,12 @@ class LocalUnderstanding:
             # boots", a kettle too plain a word to name one of the catalogue's)
             own_named = [m.surface for m in product_mentions(piece, view.products(), own=True)] \
                 if view is not None and last_question else []
-            follows_up = bool(last_question) and intent not in WRITE_INTENTS and is_elliptical(
+            # (a write read unsurely of words naming no change of their own follows up too: "tracking
+            # #W5367110" ... "#W3137176 too")
+            unsure_write = intent in WRITE_INTENTS and named_change(piece) is None \
+                and 0.0 < float(getattr(prediction, "probability", 0.0) or 0.0) < MAJORITY
+            follows_up = bool(last_question) and (intent not in WRITE_INTENTS or unsure_write) \
+                and is_elliptical(
                 text if len(pieces) == 1 else piece,
                 [p.surface for p in products] + [str(v) for p in products for v in p.options.values()]
                 + own_named + list(found.order_ids))
@@ -590,6 +615,8 @@ class LocalUnderstanding:
                     # what would follow a change, however fully it names it)
                     view is not None and (asks_something(piece) or bool(find_addresses(piece)))
                     and not asks_for_information(piece) and not is_hypothetical(piece)
+                    # (nor where it goes now: "one of my orders is headed to my old apartment in NY")
+                    and not (intent == "change_order_address" and _TELLS_WHERE_IT_GOES.search(piece))
                     and _fully_specified(intent, text, entities, view, piece)) or (
                     # "I just moved in with my partner so my address has changed! The new one is 45
                     # Magnolia Court, ...": an address said to have changed, the new one written out
@@ -600,6 +627,13 @@ class LocalUnderstanding:
                     intent in {"update_default_address", "change_order_address"} and len(pieces) == 1
                     and _only_an_address(piece))
             named_products = entities.get("products") or []
+            if intent == "order_items" and len(named_products) == 1 and asks_as_question(piece) \
+                    and not _ASKS_WHATS_IN.search(piece) and _documents_answer_it(piece):
+                # "the gas grill from W3561391, how do i light it once it comes?", "我买的那副蓝色头戴式
+                # 有线耳机需要充电吗？": a question about their own product that its documents answer
+                # (both trained readers say so), not the lines of its order
+                intent = "product_info"
+                entities["documents_first"] = True
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \
                     and (opens_question(ORDER_ID_RE.sub(" ", piece)) or asks_as_question(piece)
                          or entities.get("owned_in")):
@@ -662,6 +696,13 @@ class LocalUnderstanding:
             if picked and entities.get("order_id") == picked:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
             if intent in HANDOFF_INTENTS and _doubted_handoff(piece, prediction):
+                doubted_handoffs.add(len(clauses))
+            if intent == "complaint" and prediction.intent == "complaint" and not products \
+                    and not any(entities.get(k) for k in _NAMES_AN_ORDER) and not asks_something(piece) \
+                    and 0.0 < float(getattr(prediction, "probability", 0.0) or 0.0) < MAJORITY:
+                # "Hi! I've been ordering gifts for half my family, I'm losing track. Which of my
+                # orders ...?": read unsurely as a complaint, naming nothing that went wrong; beside
+                # a request it is a remark (so is a doubted hand-off)
                 doubted_handoffs.add(len(clauses))
             if intent in KNOWLEDGE_ABOUT_WHAT_HAPPENED and clauses and not products \
                     and asks_as_question(piece) and (_POINTS_BACK.search(piece) or intent == "warranty") \
@@ -801,10 +842,10 @@ def _doubted_handoff(piece: str, prediction: Any) -> bool:
 
 def _without_doubted_handoffs(clauses: list[Clause], doubted: set[int]) -> list[Clause]:
     """Beside another clause read as a request of any kind (an off-topic one too), a doubted hand-off
-    reading is a remark, not a request for a person: the message is what the other clause asks
-    ("Hello, I am new customer here. Please can you show me my orders"; "I believe I was charged
-    twice for the same bookshelf. Could you please look into it?"). Alone, it stays a hand-off: in
-    doubt, a person."""
+    reading (or a doubted complaint naming nothing) is a remark, not a request for a person: the
+    message is what the other clause asks ("Hello, I am new customer here. Please can you show me my
+    orders"; "I believe I was charged twice for the same bookshelf. Could you please look into it?").
+    Alone, it stays a hand-off: in doubt, a person."""
     if not doubted:
         return clauses
     others = [c for i, c in enumerate(clauses)
@@ -842,7 +883,9 @@ _POINTS_BACK = re.compile(r"\b(?:that|this|it)\b", re.IGNORECASE)
 
 
 # What orders hold or cost, asked of them ("what's in", "the total on"), not which they are.
-_ASKS_WHATS_IN = re.compile(r"\b(?:what'?s in|what is in|what'?s inside|contents?|contains?|contained"
+_ASKS_WHATS_IN = re.compile(r"\b(?:what'?s in|what is in|what was in|what were in|what'?s inside|contents?"
+                            r"|contains?|contained"
+                            r"|what (?:things|items|stuff|products) (?:are|is|were|was) (?:in|inside)\b"
                             r"|(?:the )?total|in all"
                             r"|altogether|how much (?:is|was|are|were|did|do)\b)", re.IGNORECASE)
 
@@ -880,15 +923,33 @@ def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str,
 
 def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
     """ "Swap it for the blue one. If blue isn't in stock, white is fine.": the fallback is part of
-    the item change before it (`grounding.resolve.is_fallback`), not a question of its own."""
+    the item change before it (`grounding.resolve.is_fallback`), not a question of its own; so is a
+    choice the change leaves to the store ("Whichever colour is cheaper, and the difference can go
+    back on my card")."""
     from csagent.grounding.resolve import is_fallback
 
     def joins(_before: str, read_before: Any, piece: str, prediction: Any) -> bool:
         other_change = prediction.intent in WRITE_INTENTS - {"change_items"}
-        return read_before.intent == "change_items" and not other_change and is_fallback(piece)
+        return read_before.intent == "change_items" and not other_change \
+            and (is_fallback(piece) or bool(_LEAVES_THE_CHOICE.match(piece)))
 
     texts, kept, _ = _joined_to_previous(pieces, predictions, joins, " ")
     return texts, kept
+
+
+# Where an order is going now, told ("is headed to my old apartment", "it's being shipped to Denver"):
+# the address after it is the one it has, not one wished for.
+_TELLS_WHERE_IT_GOES = re.compile(
+    r"\b(?:is|are|'s|was|were|s)\s+(?:still\s+|currently\s+|now\s+)?(?:headed|heading|going|being sent|"
+    r"being shipped|set to go|shipping|on (?:its|their) way)\s+(?:to|for)\b|\bmy old\s+(?:address|apartment|"
+    r"place|flat|house|home)\b", re.IGNORECASE)
+
+
+# "whichever colour is cheaper", "any size is fine", "colour doesn't matter": the choice left open
+_LEAVES_THE_CHOICE = re.compile(
+    r"\W*(?:(?:and|but|so|oh)\s+)?(?:whichever|whatever|any|either)\s+(?:colou?r|size|style|material|"
+    r"version|model|one|type|kind)\b|\W*(?:the\s+)?(?:colou?r|size|style|material)\s+(?:doesn'?t|does not|"
+    r"don'?t)\s+matter\b", re.IGNORECASE)
 
 
 def _joined_to_previous(pieces: list[str], predictions: list[Any],
@@ -961,11 +1022,18 @@ def _requests_after_statements(pieces: list[str], predictions: list[Any], classi
     no change and the request alone surely as one, the request's reading is the clause's; the
     statement stays its context. So is a change the model puts second to a question about the
     rule, unsurely, when the words ask for it ("hey can u ship my stuff to my work instead?")."""
-    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical
+    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical, names_address_change
 
     out = list(predictions)
     for i, (piece, prediction) in enumerate(zip(pieces, predictions, strict=True)):
         if prediction.intent in WRITE_INTENTS or getattr(prediction, "probability", 1.0) >= 0.5:
+            continue
+        if prediction.intent in {"account_info", "tracking", "order_status"} and names_address_change(piece) \
+                and asks_for_change(piece) and not is_hypothetical(piece) and not has_question_mark(piece):
+            # "pls send it to my main st adress thats on my acount": read unsurely as a question
+            # about the account (its address named), the words ask to send an order somewhere
+            out[i] = replace(prediction, intent="change_order_address", runner_up=prediction.intent,
+                             runner_up_score=prediction.confidence, probability=0.0)
             continue
         runner_up = getattr(prediction, "runner_up", None)
         if prediction.intent == "policy_question" and runner_up in WRITE_INTENTS \
@@ -2202,6 +2270,9 @@ _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 # What a question about money beside a cancellation told as done is read as: its refund.
 MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
 _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
+# A question opening with a question word ("what was in ...", "which one got ...").
+_WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|what's|which|where|when|how)\b",
+                         re.IGNORECASE)
 # A change of an order supposed ("if I cancel #W1, ...", "if we return it"), and an amount asked.
 # What a question about a gift card's balance may first read as, and its words.
 _BALANCE_READ_AS = frozenset({"product_info", "order_items", "order_status", "policy_question",
@@ -2628,6 +2699,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     if intent == "cancel_order" and told_cancelled(text) \
             and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"
+    if intent == "cancel_order" and told_cancelled(text) and _WH_OPENING.match(text):
+        # "what was in the order that got cancelled": a question about an order cancelled already,
+        # what it held (or where it is), never a cancellation asked for
+        return "order_items" if _ASKS_WHATS_IN.search(text) else "order_status"
     if intent in MONEY_READ_AS_REFUND | {"refund_status"} and MONEY_CAME_BACK.search(text) \
             and not _CONDITIONAL.search(text) and told_cancelled(message):
         # "I ended up cancelling two orders. Did both refunds go through? How much did I get back in

@@ -118,6 +118,9 @@ ASKED_FLOOR = 0.5
 #: (the bar at which such a sentence answers instead of the best-ranked hit: `_asked_text`), as a
 #: fourth ranking of the fusion.
 ASKED_CANDIDATES = 3
+#: How close an asked question must be for its sentence to be such a candidate: chosen with the four
+#: above by the same cross-validation.
+ASKED_CANDIDATE_MIN = 0.8
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _STOPWORD_TEXT = """
 a about above after again against all am an and any are as at be because been before being
@@ -370,7 +373,7 @@ class KnowledgeSearch:
             return SearchResult(question=question, hits=(), mode=mode, no_results=True,
                                 reason="the question has no searchable words",
                                 latency_ms=(time.perf_counter() - started) * 1000)
-        asked = self._asked.answering(embedding, ASKED_MIN, ASKED_CANDIDATES) \
+        asked = self._asked.answering(embedding, ASKED_CANDIDATE_MIN, ASKED_CANDIDATES) \
             if self._asked is not None and embedding is not None else []
         params: dict[str, Any] = {
             "vector_index": self.vector_index, "fulltext_index": self.fulltext_index,

@@ -216,11 +216,17 @@ _PASSIVE_AUXILIARIES = frozenset({"be", "get", "it", "them"})
 
 
 def _after_a_modal(words: list[str], i: int) -> bool:
-    """Is the verb at `i` one after a modal of anyone but "you" ("you will send it back" asks)? An
-    adverb may come between them ("I could either get the refund on my card or ...")."""
+    """Is the verb at `i` one after a modal of anyone but "you" ("you will send it back" asks), or
+    after "forget to"? An adverb may come between them ("I could either get the refund on my card
+    or ...")."""
     if i > 1 and words[i - 1] in _BETWEEN_MODAL_AND_VERB:
         i -= 1
+    if i > 1 and words[i - 1] == "to" and words[i - 2] in _FORGETTING:
+        return True  # "I always forget to change that field": what they do, told
     return i > 0 and words[i - 1] in _MODALS and (i < 2 or words[i - 2] not in ("you", "u"))
+
+
+_FORGETTING = frozenset({"forget", "forgot", "forgets", "forgotten", "forgetting"})
 
 
 _BETWEEN_MODAL_AND_VERB = frozenset({"either", "also", "still", "maybe", "probably", "even", "always",
@@ -479,15 +485,19 @@ _BEFORE_A_QUESTION = _OPENERS | (_ACKNOWLEDGING - {"got", "it"}) | {
     "ah", "um", "uh", "wait", "yeah", "yea", "lol", "bet", "well", "anyway", "anyways"}
 
 
+# "#W3137176 too", "the lamp as well": the last question asked again of what it names.
+_ENDS_WITH_TOO = re.compile(r"\b(?:too|as well|also)\s*[.!]*\s*$", re.IGNORECASE)
+
+
 def is_elliptical(text: str, names: list[str]) -> bool:
     """ "And the tablet one?", "what about my other order?": a follow-up that only names something
-    new, to be asked the last question again. It opens with a follow-up word or is put as a
-    question; `names` are the product names and option values it was found to mention, and every
-    other word is a reference word."""
-    words = _words(text)
+    new, to be asked the last question again. It opens with a follow-up word, is put as a question
+    or ends with "too" ("#W3137176 too", "the lamp as well"); `names` are the product names and
+    option values it was found to mention, and every other word is a reference word."""
     lexicon = _lexicon()
     opens = opens_follow_up(text)
-    if not words or not (opens or text.rstrip().endswith(("?", "？"))):
+    words = _words(_ENDS_WITH_TOO.sub(" ", text))
+    if not words or not (opens or text.rstrip().endswith(("?", "？")) or _ENDS_WITH_TOO.search(text)):
         return False
     named = {w for name in names for w in _words(name)}
     rest = [w for w in words if w not in named]

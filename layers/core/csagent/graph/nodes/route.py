@@ -77,7 +77,8 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     resumed = resume_awaiting(understanding, state.get("awaiting") or [], state.get("text", ""))
     if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
-            and (_was_asked(state) or _opens_with_no(state.get("text", ""))) \
+            and (_was_asked(state) or _opens_with_no(state.get("text", ""))
+                 or _keeps_it_as_is(state.get("text", ""))) \
             and consent_to_pending(state.get("text", ""), understanding, _asked_about(state),
                                    asked_orders=_orders_asked_about(state)) == "no":
         # "Actually, no, don't change it. I'll be home after all.", or "never mind, I'll keep it"
@@ -230,9 +231,21 @@ def _was_asked(state: State) -> bool:
     return bool(replies) and "?" in str(replies[-1].get("text", ""))
 
 
-_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no(?!\s+(?:longer|more|need|use)\b)|nah|nope|don'?t"
-                         r"|never)\b",
+# (a "don't" of what the customer does is none: "ngl i dont even use the smartwatch, wanna send it back")
+_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no(?!\s+(?:longer|more|need|use)\b)|nah|nope"
+                         r"|(?:don'?t|never)(?!\s+(?:even\s+|really\s+|actually\s+)?(?:use|used|need|like|wear|"
+                         r"want|have|know|think|fit|work|get|got)\b))\b",
                          re.IGNORECASE)
+
+
+def _keeps_it_as_is(text: str) -> bool:
+    """ "oh ok thats my moms place, leave it like that then", "Phew, 10 is right! Don't change anything
+    then": a sentence (or a part of one after a comma) keeping things as they are, after an answer
+    that asked nothing, is the whole answer (nothing to change, nothing changed)."""
+    from csagent.nlp.script import sentences
+    from csagent.nlp.speech_acts import keeps_as_is
+
+    return any(keeps_as_is(part) for s in sentences(text) for part in re.split(r"[,;]\s*", s))
 
 
 def _opens_with_no(text: str) -> bool:
@@ -295,10 +308,14 @@ def _asked_about(state: State) -> list[PendingAction]:
 
 
 def _orders_asked_about(state: State) -> list[str]:
-    """The orders of the requests waiting for a detail: an answer about one ("never mind, I'll keep
-    it" read on the order asked about) is no new request."""
-    return [str(order_id) for w in state.get("awaiting") or []
-            if (order_id := (w.get("entities") or {}).get("order_id"))]
+    """The orders of the requests waiting for a detail, and, for a message keeping things as they
+    are, the order just talked about: an answer about one ("never mind, I'll keep it" read on the
+    order asked about) is no new request."""
+    asked = [str(order_id) for w in state.get("awaiting") or []
+             if (order_id := (w.get("entities") or {}).get("order_id"))]
+    # (and the order just talked about: "leave it like that then" read on it, after where it goes)
+    recent = (state.get("memory") or {}).get("last_order_id")
+    return asked + ([str(recent)] if recent and _keeps_it_as_is(state.get("text", "")) else [])
 
 
 # Entities that tie a clause to the store: a product, an order or parcel, a new address.

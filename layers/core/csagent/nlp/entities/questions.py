@@ -41,17 +41,20 @@ def is_general_question(text: str) -> bool:
     put_as_question = main is not text and _first_sentence(main).endswith(("?", "？"))
     if not opens_question(main) and not _asks_the_store(main, g) and not put_as_question:
         return False  # ("if I return something, the money can go to another card?" is put as one)
-    indefinite, deictic = set(g["indefinite"]), set(g["deictic"])
-    in_general = bool(indefinite & set(words))
+    deictic = set(g["deictic"])
+    # ("is there any way to swap it", "any chance": an indefinite before a way of doing something
+    # is no thing a later "it" could point back at)
+    indefinite = [i for i, word in enumerate(words) if word in g["indefinite"]
+                  and (i + 1 >= len(words) or words[i + 1] not in g["not_referents"])]
+    in_general = bool(indefinite)
     for i, word in enumerate(words):
-        if word in deictic and not indefinite & set(words[:i]):
+        if word in deictic and not any(j < i for j in indefinite):
             return False  # "can I return it?" (but "if I cancel an order, is it refunded?" asks in general)
         owned = set(words[i + 1:i + 3]) & set(g["owned_not_bought"])
         if word in g["possessive"] and not (in_general and owned):
             return False  # "my order", "when will my account show the refund?" (but "if I return
             # something, can the money go to my other card?" asks in general)
-    present = set(words)
-    return not present & set(g["first_person"]) or bool(present & indefinite)
+    return not set(words) & set(g["first_person"]) or in_general
 
 
 def _main_clause(text: str, g: Mapping[str, Any]) -> str:

@@ -1,0 +1,79 @@
+"""Words that change nothing: a statement checked with "correct?", a habit told ("I always forget to
+change that field"), a wish to keep things as they are, an idiom of possibility ("is there any way
+to ...") that points at the customer's own thing (pure functions; no I/O)."""
+
+from __future__ import annotations
+
+from csagent.graph.nodes.route import _keeps_it_as_is
+from csagent.nlp.entities.questions import is_general_question
+from csagent.nlp.speech_acts import asks_for_change, keeps_as_is
+from csagent.understanding import asked_change
+
+
+def test_a_statement_checked_with_a_tag_question_keeps_no_change_for_a_later_yes() -> None:
+    checked = {"intent": "change_order_address", "text": "Order #W1 is going to Pine Lane and not to my home "
+               "on Broadway, correct?", "entities": {"order_id": "#W1", "asks_for_change": False,
+                                                     "address": {"address1": "592 Broadway"}}}
+    asked = {"intent": "return_request", "text": "if I send back the bottle, how much do I get back?",
+             "entities": {"order_id": "#W1", "asks_for_change": False, "item_ids": ["b-1"]}}
+    assert asked_change([checked]) is None
+    kept = asked_change([asked])
+    assert kept is not None and kept["intent"] == "return_request"
+
+
+def test_a_change_the_customer_forgets_to_make_is_told_not_asked() -> None:
+    assert not asks_for_change("I always forget to change that field")
+    assert not asks_for_change("one of my orders is headed to my old apartment, I forgot to update it")
+    assert asks_for_change("please change the address on my order to 5 Main St")
+
+
+def test_keeping_everything_as_it_is_changes_nothing() -> None:
+    assert keeps_as_is("Phew, 10 is right! Don't change anything then, that's all I needed.")
+    assert keeps_as_is("Hmm, you know what, I'll keep the mountain bike after all. Don't change anything.")
+    # a part after a comma keeps it too, and the route hears it whatever the reply before asked
+    assert _keeps_it_as_is("oh ok thats my moms place, leave it like that then")
+    assert not _keeps_it_as_is("oh ok thats my moms place, send it to my place instead")
+
+
+def test_an_idiom_of_possibility_is_no_thing_a_later_it_points_back_at() -> None:
+    # "is there any way to swap it": the customer's own thing, not a question in general
+    assert not is_general_question("Is there any way to swap it for a small in that same red?")
+    # a question in general stays one
+    assert is_general_question("is there any way to get a refund faster?")
+    assert is_general_question("if I return something, is it refunded right away?")
+
+
+def test_a_question_about_an_order_cancelled_already_reads_it() -> None:
+    from csagent.understanding_local import reconsider_intent
+
+    # "what was in the order that got cancelled": what it held, never a cancellation asked for
+    assert reconsider_intent("cancel_order", "order_items", "what was in the order that got cancelled", {},
+                             names_order=False) == "order_items"
+    assert reconsider_intent("cancel_order", "order_items", "please cancel the order with the lamp", {},
+                             names_order=False) == "cancel_order"
+
+
+def test_an_order_id_with_too_asks_the_last_question_again() -> None:
+    from csagent.nlp.speech_acts import is_elliptical
+
+    assert is_elliptical("#W3137176 too", ["#W3137176"])
+    assert is_elliptical("and the lamp one as well", ["lamp"])
+    assert not is_elliptical("cancel #W3137176 too", ["#W3137176"])
+
+
+def test_a_list_including_some_statuses_lists_every_order() -> None:
+    from csagent.planning import _status_filter
+
+    assert _status_filter("list every order I've placed, including any old or cancelled ones") == {}
+    assert _status_filter("list my cancelled orders") == {"status": "cancelled"}
+
+
+def test_where_the_difference_goes_beside_an_item_change_is_part_of_it() -> None:
+    from csagent.planning import _details_of_a_change
+
+    change = {"intent": "change_items", "text": "I'd like the laptop upgraded to 32GB",
+              "entities": {"order_id": "#W1"}}
+    assert _details_of_a_change("policy_question", "If it works out cheaper, please refund the difference to "
+                                "my gift card", {"order_id": "#W1"}, [change])
+    # a question about the rule stays one
+    assert not _details_of_a_change("policy_question", "can the difference go to a gift card?", {}, [change])

@@ -77,3 +77,26 @@ def test_where_the_difference_goes_beside_an_item_change_is_part_of_it() -> None
                                 "my gift card", {"order_id": "#W1"}, [change])
     # a question about the rule stays one
     assert not _details_of_a_change("policy_question", "can the difference go to a gift card?", {}, [change])
+
+
+def test_money_back_with_the_swap_ruled_out_is_a_return() -> None:
+    from csagent.understanding_local import reconsider_intent
+
+    said = "I've decided I just want my money back on the boots, not a swap"
+    read = reconsider_intent("change_items", "return_request", said, {}, names_order=False)
+    assert read == "return_request"
+    swapped = "can I exchange them and get the difference refunded"
+    read = reconsider_intent("change_items", "return_request", swapped, {}, names_order=False)
+    assert read == "change_items"
+
+
+def test_an_unsure_product_question_asking_for_another_item_is_the_item_change() -> None:
+    from csagent.nlp.intents import IntentPrediction
+    from csagent.understanding_local import _requests_after_statements
+
+    said = "lemme switch em to the black ones w brown lenses, plastic frame is cool"
+    read = IntentPrediction(intent="product_info", confidence=0.527, runner_up="change_items",
+                            runner_up_score=0.43, lang="en", source="embedding", probability=0.39)
+    assert _requests_after_statements([said], [read], None)[0].intent == "change_items"
+    asked = "do the black ones come with brown lenses?"
+    assert _requests_after_statements([asked], [read], None)[0].intent == "product_info"

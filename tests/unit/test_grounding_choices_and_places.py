@@ -108,3 +108,18 @@ def test_cheaper_said_of_where_the_difference_goes_is_no_condition_on_the_change
             "please refund the difference to my card.")
     changes = resolve_item_changes(wish, order, _variants())
     assert [c.new.item_id for c in changes.changes if c.new] == ["b-medium-red-road"]
+
+
+def test_a_value_of_two_dimensions_goes_to_the_one_its_noun_names_and_the_other_to_the_rest() -> None:
+    from csagent.grounding.options import find_option_values, tokens
+    from csagent.grounding.resolve import _resolve_keys
+
+    dims = {"frame color": ["black", "brown"], "lens color": ["black", "brown", "green"],
+            "frame material": ["metal", "plastic"]}
+    text = "switch em to the black ones w brown lenses, plastic frame is cool"
+    read = _resolve_keys(tokens(text), find_option_values(text, dims))
+    assert [(h.key, h.value) for h in read] == [("frame color", "black"), ("lens color", "brown"),
+                                                ("frame material", "plastic")]
+    text = "a black frame with green lens"
+    read = _resolve_keys(tokens(text), find_option_values(text, dims))
+    assert [(h.key, h.value) for h in read] == [("frame color", "black"), ("lens color", "green")]

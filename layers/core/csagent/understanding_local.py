@@ -1021,21 +1021,36 @@ def _requests_after_statements(pieces: list[str], predictions: list[Any], classi
     clause (a statement opens no clause of its own). When the model reads the whole unsurely as
     no change and the request alone surely as one, the request's reading is the clause's; the
     statement stays its context. So is a change the model puts second to a question about the
-    rule, unsurely, when the words ask for it ("hey can u ship my stuff to my work instead?")."""
+    rule, unsurely, when the words ask for it ("hey can u ship my stuff to my work instead?"), or
+    second to a question about the product when its words ask for another item ("lemme switch em to
+    the black ones"); and an unsure question about the account or an order whose words ask to send an
+    order to the address saved on the account is that address change ("pls send it to my address
+    thats on my acount")."""
+    from csagent.grounding.frame import asks_another_item
+    from csagent.nlp.entities.addresses import names_saved_address
     from csagent.nlp.speech_acts import asks_for_change, is_hypothetical, names_address_change
 
     out = list(predictions)
     for i, (piece, prediction) in enumerate(zip(pieces, predictions, strict=True)):
         if prediction.intent in WRITE_INTENTS or getattr(prediction, "probability", 1.0) >= 0.5:
             continue
+        runner_up = getattr(prediction, "runner_up", None)
+        if prediction.intent in CATALOGUE_INTENTS and runner_up == "change_items" and asks_for_change(piece) \
+                and not is_hypothetical(piece) and asks_another_item(piece):
+            # "lemme switch em to the black ones w brown lenses": read unsurely as about the product,
+            # next as the change its own verb names, asked for
+            out[i] = replace(prediction, intent=runner_up, runner_up=prediction.intent,
+                             runner_up_score=prediction.confidence, probability=0.0)
+            continue
         if prediction.intent in {"account_info", "tracking", "order_status"} and names_address_change(piece) \
-                and asks_for_change(piece) and not is_hypothetical(piece) and not has_question_mark(piece):
+                and names_saved_address(piece) and asks_for_change(piece) and not is_hypothetical(piece) \
+                and not has_question_mark(piece):
             # "pls send it to my main st adress thats on my acount": read unsurely as a question
-            # about the account (its address named), the words ask to send an order somewhere
+            # about the account (its address named), the words ask to send an order to the address
+            # saved on it
             out[i] = replace(prediction, intent="change_order_address", runner_up=prediction.intent,
                              runner_up_score=prediction.confidence, probability=0.0)
             continue
-        runner_up = getattr(prediction, "runner_up", None)
         if prediction.intent == "policy_question" and runner_up in WRITE_INTENTS \
                 and asks_for_change(piece) and not is_hypothetical(piece):
             # "hey can u ship my stuff to my work instead?": read unsurely as a question about the
@@ -2270,6 +2285,15 @@ _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 # What a question about money beside a cancellation told as done is read as: its refund.
 MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
 _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
+def _swap_ruled_out_for_money(text: str) -> bool:
+    """Does the clause ask for money back and rule out the swap it names ("I want my money back, not a
+    swap", "a refund, no exchange")?"""
+    from csagent.grounding.frame import asks_another_item, asks_money_back
+
+    return asks_money_back(text) and bool(_A_SWAP.search(text)) and not asks_another_item(text)
+
+
+_A_SWAP = re.compile(r"\b(?:swap|switch|exchange|trade|replacement)\w*\b", re.IGNORECASE)
 # A question opening with a question word ("what was in ...", "which one got ...").
 _WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|what's|which|where|when|how)\b",
                          re.IGNORECASE)
@@ -2699,6 +2723,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     if intent == "cancel_order" and told_cancelled(text) \
             and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"
+    if intent == "change_items" and _swap_ruled_out_for_money(text):
+        # "I just want my money back on the boots, not a swap": the item change is ruled out, the
+        # money back asked for
+        return "return_request"
     if intent == "cancel_order" and told_cancelled(text) and _WH_OPENING.match(text):
         # "what was in the order that got cancelled": a question about an order cancelled already,
         # what it held (or where it is), never a cancellation asked for

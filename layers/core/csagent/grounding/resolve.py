@@ -543,20 +543,35 @@ _JOINING_WORDS = frozenset({"or", "and", "nor", "the", "a"})
 
 def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[OptionHit]:
     """A word that is a value of several dimensions ("black" frame and lens colour) belongs to the
-    dimension whose own word is next to it ("black frame"), else to the first such dimension."""
+    dimension whose own word is next to it ("black frame", "brown lenses"), else to the first such
+    dimension no other word of the text has taken ("the black ones w brown lenses": the frame), else
+    to the first."""
     by_place: dict[int, list[OptionHit]] = {}
     for hit in hits:
         by_place.setdefault(hit.position, []).append(hit)
-    out: list[OptionHit] = []
+    chosen: dict[int, OptionHit] = {}
     for place, group in by_place.items():
         if len(group) == 1:
-            out.append(group[0])
+            chosen[place] = group[0]
             continue
-        near = set(toks[max(0, place - 2) : place + group[0].length + 2])
+        around = toks[max(0, place - 2) : place + group[0].length + 2]
+        near = set(around) | {_singular(t) for t in around}
         shared = set.intersection(*(set(tokens(h.key)) for h in group))
         named = [h for h in group if set(tokens(h.key)) - shared & near]
-        out.append(named[0] if named else group[0])
-    return sorted(out, key=lambda h: h.position)
+        if named:
+            chosen[place] = named[0]
+    for place, group in by_place.items():
+        if place not in chosen:
+            taken = {h.key for h in chosen.values()}
+            chosen[place] = next((h for h in group if h.key not in taken), group[0])
+    return sorted(chosen.values(), key=lambda h: h.position)
+
+
+def _singular(word: str) -> str:
+    """ "lenses" -> "lens", "frames" -> "frame" (enough to meet a dimension's own word)."""
+    if len(word) > 4 and word.endswith(("ses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _targets(segment: str, line: Line, hits: Sequence[OptionHit]) -> dict[str, str]:

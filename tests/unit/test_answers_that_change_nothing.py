@@ -100,3 +100,14 @@ def test_an_unsure_product_question_asking_for_another_item_is_the_item_change()
     assert _requests_after_statements([said], [read], None)[0].intent == "change_items"
     asked = "do the black ones come with brown lenses?"
     assert _requests_after_statements([asked], [read], None)[0].intent == "product_info"
+
+
+def test_an_option_named_by_the_unit_its_values_are_counted_in() -> None:
+    from csagent.understanding_local import _names_an_option
+
+    catalogue = [{"product_id": "cm", "name": "Coffee Maker",
+                  "options": {"capacity": ["1 cup", "2 cups", "8 cups"], "color": ["black", "white"]}}]
+    maker = [{"product_id": "cm", "name": "Coffee Maker"}]
+    assert _names_an_option("W3025991 - how many cups does the coffee maker do", maker, catalogue)
+    assert _names_an_option("what capacity is my coffee maker", maker, catalogue)
+    assert not _names_an_option("how do i descale the coffee maker", maker, catalogue)

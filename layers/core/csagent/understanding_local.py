@@ -628,7 +628,8 @@ class LocalUnderstanding:
                     and _only_an_address(piece))
             named_products = entities.get("products") or []
             if intent == "order_items" and len(named_products) == 1 and asks_as_question(piece) \
-                    and not _ASKS_WHATS_IN.search(piece) and _documents_answer_it(piece):
+                    and not _ASKS_WHATS_IN.search(piece) and _documents_answer_it(piece) \
+                    and not _names_an_option(piece, named_products, catalogue or ()):
                 # "the gas grill from W3561391, how do i light it once it comes?", "我买的那副蓝色头戴式
                 # 有线耳机需要充电吗？": a question about their own product that its documents answer
                 # (both trained readers say so), not the lines of its order
@@ -1101,6 +1102,21 @@ def _names_an_option_key(piece: str, products: list[dict[str, Any]],
     entry = _catalogue_entry(catalogue, str(products[0]["product_id"])) or {}
     return any(re.search(rf"\b{re.escape(str(key))}\b", piece, re.IGNORECASE)
                for key in entry.get("options") or {})
+
+
+def _names_an_option(piece: str, products: list[dict[str, Any]],
+                     catalogue: Sequence[Mapping[str, Any]]) -> bool:
+    """Does the text name an option of the one product given, by its name or by the unit its
+    values are counted in ("how many cups does the coffee maker do": "1 cup", "8 cups")?"""
+    if _names_an_option_key(piece, products, catalogue):
+        return True
+    if len(products) != 1:
+        return False
+    entry = _catalogue_entry(catalogue, str(products[0]["product_id"])) or {}
+    counted = (re.fullmatch(r"[\d.]+\s+([a-z]+)", str(value), re.IGNORECASE)
+               for values in (entry.get("options") or {}).values() for value in values)
+    units = {m.group(1).lower().rstrip("s") for m in counted if m}
+    return any(re.search(rf"\b{re.escape(unit)}s?\b", piece, re.IGNORECASE) for unit in units)
 
 
 def _one_described(piece: str, products: list[dict[str, Any]],

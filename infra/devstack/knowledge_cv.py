@@ -6,11 +6,13 @@ cross-validation over the development messages answered from the documents, and 
 The messages: every English first turn of the development conversations
 (`infra/eval/understanding/dev/`) about a policy, a product or a warranty whose expectation is an
 answer with given words and no order ("do returns cost anything" → "prepaid" or "free" …). Each is
-searched once (`KnowledgeSearch.search`, as the tool does without products); then, for every
-setting of the grid, `KnowledgeSearch.answer` is right when the quoted answer holds the expected
-words. A setting is chosen on four folds and scored on the fifth; the figure is the share right
-over the five held-out folds, beside the share right without the asked questions. The setting
-printed last is the one chosen on all messages (the module's constants). The held-out questions
+searched once per value of the search's own setting (`SEARCH_GRID`: how close an asked question
+must be for its sentence's chunk to be a candidate; `KnowledgeSearch.search`, as the tool does
+without products); then, for every setting of the grid, `KnowledgeSearch.answer` is right when the
+quoted answer holds the expected words. A setting is chosen on four folds and scored on the fifth;
+the figure is the share right over the five held-out folds, beside the share right without the
+asked questions (at the first candidates' bar). The setting printed last is the one chosen on all
+messages (the module's constants). The held-out questions
 of `python -m csagent.knowledge.evaluate` (written by someone who read only the documents) are
 never used here: they report the choice.
 """
@@ -32,6 +34,8 @@ from csagent.knowledge import search as knowledge
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "infra" / "eval" / "understanding" / "dev"
 CATEGORIES = {"policy_question", "product_info", "warranty"}
+#: The search's own setting: each value searches every message again (`SEARCH_GRID`).
+SEARCH_GRID = {"ASKED_CANDIDATE_MIN": (0.8, 0.7, 0.6)}
 GRID = {
     "ASKED_ANSWER_MIN": (0.65, 0.7, 0.75, 0.8, 0.85, 2.0),  # 2.0: no hit is ever chosen by them
     "ASKED_MARGIN": (0.0, 0.05, 0.1),
@@ -97,9 +101,9 @@ class _Memo:
 
 def _restraint(values: dict[str, float]) -> tuple[float, ...]:
     """Between settings right as often, the one that changes the answers least: the highest bar for
-    another hit, then the smallest weight, margin and floor last."""
-    return (values["ASKED_ANSWER_MIN"], -values["ASKED_WEIGHT"], values["ASKED_MARGIN"],
-            values["ASKED_FLOOR"])
+    a candidate of the search and for another hit, then the smallest weight, margin and floor last."""
+    return (values["ASKED_CANDIDATE_MIN"], values["ASKED_ANSWER_MIN"], -values["ASKED_WEIGHT"],
+            values["ASKED_MARGIN"], values["ASKED_FLOOR"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -116,17 +120,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     memo = _Memo(embedder)
     searcher = knowledge.KnowledgeSearch(graph, memo, asked=shipped(embedder))
     rows = messages()
-    results = [searcher.search(text, k=5) for text, _, _ in rows]
-    names = list(GRID)
-    settings = [dict(zip(names, values, strict=True)) for values in itertools.product(*GRID.values())]
+    names = list(SEARCH_GRID) + list(GRID)
+    settings: list[dict[str, float]] = []
     table = []  # per setting: per message right (bool)
-    for values in settings:
-        with setting(values):
-            table.append([right(searcher.answer(text, result), groups, alls)
-                          for (text, groups, alls), result in zip(rows, results, strict=True)])
+    first: list[Any] = []  # the search at the first setting's candidates, for the figure without questions
+    for searched in itertools.product(*SEARCH_GRID.values()):
+        search_values = dict(zip(SEARCH_GRID, searched, strict=True))
+        with setting(search_values):
+            results = [searcher.search(text, k=5) for text, _, _ in rows]
+        first = first or results
+        for values in itertools.product(*GRID.values()):
+            answer_values = dict(zip(GRID, values, strict=True))
+            settings.append({**search_values, **answer_values})
+            with setting(answer_values):
+                table.append([right(searcher.answer(text, result), groups, alls)
+                              for (text, groups, alls), result in zip(rows, results, strict=True)])
     without = knowledge.KnowledgeSearch(graph, memo, asked=None)
     base = [right(without.answer(text, result), groups, alls)
-            for (text, groups, alls), result in zip(rows, results, strict=True)]
+            for (text, groups, alls), result in zip(rows, first, strict=True)]
 
     order = list(range(len(rows)))
     random.Random(args.seed).shuffle(order)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from csagent.domain.actions import PendingAction
 from csagent.graph.state import pending_actions
-from csagent.nlp.script import has_question_mark
+from csagent.nlp.script import has_ideographs, has_question_mark
 from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
     ADDRESS_CHANGES,
@@ -628,11 +628,13 @@ class LocalUnderstanding:
                     and _only_an_address(piece))
             named_products = entities.get("products") or []
             if intent == "order_items" and len(named_products) == 1 and asks_as_question(piece) \
-                    and not _ASKS_WHATS_IN.search(piece) and _documents_answer_it(piece) \
+                    and not has_ideographs(piece) and not _ASKS_WHATS_IN.search(piece) \
+                    and _documents_answer_it(piece) \
                     and not _names_an_option(piece, named_products, catalogue or ()):
-                # "the gas grill from W3561391, how do i light it once it comes?", "我买的那副蓝色头戴式
-                # 有线耳机需要充电吗？": a question about their own product that its documents answer
-                # (both trained readers say so), not the lines of its order
+                # "the gas grill from W3561391, how do i light it once it comes?": a question about their
+                # own product that its documents answer (both trained readers say so), not the lines
+                # of its order (in English: they read Chinese less surely, "里面那台笔记本电脑单价多少？"
+                # asks its price)
                 intent = "product_info"
                 entities["documents_first"] = True
             if intent in PRODUCT_QUESTION_INTENTS and len(named_products) == 1 \

@@ -436,20 +436,19 @@ GIVEN_WITH_A_YES = ("payment_method_id", "reason", "address")
 def asked_change(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The last change the turn asked about without asking for it ("if I send back the bottle,
     how much do I get back?"), as `memory["last_change"]` keeps it; None when there is none."""
+    from csagent.grounding.status import ends_in_a_tag_question
+
     for clause in reversed(clauses):
         entities = clause.get("entities") or {}
-        if _CHECKS_WHAT_IT_SAYS.search(str(clause.get("text") or "")):
-            continue  # "#W1 is going to Pine Lane and not to my home on Broadway, correct?": no change
+        if ends_in_a_tag_question(str(clause.get("text") or "")):
+            # "#W1 is going to Pine Lane and not to my home on Broadway, correct?": a statement put to
+            # be checked asks whether it is so, of no change
+            continue
         if clause.get("intent") in WRITE_INTENTS and entities.get("asks_for_change") is False \
                 and entities.get("order_id"):
             return {"intent": clause["intent"], "text": clause.get("text", ""),
                     "entities": {k: entities[k] for k in KEPT_FOR_A_LATER_YES if entities.get(k)}}
     return None
-
-
-# A statement put to be checked ("..., correct?", "..., right?"): it asks whether it is so, of no change.
-_CHECKS_WHAT_IT_SAYS = re.compile(r"[,\s]\s*(?:is that |that'?s |am i )?(?:correct|right|true)\s*\?+\s*$",
-                                  re.IGNORECASE)
 
 
 def _gives_the_address(asked: dict[str, Any], understanding: Understanding) -> bool:

@@ -1041,7 +1041,7 @@ def _requests_after_statements(pieces: list[str], predictions: list[Any], classi
         if prediction.intent in CATALOGUE_INTENTS and runner_up == "change_items" and asks_for_change(piece) \
                 and not is_hypothetical(piece) and asks_another_item(piece):
             # "lemme switch em to the black ones w brown lenses": read unsurely as about the product,
-            # next as the change its own verb names, asked for
+            # next as the item change, its words asking for another item
             out[i] = replace(prediction, intent=runner_up, runner_up=prediction.intent,
                              runner_up_score=prediction.confidence, probability=0.0)
             continue
@@ -2303,6 +2303,12 @@ _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 # What a question about money beside a cancellation told as done is read as: its refund.
 MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
 _CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
+# A question opening with a question word ("what was in ...", "which one got ...").
+_WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|what's|which|where|when|how)\b",
+                         re.IGNORECASE)
+_A_SWAP = re.compile(r"\b(?:swap|switch|exchange|trade|replacement)\w*\b", re.IGNORECASE)
+
+
 def _swap_ruled_out_for_money(text: str) -> bool:
     """Does the clause ask for money back and rule out the swap it names ("I want my money back, not a
     swap", "a refund, no exchange")?"""
@@ -2311,11 +2317,6 @@ def _swap_ruled_out_for_money(text: str) -> bool:
     return asks_money_back(text) and bool(_A_SWAP.search(text)) and not asks_another_item(text)
 
 
-_A_SWAP = re.compile(r"\b(?:swap|switch|exchange|trade|replacement)\w*\b", re.IGNORECASE)
-# A question opening with a question word ("what was in ...", "which one got ...").
-_WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|what's|which|where|when|how)\b",
-                         re.IGNORECASE)
-# A change of an order supposed ("if I cancel #W1, ...", "if we return it"), and an amount asked.
 # What a question about a gift card's balance may first read as, and its words.
 _BALANCE_READ_AS = frozenset({"product_info", "order_items", "order_status", "policy_question",
                               "refund_status"})

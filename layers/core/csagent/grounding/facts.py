@@ -102,15 +102,6 @@ _WHERE_ORDERS_GO = re.compile(r"\b(?:going|goes|go|heading|headed|ship(?:s|ped|p
                               r"delivered|deliver(?:ing|s)?)\b", re.IGNORECASE)
 
 
-def _same_place(address: object, home: object) -> bool:
-    """Is the order's address the account's (street line and zip code, case and spacing aside)?"""
-    def key(a: object) -> tuple[str, str]:
-        m = a if isinstance(a, dict) else dict(a or {})  # type: ignore[call-overload]
-        return (" ".join(str(m.get("address1") or "").lower().split()), str(m.get("zip") or "").strip())
-
-    return bool(address) and bool(home) and key(address) == key(home)
-
-
 def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
     """The customer's orders that fit every fact the words name about orders (an amount, a city or
     state they ship to, the account's own address, the method that paid), in the account's order;
@@ -133,9 +124,11 @@ def orders_by_facts(text: str, view: CustomerView) -> list[OrderView] | None:
     if home is not None and _WHERE_ORDERS_GO.search(text[:home.start()]):
         # "which of my orders are going somewhere other than my own home address?": the account's
         # address is a place the orders go, or not
+        from csagent.grounding.frame import same_address
+
         named = True
         negated = bool(_NEGATED.search(text[:home.start()]))
-        orders = [o for o in orders if _same_place(o.address, view.default_address) != negated]
+        orders = [o for o in orders if same_address(o.address, view.default_address) != negated]
     if _PAID_WITH.search(text) and not names_a_price_difference(text):
         # (a method that pays a price difference says how a change is paid, not which order it paid:
         # "Can I exchange for black, size L? Difference please pay with my Mastercard.")

@@ -26,7 +26,7 @@ from csagent.grounding.asking import (
     orders_listed,
     question,
 )
-from csagent.grounding.facts import names_a_price_difference
+from csagent.grounding.facts import names_a_price_difference, orders_by_facts
 from csagent.grounding.model import CustomerView, Line, OrderView, Variant
 from csagent.grounding.options import find_option_values, tokens
 from csagent.grounding.places import city_named
@@ -245,8 +245,6 @@ def find_order(
         # "the same brown bookshelf twice, one for me and one that went to my cousin in Houston ...
         # Can we return the Houston one?": where it went (or what it cost, or what paid) picks among
         # the orders holding it, in the clause or the message
-        from csagent.grounding.facts import orders_by_facts
-
         for words in (source, message) if message and message != source else (source,):
             told = orders_by_facts(words, view)
             if told is None:

@@ -111,3 +111,12 @@ def test_an_option_named_by_the_unit_its_values_are_counted_in() -> None:
     assert _names_an_option("W3025991 - how many cups does the coffee maker do", maker, catalogue)
     assert _names_an_option("what capacity is my coffee maker", maker, catalogue)
     assert not _names_an_option("how do i descale the coffee maker", maker, catalogue)
+
+
+def test_a_no_of_something_else_opens_no_refusal() -> None:
+    from csagent.graph.nodes.route import _opens_with_no
+
+    assert not _opens_with_no("No question today, I just wanted to say the boots are fantastic. Thanks!")
+    assert not _opens_with_no("ngl i dont even use the smartwatch, wanna send it back lol")
+    assert _opens_with_no("hmm no, leave it")
+    assert _opens_with_no("no, don't change it")

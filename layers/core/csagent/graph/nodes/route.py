@@ -231,8 +231,10 @@ def _was_asked(state: State) -> bool:
     return bool(replies) and "?" in str(replies[-1].get("text", ""))
 
 
-# (a "don't" of what the customer does is none: "ngl i dont even use the smartwatch, wanna send it back")
-_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no(?!\s+(?:longer|more|need|use)\b)|nah|nope"
+# (a "don't" of what the customer does is none: "ngl i dont even use the smartwatch, wanna send it back";
+# nor a "no" of something else: "No question today, I just wanted to say the boots are fantastic")
+_NO_OPENING = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:no(?!\s+(?:longer|more|need|use|questions?|problems?"
+                         r"|worries|rush|hurry)\b)|nah|nope"
                          r"|(?:don'?t|never)(?!\s+(?:even\s+|really\s+|actually\s+)?(?:use|used|need|like|wear|"
                          r"want|have|know|think|fit|work|get|got)\b))\b",
                          re.IGNORECASE)

@@ -40,26 +40,29 @@ def _line(product_id: str, name: str, item_id: str) -> Line:
     return Line(variant.item_id, product_id, name, variant.price, dict(variant.options))
 
 
+def _changed_to(wish: str, line: Line) -> list[str]:
+    """The item ids the wish changes the one line of a delivered order to."""
+    order = OrderView("#W1", "delivered", (line,), "card_1")
+    return [c.new.item_id for c in resolve_item_changes(wish, order, _variants()).changes if c.new]
+
+
 def test_a_fallback_after_a_preference_takes_one_step_from_the_item() -> None:
     # Given a digital wall clock, and no white analog one in its size
-    order = OrderView("#W1", "delivered", (_line(CLOCK, "Wall Clock", "c-10-white-digital"),), "paypal_1")
+    clock = _line(CLOCK, "Wall Clock", "c-10-white-digital")
     wish = ("Could I swap it for an analog one in white? Same size would be ideal but if you don't have "
             "that, a slightly bigger one is fine.")
     # The clause after "but" is a fallback of the wish before it
     assert is_fallback("Same size would be ideal but if you don't have that, a slightly bigger one is fine")
     assert not is_fallback("Same size would be ideal but in white")
     # And "a slightly bigger one" is the next size up, white and analog as wished
-    changes = resolve_item_changes(wish, order, _variants())
-    assert [c.new.item_id for c in changes.changes if c.new] == ["c-12-white-analog"]
+    assert _changed_to(wish, clock) == ["c-12-white-analog"]
 
 
 def test_whichever_colour_is_cheaper_is_the_cheapest_of_those_left_open() -> None:
-    order = OrderView("#W2", "delivered", (_line(BIKE, "Bicycle", "b-medium-black-mountain"),), "card_1")
     wish = ("Could I swap the bike I got for a road bike in the same frame size? Whichever colour is "
             "cheaper, and the difference can go back on my card.")
-    changes = resolve_item_changes(wish, order, _variants())
     # the green road bike in medium (1917.21), not the red one (2005.00) nor another frame size
-    assert [c.new.item_id for c in changes.changes if c.new] == ["b-medium-green-road"]
+    assert _changed_to(wish, _line(BIKE, "Bicycle", "b-medium-black-mountain")) == ["b-medium-green-road"]
 
 
 def test_a_product_the_item_was_got_with_only_says_which_order() -> None:
@@ -103,11 +106,9 @@ def test_where_an_order_went_picks_among_the_orders_holding_the_product() -> Non
 def test_cheaper_said_of_where_the_difference_goes_is_no_condition_on_the_change() -> None:
     # Given a black mountain bike; "if it works out cheaper, refund the difference" says where the money
     # goes, it does not ask for a cheaper bike only
-    order = OrderView("#W2", "delivered", (_line(BIKE, "Bicycle", "b-medium-black-mountain"),), "card_1")
     wish = ("I'd like the bike swapped for the red road one, same frame size. If it works out cheaper, "
             "please refund the difference to my card.")
-    changes = resolve_item_changes(wish, order, _variants())
-    assert [c.new.item_id for c in changes.changes if c.new] == ["b-medium-red-road"]
+    assert _changed_to(wish, _line(BIKE, "Bicycle", "b-medium-black-mountain")) == ["b-medium-red-road"]
 
 
 def test_a_value_of_two_dimensions_goes_to_the_one_its_noun_names_and_the_other_to_the_rest() -> None:

@@ -303,7 +303,7 @@ class LocalUnderstanding:
         clauses: list[Clause] = []
         asks_of = cache(asks_for_change)  # per piece, read once for the message's clauses
         vouched: dict[int, float] = {}  # clause index -> its confidence before the model vouched for it
-        doubted_handoffs: set[int] = set()  # clause indexes read as a hand-off the model is unsure of
+        doubted: set[int] = set()  # clause indexes read as a hand-off (or a complaint) the model is unsure of
         # How many clauses the model reads, surely, as asking something of the store: a statement
         # beside one of them is context (`_purchase_question_reading`'s `told_alone`).
         asking = [pr.intent not in PASSIVE_INTENTS and pr.confidence >= MIN_CLAUSE_CONFIDENCE
@@ -489,7 +489,7 @@ class LocalUnderstanding:
                 if view is not None and last_question else []
             # (a write read unsurely of words naming no change of their own follows up too: "tracking
             # #W5367110" ... "#W3137176 too")
-            unsure_write = intent in WRITE_INTENTS and named_change(piece) is None \
+            unsure_write = bool(last_question) and intent in WRITE_INTENTS and named_change(piece) is None \
                 and 0.0 < float(getattr(prediction, "probability", 0.0) or 0.0) < MAJORITY
             follows_up = bool(last_question) and (intent not in WRITE_INTENTS or unsure_write) \
                 and is_elliptical(
@@ -629,8 +629,8 @@ class LocalUnderstanding:
             named_products = entities.get("products") or []
             if intent == "order_items" and len(named_products) == 1 and asks_as_question(piece) \
                     and not has_ideographs(piece) and not _ASKS_WHATS_IN.search(piece) \
-                    and _documents_answer_it(piece) \
-                    and not _names_an_option(piece, named_products, catalogue or ()):
+                    and not _names_an_option(piece, named_products, catalogue or ()) \
+                    and _documents_answer_it(piece):
                 # "the gas grill from W3561391, how do i light it once it comes?": a question about their
                 # own product that its documents answer (both trained readers say so), not the lines
                 # of its order (in English: they read Chinese less surely, "里面那台笔记本电脑单价多少？"
@@ -699,14 +699,14 @@ class LocalUnderstanding:
             if picked and entities.get("order_id") == picked:
                 entities["picked_candidate"] = True  # answers "which of your orders do you mean?"
             if intent in HANDOFF_INTENTS and _doubted_handoff(piece, prediction):
-                doubted_handoffs.add(len(clauses))
+                doubted.add(len(clauses))
             if intent == "complaint" and prediction.intent == "complaint" and not products \
                     and not any(entities.get(k) for k in _NAMES_AN_ORDER) and not asks_something(piece) \
                     and 0.0 < float(getattr(prediction, "probability", 0.0) or 0.0) < MAJORITY:
                 # "Hi! I've been ordering gifts for half my family, I'm losing track. Which of my
                 # orders ...?": read unsurely as a complaint, naming nothing that went wrong; beside
                 # a request it is a remark (so is a doubted hand-off)
-                doubted_handoffs.add(len(clauses))
+                doubted.add(len(clauses))
             if intent in KNOWLEDGE_ABOUT_WHAT_HAPPENED and clauses and not products \
                     and asks_as_question(piece) and (_POINTS_BACK.search(piece) or intent == "warranty") \
                     and clauses[-1].entities.get("products") and not asks_as_question(clauses[-1].text):
@@ -751,7 +751,7 @@ class LocalUnderstanding:
             # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
             clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
                        for i, c in enumerate(clauses)]
-        clauses = _without_doubted_handoffs(clauses, doubted_handoffs)
+        clauses = _without_doubted_readings(clauses, doubted)
         clauses = _payment_details_folded(
             _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
         clauses = _without_wishes_asked_about(clauses, catalogue or [])
@@ -843,7 +843,7 @@ def _doubted_handoff(piece: str, prediction: Any) -> bool:
     return 0.0 < probability < MAJORITY and not is_explicit_request(piece)
 
 
-def _without_doubted_handoffs(clauses: list[Clause], doubted: set[int]) -> list[Clause]:
+def _without_doubted_readings(clauses: list[Clause], doubted: set[int]) -> list[Clause]:
     """Beside another clause read as a request of any kind (an off-topic one too), a doubted hand-off
     reading (or a doubted complaint naming nothing) is a remark, not a request for a person: the
     message is what the other clause asks ("Hello, I am new customer here. Please can you show me my

@@ -568,7 +568,9 @@ def _resolve_keys(toks: Sequence[str], hits: Sequence[OptionHit]) -> list[Option
 
 
 def _singular(word: str) -> str:
-    """ "lenses" -> "lens", "frames" -> "frame" (enough to meet a dimension's own word)."""
+    """ "lenses" -> "lens", "frames" -> "frame": enough to meet a dimension's own word beside a value
+    (`nlp.entities.words.singular`, which the tokens use, reads "lenses" as "lense": it keeps the
+    "e" of "cases" and "houses"; here a wrong form only adds a word that meets no dimension)."""
     if len(word) > 4 and word.endswith(("ses", "xes", "zes", "ches", "shes")):
         return word[:-2]
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word

@@ -76,11 +76,11 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
         # thx" is thanks).
         return {"route": "clarify", "confidence": 1.0, "intent": "confirm_yes"}
     resumed = resume_awaiting(understanding, state.get("awaiting") or [], state.get("text", ""))
+    keeps = _keeps_it_as_is(state.get("text", ""))
     if not pending and resumed is None and not _asks_a_question(state.get("text", "")) \
-            and (_was_asked(state) or _opens_with_no(state.get("text", ""))
-                 or _keeps_it_as_is(state.get("text", ""))) \
+            and (_was_asked(state) or _opens_with_no(state.get("text", "")) or keeps) \
             and consent_to_pending(state.get("text", ""), understanding, _asked_about(state),
-                                   asked_orders=_orders_asked_about(state)) == "no":
+                                   asked_orders=_orders_asked_about(state, keeps=keeps)) == "no":
         # "Actually, no, don't change it. I'll be home after all.", or "never mind, I'll keep it"
         # when asked which items: nothing to do, and nothing done ("It never came. Could you open
         # an investigation?" leans no, but asks something; "are u a bot or a real person lol"
@@ -309,15 +309,15 @@ def _asked_about(state: State) -> list[PendingAction]:
     return asked
 
 
-def _orders_asked_about(state: State) -> list[str]:
+def _orders_asked_about(state: State, *, keeps: bool = False) -> list[str]:
     """The orders of the requests waiting for a detail, and, for a message keeping things as they
-    are, the order just talked about: an answer about one ("never mind, I'll keep it" read on the
-    order asked about) is no new request."""
+    are (`keeps`, `_keeps_it_as_is`), the order just talked about: an answer about one ("never
+    mind, I'll keep it" read on the order asked about) is no new request."""
     asked = [str(order_id) for w in state.get("awaiting") or []
              if (order_id := (w.get("entities") or {}).get("order_id"))]
     # (and the order just talked about: "leave it like that then" read on it, after where it goes)
     recent = (state.get("memory") or {}).get("last_order_id")
-    return asked + ([str(recent)] if recent and _keeps_it_as_is(state.get("text", "")) else [])
+    return asked + ([str(recent)] if recent and keeps else [])
 
 
 # Entities that tie a clause to the store: a product, an order or parcel, a new address.

@@ -16,7 +16,18 @@ parcel marked delivered that never turned up (the store's rule for it), "use my 
 where an order goes (the account's address for that order), and a closing thanks thanked back; and
 later still, a fallback after a preference ("if there isn't one, a bigger one will do"), a colour left
 to the store ("whichever is cheaper"), the orders not going to the account's address, "leave it like
-that then" after an answer, and a statement checked ("..., right?") then agreed to.
+that then" after an answer, and a statement checked ("..., right?") then agreed to; and, in the stop
+after, which of two items an answer names ("the 4K one") before the change it asked for, one more
+return asked ("... too?") beside one proposed (both proposed, one yes makes both), a cancellation
+and "dont touch the one with the camera" in one clause, "the same card" paying an item change's
+difference (no option kept by it), a short question after a warranty answer ("torn straps?"), the
+email and the address asked together (both answered), an order's status and total asked in four
+words, "the two cancelled ones" (each one's refund), what an item of the order just talked about
+cost, an order said to be one the customer ships somewhere (which order, no change), an address
+an order is "set to ship to" (told, not the new one), and an item described by its options in an
+order whose status allows no change (that order, and the rule); whether a gift card would cover an
+order (its balance beside the order's charge), and the account's address asked to become where an
+order ships (the account's change; no order touched).
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -301,3 +312,146 @@ def test_a_statement_checked_then_agreed_to_proposes_no_change(tau_api: Any) -> 
     reply = second["reply"]["text"]
     assert second["status"] == "answered", reply
     assert "Bookshelf" in reply and "Change the shipping address" not in reply, reply
+
+
+def test_an_answer_naming_one_of_two_items_is_read_before_the_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # sofia_rossi_8776: #W5918442 (pending) holds two silver Action Cameras, 5K and 4K; the 4K comes in
+    # black (466.75)
+    first, second = turns(client, "sofia_rossi_8776",
+                          "please change the silver action camera in #W5918442 to black", "the 4K one")
+    assert first["status"] == "needs_clarification", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "awaiting_confirmation", reply
+    assert "(4K, waterproof: yes, silver) -> (4K, waterproof: yes, black)" in reply, reply
+    assert "$466.75" in reply, reply
+
+
+def test_one_more_return_asked_beside_a_proposed_one_is_proposed_with_it(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # aarav_garcia_9402: the Jigsaw Puzzle in #W3038897 and the Running Shoes in #W7821216, both delivered
+    first, second, third = turns(client, "aarav_garcia_9402", "I'd like to return the jigsaw puzzle",
+                                 "can I send back the running shoes from my other order too?",
+                                 "yes to both")
+    assert first["status"] == "awaiting_confirmation", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "awaiting_confirmation", reply
+    assert "Return from order #W7821216: Running Shoes" in reply and "#W3038897" in reply, reply
+    done = third["reply"]["text"]
+    assert "Return requested for order #W3038897" in done, done
+    assert "Return requested for order #W7821216" in done, done
+
+
+def test_a_cancellation_and_the_order_left_alone_in_one_clause(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # fatima_anderson_2157: #W2974929 (pending: Skateboard) and #W4514908 (pending: ..., Digital Camera)
+    status, reply = ask(client, "fatima_anderson_2157",
+                        "i ordered the skateboard by mistake, pls cancel that order, dont touch the one "
+                        "with the camera")
+    assert status == "awaiting_confirmation", reply
+    assert "Cancel order #W2974929" in reply and "#W4514908" not in reply, reply
+
+
+def test_the_same_card_for_the_difference_keeps_no_option(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # yusuf_taylor_7149: #W8268610 (pending) holds a white, high, USB Desk Lamp; in black and high it
+    # comes only with an AC adapter (154.17)
+    status, reply = ask(client, "yusuf_taylor_7149",
+                        "change the desk lamp in #W8268610 to a black one with high brightness, charge the "
+                        "difference to the same card")
+    assert status == "awaiting_confirmation", reply
+    assert "-> (black, high, AC adapter)" in reply and "$154.17" in reply, reply
+
+
+def test_a_short_question_after_a_warranty_answer_asks_it_again(tau_api: Any) -> None:
+    _, _, client = tau_api
+    first, second = turns(client, "fatima_muller_6713", "how long is the backpack warranty?", "torn straps?")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered" and "2 years on zippers, seams and straps" in reply, reply
+
+
+def test_the_email_and_the_address_asked_together_are_both_answered(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "ethan_lopez_6291",
+                        "can you tell me the email and the address you have for me?")
+    assert status == "answered", reply
+    assert "ethan.lopez8943@example.com" in reply and "103 Hillcrest Drive" in reply, reply
+
+
+def test_an_orders_status_and_total_asked_in_a_few_words_are_both_answered(tau_api: Any) -> None:
+    _, _, client = tau_api
+    status, reply = ask(client, "ethan_lopez_6291", "#W6779827 status and total pls")
+    assert status == "answered", reply
+    assert "pending" in reply and "$4079.45" in reply, reply
+
+
+def test_the_two_cancelled_ones_are_each_answered(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # emma_nguyen_6662: #W3906608 and #W9018868 are cancelled (1298.02 and 3446.44 refunded)
+    first, second = turns(client, "emma_nguyen_6662", "where is #W3754544?",
+                          "and the two cancelled ones - how much did i get refunded")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert second["status"] == "answered", reply
+    assert "$1298.02" in reply and "$3446.44" in reply, reply
+
+
+def test_what_an_item_of_the_order_just_talked_about_cost_is_its_line(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # raj_davis_2615: #W5463717 holds Headphones at 344.55; the store sells them at other prices too
+    first, second = turns(client, "raj_davis_2615", "which card paid for #W5463717?",
+                          "and what did the headphones cost")
+    assert first["status"] == "answered", first["reply"]["text"]
+    reply = second["reply"]["text"]
+    assert "$344.55" in reply and "#W5463717" in reply, reply
+
+
+def test_an_order_the_customer_ships_somewhere_is_which_order_not_a_change(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # ivan_kim_7727: #W6443279 (pending) goes to New York, #W2493472 (pending) to Chicago
+    status, reply = ask(client, "ivan_kim_7727",
+                        "there's an order i ship to Chicago for my sister, what's in it?")
+    assert status == "answered", reply
+    assert "#W2493472" in reply and "Laptop" in reply and "#W6443279" not in reply, reply
+
+
+def test_where_an_order_is_set_to_ship_is_told_and_the_profile_address_is_new(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # yusuf_ahmed_6232: #W1302858 (pending) goes to 281 Pine Lane, Chicago; the account's address is
+    # 409 Elm Street, Los Angeles
+    status, reply = ask(client, "yusuf_ahmed_6232",
+                        "order #W1302858 is set to ship to 281 Pine Lane in Chicago, please send it to the "
+                        "address on my profile instead")
+    assert status == "awaiting_confirmation", reply
+    assert "to 409 Elm Street, Suite 697, Los Angeles, CA 91075, USA" in reply, reply
+
+
+def test_an_item_described_by_its_options_picks_its_order_whatever_its_status(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # sofia_hernandez_5364: a blue M T-Shirt in #W9609649 (processed), a red L one in #W6876713 (delivered)
+    status, reply = ask(client, "sofia_hernandez_5364",
+                        "the blue medium t-shirt i got, could you make it a large?")
+    assert "#W9609649" in reply and "#W6876713" not in reply, reply
+    assert status != "awaiting_confirmation", reply
+
+
+def test_whether_a_gift_card_covers_an_order_is_its_balance_beside_the_charge(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # anya_garcia_3271: #W6436609 (pending, Laptop ...) was charged 3005.33; the gift card holds 51.00
+    status, reply = ask(client, "anya_garcia_3271",
+                        "does my gift card have enough on it to cover the laptop order?")
+    assert status == "answered", reply
+    assert "$3005.33" in reply and "$51.00" in reply, reply
+
+
+def test_the_accounts_address_asked_to_become_where_an_order_ships_changes_no_order(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # yusuf_ahmed_6232: #W1302858 (pending) ships to 281 Pine Lane, Chicago; the account's address is
+    # in Los Angeles
+    status, reply = ask(client, "yusuf_ahmed_6232",
+                        "please make my account's default address the one #W1302858 ships to. I don't want "
+                        "any of my orders touched")
+    assert status == "awaiting_confirmation", reply
+    assert "Change your default address" in reply and "to 281 Pine Lane, Suite 115, Chicago" in reply, reply
+    assert "Change the shipping address" not in reply, reply

@@ -142,20 +142,25 @@ def test_a_second_turn_starts_clean_and_keeps_the_public_history(graph):
 
 
 def test_three_independent_200ms_tasks_run_concurrently(graph):
-    # Given three independent clauses whose tool takes 200 ms each
+    # Given three independent clauses whose tool takes 200 ms each, each call's span recorded
+    spans: list[tuple[float, float]] = []
+
     def slow(task: Task, ctx: ToolContext) -> ToolResult:
+        began = time.perf_counter()
         time.sleep(0.2)
+        spans.append((began, time.perf_counter()))
         return order_status_tool(task, ctx)
     clauses = tuple(status_clause(f"#W000000{i}") for i in (1, 2, 3))
     deps = make_deps(understand_as("knowledge_and_actions", "order_status", clauses=clauses),
                      tools={"predefined_cypher": slow})
     # When the turn runs
-    started = time.perf_counter()
     state = turn(graph, deps, "three orders")
-    elapsed = time.perf_counter() - started
-    # Then all three succeed in well under the 600 ms a sequential run needs
+    # Then all three succeed, and all three were running at once: the last began before the first
+    # ended (a sequential run starts each after the one before has ended). Spans, not wall time, so
+    # that a loaded machine cannot fail it; the speed itself is `make bench`'s.
     assert [state["results"][t]["status"] for t in ("t1", "t2", "t3")] == ["success"] * 3
-    assert elapsed < 0.4
+    assert len(spans) == 3
+    assert max(b for b, _ in spans) < min(e for _, e in spans)
 
 
 def test_empty_text_is_refused_politely(graph):

@@ -68,6 +68,10 @@ def test_being_told_whether_a_change_would_happen_is_information() -> None:
     ("please send back my pet bed and my tablet", ["please send back my pet bed and my tablet"]),
     ("whether my account address would also change where #W4155745 goes",
      ["whether my account address would also change where #W4155745 goes"]),
+    # (the modal's subject between it and "also": "could I also send back")
+    ("could I also send back the bookshelf from my other order?",
+     ["could I also send back the bookshelf from my other order?"]),
+    ("where is my order, also can you cancel the lamp", ["where is my order", "can you cancel the lamp"]),
 ])
 def test_clauses_are_not_cut_inside_a_verb_phrase_or_before_a_thing_named_alone(
         text: str, expected: list[str]) -> None:

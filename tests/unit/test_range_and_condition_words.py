@@ -118,3 +118,29 @@ def test_a_chinese_change_named_only_to_rule_it_out(text: str, declines: bool) -
 ])
 def test_the_orders_already_got_and_those_ruled_out(text: str, statuses: tuple[str, ...]) -> None:
     assert statuses_described(text) == statuses
+
+
+@pytest.mark.parametrize(("text", "statuses"), [
+    # "not" right before the determiner of the orders the status names rules them out
+    ("show me my orders, not the canceled ones", ("pending", "processed", "delivered")),
+    ("only the ones that actually went thru, not the cancelled ones", ("pending", "processed", "delivered")),
+    ("the orders that went through", ("pending", "processed", "delivered")),
+    # a determiner after a negated verb: the status names the order, nothing is ruled out
+    ("I won't need my pending order anymore", ("pending",)),
+])
+def test_orders_ruled_out_by_their_status_and_those_that_went_through(
+        text: str, statuses: tuple[str, ...]) -> None:
+    assert statuses_described(text) == statuses
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("There is one order I send to Seattle, to my brother", False),      # which order: a relative clause
+    ("I just noticed that order #W1 is set to ship to 229 Lakeview Drive", False),  # what is planned
+    ("it is scheduled to ship to my old place, please send it to my new one", True),
+    ("I need it to ship to Denver", True),
+    ("I cancel my order", True),                                          # a non-native request stays one
+])
+def test_where_an_order_is_sent_or_set_to_go_is_told_not_asked(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_for_change
+
+    assert asks_for_change(text) is asks

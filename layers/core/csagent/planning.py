@@ -70,6 +70,8 @@ _ITEMS_ASKED = re.compile(r"\bwhat(?:'?s| is| was| were| did i (?:buy|get|order)
 _TRACKING_ASKED = re.compile(r"\btracking\b|\btrack (?:no|number|#)|运单号|快递单号|物流单号", re.IGNORECASE)
 _ADDRESS_ASKED = re.compile(
     r"\baddress\b|\bwhere (?:is )?(?:it|that|this) (?:going|headed|shipping|sent)\b|地址", re.IGNORECASE)
+# Where an order has got asked, by the word ("W6371438 status + total", "现在是什么状态").
+_STATUS_ASKED = re.compile(r"\bstatus\b|状态", re.IGNORECASE)
 # An amount asked ("how much did I pay for the headphones?"), not how it was paid.
 _AMOUNT_ASKED = re.compile(r"\b(?:how much|cost\w*|price\w*|what (?:did )?i pa(?:y|id))\b", re.IGNORECASE)
 _ANNOUNCES_QUESTIONS = re.compile(
@@ -90,10 +92,13 @@ ORDER_QUESTIONS: dict[str, tuple[str, ...]] = {
     # examples say so more clearly than the items' own.
     "order_items": (*_ABOUT_ONE_ORDER, "order_overview"),
 }
-# An account's address asked beside another of its facts ("the email and the home address on file").
+# An account's address asked beside another of its facts ("the email and the home address on file",
+# "what email and address do u have on my account"; an email address is not one).
 _ADDRESS_AND_MORE_ASKED = re.compile(
-    r"\b(?:e-?mail|name|phone|payment|card)\b.*\b(?:home|default|mailing|postal|street)\s+address\b"
-    r"|\b(?:home|default|mailing)\s+address\b.*\b(?:e-?mail|name|payment|cards?)\b", re.IGNORECASE)
+    r"\b(?:e-?mail|name|phone|payment|card)\b.*(?:\b(?:home|default|mailing|postal|street)\s+address\b"
+    r"|\b(?:and|&|\+)\s+(?:the\s+|my\s+)?address(?:es)?\b)"
+    r"|(?:\b(?:home|default|mailing)\s+address|(?<!email )(?<!e-mail )\baddress)\b.*\b(?:and|&|\+)\s+"
+    r"(?:the\s+|my\s+)?(?:e-?mail|name|payment|cards?)\b", re.IGNORECASE)
 # What the account holds, for `account_info` (the closest of these to the question answers it).
 ACCOUNT_QUESTIONS: tuple[str, ...] = ("default_address", "payment_methods", "gift_card_balance",
                                       "customer_profile", "total_spent", "order_count_by_status")
@@ -821,6 +826,13 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                     # number and address), not the address alone
                     b.order_lookup(order_id)
                     continue
+                if not own and _STATUS_ASKED.search(text) \
+                        and (_AMOUNT_ASKED.search(text) or _WHOLE_ORDER.search(text)):
+                    # "W6371438 status + total": where it has got, which its overview says, and (the
+                    # closest question below, never the overview again) what it came to
+                    b.order_lookup(order_id)
+                    closest = [t for t in closest if t != "order_overview"]
+                    asked = " ".join(_STATUS_ASKED.sub(" ", asked or text).split())
                 if not own and _ITEMS_ASKED.search(text) \
                         and (_AMOUNT_ASKED.search(text) or _WHOLE_ORDER.search(text)):
                     # "#W6111820 whats in it + total": what it holds, and (the closest question
@@ -899,6 +911,10 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             # "how much did I pay for #W1 and which card did I use": beside an order, a question
             # about payments may be that order's.
             about_order = ORDER_ACCOUNT_QUESTIONS if order_id else ()
+            # (the address asked beside another fact is its own task, below: the closest question
+            # is the other fact's)
+            address_too = bool(_ADDRESS_AND_MORE_ASKED.search(text)) and not order_id
+            account = [q for q in ACCOUNT_QUESTIONS if not (address_too and q == "default_address")]
             if entities.get("account_fact") in ACCOUNT_QUESTIONS:
                 # (the fact the words were found to ask, by what they point at: a gift card's balance)
                 b.add("account_info", PREDEFINED, {"template_id": entities["account_fact"], "params": {}})
@@ -906,8 +922,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
                 b.add("account_info", PREDEFINED, {"question": text,
                                                    "params": {"order_id": order_id} if order_id else {},
                                                    "fallback_template": "customer_profile",
-                                                   "templates": [*ACCOUNT_QUESTIONS, *about_order]})
-            if _ADDRESS_AND_MORE_ASKED.search(text) and not order_id:
+                                                   "templates": [*account, *about_order]})
+            if address_too:
                 # "could you confirm the email address and the home address you have on file?": two
                 # facts of the account, the closest template gives one; the address is the other.
                 b.add("account_info", PREDEFINED, {"template_id": "default_address", "params": {}})
@@ -1165,6 +1181,13 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             notes["return_preview"] = True
         b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}},
               notes=TaskNotes(**notes))
+    if intent == "change_payment":
+        from csagent.grounding.resolve import names_a_gift_card
+
+        if names_a_gift_card(text):
+            # "whether my gift card has enough on it to cover the blue t-shirt order": what is on it,
+            # beside what the order was charged
+            b.add("account_info", PREDEFINED, {"template_id": "gift_card_balance", "params": {}})
     if intent == "return_request" and entities.get("only_unopened"):
         # "I haven't opened the perfume yet. Would I still be able to return it?": the condition the
         # store takes it back on, beside the order's facts

@@ -138,8 +138,11 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
         return None
     resumed = []
     answer = " ".join(c.text for c in understanding.clauses)
+    # An answer whose reading settles the request ("the in-ear ones" of two headphones to change to
+    # blue, which they do not come in): what it says ("not available right now") is the reply.
+    settles = answering and bool(given.get("settled"))
     for wait in awaiting:
-        if given.get(wait["parameter"]):
+        if given.get(wait["parameter"]) or settles:
             kept = wait.get("entities", {})
             # The request already names its order: the answer's words ("ordered by mistake")
             # matching the customer's orders do not make it ask which order again.
@@ -147,7 +150,7 @@ def resume_awaiting(understanding: Understanding, awaiting: list[dict[str, Any]]
             # (nor does an address for the account's, which is of no order, ask which order it is)
             of_no_order = wait["intent"] == "update_default_address"
             extra = {k: v for k, v in given.items()
-                     if not (kept.get("order_id") and same_order and k in ORDER_GROUNDING)
+                     if not (kept.get("order_id") and same_order and k in ORDER_GROUNDING and not settles)
                      and not (of_no_order and k in ORDER_GROUNDING | {"order_id"})}
             entities = {**kept, **extra}
             if weighs_a_change(answer):

@@ -236,6 +236,7 @@ class LocalUnderstanding:
             MONEY_BACK_ASKED,
             about_another_persons,
             asks_as_question,
+            ground,
             named_change,
             names_a_purchase,
             not_what_it_is_for,
@@ -473,6 +474,13 @@ class LocalUnderstanding:
                     # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
                     vouched.pop(len(clauses) - 1, None)
                     clauses.pop()
+            elif not products and not names_order and not recent and intent in ITEM_REQUESTS \
+                    and talked_about and product_refs and product_refs[0].hint is None \
+                    and view is not None and names_a_purchase(str(talked_about[0]["name"]), view):
+                # "does the yoga mat I just ordered have latex in it??" (its pages answered) ... "Can
+                # you swap it for a TPE one then?": "it" is the one product the last turn was about,
+                # theirs; the order holding it is found as if it were named.
+                entities["products"] = [_carried(talked_about[0], piece, catalogue or [])]
             elif not products and not names_order and intent in {"out_of_scope", "smalltalk"} \
                     and (clauses or talked_about) and product_refs and asks_as_question(piece) \
                     and len(before := told_before or talked_about) == 1:
@@ -516,11 +524,16 @@ class LocalUnderstanding:
                 # the same question, about what the follow-up names.
                 intent, follows_up = str(last_question), True
                 piece = f"{memory_text} {piece}".strip()
-            elif last_question in KNOWLEDGE_FOLLOW_UPS and intent in {OUT_OF_SCOPE, "smalltalk"} \
-                    and not products and _POINTS_BACK.search(piece) and asks_as_question(piece) \
-                    and not asks_for_change(piece):
+            elif last_question in KNOWLEDGE_FOLLOW_UPS and not products and asks_as_question(piece) \
+                    and not asks_for_change(piece) and (
+                        (intent in {OUT_OF_SCOPE, "smalltalk"} and _POINTS_BACK.search(piece)) or (
+                            intent not in WRITE_INTENTS and len(pieces) == 1
+                            and prediction.confidence < MIN_CLAUSE_CONFIDENCE
+                            and len(piece.split()) <= MAX_FOLLOW_UP_WORDS)):
                 # "how long is the warranty on it?" … "Would that include damage from limescale?":
-                # read as nothing of the store's, a question about what the last answer said.
+                # read as nothing of the store's, a question about what the last answer said; so is
+                # a short one the model cannot read on its own ("warranty on grill burners?" …
+                # "other parts?", "rust on the grates covered?").
                 intent, follows_up = str(last_question), True
                 piece = f"{memory_text} {piece}".strip()
             if view is not None and intent in GENERAL_QUESTION_INTENTS and not follows_up \
@@ -625,7 +638,10 @@ class LocalUnderstanding:
                     # ("1200 ocean drive apt 5b, miami florida 33139": an address written alone, the
                     # whole message, gives the address its reading's change needs)
                     intent in {"update_default_address", "change_order_address"} and len(pieces) == 1
-                    and _only_an_address(piece))
+                    and _only_an_address(piece)) or _one_more_of_the_same(piece, intent, state, clauses)
+                if entities["asks_for_change"] and state.get("pending_actions") \
+                        and _one_more_of_the_same(piece, intent, state, ()):
+                    entities["adds_to_pending"] = True  # (the change proposed still waits beside it)
             named_products = entities.get("products") or []
             if intent == "order_items" and len(named_products) == 1 and asks_as_question(piece) \
                     and not has_ideographs(piece) and not _ASKS_WHATS_IN.search(piece) \
@@ -678,6 +694,15 @@ class LocalUnderstanding:
                 intent, grounded_to_store = "account_info", True
                 entities.pop("order_id", None)
                 entities["account_fact"] = "gift_card_balance"
+            if intent in _BALANCE_READ_AS | {"account_info"} and view is not None \
+                    and names_a_gift_card(piece) and _COVERS.search(piece) \
+                    and names_a_purchase(piece, view):
+                # "whether my gift card has enough on it to cover the blue t-shirt order": that order
+                # paid with the gift card, weighed (what is on it beside what the order cost), not the
+                # rule for gift cards, nor the t-shirt's warranty; nothing is asked to be done.
+                intent = "change_payment"
+                entities = ground(intent, piece, entities, view, variants, text)
+                entities["asks_for_change"] = False
             changed = _CHANGE_SUPPOSED.search(piece)
             # (or found by what it holds: "If I cancelled the order with the tea kettle, how much
             # would I get back?")
@@ -902,6 +927,26 @@ def _holds_a_product_named(text: str, order_id: str, view: Any) -> bool:
                                      for m in product_mentions(text, view.products()))
 
 
+# "also", "too", "as well": one more of what was asked
+_ONE_MORE = re.compile(r"\b(?:also|too|as well)\b", re.IGNORECASE)
+
+
+def _one_more_of_the_same(piece: str, intent: str, state: Mapping[str, Any],
+                          clauses: Sequence[Clause]) -> bool:
+    """ "could I also send back the coffee maker from my other order?" while a return waits for a
+    yes (or beside one asked for in the message): one more change of the kind already asked for,
+    which asks for it however much its words ask permission. (Not a question of what would follow:
+    "if I return the lamp, do I have to send the shade back too?")"""
+    from csagent.nlp.speech_acts import is_hypothetical, weighs_a_change
+    from csagent.requests import RESTATES
+
+    if not _ONE_MORE.search(piece) or is_hypothetical(piece) or weighs_a_change(piece):
+        return False
+    proposed = {str(p.action) for p in pending_actions(state)} if state.get("pending_actions") else set()
+    return any(intent in RESTATES.get(action, ()) for action in proposed) \
+        or any(c.intent == intent and c.entities.get("asks_for_change") for c in clauses)
+
+
 def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str, *,
                                told_alone: bool = False) -> bool | None:
     """Does a question naming a product, read as a product or an order question, ask about the
@@ -944,8 +989,8 @@ def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[l
 # the address after it is the one it has, not one wished for.
 _TELLS_WHERE_IT_GOES = re.compile(
     r"\b(?:is|are|'s|was|were|s)\s+(?:still\s+|currently\s+|now\s+)?(?:headed|heading|going|being sent|"
-    r"being shipped|set to go|shipping|on (?:its|their) way)\s+(?:to|for)\b|\bmy old\s+(?:address|apartment|"
-    r"place|flat|house|home)\b", re.IGNORECASE)
+    r"being shipped|set to (?:go|ship|be (?:sent|shipped|delivered))|shipping|on (?:its|their) way)"
+    r"\s+(?:to|for)\b|\bmy old\s+(?:address|apartment|place|flat|house|home)\b", re.IGNORECASE)
 
 
 # "whichever colour is cheaper", "any size is fine", "colour doesn't matter": the choice left open
@@ -1537,10 +1582,13 @@ def _without_wishes_asked_about(clauses: list[Clause],
     # question about that order's items, is what the question is about; no change of them)
     # (so beside a change of that order asked for: "The blue one fits great, but the white one never
     # left the box. I'd like to send back only the white one.")
+    # (a payment asked beside it is not such a change: "The electric kettle I order, it is black. My
+    # wife want white color, same size. ... Pay with my paypal if more expensive" pays for the wish)
     about_orders = {c.entities.get("order_id") for c in clauses
                     if c.entities.get("order_id") and (
                         (c.intent in ORDER_READ_INTENTS and asks_as_question(c.text))
-                        or (c.intent in WRITE_INTENTS and c.entities.get("asks_for_change")))}
+                        or (c.intent in WRITE_INTENTS - {"change_payment"}
+                            and c.entities.get("asks_for_change")))}
     if about_orders:
         told = [c for c in clauses if c.intent == "change_items"
                 and c.entities.get("order_id") in about_orders and not c.entities.get("asks_for_change")
@@ -1688,7 +1736,9 @@ def _options_asked_of_own(intent: str, entities: dict[str, Any], piece: str, tex
 
 def _only_a_payment_method(piece: str, entities: Mapping[str, Any], variants: Any) -> bool:
     """Does the clause name a payment method and nothing an item change would: no product of its
-    own, no option value of the catalogue's, no price difference?"""
+    own (unless only to say which order the payment moves off: "The tablet I ordered is sitting on
+    my gift card and I want it on my Amex instead"), no option value of the catalogue's, no price
+    difference?"""
     from csagent.grounding.facts import names_a_price_difference
     from csagent.grounding.options import tokens
     from csagent.grounding.resolve import names_a_payment_method
@@ -1699,7 +1749,13 @@ def _only_a_payment_method(piece: str, entities: Mapping[str, Any], variants: An
            if not p.get("carried") and str(p.get("surface") or "").lower() in piece.lower()]
     words = set(tokens(piece))
     values = {str(v).lower() for vs in (variants or {}).values() for x in vs for v in x.options.values()}
-    return not own and not any(set(tokens(v)) <= words for v in values)
+    return (not own or bool(_ON_A_METHOD_INSTEAD.search(piece))) \
+        and not any(set(tokens(v)) <= words for v in values)
+
+
+# The payment an order should be on, said as where it sits: "I want it on my Amex instead".
+_ON_A_METHOD_INSTEAD = re.compile(r"\b(?:it|that|them|this)\s+on\s+(?:my|the)\s+[\w ]{1,25}?\binstead\b",
+                                  re.IGNORECASE)
 
 
 def _left_behind(text: str, address: Mapping[str, Any]) -> bool:
@@ -1752,7 +1808,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     from csagent.nlp.speech_acts import asks_for_change, names_address_change
 
     grounded_to_store = False  # (set by a re-reading below that grounds the clause in their orders)
-    if intent == "change_items" and _tells_what_they_bought(piece, view):
+    if intent == "change_items" and _tells_what_they_bought(piece, view, variants):
         # "I bought the blue crew neck t-shirt in medium and I'm really pleased with it": what they
         # have, every option named theirs, no change named; it asks nothing.
         return "smalltalk", {}, False
@@ -2112,18 +2168,33 @@ def _praises(piece: str) -> bool:
         and not asks_as_question(piece)
 
 
-def _tells_what_they_bought(piece: str, view: CustomerView) -> bool:
+def _tells_what_they_bought(piece: str, view: CustomerView,
+                            variants: Mapping[str, Sequence[Any]] | None = None) -> bool:
     """Is the clause a statement of what the customer bought ("I bought the blue crew neck t-shirt in
     medium"): a purchase told, no change named, and every product it names with options one of
-    their items has, option for option?"""
+    their items has, option for option? An option value their items of it lack, which the product
+    comes in, is a wish ("yo the hiking boots i ordered r gonna be way too big, gotta size em down to
+    a 10"; "the M one, can u bump it to an L")."""
     from csagent.grounding.frame import asks_as_question, named_changes, owns_as_described
+    from csagent.grounding.options import find_option_values
     from csagent.grounding.resolve import product_mentions
 
     if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece) \
             or _NAMES_A_SWAP.search(piece):
         return False  # ("keyboard i ordered - want clicky switches instead of tactile": a change)
     mentions = product_mentions(piece, view.products(), own=True)
-    return bool(mentions) and all(owns_as_described(m, view) for m in mentions)
+    if not mentions or not all(owns_as_described(m, view) for m in mentions):
+        return False
+    for mention in mentions:
+        offered: dict[str, set[str]] = {}
+        for variant in (variants or {}).get(mention.product_id, ()):
+            for key, value in variant.options.items():
+                offered.setdefault(key, set()).add(value)
+        own = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id
+               and all(x.options.get(k) == v for k, v in mention.options.items())]  # (those it describes)
+        if any(all(x.options.get(h.key) != h.value for x in own) for h in find_option_values(piece, offered)):
+            return False
+    return True
 
 
 # Words that make a told purchase a change ("want clicky switches instead of tactile", "I want to
@@ -2320,6 +2391,8 @@ def _swap_ruled_out_for_money(text: str) -> bool:
 # What a question about a gift card's balance may first read as, and its words.
 _BALANCE_READ_AS = frozenset({"product_info", "order_items", "order_status", "policy_question",
                               "refund_status"})
+# Whether an amount is enough for something: "has enough on it to cover", "would it cover".
+_COVERS = re.compile(r"\benough\b|\bcover(?:s|ed)?\b", re.IGNORECASE)
 _BALANCE_ASKED = re.compile(
     r"\bhow\s*(?:much|many\s+dollars)\b.*\b(?:left|still|remaining|remain|on\s+(?:it|the\s+card|there)|have|has)\b"
     r"|\bbalance\b", re.IGNORECASE)
@@ -2536,9 +2609,17 @@ def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], pick
     for mention in sorted(product_mentions(text, catalogue or view.products()), key=lambda m: -m.span[0]):
         if mention.product_id not in shared and names_items:  # "the one with the smartphone": which order
             answer = answer[: mention.span[0]] + answer[mention.span[1]:]
-    reread = f"{asked} {answer}"
     try:
-        found = ground(str(waiting["intent"]), reread, {"order_id": picked}, view, variants, reread)
+        found = ground(str(waiting["intent"]), f"{asked} {answer}", {"order_id": picked}, view, variants,
+                       f"{asked} {answer}")
+        wanted = str(waiting.get("parameter") or "")
+        if wanted and not found.get(wanted):
+            # "can u change the red headphones to blue" -> "It holds 2: ... Which one?" -> "the
+            # in-ear ones": after the request the answer would read as what it changes to; put
+            # first, it says which item the request is about.
+            before = ground(str(waiting["intent"]), f"{answer}. {asked}", {"order_id": picked}, view,
+                            variants, f"{answer}. {asked}")
+            found = before if before.get(wanted) or before.get("settled") else found
     except Exception:  # noqa: BLE001 - grounding refines; without it the answer gives the order alone
         logger.exception("reading the waiting request again failed; the answer gives its order")
         return clauses
@@ -2628,7 +2709,16 @@ def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, 
     my account.": the saved one, said in a sentence of its own."""
     from csagent.grounding.frame import asks_as_question, order_going_to
     from csagent.nlp.entities.addresses import names_saved_address
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
 
+    named_order = view.order(entities.get("order_id")) if ORDER_ID_RE.search(piece) else None
+    if intent == "update_default_address" and named_order is not None and named_order.address:
+        # "Could you update the default address on my profile to the same one W7800651 is being sent
+        # to?": the saved address is what changes, to where that order goes; no order changes.
+        entities["address"] = dict(named_order.address)
+        for key in ("order_id", "grounded_orders", "grounded", "order_status"):
+            entities.pop(key, None)
+        return intent
     if view.default_address and names_saved_address(piece) and not _NEW_ADDRESS.search(piece):
         entities["address"] = dict(view.default_address)
         return "change_order_address"

@@ -27,6 +27,9 @@ from csagent.nlp.speech_acts import (
     ("keep the thermostat order, no cancelling", True),                    # a gerund after "no"
     ("not cancelling anything, just want to know where it is", True),
     ("No, cancel it", False),                                              # "no" answers; it asks to cancel
+    # the first change named is asked for; what is ruled out after it is another thing left alone
+    ("can u cancel the one that hasnt shiped yet, dont touch the one with the phone", False),
+    ("please tell me where it is, dont cancel it", True),                  # "tell" names no change
 ])
 def test_a_change_named_only_to_rule_it_out(text: str, declined: bool) -> None:
     assert declines_change(text) is declined

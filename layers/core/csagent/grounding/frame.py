@@ -256,6 +256,16 @@ def find_order(
     if len(fitting) > 1 and not described and intent in ORDER_READS_BY_STATUS:
         # "wher is my keybaord?": a cancelled order is nowhere; the one still live is asked about.
         fitting = [o for o in fitting if o.status != "cancelled"] or fitting
+    if len(found) > 1 and len(fitting) <= 1:
+        # "the blue tee i ordered, the M one, can u bump it to an L": the item its options describe
+        # says which order, even one whose status the change does not allow (the rule is said then),
+        # never another order's item of the same product. (Only the words before what it is to
+        # become describe it: "change my tee to blue" names the wish.)
+        first = min(m.span[1] for m in mentions)
+        pivot = _CHANGE_PIVOT.search(source, first)
+        by_options = _described_by_options(found, product_ids, source[: pivot.start()] if pivot else source)
+        if len(by_options) == 1:
+            fitting = by_options
     if len(fitting) == 1 and not described and _looks_alike(fitting[0], found):
         # "Cancel my tea kettle order", with one kettle order pending and another already processed:
         # the customer cannot tell the two apart (neither has reached them), so the one the policy
@@ -392,6 +402,10 @@ ORDER_READS_BY_STATUS = frozenset({"order_status", "tracking"})
 _NEGATION_OR_OTHER = re.compile(r"\b(?:not|no|never|other|except)\b|n[’']t\b", re.IGNORECASE)
 
 
+# Where what an item is to become begins: "... bump it to an L", "swap it for the black one".
+_CHANGE_PIVOT = re.compile(r"\b(?:to|into|for|instead)\b|->|→", re.IGNORECASE)
+
+
 def _described_by_options(orders: Sequence[OrderView], product_ids: set[str], text: str) -> list[OrderView]:
     """Of several orders holding a product named, those whose item of it has an option value the
     words name that tells the orders apart, and none named after a negation ("not the white one");
@@ -498,7 +512,10 @@ _PLURAL_ORDERS = re.compile(r"\b(orders|all of them|both of them|each of them|an
                             r"|every (?:single )?(?:one|order)"
                             r"|anything|everything|any of my"
                             r"|which ones|my (?:\w+ )?(?:stuff|things)|refunds|in total|altogether"
-                            r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have)\b"
+                            r"|tracking (?:numbers|nums|nos|#s|codes|ids)|what do i have"
+                            # ("the two cancelled ones": orders counted by their status)
+                            r"|(?:two|2|three|3|both)\s+(?:cancell?ed|pending|delivered|processed|shipped|other)"
+                            r"\s+ones)\b"
                             # Chinese marks no plural: a number of orders, "these", "each", "respectively"
                             r"|[两二三几多]个[^，。？！,.?!]{0,8}?订单|这些订单|所有订单|每个订单|每笔|分别|一共|总共",
                             re.IGNORECASE)
@@ -551,7 +568,9 @@ def _without_new_address(text: str, entities: Mapping[str, Any]) -> str:
 
 # Words saying where an order goes now ("is going to", "ships to", "heading to").
 _WHERE_IT_GOES = re.compile(
-    r"\b(?:going|goes|heading|headed|ships|shipping|being sent|sent|set to go)\s+(?:to|for)\b", re.IGNORECASE)
+    r"\b(?:going|goes|heading|headed|ships|shipping|being sent|sent|set to (?:go|ship)"
+    # ("there is one order I send to Seattle, to my brother": the one the customer sends there)
+    r"|(?:order|one|package|parcel)\s+i\s+(?:send|ship|shipped))\s+(?:to|for)\b", re.IGNORECASE)
 
 
 def tells_where_it_goes(text: str) -> bool:
@@ -1272,6 +1291,11 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
             # whether something has shipped is asked of an order, never of the catalogue or the
             # store's documents; the one they bought.
             return runner_up if runner_up in ORDER_READS_BY_STATUS else "order_status"
+        if intent in CATALOGUE_WISHES and about_a_product is False and _PAID_ASKED.search(text) \
+                and names_a_purchase(text, view):
+            # "and what did the grill cost" (after a question about the order holding it): what
+            # they paid for the one they bought, as the model reads it, never the store's range
+            return "order_items"
         return intent
     asks_of_the_product = about_a_product or (about_the_product and not _ASKS_THE_ASSISTANT.search(text))
     if intent == "order_status" and asks_of_the_product and names_a_purchase(text, view):
@@ -1297,6 +1321,10 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
 _THE_STORE_HAS = re.compile(r"\b(?:you|u|ya|y'?all|you guys)\s+(?:still\s+)?"
                             r"(?:have|got|sell|carry|stock|offer)\b|\bin stock\b", re.IGNORECASE)
 # Words that ask how an order is getting on, said of no catalogue product ("has the lamp shipped?").
+# What a thing cost, asked in the past: what was paid for it ("what did the grill cost", "how much
+# was the kettle"), not what the store asks for it now.
+_PAID_ASKED = re.compile(r"\b(?:what|how much)\b[^.?!]{0,20}?\b(?:did|was|were)\b[^.?!]{0,30}?"
+                         r"(?:\bcost\b|\?|$)|\bhow much (?:did|was|were)\b", re.IGNORECASE)
 _ORDER_PROGRESS = re.compile(r"\b(?:shipped|arrived|dispatched|tracking|sent out|gone out"
                              r"|left the warehouse|on (?:its|the) way|status)\b|\bdelivered\s*(?:yet\s*)?\?"
                              # ("The garden hose, when it comes?", "when will they arrive"; not "when
@@ -1817,7 +1845,14 @@ def asks_money_back(text: str) -> bool:
 def asks_another_item(text: str) -> bool:
     """Do the words ask for another item instead ("swap it", "send me the right one"), a word no
     negation just before rules out ("it's not worth the hassle of a swap")?"""
-    return any(not _RULED_OUT_BEFORE.search(text[: m.start()]) for m in _ANOTHER_ITEM_ASKED.finditer(text))
+    return any(not _RULED_OUT_BEFORE.search(text[: m.start()]) for m in _ANOTHER_ITEM_ASKED.finditer(text)) \
+        or bool(_CAN_IT_BE.search(text))
+
+
+# Their item asked to be another version ("Can it be the same backpack, green, small, camera
+# compartment, but in polyester?"): a wish put as a question.
+_CAN_IT_BE = re.compile(r"\b(?:can|could)\s+(?:it|they|that|this one|mine)\s+be\b[^.?!]{0,80}?\bin\b",
+                        re.IGNORECASE)
 
 
 def item_change_intent(
@@ -1841,7 +1876,7 @@ def item_change_intent(
         named = names_a_purchase(clause, view) or (
             bool(_POINTS_BACK_TO_ONE.search(clause)) and _INSTEAD.search(clause) is not None
             and names_a_purchase(text, view))
-        if not (clause and asks_for_change(clause) and named):
+        if not (clause and (asks_for_change(clause) or _CAN_IT_BE.search(clause)) and named):
             return intent
         if asks_as_question(clause) and _EITHER_OR.search(clause) and not _ANOTHER_ITEM_ASKED.search(clause):
             # "The espresso machine in #W9077472, it use capsule or I need ground coffee?": which of
@@ -2003,13 +2038,15 @@ def pick_candidate(text: str, candidates: Sequence[OrderView]) -> OrderView | No
             return single[0]
     scores = []
     # (a word of a product's name that only one order's products have picks it, even without the
-    # product's own word: "electric one" of the Electric Kettle's order and the Tea Kettle's)
+    # product's own word: "electric one" of the Electric Kettle's order and the Tea Kettle's; it
+    # names what the thing is, and weighs more than an option value of the same word, the Tea
+    # Kettle's "stovetop compatibility: electric")
     name_words = {o.order_id: {w for x in o.products() for w in tokens(str(x.get("name") or ""))}
                   for o in candidates}
     for order in candidates:
         score = len(hits_of[order.order_id]) + 2 * addressed[order.order_id]
         others = set().union(*(v for k, v in name_words.items() if k != order.order_id))
-        score += len((name_words[order.order_id] - others) & set(words))
+        score += 2 * len((name_words[order.order_id] - others) & set(words))
         mentions = product_mentions(text, order.products(), own=True)
         # (the more of a product's name the words say, the better they fit: "the electric one, just
         # the kettle" is the Electric Kettle's order, not the Tea Kettle's)

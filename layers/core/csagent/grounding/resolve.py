@@ -365,9 +365,11 @@ _SPLIT = re.compile(
 _CHEAPEST = re.compile(r"\b(cheapest|lowest price|least expensive|whichever\b[^.?!,;]{0,30}?\b(?:is |s )?"
                        r"(?:cheaper|less expensive))\b", re.IGNORECASE)
 # "the same camera with the 10x zoom", "same again but in gold": everything else stays as it is.
-# ("the tshirt thats in the same order as my laptop" says which order, not which options stay)
+# ("the tshirt thats in the same order as my laptop" says which order, not which options stay; "the
+# difference use the same card" how it is paid)
 _SAME_BUT = re.compile(r"\b(?:same|exact|exactly|identical)\b(?!\s+(?:order|package|parcel|delivery|box"
-                       r"|purchase|shipment|address|day|time|place)\b)", re.IGNORECASE)
+                       r"|purchase|shipment|address|day|time|place|card|credit card|payment|method|account"
+                       r"|paypal|visa|mastercard|gift card|way)\b)", re.IGNORECASE)
 # A wish held only if it can be met ("same red if u have it", "if possible", "preferably").
 _IF_THEY_HAVE_IT = re.compile(r"\bif (?:you|u|ya|y'?all) (?:have|got) (?:it|one|them|any)\b|\bif possible\b"
                               r"|\bpreferabl[ey]\b|\bideally\b", re.IGNORECASE)

@@ -43,13 +43,17 @@ def _negated(words: list[str], start: int, negations: list[tuple[str, ...]]) -> 
     return any(
         tuple(before[i : i + len(n)]) == n and not set(before[i + len(n):]) & _DETERMINERS
         for n in negations for i in range(len(before) - len(n) + 1)
-    ) or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start]))) \
+    ) or tuple(before[-2:]) in _NOT_THE \
+        or bool(_NONE_OF_THEM.search(" ".join(words[max(0, start - 8) : start]))) \
         or bool(_NOT_THOSE.search(" ".join(words[max(0, start - 6) : start]))) \
         or _negated_question(words[max(0, start - 10) : start])
 
 
 _DETERMINERS = frozenset({"my", "the", "your", "our", "this", "that", "these", "those", "a", "an", "his",
                           "her"})
+# "not" right before the determiner of the orders the status names, no verb between them: those
+# orders ruled out ("only the ones that went thru, not the canceled ones").
+_NOT_THE = frozenset({("not", "the"), ("not", "those"), ("not", "these"), ("not", "my"), ("not", "any")})
 
 
 # An auxiliary with its "not" before the subject of a question: "why hasn't a SINGLE one of my open

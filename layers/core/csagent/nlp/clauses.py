@@ -247,10 +247,10 @@ _BARE_THING = re.compile(r"(?:my|the|a|an|those|these|that|this|both|your)\s+"
                          r"(?!(?:is|are|was|were|has|have|did|does|do|can|will|should)\b)[\w-]+"
                          r"(?:\s+(?!(?:is|are|was|were|has|have|had|did|does|do|can|will|should|please|pls)\b)"
                          r"[\w-]+){0,3}(?:\s+(?:too|as well|also))?", re.IGNORECASE)
-# A modal or auxiliary ending the left side: a connector after it is inside one verb phrase ("would
-# also change", "can also send").
-_AUXILIARY_AT_END = re.compile(r"\b(?:would|will|could|can|should|might|may|must|does|did)\s*$",
-                               re.IGNORECASE)
+# A modal or auxiliary ending the left side, its subject after it or not: a connector after it is
+# inside one verb phrase ("would also change", "can also send", "could I also send back").
+_AUXILIARY_AT_END = re.compile(r"\b(?:would|will|could|can|should|might|may|must|does|did)"
+                               r"(?:\s+(?:i|you|u|we|they|he|she|it|ya))?\s*$", re.IGNORECASE)
 _COURTESY_AFTER = re.compile(r"\s+(?:please|pls|plz|too|as well|also)\W*$", re.IGNORECASE)
 
 

@@ -162,7 +162,21 @@ def asks_for_change(text: str) -> bool:
         and not (i and words[i - 1] in _COPULAS)
         and not (i and words[i - 1] in _DETERMINERS)  # a noun: "For a return, I could either ..."
         and not (i and words[i - 1] in _SUBJECTS and (i < 2 or words[i - 2] not in _ASKING_MODALS))
+        # (nor a verb of the customer's in a clause that says which thing: "There is one order I
+        # send to Seattle, to my brother")
+        and not (i > 1 and words[i - 1] == "i" and words[i - 2] in _RELATIVE_HEADS)
+        # (nor what is planned for it: "order #W8327915 is set to ship to 229 Lakeview Drive")
+        and not (i > 1 and words[i - 1] == "to" and words[i - 2] in _SCHEDULED)
         for i, w in enumerate(words))
+
+
+# Words before "to" and a verb that tell what is planned, not wished: "is set to ship to ...".
+_SCHEDULED = frozenset({"set", "scheduled", "due", "supposed", "meant", "planned"})
+
+
+# Nouns a relative clause without "that" follows ("the order I send to Seattle", "the one I return").
+_RELATIVE_HEADS = frozenset({"order", "orders", "one", "ones", "package", "parcel", "item", "items", "thing",
+                             "things", "that", "which", "stuff"})
 
 
 # A preference for nothing to change: "I'd rather not say", "I'd prefer to keep it".
@@ -365,6 +379,8 @@ def declines_change(text: str) -> bool:
     verbs = {p[0] for p in [*lexicon["imperative_verbs"], *lexicon["ruling_out_verbs"]] if p}
     gap = {p[0] for p in lexicon["negation_gap"] if p}
     for i, word in enumerate(words):
+        if _participle_of(word, verbs) and _participle_unwanted(words, i):
+            return True  # "I don't want any of my orders touched"
         gerund = _gerund_of(word, verbs)
         if word not in verbs and gerund is None:
             continue
@@ -379,7 +395,31 @@ def declines_change(text: str) -> bool:
             return True  # (not "If not, please cancel": the negation is the condition's, "if not shipped")
         if gerund is not None and j > 0 and words[j - 1] == "no":
             return True  # "no cancelling" (but "no, cancel it" asks for it)
+        if [word] in lexicon["change_verbs"] and not _CONDITION.search(text):
+            # the first change the clause names is asked for; one ruled out after it is another
+            # thing left as it is ("can u cancel the one that hasnt shiped yet, dont touch the one
+            # with the phone")
+            return False
     return False
+
+
+def _participle_unwanted(words: list[str], i: int) -> bool:
+    """Does a participle at `i` follow "don't want" and what it is said of ("I don't want any of my
+    orders touched", "dont want it cancelled")?"""
+    return any(words[j] in ("want", "need") and j >= 1 and i - j >= 2
+               and words[j - 1] in ("dont", "not", "never", "doesnt", "didnt")
+               for j in range(max(0, i - 6), i))
+
+
+def _participle_of(word: str, verbs: set[str]) -> str | None:
+    """The change verb a past participle is of ("touched", "changed", "cancelled", "canceled")."""
+    if not word.endswith("ed") or len(word) < 5:
+        return None
+    stem = word[:-2]
+    for verb in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem):
+        if verb in verbs:
+            return verb
+    return None
 
 
 _KEEP_VERBS = frozenset({"keep", "leave"})

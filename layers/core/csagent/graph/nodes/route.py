@@ -116,9 +116,12 @@ def route(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
             # questions after the yes are answered in the same reply (`confirm_actions`).
             return {"route": "confirmation", "confidence": 1.0, "intent": "confirm_yes",
                     "lang": understanding.lang, "clauses": [asdict(c) for c in questions]}
-        if _only_asks(state.get("text", ""), understanding):
+        if _only_asks(state.get("text", ""), understanding) \
+                or any(c.entities.get("adds_to_pending") for c in understanding.clauses):
             # "oh wait before I say yes, does the black pair cost more?": the question is answered
-            # and the change still waits for the yes (`summarise` puts it again).
+            # and the change still waits for the yes (`summarise` puts it again); so does one beside
+            # another change of its kind asked for ("could I also send back the coffee maker from my
+            # other order?"), both proposed.
             set_aside = {"trace": {"kept_pending": [p.listed(understanding.lang) for p in pending]}}
         else:
             # Anything else: the proposed change is not made, and the reply says so (unless the

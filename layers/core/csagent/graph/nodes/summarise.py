@@ -319,10 +319,13 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     # item's line, said once with the answer before it).
     lines = [written] if written is not None else _once(lines)
     kept = (state.get("trace") or {}).get("kept_pending")
-    if kept and not proposals:
+    if kept:
         # A question asked before the yes ("does the black pair cost more?"): answered, and the
-        # change proposed still waits for the yes.
-        proposals = list(pending_actions(state))
+        # change proposed still waits for the yes; one more change of its kind ("could I also send
+        # back the coffee maker?") is proposed beside it, and one yes makes both.
+        waiting = [p for p in pending_actions(state)
+                   if all((p.action, p.proposal) != (q.action, q.proposal) for q in proposals)]
+        proposals = [*waiting, *proposals]
         lines.append(render("confirm_still_pending", lang, actions="; ".join(kept)))
     missing = (state.get("trace") or {}).get("missing") or []
     lines.extend(ask_for(m, lang) for m in missing)

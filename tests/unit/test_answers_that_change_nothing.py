@@ -92,14 +92,14 @@ def test_money_back_with_the_swap_ruled_out_is_a_return() -> None:
 
 def test_an_unsure_product_question_asking_for_another_item_is_the_item_change() -> None:
     from csagent.nlp.intents import IntentPrediction
-    from csagent.understanding_local import _requests_after_statements
+    from csagent.understanding_local.folds import requests_after_statements
 
     said = "lemme switch em to the black ones w brown lenses, plastic frame is cool"
     read = IntentPrediction(intent="product_info", confidence=0.527, runner_up="change_items",
                             runner_up_score=0.43, lang="en", source="embedding", probability=0.39)
-    assert _requests_after_statements([said], [read], None)[0].intent == "change_items"
+    assert requests_after_statements([said], [read], None)[0].intent == "change_items"
     asked = "do the black ones come with brown lenses?"
-    assert _requests_after_statements([asked], [read], None)[0].intent == "product_info"
+    assert requests_after_statements([asked], [read], None)[0].intent == "product_info"
 
 
 def test_an_option_named_by_the_unit_its_values_are_counted_in() -> None:

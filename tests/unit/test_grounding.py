@@ -2056,17 +2056,17 @@ def test_a_person_who_stays_somewhere_keeps_no_item_out_of_the_return() -> None:
 
 def test_a_weak_general_clause_naming_only_how_to_pay_is_the_detail_of_the_change_beside_it() -> None:
     from csagent.understanding import Clause
-    from csagent.understanding_local import _payment_details_folded
+    from csagent.understanding_local.passes import payment_details_folded
 
     change = Clause("can i swap my black earbuds for the waterproof ones?", "change_items", 0.75,
                     {"order_id": "#W1", "payment_method_id": "paypal_1"})
     detail = Clause("paypal for the diff", "policy_question", 0.48, {})
-    assert _payment_details_folded([change, detail]) == [change]
+    assert payment_details_folded([change, detail]) == [change]
     # a question about payments stays one, and so does a detail with no change that settles a payment
     asked = Clause("does paypal cost extra?", "policy_question", 0.48, {})
-    assert _payment_details_folded([change, asked]) == [change, asked]
+    assert payment_details_folded([change, asked]) == [change, asked]
     unsettled = Clause("can i swap my black earbuds?", "change_items", 0.75, {"order_id": "#W1"})
-    assert _payment_details_folded([unsettled, detail]) == [unsettled, detail]
+    assert payment_details_folded([unsettled, detail]) == [unsettled, detail]
 
 
 class _Complaints(_Intents):
@@ -2641,7 +2641,7 @@ def test_a_question_pointing_back_at_the_last_answer_asks_its_question_again() -
 
 def test_an_address_given_after_a_change_of_where_orders_go_is_where_they_go() -> None:
     from csagent.understanding import Clause
-    from csagent.understanding_local import _address_of_the_order_change
+    from csagent.understanding_local.passes import address_of_the_order_change
 
     change = Clause("I need to change address for all my orders what are not shipped yet",
                     "change_order_address", 0.8, {"order_ids": ["#W1", "#W2"], "asks_for_change": True})
@@ -2649,13 +2649,13 @@ def test_an_address_given_after_a_change_of_where_orders_go_is_where_they_go() -
     given = Clause("New address is 55 Cedar Road, Houston TX 77002, USA", "update_default_address", 0.6,
                    {"address": cedar})
     # Given the address in a sentence of its own: one change, of the orders, to that address
-    [merged] = _address_of_the_order_change([change, given])
+    [merged] = address_of_the_order_change([change, given])
     assert (merged.intent, merged.entities["address"], merged.entities["order_ids"]) == (
         "change_order_address", cedar, ["#W1", "#W2"])
     # while the account named is a change of the account too
     account = Clause("and make 55 Cedar Road, Houston TX 77002 my default address", "update_default_address",
                      0.8, {"address": cedar})
-    assert _address_of_the_order_change([change, account]) == [change, account]
+    assert address_of_the_order_change([change, account]) == [change, account]
 
 
 def test_a_cancellation_naming_nothing_after_the_order_was_told_by_its_items_is_the_whole_order() -> None:
@@ -2684,16 +2684,16 @@ def test_a_cancellation_naming_nothing_after_the_order_was_told_by_its_items_is_
 def test_a_bare_change_verb_beside_a_payment_told_is_that_payment_change_asked(
         bare: str, intent: str, entities: dict[str, object]) -> None:
     from csagent.understanding import Clause
-    from csagent.understanding_local import _bare_verb_of_a_payment
+    from csagent.understanding_local.passes import bare_verb_of_a_payment
 
     told = Clause("I specifically wanted it on the Mastercard", "change_payment", 0.6,
                   {"order_id": "#W1", "payment_method_id": "card_2"})
     verb = Clause(bare, intent, 0.5, {"order_id": "#W1", **entities})
-    [asked] = _bare_verb_of_a_payment([told, verb])
+    [asked] = bare_verb_of_a_payment([told, verb])
     assert (asked.intent, asked.entities["asks_for_change"]) == ("change_payment", True)
     # a return asked in its own words stays one
     back = Clause("and send the chair back", "return_request", 0.8, {"order_id": "#W1", "item_ids": ["i1"]})
-    assert _bare_verb_of_a_payment([told, back]) == [told, back]
+    assert bare_verb_of_a_payment([told, back]) == [told, back]
 
 
 def test_an_address_change_beside_an_order_another_clause_names_by_its_product_is_that_orders() -> None:

@@ -65,6 +65,9 @@ OUT_OF_SCOPE_DOUBT = 0.5
 REFUSAL_MIN = 0.42
 # Intents that carry a request of their own: a follow-up that has one is a new request.
 PASSIVE_INTENTS = frozenset({"greeting", "thanks", "smalltalk", "out_of_scope"})
+# Courtesy and chat, and a person asked for: what the store answers without a task.
+GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
+HANDOFF_INTENTS = frozenset({"human_handoff"})
 # Words of thanks ("cool thx, thats all" reads as small talk to the model).
 THANKS_WORDS = re.compile(r"\b(?:thanks|thank you|thank u|thx|ty|tysm|cheers)\b|谢谢", re.IGNORECASE)
 ORDER_READ_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status"})

@@ -345,7 +345,7 @@ def test_a_cancellation_told_as_done_with_a_money_question_is_a_refund_question(
 
 
 def test_a_cancellation_asked_for_in_chinese_is_not_told_as_done():
-    from csagent.understanding_local import CANCEL_ASKED, CANCELLATION_DONE
+    from csagent.understanding_local.passes import CANCEL_ASKED, CANCELLATION_DONE
 
     # Given Chinese words telling of a cancellation done, and asking for one
     # Then only the first tells it as done

@@ -11,6 +11,11 @@ The entities then check the classifier's intent (`reconsider_intent`): an order 
 names no order and points at none is asked in general terms, so it is a policy (or catalogue)
 question; a catalogue product or "orders" in the plural favours a runner-up that fits it; an
 order id given with a full postal address asks to ship the order there.
+
+The reader (`LocalUnderstanding`) is this module; what it calls lives beside it: `folds` (pieces
+joined before they are read), `passes` (clauses kept, folded or dropped once read), `answers` (the
+answer to the question the assistant asked) and `addresses` (which of the customer's addresses the
+words point at).
 """
 
 from __future__ import annotations
@@ -30,10 +35,11 @@ from csagent.understanding import (
     ADDRESS_CHANGES,
     CATALOGUE_INTENTS,
     FOLLOW_UP_INTENTS,
+    GENERAL_INTENTS,
     GENERAL_QUESTION_INTENTS,
+    HANDOFF_INTENTS,
     ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
-    ORDER_GROUNDING,
     ORDER_READ_INTENTS,
     OUT_OF_SCOPE_DOUBT,
     PASSIVE_INTENTS,
@@ -46,26 +52,51 @@ from csagent.understanding import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from csagent.grounding.model import CustomerView
 
+from csagent.understanding_local.addresses import (
+    SENTENCE_BREAK,
+    address_known_to_the_customer,
+    address_other_than_the_orders,
+    left_behind,
+    may_name_an_address,
+    only_an_address,
+)
+from csagent.understanding_local.answers import (
+    answered_candidate,
+    with_payment_answered,
+    with_request_reread,
+)
+from csagent.understanding_local.folds import (
+    TOLD_BEFORE_ADVICE,
+    advice_asks_folded,
+    consequences_folded,
+    possibility_asks_folded,
+    requests_after_statements,
+    with_fallbacks_folded,
+)
+from csagent.understanding_local.passes import (
+    CONDITIONAL,
+    address_of_the_order_change,
+    bare_verb_of_a_payment,
+    payment_details_folded,
+    reasons_folded,
+    told_cancelled,
+    without_account_facts_told,
+    without_changes_told_as_done,
+    without_doubted_readings,
+    without_ruled_out_changes,
+    without_wishes_asked_about,
+)
+
 logger = logging.getLogger(__name__)
 
-GENERAL_INTENTS = frozenset({"greeting", "thanks", "smalltalk"})
 GROUNDED_CONFIDENCE = 0.75
 # A probability above this is more than every other reading's together.
 MAJORITY = 0.5
-HANDOFF_INTENTS = frozenset({"human_handoff"})
 OUT_OF_SCOPE = "out_of_scope"
 # Intents whose task needs one order of the customer's (an id, or a tracking number for reads).
 ORDER_BOUND_INTENTS = frozenset({"order_status", "tracking", "order_items", "refund_status", "cancel_order",
                                  "return_request", "change_order_address", "change_items", "change_payment"})
 PLURAL_ORDERS = re.compile(r"\borders\b|(?:所有|全部|每个|几个)的?订单|订单(?:现在)?都|订单们", re.IGNORECASE)
-# A cancellation told as done ("I cancelled it", "ended up cancelling two orders", "the cancelled
-# espresso order", "我取消的那个订单", "已经取消了"), not asked for ("cancel it", "帮我取消").
-CANCELLATION_DONE = re.compile(
-    r"\b(?:i|we|you|it|was|were|been|got|already|had|have|has|i've|we've|i'd)\s+(?:already\s+)?cancell?ed\b"
-    r"|\b(?:ended up|after|since)\s+cancell?ing\b|\b(?:the|my|that|this|those|both)\s+cancell?ed\b"
-    r"|我(?:已经|早就|之前|上次)?取消(?:了|的|过)|已经?取消|被取消|取消掉?的(?:那个|那笔|那张)?订单",
-    re.IGNORECASE)
-CANCEL_ASKED = re.compile(r"\bcancel\b|(?:帮我|请|麻烦|我要|我想|给我)取消", re.IGNORECASE)
 # A question about money come back ("how much did I get back", "did both refunds go through", "退了
 # 多少"): beside a cancellation told as done, or about a cancelled order, a question about its refund.
 MONEY_CAME_BACK = re.compile(
@@ -270,11 +301,11 @@ class LocalUnderstanding:
             text = _spelling(catalogue).correct(text)
         pieces = [c.text for c in segment(text)] or [text]
         predictions = self.classifier.classify_many(pieces)
-        pieces, predictions = _with_fallbacks_folded(pieces, predictions)
-        pieces, predictions = _consequences_folded(pieces, predictions)
-        predictions = _requests_after_statements(pieces, predictions, self.classifier)
-        pieces, predictions = _possibility_asks_folded(pieces, predictions)
-        pieces, predictions, advice_asked = _advice_asks_folded(pieces, predictions)
+        pieces, predictions = with_fallbacks_folded(pieces, predictions)
+        pieces, predictions = consequences_folded(pieces, predictions)
+        predictions = requests_after_statements(pieces, predictions, self.classifier)
+        pieces, predictions = possibility_asks_folded(pieces, predictions)
+        pieces, predictions, advice_asked = advice_asks_folded(pieces, predictions)
         message = extract_entities(text)
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
@@ -286,7 +317,7 @@ class LocalUnderstanding:
         variants = self._variants() if self._variants and view is not None else None
         if view is not None and (not fallback_order or len(message_orders) == 1):
             # "the delivered one", or "the one with number #W1, please" naming one of those listed
-            picked, waiting = _answered_candidate(text, state, view, variants, catalogue)
+            picked, waiting = answered_candidate(text, state, view, variants, catalogue)
             if message_orders and picked != fallback_order:
                 picked, waiting = None, None
             fallback_order = fallback_order or picked
@@ -395,7 +426,7 @@ class LocalUnderstanding:
                 # in a message about the account's address, is the account's new one
                 intent = "update_default_address"
             if index in advice_asked and len(entities.get("products") or []) == 1 \
-                    and prediction.intent in _TOLD_BEFORE_ADVICE:
+                    and prediction.intent in TOLD_BEFORE_ADVICE:
                 # "... flame is super low. wtf do i do": what to do about the product is what its
                 # documents tell (the manual's troubleshooting), not the catalogue's lists nor the
                 # order's lines
@@ -558,8 +589,8 @@ class LocalUnderstanding:
                         intent = runner_up if runner_up in ORDER_READ_INTENTS else "order_status"
             read_as = intent
             if view is not None and not found.addresses \
-                    and _may_name_an_address(intent, piece, entities, recent, view):
-                intent = _address_known_to_the_customer(intent, piece, entities, view, text)
+                    and may_name_an_address(intent, piece, entities, recent, view):
+                intent = address_known_to_the_customer(intent, piece, entities, view, text)
             others = about_another_persons(piece) or (
                 # "My son ordered a tablet on his account. Cancel it.": what points back at another
                 # person's order is about that order too, unless it names a product or an order.
@@ -590,7 +621,7 @@ class LocalUnderstanding:
                 if index in advice_asked and entities.get("documents_first"):
                     intent = "product_info"  # (advice about their own one: still its documents')
                 if entities.get("address_named"):
-                    intent = _address_other_than_the_orders(read_as, intent, piece, entities, view)
+                    intent = address_other_than_the_orders(read_as, intent, piece, entities, view)
                 elif intent == "change_order_address" and not entities.get("address") and not found.addresses:
                     # "send the tea kettle order to my place in denver instead of jacksonville": two
                     # of their cities named; once the order is found, the one it is not going to now.
@@ -638,7 +669,7 @@ class LocalUnderstanding:
                     # ("1200 ocean drive apt 5b, miami florida 33139": an address written alone, the
                     # whole message, gives the address its reading's change needs)
                     intent in {"update_default_address", "change_order_address"} and len(pieces) == 1
-                    and _only_an_address(piece)) or _one_more_of_the_same(piece, intent, state, clauses)
+                    and only_an_address(piece)) or _one_more_of_the_same(piece, intent, state, clauses)
                 if entities["asks_for_change"] and state.get("pending_actions") \
                         and _one_more_of_the_same(piece, intent, state, ()):
                     entities["adds_to_pending"] = True  # (the change proposed still waits beside it)
@@ -776,17 +807,17 @@ class LocalUnderstanding:
             # clause plainly out of scope, a fragment the model alone vouches for is read as it was.
             clauses = [replace(c, confidence=vouched[i]) if i in vouched else c
                        for i, c in enumerate(clauses)]
-        clauses = _without_doubted_readings(clauses, doubted)
-        clauses = _payment_details_folded(
-            _without_ruled_out_changes(_reasons_folded(_without_changes_told_as_done(clauses))))
-        clauses = _without_wishes_asked_about(clauses, catalogue or [])
-        clauses = _without_account_facts_told(clauses)
-        clauses = _bare_verb_of_a_payment(clauses)
-        clauses = _address_of_the_order_change(clauses)
+        clauses = without_doubted_readings(clauses, doubted)
+        clauses = payment_details_folded(
+            without_ruled_out_changes(reasons_folded(without_changes_told_as_done(clauses))))
+        clauses = without_wishes_asked_about(clauses, catalogue or [])
+        clauses = without_account_facts_told(clauses)
+        clauses = bare_verb_of_a_payment(clauses)
+        clauses = address_of_the_order_change(clauses)
         if picked and waiting is not None and view is not None:
-            clauses = _with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
+            clauses = with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None:
-            clauses = _with_payment_answered(clauses, text, state, view)
+            clauses = with_payment_answered(clauses, text, state, view)
         if view is not None and state.get("pending_actions"):
             narrowed = _narrowed(text, pending_actions(state), view, lang, variants)
             if narrowed is not None:
@@ -866,21 +897,6 @@ def _doubted_handoff(piece: str, prediction: Any) -> bool:
 
     probability = float(getattr(prediction, "probability", 0.0) or 0.0)
     return 0.0 < probability < MAJORITY and not is_explicit_request(piece)
-
-
-def _without_doubted_readings(clauses: list[Clause], doubted: set[int]) -> list[Clause]:
-    """Beside another clause read as a request of any kind (an off-topic one too), a doubted hand-off
-    reading (or a doubted complaint naming nothing) is a remark, not a request for a person: the
-    message is what the other clause asks ("Hello, I am new customer here. Please can you show me my
-    orders"; "I believe I was charged twice for the same bookshelf. Could you please look into it?").
-    Alone, it stays a hand-off: in doubt, a person."""
-    if not doubted:
-        return clauses
-    others = [c for i, c in enumerate(clauses)
-              if i not in doubted and c.intent not in HANDOFF_INTENTS | GENERAL_INTENTS]
-    if not others:
-        return clauses
-    return [replace(c, intent="smalltalk") if i in doubted else c for i, c in enumerate(clauses)]
 
 
 _NAMES_AN_ORDER = ("order_id", "order_ids", "invalid_order_id", "grounded_orders", "tracking_number",
@@ -969,160 +985,12 @@ def _purchase_question_reading(piece: str, products: Sequence[Any], intent: str,
     return asks_about_the_product(piece)
 
 
-def _with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
-    """ "Swap it for the blue one. If blue isn't in stock, white is fine.": the fallback is part of
-    the item change before it (`grounding.resolve.is_fallback`), not a question of its own; so is a
-    choice the change leaves to the store ("Whichever colour is cheaper, and the difference can go
-    back on my card")."""
-    from csagent.grounding.resolve import is_fallback
-
-    def joins(_before: str, read_before: Any, piece: str, prediction: Any) -> bool:
-        other_change = prediction.intent in WRITE_INTENTS - {"change_items"}
-        return read_before.intent == "change_items" and not other_change \
-            and (is_fallback(piece) or bool(_LEAVES_THE_CHOICE.match(piece)))
-
-    texts, kept, _ = _joined_to_previous(pieces, predictions, joins, " ")
-    return texts, kept
-
-
 # Where an order is going now, told ("is headed to my old apartment", "it's being shipped to Denver"):
 # the address after it is the one it has, not one wished for.
 _TELLS_WHERE_IT_GOES = re.compile(
     r"\b(?:is|are|'s|was|were|s)\s+(?:still\s+|currently\s+|now\s+)?(?:headed|heading|going|being sent|"
     r"being shipped|set to (?:go|ship|be (?:sent|shipped|delivered))|shipping|on (?:its|their) way)"
     r"\s+(?:to|for)\b|\bmy old\s+(?:address|apartment|place|flat|house|home)\b", re.IGNORECASE)
-
-
-# "whichever colour is cheaper", "any size is fine", "colour doesn't matter": the choice left open
-_LEAVES_THE_CHOICE = re.compile(
-    r"\W*(?:(?:and|but|so|oh)\s+)?(?:whichever|whatever|any|either)\s+(?:colou?r|size|style|material|"
-    r"version|model|one|type|kind)\b|\W*(?:the\s+)?(?:colou?r|size|style|material)\s+(?:doesn'?t|does not|"
-    r"don'?t)\s+matter\b", re.IGNORECASE)
-
-
-def _joined_to_previous(pieces: list[str], predictions: list[Any],
-                        joins: Callable[[str, Any, str, Any], bool],
-                        sep: str) -> tuple[list[str], list[Any], set[int]]:
-    """The pieces, each one `joins(text before, its reading, piece, reading)` says belongs to the
-    piece kept before it appended to that piece (its own reading dropped); with the indexes of the
-    kept pieces that took one in."""
-    texts: list[str] = []
-    kept: list[Any] = []
-    took: set[int] = set()
-    for piece, prediction in zip(pieces, predictions, strict=True):
-        if kept and joins(texts[-1], kept[-1], piece, prediction):
-            texts[-1] = f"{texts[-1]}{sep}{piece}"
-            took.add(len(texts) - 1)
-            continue
-        texts.append(piece)
-        kept.append(prediction)
-    return texts, kept, took
-
-
-def _consequences_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
-    """ "If I did cancel #W1, how much would I get back, where would the money go, and how
-    quickly?": the questions after a change put as a condition ask what would come of it (its
-    money, and when), not questions of their own; they join the condition's clause."""
-    from csagent.grounding.frame import named_change
-    from csagent.nlp.entities.identifiers import ORDER_ID_RE
-    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical, weighs_a_change
-
-    def joins(before: str, read_before: Any, piece: str, prediction: Any) -> bool:
-        # (the condition read as a change, or naming one: "If I return the makeup kit from #W1, which
-        # is still unopened, how much would I get back?"; or a change only weighed: "I'm weighing up
-        # whether to cancel my order with the coffee maker. If I did, how much would I get back?")
-        after_condition = (is_hypothetical(before) or weighs_a_change(before)) \
-            and (read_before.intent in WRITE_INTENTS or named_change(before) is not None)
-        # "what would I get back?" may read as a return; it names no change of its own
-        of_its_own = prediction.intent in WRITE_INTENTS and named_change(piece) is not None
-        # (nor does one that asks for a change: "I was wondering whether I could return the robot
-        # vacuum. If so, please refund it to the card I paid with.")
-        return after_condition and not of_its_own and bool(_ASKS_WHAT_COMES_OF_IT.search(piece)) \
-            and not ORDER_ID_RE.search(piece) and not asks_for_change(piece)
-
-    texts, kept, _ = _joined_to_previous(pieces, predictions, joins, ", ")
-    return texts, kept
-
-
-def _possibility_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:
-    """ "... I'd much rather it were charged to my Mastercard instead. Would that be possible,
-    please?": whether "that" can be done, after a change asked for, asks for that change; it
-    joins its clause, whatever the words alone read as."""
-    def joins(_before: str, read_before: Any, piece: str, _prediction: Any) -> bool:
-        return read_before.intent in WRITE_INTENTS and bool(_ASKS_IF_THAT_CAN_BE.fullmatch(piece.strip()))
-
-    texts, kept, _ = _joined_to_previous(pieces, predictions, joins, ". ")
-    return texts, kept
-
-
-# "Would that be possible, please?", "is this doable?", "can you do that for me?"
-_ASKS_IF_THAT_CAN_BE = re.compile(
-    r"(?:(?:and|so)\s+)?(?:(?:would|will|could|can|is|isn'?t)\s+(?:that|this|it)\s+(?:be\s+)?"
-    r"(?:possible|doable|ok|okay|alright|done|an option)"
-    r"|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(?:do|manage)\s+(?:that|this|it))"
-    r"(?:[\s,]+(?:at all|for me|please|pls|thanks|thank you))*\W*", re.IGNORECASE)
-
-
-def _requests_after_statements(pieces: list[str], predictions: list[Any], classifier: Any) -> list[Any]:
-    """ "The order with the earbuds ... went on my gift card, and I'd much rather it were charged
-    to my Mastercard instead": a statement and, after ", and", a request for a change, in one
-    clause (a statement opens no clause of its own). When the model reads the whole unsurely as
-    no change and the request alone surely as one, the request's reading is the clause's; the
-    statement stays its context. So is a change the model puts second to a question about the
-    rule, unsurely, when the words ask for it ("hey can u ship my stuff to my work instead?"), or
-    second to a question about the product when its words ask for another item ("lemme switch em to
-    the black ones"); and an unsure question about the account or an order whose words ask to send an
-    order to the address saved on the account is that address change ("pls send it to my address
-    thats on my acount")."""
-    from csagent.grounding.frame import asks_another_item
-    from csagent.nlp.entities.addresses import names_saved_address
-    from csagent.nlp.speech_acts import asks_for_change, is_hypothetical, names_address_change
-
-    out = list(predictions)
-    for i, (piece, prediction) in enumerate(zip(pieces, predictions, strict=True)):
-        if prediction.intent in WRITE_INTENTS or getattr(prediction, "probability", 1.0) >= 0.5:
-            continue
-        runner_up = getattr(prediction, "runner_up", None)
-        if prediction.intent in CATALOGUE_INTENTS and runner_up == "change_items" and asks_for_change(piece) \
-                and not is_hypothetical(piece) and asks_another_item(piece):
-            # "lemme switch em to the black ones w brown lenses": read unsurely as about the product,
-            # next as the item change, its words asking for another item
-            out[i] = replace(prediction, intent=runner_up, runner_up=prediction.intent,
-                             runner_up_score=prediction.confidence, probability=0.0)
-            continue
-        if prediction.intent in {"account_info", "tracking", "order_status"} and names_address_change(piece) \
-                and names_saved_address(piece) and asks_for_change(piece) and not is_hypothetical(piece) \
-                and not has_question_mark(piece):
-            # "pls send it to my main st adress thats on my acount": read unsurely as a question
-            # about the account (its address named), the words ask to send an order to the address
-            # saved on it
-            out[i] = replace(prediction, intent="change_order_address", runner_up=prediction.intent,
-                             runner_up_score=prediction.confidence, probability=0.0)
-            continue
-        if prediction.intent == "policy_question" and runner_up in WRITE_INTENTS \
-                and asks_for_change(piece) and not is_hypothetical(piece):
-            # "hey can u ship my stuff to my work instead?": read unsurely as a question about the
-            # rule, next as the change, and asked for (not "can I ...?", nor "if I ..."): the change
-            out[i] = replace(prediction, intent=runner_up, runner_up=prediction.intent,
-                             runner_up_score=prediction.confidence, probability=0.0)
-            continue
-        tails = [m.end() for m in _REQUEST_AFTER_A_STATEMENT.finditer(piece)]
-        tail = piece[tails[-1]:] if tails else ""
-        if not tail or not asks_for_change(tail):
-            continue
-        read = classifier.classify(tail)
-        if read.intent in WRITE_INTENTS \
-                and getattr(read, "probability", 0.0) >= SURE_REQUEST_AFTER_A_STATEMENT:
-            out[i] = read
-    return out
-
-
-# ", and I'd rather ...", ", but can you ...": a request after the statement it follows.
-_REQUEST_AFTER_A_STATEMENT = re.compile(
-    r",\s*(?:and|but|so)\s+(?=(?:i'?d|i would|i want|i wanna|i need|can you|could you|can u|would you|"
-    r"please|pls|plz)\b)", re.IGNORECASE)
-# How surely the request alone must be read as a change to be the clause's reading.
-SURE_REQUEST_AFTER_A_STATEMENT = 0.6
 
 
 def _carried(product: Mapping[str, Any], piece: str,
@@ -1205,35 +1073,6 @@ def _product_talked_about(state: Mapping[str, Any],
         return []
     name = str(product.get("name") or "")
     return [{"product_id": ids[0], "name": name, "options": {}, "surface": name}]
-
-
-def _advice_asks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any], set[int]]:
-    """ "my kettle keeps switching off before the water even boils, whats up with that??", "the grill
-    from #W1, the gas one, flame is super low. wtf do i do": a request for advice that names nothing
-    of its own (`speech_acts.asks_for_advice`) asks about what the clause before told, and joins it.
-    Returns the pieces, their predictions and the indexes of the pieces that now ask for advice."""
-    from csagent.grounding.frame import named_change
-    from csagent.nlp.speech_acts import asks_for_advice
-
-    def joins(_before: str, read_before: Any, piece: str, prediction: Any) -> bool:
-        # (read as a change, it asks advice all the same when it names none: "What should I do with it?")
-        return read_before.intent in _TOLD_BEFORE_ADVICE \
-            and (prediction.intent not in WRITE_INTENTS or named_change(piece) is None) \
-            and asks_for_advice(piece)
-
-    return _joined_to_previous(pieces, predictions, joins, ", ")
-
-
-# What a clause telling of a product may be read as, before a request for advice about it (a story
-# of a delivery, a complaint or a change asks something else: "my order hasn't come, what do I do?").
-_TOLD_BEFORE_ADVICE = frozenset({"product_info", "product_availability", "order_items", "out_of_scope",
-                                 "smalltalk"})
-
-
-# What a change put as a condition would bring: money back (how much, where to) and when.
-_ASKS_WHAT_COMES_OF_IT = re.compile(
-    r"\b(?:how much|get back|money|refund\w*|how (?:long|quickly|soon|fast)|when)\b"
-    r"|多少钱|退多少|退到|多久|什么时候", re.IGNORECASE)
 
 
 _PRICE_WORDS = frozenset({"price", "prices", "cost", "costs", "much", "cheap", "cheapest", "expensive"})
@@ -1322,13 +1161,6 @@ def _product_asked_about_again(piece: str, before: Sequence[Clause],
     return {**product, "options": {**kept, **named_values}}
 
 
-def told_cancelled(text: str) -> bool:
-    """Do the words tell of a cancellation done ("I cancelled it", "the cancelled espresso order"),
-    neither asking for one nor putting one as a condition ("if I cancelled it, how much ...")?"""
-    return bool(CANCELLATION_DONE.search(text)) and not CANCEL_ASKED.search(text) \
-        and not _CONDITIONAL.search(text)
-
-
 def _once_each(mentions: Sequence[Any]) -> list[Any]:
     """One mention per product named twice alike ("an espresso shot with ur espresso machine":
     the Espresso Machine, once, as its fuller mention says it). Two mentions whose options differ
@@ -1355,36 +1187,6 @@ def _holds_any(view: Any, order_id: str | None, products: Sequence[Any]) -> bool
     return order is None or bool(order.product_ids() & {p.product_id for p in products})
 
 
-def _without_changes_told_as_done(clauses: list[Clause]) -> list[Clause]:
-    """ "I cancelled an order ages ago and I want to know if you've refunded me": a cancellation
-    told as done asks for none; beside a request of its own, it only sets the scene, and the orders
-    it names are those the questions about orders beside it ask about."""
-    from csagent.nlp.entities.identifiers import find_order_ids
-    from csagent.nlp.speech_acts import is_hypothetical
-
-    def told(c: Clause) -> bool:  # "if I cancelled it, how much ...?" is not told as done
-        return c.intent == "cancel_order" and bool(CANCELLATION_DONE.search(c.text)) \
-            and not CANCEL_ASKED.search(c.text) and not is_hypothetical(c.text)
-
-    rest = [c for c in clauses if not told(c)]
-    if not any(c.intent not in PASSIVE_INTENTS for c in rest):
-        return clauses
-    # ("W9978601 and W4817567 were BOTH cancelled and I'm still waiting on my money. Where is it?":
-    # the orders it told of are those the questions after it ask about)
-    ids = list(dict.fromkeys(i for c in clauses if told(c) for i in find_order_ids(c.text)))
-
-    def about_them(c: Clause) -> Clause:
-        if not ids or c.intent not in ORDER_READ_INTENTS | {"complaint"} or c.entities.get("order_ids") \
-                or (c.entities.get("order_id") and c.entities.get("order_id") in ids):
-            return c
-        found = ORDER_GROUNDING | {"order_id", "order_status"}  # (what grounding found is not theirs)
-        named = {k: v for k, v in c.entities.items() if k not in found}
-        orders = {"order_ids": ids} if len(ids) > 1 else {"order_id": ids[0]}
-        return replace(c, entities={**named, **orders})
-
-    return [about_them(c) for c in rest]
-
-
 
 # A clause that only lists orders ("W3376947 and W7538230, same day"): ids joined by commas, "and",
 # "&" or "+", and at most two words after them.
@@ -1401,261 +1203,10 @@ def _only_listed(piece: str) -> list[str]:
     return find_order_ids(piece)
 
 
-# Readings of a statement that may only tell why ("I ordered it by mistake" read as a complaint), and
-# the most words such a statement has.
-_READ_AS_TELLING = frozenset({"complaint", "smalltalk", "out_of_scope", "thanks"})
-REASON_WORDS = 8
-
-
-def _reasons_folded(clauses: list[Clause]) -> list[Clause]:
-    """ "Please cancel my thermostat, I don't need it anymore": a clause that gives only the reason
-    of a cancellation asked beside it (a cancellation reason, no change verb of its own) is part of
-    that request, not a request of its own (a return, say)."""
-    if not any(c.intent == "cancel_order" for c in clauses):
-        return clauses
-    from csagent.grounding.frame import named_change, points_at_another_order
-    from csagent.nlp.entities.identifiers import ORDER_ID_RE
-    from csagent.requests import REQUEST_BY_VERB
-
-    def gives_a_reason(c: Clause) -> bool:  # a cancellation reason, and no change verb of its own
-        words = set(re.findall(r"[a-z]+", c.text.lower()))
-        return c.intent in WRITE_INTENTS and bool(c.entities.get("reason")) \
-            and named_change(c.text) is None and not words & set(REQUEST_BY_VERB)
-
-    def reason_only(c: Clause) -> bool:
-        return c.intent != "cancel_order" and gives_a_reason(c)
-
-    def tells_a_reason(c: Clause) -> bool:  # "I ordered it by mistake", read as a complaint
-        return c.intent in _READ_AS_TELLING and bool(c.entities.get("reason")) \
-            and not has_question_mark(c.text) and named_change(c.text) is None \
-            and len(c.text.split()) <= REASON_WORDS
-
-    # the reason joins the request, which does the grounding; whether the clause asked for anything
-    # stays ("Sorry my mistake, PayPal is correct" asks for no cancellation)
-    kept = ("order_id", "order_status", "reason", "asks_for_change")
-    folded: list[Clause] = []
-    for c in clauses:
-        asked = next((i for i in range(len(folded) - 1, -1, -1) if folded[i].intent == "cancel_order"
-                      and folded[i].entities.get("order_id") and folded[i].entities.get("asks_for_change")),
-                     None)
-        # (not one that names another order: "And the other order with a perfume in it too")
-        if asked is not None and (gives_a_reason(c) or tells_a_reason(c)) \
-                and not ORDER_ID_RE.search(c.text) and not points_at_another_order(c.text):
-            # "The other order hasn't shipped yet, could you cancel that one? I don't need it anymore.":
-            # the reason of the cancellation asked just before, whatever order its words resemble
-            before = folded[asked]
-            reason = before.entities.get("reason") or c.entities["reason"]
-            folded[asked] = replace(before, entities={**before.entities, "reason": reason})
-            continue
-        folded.append(replace(c, intent="cancel_order",
-                              entities={k: v for k, v in c.entities.items() if k in kept})
-                      if reason_only(c) else c)
-    return folded
-
-
-#: Below this, a general question that only names how to pay reads as a detail of a change beside it.
-PAYMENT_DETAIL_CONFIDENCE = 0.6
-
-
-def _payment_details_folded(clauses: list[Clause]) -> list[Clause]:
-    """ "can i swap my black earbuds for the waterproof ones? ... paypal for the diff": a clause read
-    weakly as a general question, asking nothing, that names a payment method beside a change whose
-    payment the message settled, is that change's detail, not a question about payments."""
-    if not any(c.intent in WRITE_INTENTS and c.entities.get("payment_method_id") for c in clauses):
-        return clauses
-    from csagent.grounding.resolve import names_a_payment_method
-
-    def detail(c: Clause) -> bool:
-        return (c.intent in GENERAL_QUESTION_INTENTS and c.confidence < PAYMENT_DETAIL_CONFIDENCE
-                and "?" not in c.text and "？" not in c.text and names_a_payment_method(c.text))
-
-    return [c for c in clauses if not detail(c)]
-
-
-def _bare_verb_of_a_payment(clauses: list[Clause]) -> list[Clause]:
-    """ "You charged my Mastercard for order #W1. I wanted it on PayPal! Switch it over.": a bare
-    change verb naming no item nor option, read as an item change that could not find one, beside a
-    payment change of the same order told without a request, is that payment change asked for."""
-    from csagent.grounding.frame import named_change
-
-    paying = [c for c in clauses if c.intent == "change_payment" and c.entities.get("payment_method_id")
-              and not c.entities.get("asks_for_change")]
-    if not paying:
-        return clauses
-    order = paying[0].entities.get("order_id")
-    # ("Switch it over, and get it right this time", read as a return of the chair the message named:
-    # no return verb, no item of its own, nothing to swap to)
-    bare = [c for c in clauses if c.intent in ITEM_REQUESTS and c.entities.get("order_id") == order
-            and (c.entities.get("question") or c.intent == "return_request")
-            and named_change(c.text) is None and not _OWN_CHANGE_VERB.search(c.text)
-            and not c.entities.get("new_item_ids")
-            and not c.entities.get("products") and len(c.text.split()) <= _BARE_VERB_WORDS]
-    if not bare:
-        return clauses
-    asked = replace(paying[-1], entities={**paying[-1].entities, "asks_for_change": True})
-    return [asked if c is paying[-1] else c for c in clauses if c not in bare]
-
-
-def _address_of_the_order_change(clauses: list[Clause]) -> list[Clause]:
-    """ "I need to change address for all my orders what are not shipped yet. New address is 55 Cedar
-    Road, Houston TX 77002, USA.": a clause that gives an address, read as the account's new one but
-    naming neither the account nor an order, right after a change of where orders go that names no
-    address, is where those orders are to go; one request, not a second change of the account."""
-    from csagent.grounding.frame import names_the_account
-    from csagent.nlp.entities.identifiers import ORDER_ID_RE
-
-    out: list[Clause] = []
-    for c in clauses:
-        before = out[-1] if out else None
-        if before is not None and before.intent == "change_order_address" \
-                and not before.entities.get("address") \
-                and c.intent == "update_default_address" and c.entities.get("address") \
-                and not names_the_account(c.text) and not ORDER_ID_RE.search(c.text):
-            out[-1] = replace(before, text=f"{before.text} {c.text}",
-                              entities={**before.entities, "address": c.entities["address"]})
-            continue
-        out.append(c)
-    return out
-
-
-# The verbs of a return, an exchange or a cancellation, however they are put ("and send the chair back").
-_OWN_CHANGE_VERB = re.compile(
-    r"\b(?:return\w*|send\w*(?: [\w']+){0,3} back|exchang\w*|refund\w*|cancel\w*)\b", re.IGNORECASE)
-# At most this many words make a bare change verb ("Switch it over", "do it please", "change that",
-# "Switch it over, and get it right this time").
-_BARE_VERB_WORDS = 9
-
-
-# A clause that only names what is not meant ("Not the chair one!", "but not the grill order").
-_ONLY_RULES_OUT = re.compile(r"^\W*(?:(?:but|and)\s+)?not\s+(?:the|my|that|this)\s+[\w\s-]{1,40}?\W*$",
-                             re.IGNORECASE)
-
-
-def _without_ruled_out_changes(clauses: list[Clause]) -> list[Clause]:
-    """ "Don't cancel it, just tell me where it is": a change named only to rule it out is no
-    request (`nlp.speech_acts.declines_change`), nor is what the customer keeps as it is ("keep the
-    bookshelf order as is", `keeps_as_is`); the rest of the message is what was asked. A
-    message that says nothing else, or only thanks or greets, keeps it, and is read as it stands,
-    unless the change is ruled out in a statement beside those ("No need to change anything.
-    Thanks!", which asks nothing)."""
-    from csagent.grounding.frame import asks_as_question, rules_out_the_account
-    from csagent.nlp.speech_acts import declines_change, keeps_as_is
-
-    # (so is a statement that only rules a change out, whatever the words resemble: "Please don't
-    # touch the big order with the espresso machine though" beside the cancellations asked)
-    # (nor, beside a change asked, is one that only says which it is not: "Could you cancel that
-    # one? Not the chair one!")
-    changes = any(c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") for c in clauses)
-    kept = [c for c in clauses if not ((declines_change(c.text) or keeps_as_is(c.text))
-                                       and (c.intent in WRITE_INTENTS or not asks_as_question(c.text)))
-            and not (changes and _ONLY_RULES_OUT.match(c.text))]
-    if any(rules_out_the_account(c.text) for c in clauses):
-        # "Don't touch my account address yet, I'll do that later": asks nothing (and whichever
-        # clause read a new address as the account's has been read as the orders', `address_intent`).
-        kept = [c for c in kept if c.intent != "update_default_address"
-                and not (declines_change(c.text) and not asks_as_question(c.text))]
-    asked = [c for c in kept if c.intent not in PASSIVE_INTENTS]
-    # (beside thanks, a change ruled out and not asked about is all said: "No need to change
-    # anything. Thanks so much and have a nice day!")
-    closing = bool(kept) and all(c.intent in GENERAL_INTENTS for c in kept) \
-        and not any(asks_as_question(c.text) for c in clauses if c not in kept)
-    return kept if asked or closing else clauses
-
-
-def _without_wishes_asked_about(clauses: list[Clause],
-                                catalogue: Sequence[Mapping[str, Any]]) -> list[Clause]:
-    """ "I love the yellow running shoes from #W1 but they pinch my toes ... Do you have those exact
-    ones in a 10?", "my brother would like the same digital camera I bought (the 20MP one ...). Is it
-    still available?": an item change told, not asked for nor asked about (`asks_for_change`), beside a
-    question whether the store has that product or what it is, tells what the question is about; the
-    question is what was asked, and is answered (no question of which version or which order). So is
-    a statement naming no product nor any option the question does not carry already ("I think I need
-    a size 10"); one that adds options the question lacks stays ("The one I want is 10-inch, gold.
-    How much is that one?"). Likewise an item change told beside a question about the same order's
-    items ("There should be two bike helmets in there ... What colours did I end up picking?")."""
-    from csagent.grounding.frame import asks_as_question
-    from csagent.grounding.options import find_option_values
-    from csagent.nlp.speech_acts import asks_for_change
-
-    # ("Just double-checking W1 for me! There should be two bike helmets in there, one for me and
-    # one for my partner. What colours did I end up picking?": what the order holds, told, beside a
-    # question about that order's items, is what the question is about; no change of them)
-    # (so beside a change of that order asked for: "The blue one fits great, but the white one never
-    # left the box. I'd like to send back only the white one.")
-    # (a payment asked beside it is not such a change: "The electric kettle I order, it is black. My
-    # wife want white color, same size. ... Pay with my paypal if more expensive" pays for the wish)
-    about_orders = {c.entities.get("order_id") for c in clauses
-                    if c.entities.get("order_id") and (
-                        (c.intent in ORDER_READ_INTENTS and asks_as_question(c.text))
-                        or (c.intent in WRITE_INTENTS - {"change_payment"}
-                            and c.entities.get("asks_for_change")))}
-    if about_orders:
-        told = [c for c in clauses if c.intent == "change_items"
-                and c.entities.get("order_id") in about_orders and not c.entities.get("asks_for_change")
-                and not asks_for_change(c.text) and not asks_as_question(c.text)]
-        if told and len(told) < len(clauses):
-            clauses = [c for c in clauses if c not in told]
-    questions = [c for c in clauses if c.intent in CATALOGUE_INTENTS and asks_as_question(c.text)]
-    asked = {str(p.get("product_id")): p for c in questions for p in c.entities.get("products") or []}
-    if not asked:
-        return clauses
-    options = {k: v for p in catalogue if str(p.get("product_id")) in asked
-               for k, v in (p.get("options") or {}).items()}
-    carried = {str(v).lower() for p in asked.values() for v in (p.get("options") or {}).values()}
-
-    def said_again(c: Clause) -> bool:  # a statement naming only options the question carries
-        if c.intent not in CATALOGUE_INTENTS or c.entities.get("products") or c.entities.get("categories") \
-                or asks_as_question(c.text):
-            return False
-        return {h.value.lower() for h in find_option_values(c.text, options)} <= carried
-
-    kept = [c for c in clauses if not (
-        c.intent == "change_items" and not asks_for_change(c.text) and not asks_as_question(c.text)
-        and {str(p.get("product_id")) for p in c.entities.get("products") or []} & set(asked))
-            and not said_again(c)]
-    return kept if any(c.intent not in PASSIVE_INTENTS for c in kept) else clauses
-
-
-def _only_an_address(piece: str) -> bool:
-    """Is the clause an address and little else ("1200 ocean drive apt 5b, miami florida 33139",
-    "its 12 Main St, Springfield, IL 62704 now")? A question is not."""
-    from csagent.nlp.entities.addresses import find_addresses
-
-    addresses = find_addresses(piece)
-    if len(addresses) != 1 or "?" in piece:
-        return False
-    start, end = addresses[0].span
-    return len(re.findall(r"[^\W\d_]+", piece[:start] + " " + piece[end:])) <= 3
-
-
 # The account's address, named ("my account still has my old address", "the address on file").
 _ACCOUNTS_ADDRESS = re.compile(r"\b(?:account|profile|on file|default|saved)\b[^.?!]{0,40}\baddress\b"
                                r"|\baddress\b[^.?!]{0,20}\b(?:account|profile|on file|default|saved)\b",
                                re.IGNORECASE)
-# What an account holds, named.
-_ACCOUNT_NOUNS = re.compile(r"\b(?:account|address|addy|e-?mail|card|payment|paypal|name|phone|password)\b",
-                            re.IGNORECASE)
-
-
-def _without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
-    """ "ugh i moved last week. it needs to go to 1200 Ocean Drive, ...": a statement read as a
-    question about the account that asks nothing and names nothing of it (no email, address,
-    payment method or order) tells what happened, beside a clause that asks; that clause is the
-    request, and the account is not described back."""
-    from csagent.nlp.speech_acts import asks_for_change, asks_something
-
-    def asks(c: Clause) -> bool:
-        return bool(c.entities.get("asks_for_change")) or asks_for_change(c.text) or asks_something(c.text)
-
-    def told(c: Clause) -> bool:  # (naming what the account holds it is about it: "My account still has my
-        # old address. The right one is 40 Quarry Lane, ...")
-        return c.intent == "account_info" and not asks(c) and not _ACCOUNT_NOUNS.search(c.text) \
-            and not any(c.entities.get(k) for k in ("order_id", "address", "email", "payment_method_id",
-                                                    "products"))
-
-    if not any(told(c) for c in clauses) or not any(not told(c) and asks(c) for c in clauses):
-        return clauses
-    return [c for c in clauses if not told(c)]
 
 
 def _narrowed(text: str, pending: list[PendingAction], view: Any, lang: str,
@@ -1756,14 +1307,6 @@ def _only_a_payment_method(piece: str, entities: Mapping[str, Any], variants: An
 # The payment an order should be on, said as where it sits: "I want it on my Amex instead".
 _ON_A_METHOD_INSTEAD = re.compile(r"\b(?:it|that|them|this)\s+on\s+(?:my|the)\s+[\w ]{1,25}?\binstead\b",
                                   re.IGNORECASE)
-
-
-def _left_behind(text: str, address: Mapping[str, Any]) -> bool:
-    """Do the words name the address's city as the place the customer leaves ("moving out of San
-    Francisco", "I've left Chicago")?"""
-    city = str(address.get("city") or "")
-    return bool(city) and re.search(r"\b(?:out of|away from|moving from|leaving|left|from)\s+(?:the\s+)?"
-                                    + re.escape(city) + r"\b", text, re.IGNORECASE) is not None
 
 
 def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entities: dict[str, Any],
@@ -1931,7 +1474,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         from csagent.nlp.entities.addresses import find_addresses
 
         written = find_addresses(text)
-        if _left_behind(text, entities["address"]):
+        if left_behind(text, entities["address"]):
             # "I'm moving out of San Francisco ... I'd like to change the address on my account": the
             # saved address is the one left, not where it goes; the new one is still to be told.
             entities = {k: v for k, v in entities.items() if k not in {"address", "address_named"}}
@@ -2113,7 +1656,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
     money_read = intent in _MONEY_ON_A_CANCELLED_ORDER or (
         intent == "return_request" and not asks_for_change(piece))  # "退了多少钱？": what came back
     if money_read and entities.get("order_status") == "cancelled" \
-            and MONEY_CAME_BACK.search(piece) and not _CONDITIONAL.search(piece):
+            and MONEY_CAME_BACK.search(piece) and not CONDITIONAL.search(piece):
         # A cancelled order moves no money but its refund: a charge, a payment or money come back
         # on it is asked about by its refund record (how much, to which method, when).
         intent, grounded_to_store = "refund_status", True
@@ -2373,7 +1916,6 @@ _ZH_CHANGE = re.compile(r"改|换|更新|更改|变更|修改|转寄|寄到新")
 _MONEY_QUESTIONS = frozenset({"refund_status", "policy_question"})
 # What a question about money beside a cancellation told as done is read as: its refund.
 MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_question", "account_info"})
-_CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
 # A question opening with a question word ("what was in ...", "which one got ...").
 _WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|what's|which|where|when|how)\b",
                          re.IGNORECASE)
@@ -2445,7 +1987,7 @@ def _tells_why(text: str, piece: str) -> bool:
     ("Hope you're well.", "Thanks so much!") tells nothing; nor does the thing's condition, which
     asks whether the rules allow it ("I did not open it yet, the seal is still there. Is it possible
     to return it?")."""
-    told = [s for s in _SENTENCES.split(text) if piece not in s and not has_question_mark(s)]
+    told = [s for s in SENTENCE_BREAK.split(text) if piece not in s and not has_question_mark(s)]
     return any(len(s.split()) >= TOLD_WORDS and _OF_THEM_OR_ME.search(s) and not _ITS_CONDITION.search(s)
                for s in told)
 
@@ -2523,111 +2065,6 @@ def _fully_specified(intent: str, text: str, entities: Mapping[str, Any], view: 
     return False
 
 
-def _lines_of(order: Any, entities: Mapping[str, Any]) -> list[Any]:
-    """The order's lines a waiting request names (all of them when it names none yet)."""
-    named = set(entities.get("item_ids") or ())
-    return [x for x in order.lines if x.item_id in named] or list(order.lines)
-
-
-def _answered_candidate(text: str, state: Mapping[str, Any], view: Any,
-                        variants: Mapping[str, Sequence[Any]] | None = None,
-                        catalogue: Sequence[Mapping[str, Any]] | None = None,
-                        ) -> tuple[str | None, Mapping[str, Any] | None]:
-    """The order id of the candidate the customer picks, when the last turn listed several ("You
-    have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it.
-    An item change asked back about ("the bottle in stainless steel, black is not available right
-    now. Available: ...") is answered by options its items come in ("then the red stainless steel
-    one, please"): its order is the one known."""
-    from csagent.grounding.frame import pick_candidate
-    from csagent.grounding.resolve import names_option_of, names_option_offered, product_mentions
-    from csagent.nlp.speech_acts import asks_something
-
-    for waiting in state.get("awaiting") or []:
-        entities = waiting.get("entities") or {}
-        known = view.order(entities.get("order_id"))
-        if waiting.get("parameter") == "item_ids" and known is not None and (
-                product_mentions(text, known.products()) or not asks_something(text)
-                or names_option_of(text, known.lines)):
-            # "Which items of #W1 do you want to return?" -> "the skateboard", or "It holds 2 pet
-            # beds: ... Which one?" -> "the grey one, money back to PayPal": the order is known.
-            return str(known.order_id), waiting
-        if waiting.get("intent") == "change_items" and waiting.get("question") and known is not None \
-                and variants and names_option_offered(text, _lines_of(known, entities), variants) \
-                and {m.product_id for m in product_mentions(text, catalogue or ())} <= known.product_ids():
-            return str(known.order_id), waiting
-        ids = (waiting.get("entities") or {}).get("order_candidates") or []
-        candidates = [o for o in (view.order(i) for i in ids) if o is not None]
-        chosen = pick_candidate(text, candidates)
-        if chosen is not None:
-            return str(chosen.order_id), waiting
-    return None, None
-
-
-def _with_payment_answered(clauses: list[Clause], text: str, state: Mapping[str, Any],
-                           view: Any) -> list[Clause]:
-    """ "Should the refund go to your Visa ending 1234 or your gift card?" -> "ahh ok, back to the
-    card then": the payment method the answer names, whatever the words alone are read as, is what
-    the waiting request asked for."""
-    from csagent.grounding.resolve import resolve_payment
-
-    for waiting in state.get("awaiting") or []:
-        if waiting.get("parameter") != "payment_method_id" or any(c.entities.get("payment_method_id")
-                                                                   for c in clauses):
-            continue
-        order = view.order((waiting.get("entities") or {}).get("order_id"))
-        method = resolve_payment(text, view, order).method
-        if method is not None:
-            return [replace(c, entities={**c.entities, "payment_method_id": method.payment_method_id})
-                    for c in clauses]
-    return clauses
-
-
-def _with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picked: str, text: str,
-                         view: Any, variants: Any, catalogue: Any) -> list[Clause]:
-    """ "I'd like my camera with a bigger zoom" -> "which order?" -> "the one with the smartphone":
-    the waiting request's own words are read again on the order picked, with what the answer adds
-    ("the other one, just in gold"). A product that tells the listed orders apart only said which
-    order was meant and is not part of the request; one they all hold is what the request is about
-    ("the other one, where the tablet's on its own"), and so is one picked for a request that named
-    no item ("I'd like to send something back" -> "the espresso machine!"). The answer's clauses
-    carry what that reading finds."""
-    from csagent.grounding.asking import QUESTION_KEYS
-    from csagent.grounding.frame import ground
-    from csagent.grounding.resolve import product_mentions
-
-    asked = str(waiting.get("text") or "")
-    if waiting.get("intent") not in ITEM_REQUESTS or not asked:
-        return clauses
-    listed = [view.order(i) for i in (waiting.get("entities") or {}).get("order_candidates") or [picked]]
-    held = [o.product_ids() for o in listed if o is not None]
-    shared = set.intersection(*held) if held else set()
-    chosen = view.order(picked)
-    # "I'd like to send something back" -> "the espresso machine!": a request that named no item
-    # of the order takes the product that picked the order as its item.
-    names_items = chosen is not None and bool(product_mentions(asked, chosen.products()))
-    answer = text
-    for mention in sorted(product_mentions(text, catalogue or view.products()), key=lambda m: -m.span[0]):
-        if mention.product_id not in shared and names_items:  # "the one with the smartphone": which order
-            answer = answer[: mention.span[0]] + answer[mention.span[1]:]
-    try:
-        found = ground(str(waiting["intent"]), f"{asked} {answer}", {"order_id": picked}, view, variants,
-                       f"{asked} {answer}")
-        wanted = str(waiting.get("parameter") or "")
-        if wanted and not found.get(wanted):
-            # "can u change the red headphones to blue" -> "It holds 2: ... Which one?" -> "the
-            # in-ear ones": after the request the answer would read as what it changes to; put
-            # first, it says which item the request is about.
-            before = ground(str(waiting["intent"]), f"{answer}. {asked}", {"order_id": picked}, view,
-                            variants, f"{answer}. {asked}")
-            found = before if before.get(wanted) or before.get("settled") else found
-    except Exception:  # noqa: BLE001 - grounding refines; without it the answer gives the order alone
-        logger.exception("reading the waiting request again failed; the answer gives its order")
-        return clauses
-    # What the answer's own words left open ("make it large": which items?) the reading settles.
-    return [replace(c, entities={**{k: v for k, v in c.entities.items() if k not in QUESTION_KEYS}, **found})
-            if c.entities.get("picked_candidate") else c for c in clauses]
-
-
 # An order pointed back at ("that order", "the whole order"), not a product of it.
 _THAT_ORDER = re.compile(
     r"\b(?:that|this|the same|the whole|that whole|this whole|the entire|that entire)\s+order\b",
@@ -2659,107 +2096,6 @@ _WHERE_THEY_GO = re.compile(
 _PICKS_ONE_OF_THEM = re.compile(r"\b(?:one|either) of (?:them|those|these|the two)\b", re.IGNORECASE)
 _POINTS_AT_SEVERAL = re.compile(r"\b(?:both|all of them|each of them|them all|them both|they|them|those)\b",
                                 re.IGNORECASE)
-ADDRESS_INTENTS = frozenset({"change_order_address", "update_default_address"})
-# What a clause asking for a change, that names an order and one of the customer's addresses, was
-# read as when its words were less plain than "change the address" ("send it to my Dallas address on
-# my account" read as an account question).
-_MAY_SEND_ELSEWHERE = frozenset({"account_info", "smalltalk", "out_of_scope", *ORDER_READ_INTENTS})
-
-
-# "my new address on the account" is not the one saved there.
-_NEW_ADDRESS = re.compile(r"\bnew\b|新地址", re.IGNORECASE)
-# Where the customer lives, not said which address that is ("send it to my own place instead").
-# ("my Denver address", "my DC place": a word naming which one may stand between)
-_MY_PLACE = re.compile(r"\bmy (?:[\w.]+ )?(?:place|home|house|flat|apartment|apt|address)\b", re.IGNORECASE)
-_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+")
-
-
-def _may_name_an_address(intent: str, piece: str, entities: Mapping[str, Any],
-                         recent: str | None = None, view: CustomerView | None = None) -> bool:
-    from csagent.grounding.frame import names_a_purchase
-    from csagent.nlp.entities.addresses import names_saved_address
-    from csagent.nlp.speech_acts import asks_for_change, names_address_change
-
-    # (an order is named by its id, by the one talked about, or by something the customer bought:
-    # "the makeup kit order should go to my Denver address")
-    order_meant = bool(entities.get("order_id") or recent) or (
-        view is not None and names_a_purchase(piece, view))
-    # ("W4860251 shipping address?" ... "wrong. use my default one": the order talked about, sent to
-    # the address saved on the account, whatever the words read as; "change it to my default one"
-    # changes no item)
-    saved = bool(recent) and names_saved_address(piece)
-    return intent in ADDRESS_INTENTS or (
-        intent in _MAY_SEND_ELSEWHERE | {"change_items"}
-        and bool(entities.get("order_id") or saved) and asks_for_change(piece)
-        and (intent != "change_items" or names_saved_address(piece))) or (
-        # "the smart watch order shouldn't go to Houston. Can you ship it to my own place?": the
-        # order the message is about, sent where the customer lives, whatever the words read as
-        order_meant and bool(_MY_PLACE.search(piece))
-        and names_address_change(piece) and asks_for_change(piece))
-
-
-def _address_known_to_the_customer(intent: str, piece: str, entities: dict[str, Any],
-                                   view: CustomerView, message: str = "") -> str:
-    """The address the words point at among the customer's own, set as the clause's address; the
-    intent it makes the clause. "send it to my default address": the saved one, which is a change of
-    the order's address (the default address cannot become itself). "the Hickory Lane one", "my
-    Dallas address": the one address of the account or of their orders with that street or city
-    (other than where the order goes now); a change of the order's address, unless the words ask to
-    make another address the default. "Can you send it to my own place instead? It's the address on
-    my account.": the saved one, said in a sentence of its own."""
-    from csagent.grounding.frame import asks_as_question, order_going_to
-    from csagent.nlp.entities.addresses import names_saved_address
-    from csagent.nlp.entities.identifiers import ORDER_ID_RE
-
-    named_order = view.order(entities.get("order_id")) if ORDER_ID_RE.search(piece) else None
-    if intent == "update_default_address" and named_order is not None and named_order.address:
-        # "Could you update the default address on my profile to the same one W7800651 is being sent
-        # to?": the saved address is what changes, to where that order goes; no order changes.
-        entities["address"] = dict(named_order.address)
-        for key in ("order_id", "grounded_orders", "grounded", "order_status"):
-            entities.pop(key, None)
-        return intent
-    if view.default_address and names_saved_address(piece) and not _NEW_ADDRESS.search(piece):
-        entities["address"] = dict(view.default_address)
-        return "change_order_address"
-    if view.default_address and _MY_PLACE.search(piece) \
-            and any(names_saved_address(s) and not _NEW_ADDRESS.search(s) and not asks_as_question(s)
-                    for s in _SENTENCES.split(message) if piece not in s):
-        entities["address"] = dict(view.default_address)
-        return "change_order_address"
-    order = view.order(entities.get("order_id"))
-    named = view.address_named(piece, besides=order.address if order else None)
-    if named is None:
-        return intent
-    going = order_going_to(piece, view) if order is None else None
-    if going is not None:
-        # "one of my orders is going to my old apartment on Pine Lane ... send it to my current
-        # place": the place it goes now says which order, not where it should go.
-        entities.update(order_id=going.order_id, grounded_orders=[going.order_id],
-                        grounded={"order": "the order going there", "by": "facts"})
-        return intent
-    entities["address"], entities["address_named"] = dict(named), True
-    if intent == "update_default_address" and dict(named) != dict(view.default_address or {}):
-        return intent
-    return "change_order_address"
-
-
-def _address_other_than_the_orders(read_as: str, intent: str, piece: str, entities: dict[str, Any],
-                                   view: CustomerView) -> str:
-    """Once grounding has found the order ("my order with the headphones is going to Seattle, send
-    it to my home address in Washington"): the address the words name other than the one the order
-    goes to now. When they name none, the clause is what it was read as before its words were taken
-    for an address: an order is never moved to where it already goes."""
-    entities.pop("address_named", None)
-    order = view.order(entities.get("order_id"))
-    if order is None or not order.address:
-        return intent
-    named = view.address_named(piece, besides=order.address)
-    if named is not None:
-        entities["address"] = dict(named)
-        return intent
-    entities.pop("address", None)
-    return read_as
 
 
 # A question of how often something is done ("how often should I replace the filter?").
@@ -2841,7 +2177,7 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         # what it held (or where it is), never a cancellation asked for
         return "order_items" if _ASKS_WHATS_IN.search(text) else "order_status"
     if intent in MONEY_READ_AS_REFUND | {"refund_status"} and MONEY_CAME_BACK.search(text) \
-            and not _CONDITIONAL.search(text) and told_cancelled(message):
+            and not CONDITIONAL.search(text) and told_cancelled(message):
         # "I ended up cancelling two orders. Did both refunds go through? How much did I get back in
         # total?": beside a cancellation told as done, a question about the money is about its refund.
         return "refund_status"

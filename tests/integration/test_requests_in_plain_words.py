@@ -27,7 +27,9 @@ cost, an order said to be one the customer ships somewhere (which order, no chan
 an order is "set to ship to" (told, not the new one), and an item described by its options in an
 order whose status allows no change (that order, and the rule); whether a gift card would cover an
 order (its balance beside the order's charge), and the account's address asked to become where an
-order ships (the account's change; no order touched).
+order ships (the account's change; no order touched); an address named by its number and street
+("409 elm st"), the shorter of two items returned and the longer kept, and the other colours a
+product comes in asked beside a statement of the one bought.
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -455,3 +457,33 @@ def test_the_accounts_address_asked_to_become_where_an_order_ships_changes_no_or
     assert status == "awaiting_confirmation", reply
     assert "Change your default address" in reply and "to 281 Pine Lane, Suite 115, Chicago" in reply, reply
     assert "Change the shipping address" not in reply, reply
+
+
+def test_an_address_named_by_its_number_and_street_is_the_customers_own(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # yusuf_ahmed_6232: #W1302858 (pending) goes to 281 Pine Lane, Chicago; the account's address is
+    # 409 Elm Street, Suite 697, Los Angeles
+    status, reply = ask(client, "yusuf_ahmed_6232",
+                        "W1302858 is going to 281 pine?? should be my real place, 409 elm st. fix pls")
+    assert status == "awaiting_confirmation", reply
+    assert "to 409 Elm Street, Suite 697, Los Angeles, CA 91075, USA" in reply, reply
+
+
+def test_the_shorter_of_two_items_is_returned_and_the_longer_kept(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mei_ahmed_4909: #W7553978 (delivered) holds a 28 inch and a 34 inch Skateboard
+    status, reply = ask(client, "mei_ahmed_4909",
+                        "got 2 skateboards in one order, i'll keep the longer one but the shorter one i want "
+                        "to return. refund to my mastercard")
+    assert status == "awaiting_confirmation", reply
+    assert "length: 28 inch" in reply and "34 inch" not in reply, reply
+
+
+def test_the_other_colours_asked_beside_the_one_bought_are_the_stores_range(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # mason_li_6934: a black Desk Lamp in #W2392556; the lamp comes in black, silver and white
+    status, reply = ask(client, "mason_li_6934",
+                        "Hello, I have a black desk lamp on order and I'm wondering what other colours that "
+                        "lamp comes in, in case my partner prefers something else. Thanks!")
+    assert status == "answered", reply
+    assert "silver" in reply and "white" in reply, reply

@@ -144,3 +144,24 @@ def test_where_an_order_is_sent_or_set_to_go_is_told_not_asked(text: str, asks: 
     from csagent.nlp.speech_acts import asks_for_change
 
     assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("I'm wondering what other colours that lamp comes in", True),   # an indirect question
+    ("i was wondering if it shipped", True),
+    ("I have a black desk lamp on order", False),                     # a purchase told
+])
+def test_wondering_asks_and_a_purchase_told_does_not(text: str, asks: bool) -> None:
+    from csagent.nlp.speech_acts import asks_something
+
+    assert asks_something(text) is asks
+
+
+@pytest.mark.parametrize(("text", "declines"), [
+    ("Just my profile please, I don't want any of my orders touched", True),
+    ("dont want it cancelled", True),
+    ("I want it cancelled", False),
+    ("I don't want the red one, I want it changed to blue", False),   # the wish after it is a request
+])
+def test_a_change_not_wanted_done_to_something_rules_it_out(text: str, declines: bool) -> None:
+    assert declines_change(text) is declines

@@ -1037,15 +1037,18 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["removal"]})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and (entities.get("settled") or (entities.get("question") and (
-                    entities.get("target_named") or _orders_its_product_fits(entities))
+                    entities.get("target_named") or entities.get("undecided")
+                    or _orders_its_product_fits(entities))
                     and not is_hypothetical(text))):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
             # answer (with what is available instead, when something is: "can u bump em up to a 9?");
             # "can I get the tee in a different colour?": which colour, asked; "can i change the navy
             # backpack to a grey one?" with a backpack in two orders: which order, asked (what can be
-            # done depends on it). ("Could I still change the switches if I decide to?" only weighs
-            # it: whether it can be done, below.)
-            asked_back = entities.get("asks_value") or _orders_its_product_fits(entities)
+            # done depends on it); "can i swich the kettle in my order thats not shipped yet to a
+            # diffrent color" with two kettles in it: which one. ("Could I still change the switches
+            # if I decide to?" only weighs it: whether it can be done, below.)
+            asked_back = entities.get("asks_value") or entities.get("undecided") \
+                or _orders_its_product_fits(entities)
             settled = {} if asked_back and not entities.get("settled") else {"settled": True}
             b.need(intent, "details", {**entities, **settled}, text)
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False:

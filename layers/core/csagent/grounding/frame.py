@@ -823,6 +823,8 @@ def fill_item_changes(
             asked["settled"] = True
         if all(c.unstated for c in changes.changes):
             asked["unstated"] = True  # items named, no change for them: maybe only context
+        if any(c.undecided for c in changes.changes):
+            asked["undecided"] = True  # several items of the product it names: which one, asked
         if any(not (c.unstated or c.undecided) for c in changes.changes if c.problem):
             # options wished that no single item has: said, not asked; or the option to change,
             # whose values are asked ("can I get the tee in a different colour?")
@@ -1277,6 +1279,10 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
         # your t-shirt come in?": which versions the product comes in, the store's range; their own
         # item has one of each option, which the order answers only beside it.
         return "product_info"
+    if intent in CATALOGUE_WISHES and asks_the_range(text):
+        # "I'm wondering what other colours that lamp comes in": the store's range, asked of their
+        # product (read as a catalogue question already); never their own item's line
+        return intent
     if intent in _ORDER_FACTS and _THE_STORE_HAS.search(text) and not _POSSESSIVE.search(text):
         # "Which t-shirt in size S you have now?": what the store has, not what the customer does
         return "product_availability"
@@ -1873,9 +1879,12 @@ def item_change_intent(
 
         # (or points back at what another sentence named: "my bike helmet is to small, can i get the
         # same one in a medium instead")
+        # ("I've got two bookshelves coming ... Could you bump the white glass one up from 5 ft to
+        # the 6 ft version?": the one its options describe, of the product the message named)
         named = names_a_purchase(clause, view) or (
             bool(_POINTS_BACK_TO_ONE.search(clause)) and _INSTEAD.search(clause) is not None
-            and names_a_purchase(text, view))
+            and names_a_purchase(text, view)) or (
+            bool(_THE_DESCRIBED_ONE.search(clause)) and names_a_purchase(text, view))
         if not (clause and (asks_for_change(clause) or _CAN_IT_BE.search(clause)) and named):
             return intent
         if asks_as_question(clause) and _EITHER_OR.search(clause) and not _ANOTHER_ITEM_ASKED.search(clause):
@@ -1967,6 +1976,8 @@ _ASKS_IF_THEY_HAVE_IT = re.compile(
 _POINTS_BACK_TO_ONE = re.compile(r"(?:\b|')(?:it|them|em|the same (?:one|ones|pair)|that one|this one)\b",
                                  re.IGNORECASE)  # ("can i get em in an 8 instead?")
 _INSTEAD = re.compile(r"\binstead\b", re.IGNORECASE)
+# One of their things described by its options, the product left out: "the white glass one".
+_THE_DESCRIBED_ONE = re.compile(r"\bthe\s+(?:[\w-]+\s+){1,3}?ones?\b", re.IGNORECASE)
 # Words putting a product as the store's ("your kettles", "do u guys have").
 _THE_STORES = re.compile(r"\b(?:your|you guys|u guys|y'?all)\b", re.IGNORECASE)
 # A price seen at another shop ("cheaper somewhere else", "$20 less on Amazon").

@@ -93,7 +93,8 @@ class CustomerView:
         none or several fit."""
         named = [a for a in self.known_addresses()
                  if _address_key(a) != _address_key(besides or {}) and _names_address(text, a)]
-        by_street = [a for a in named if _names_part(text, _street_name(str(a["address1"])))]
+        by_street = [a for a in named if _names_part(text, _street_name(str(a["address1"])))
+                     or _names_number_and_street(text, str(a["address1"]))]
         if len(by_street) == 1:
             return by_street[0]
         return named[0] if len(named) == 1 else None
@@ -116,10 +117,21 @@ def _names_part(text: str, part: str) -> bool:
 
 
 def _names_address(text: str, address: Mapping[str, str]) -> bool:
-    """Do the words name this address, by its street or its city (by any of its names: "my SF
-    address", `grounding.places`)?"""
+    """Do the words name this address, by its street, its number and the first word of its street
+    ("760 elm ave" of 760 Elm Avenue) or its city (by any of its names: "my SF address",
+    `grounding.places`)?"""
     return _names_part(text, _street_name(str(address.get("address1") or ""))) \
+        or _names_number_and_street(text, str(address.get("address1") or "")) \
         or city_named(text, str(address.get("city") or "")) is not None
+
+
+def _names_number_and_street(text: str, address1: str) -> bool:
+    """ "760 elm ave", "760 elm": the house number and the street's first word, however the street
+    type is written after them."""
+    words = address1.split()
+    if len(words) < 2 or not words[0].isdigit():
+        return False
+    return re.search(rf"\b{re.escape(words[0])}\s+{re.escape(words[1])}\b", text, re.IGNORECASE) is not None
 
 
 def _catalogue_shape(lines: Iterable[Line]) -> list[dict[str, Any]]:

@@ -493,6 +493,7 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     # "19 bar rather than 9 bar" names the wish first: "rather than" is a negation, no pivot.
     pivots = [i for i, t in enumerate(toks) if t in _PIVOTS and first < i < last
               and not _CHANGE_VERBS & set(toks[i + 1:i + 3]) and not (i > 0 and toks[i - 1] in _KEEP_WORDS)
+              and not {"keep", "keeping"} & set(toks[i + 1:i + 3])  # ("I'd like to keep the leather band")
               and toks[i + 1:i + 2] != ["than"]]
     if len(pivots) > 1 and toks[pivots[0]] in _CHANGE_VERBS and toks[pivots[1]] in _TARGET_PIVOTS \
             and any(pivots[0] < h.position < pivots[1] for h in hits):
@@ -984,8 +985,9 @@ def _after_a_keep_word(toks: Sequence[str], position: int) -> bool:
     return j >= 0 and toks[j] in _KEEP_WORDS
 
 
-# (Not "one" nor "in": "the same one in blue" asks for blue.)
-_KEEP_FILLER = frozenset({"want", "wanted", "need", "like", "it", "them", "to", "be", "as"})
+# (Not "one" nor "in": "the same one in blue" asks for blue; "keep the leather band" keeps it.)
+_KEEP_FILLER = frozenset({"want", "wanted", "need", "like", "it", "them", "to", "be", "as", "the", "my",
+                          "its"})
 _KEEP_REACH = 3
 # "same battery life and water resistance": how far a list of dimensions after a keep word reaches.
 _KEEP_LIST_REACH = 6
@@ -1371,6 +1373,16 @@ def read_return_lines(text: str, order: OrderView) -> tuple[list[Line], list[Lin
                         if x.item_id not in keeping]
             if returned:
                 chosen.extend(returned)
+                continue
+            # "The shorter one I want to return, the longer one I keep": a degree word in the part
+            # that returns picks it (`comparatives.pick_by_degree`)
+            from csagent.grounding.comparatives import pick_by_degree
+
+            asking = [p for p in re.split(r"[,;.!?]", segment) if _RETURN_VERB.search(p)]
+            picked = next((d for d in (pick_by_degree(_KEEP_PART.sub(" ", p), [x.options for x in lines])
+                                       for p in asking) if d is not None), None)
+            if picked is not None:
+                chosen.append(lines[picked])
                 continue
         described = _described_lines(segment, lines) if len(lines) > 1 else []
         if not described and len(lines) > 1:

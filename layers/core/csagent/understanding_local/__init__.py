@@ -83,6 +83,7 @@ from csagent.understanding_local.passes import (
     without_account_facts_told,
     without_changes_told_as_done,
     without_doubted_readings,
+    without_purchases_told,
     without_ruled_out_changes,
     without_wishes_asked_about,
 )
@@ -494,7 +495,8 @@ class LocalUnderstanding:
                 entities["products"] = [asked_of]
             elif not products and not names_order and intent in POINTING_BACK_INTENTS \
                     and (clauses or talked_about) \
-                    and asks_as_question(piece) and (not product_refs or product_refs[0].hint is None) \
+                    and (asks_as_question(piece) or asks_something(piece)) \
+                    and (not product_refs or product_refs[0].hint is None) \
                     and len(before := told_before or talked_about) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
                 # product the clause before named; so is a question that names none ("... And how
@@ -811,6 +813,7 @@ class LocalUnderstanding:
         clauses = payment_details_folded(
             without_ruled_out_changes(reasons_folded(without_changes_told_as_done(clauses))))
         clauses = without_wishes_asked_about(clauses, catalogue or [])
+        clauses = without_purchases_told(clauses, view)
         clauses = without_account_facts_told(clauses)
         clauses = bare_verb_of_a_payment(clauses)
         clauses = address_of_the_order_change(clauses)
@@ -1930,6 +1933,14 @@ def _swap_ruled_out_for_money(text: str) -> bool:
     return asks_money_back(text) and bool(_A_SWAP.search(text)) and not asks_another_item(text)
 
 
+def _swap_ruled_out_for_the_range(text: str) -> bool:
+    """Does the clause rule out the swap it names and ask what the store has ("not tryna swap it or
+    anything, just curious what smaller sizes u got")?"""
+    from csagent.grounding.frame import asks_another_item, asks_the_stores_range
+
+    return bool(_A_SWAP.search(text)) and not asks_another_item(text) and asks_the_stores_range(text)
+
+
 # What a question about a gift card's balance may first read as, and its words.
 _BALANCE_READ_AS = frozenset({"product_info", "order_items", "order_status", "policy_question",
                               "refund_status"})
@@ -2172,6 +2183,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
         # "I just want my money back on the boots, not a swap": the item change is ruled out, the
         # money back asked for
         return "return_request"
+    if intent == "change_items" and _swap_ruled_out_for_the_range(text):
+        # "not tryna swap it or anything, just curious what smaller sizes u got": the swap ruled out,
+        # the store's range asked about
+        return "product_info"
     if intent == "cancel_order" and told_cancelled(text) and _WH_OPENING.match(text):
         # "what was in the order that got cancelled": a question about an order cancelled already,
         # what it held (or where it is), never a cancellation asked for

@@ -8,15 +8,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from csagent.understanding import (
     ITEM_REQUESTS,
     Clause,
 )
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
 
 logger = logging.getLogger(__name__)
 

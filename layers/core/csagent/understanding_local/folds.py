@@ -8,17 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from csagent.nlp.script import has_question_mark
 from csagent.requests import WRITE_INTENTS
 from csagent.understanding import (
     CATALOGUE_INTENTS,
 )
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
-
 
 
 def with_fallbacks_folded(pieces: list[str], predictions: list[Any]) -> tuple[list[str], list[Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from csagent.nlp.script import has_question_mark
 from csagent.requests import WRITE_INTENTS
@@ -24,9 +24,6 @@ from csagent.understanding import (
     PASSIVE_INTENTS,
     Clause,
 )
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
 
 # A cancellation told as done ("I cancelled it", "ended up cancelling two orders", "the cancelled
 # espresso order", "我取消的那个订单", "已经取消了"), not asked for ("cancel it", "帮我取消").
@@ -328,3 +325,30 @@ def without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
         return clauses
     return [c for c in clauses if not told(c)]
 CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
+
+
+def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
+    """ "I have a black desk lamp on order and I'm wondering what other colours that lamp comes in":
+    a statement of what the customer bought, read as a catalogue question (it asks nothing, and
+    every product it names with options is one of their items as it is), beside a clause that asks
+    something, only says what the question is about; the question is answered, not the statement
+    (which would list the black lamps)."""
+    from csagent.nlp.speech_acts import asks_for_change, asks_something
+
+    if view is None or not any(c.intent not in PASSIVE_INTENTS and asks_something(c.text) for c in clauses):
+        return clauses
+
+    def owned(product: Mapping[str, Any]) -> bool:
+        options = product.get("options") or {}
+        return any(x.product_id == str(product.get("product_id"))
+                   and all(x.options.get(k) == v for k, v in options.items())
+                   for o in view.orders for x in o.lines)
+
+    def told(c: Clause) -> bool:
+        products = c.entities.get("products") or []
+        return c.intent in CATALOGUE_INTENTS and bool(products) and not asks_something(c.text) \
+            and not asks_for_change(c.text) and not has_question_mark(c.text) \
+            and all(owned(p) for p in products)
+
+    kept = [c for c in clauses if not told(c)]
+    return kept if any(c.intent not in PASSIVE_INTENTS for c in kept) else clauses

@@ -1722,7 +1722,7 @@ def _tells_what_they_bought(piece: str, view: CustomerView,
     comes in, is a wish ("yo the hiking boots i ordered r gonna be way too big, gotta size em down to
     a 10"; "the M one, can u bump it to an L")."""
     from csagent.grounding.frame import asks_as_question, named_changes, owns_as_described
-    from csagent.grounding.options import find_option_values
+    from csagent.grounding.options import find_option_values, tokens
     from csagent.grounding.resolve import product_mentions
 
     if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece) \
@@ -1738,7 +1738,12 @@ def _tells_what_they_bought(piece: str, view: CustomerView,
                 offered.setdefault(key, set()).add(value)
         own = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id
                and all(x.options.get(k) == v for k, v in mention.options.items())]  # (those it describes)
-        if any(all(x.options.get(h.key) != h.value for x in own) for h in find_option_values(piece, offered)):
+        # (a value after "to", "into" or "for", where a wish names what it becomes; not one only
+        # mused about: "wondering if linear would've been better for gaming")
+        toks = tokens(piece)
+        wished = [h for h in find_option_values(piece, offered)
+                  if any(t in ("to", "into", "for") for t in toks[max(0, h.position - 3):h.position])]
+        if any(all(x.options.get(h.key) != h.value for x in own) for h in wished):
             return False
     return True
 

@@ -733,6 +733,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     tells whether the store's documents answer a question asked almost in these words
     (`knowledge.asked`; None: never asked, a question about a change gets the order's facts alone).
     Over `max_tasks`, a statement's tasks are left out before a question's (`_Builder.trimmed`)."""
+    from csagent.grounding.frame import asks_another_item
     from csagent.nlp.speech_acts import asks_something, is_hypothetical
 
     memory = memory or {}
@@ -1037,8 +1038,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
             b.add("policy", KNOWLEDGE, {"question": RULE_QUESTIONS["removal"]})
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and (entities.get("settled") or (entities.get("question") and (
-                    entities.get("target_named") or entities.get("undecided")
-                    or _orders_its_product_fits(entities))
+                    entities.get("target_named") or _orders_its_product_fits(entities)
+                    or (entities.get("undecided") and asks_another_item(text)))
                     and not is_hypothetical(text))):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
             # answer (with what is available instead, when something is: "can u bump em up to a 9?");

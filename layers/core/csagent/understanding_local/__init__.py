@@ -267,6 +267,7 @@ class LocalUnderstanding:
         from csagent.grounding.frame import (
             MONEY_BACK_ASKED,
             about_another_persons,
+            asks_another_item,
             asks_as_question,
             ground,
             named_change,
@@ -495,13 +496,18 @@ class LocalUnderstanding:
                 entities["products"] = [asked_of]
             elif not products and not names_order and intent in POINTING_BACK_INTENTS \
                     and (clauses or talked_about) \
-                    and (asks_as_question(piece) or asks_something(piece)) \
+                    and (asks_as_question(piece)
+                         or (asks_something(piece) and not asks_another_item(piece))) \
                     and (not product_refs or product_refs[0].hint is None) \
                     and len(before := told_before or talked_about) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
                 # product the clause before named; so is a question that names none ("... And how
-                # many hours is the battery?").
-                entities["products"] = [_carried(before[0], piece, catalogue or [])]
+                # many hours is the battery?"). A question of the store's range carries the product,
+                # not the version told before ("... 2L is kinda huge ... what smaller sizes u got").
+                from csagent.grounding.frame import asks_the_stores_range
+
+                pointed = {**before[0], "options": {}} if asks_the_stores_range(piece) else before[0]
+                entities["products"] = [_carried(pointed, piece, catalogue or [])]
                 if clauses and clauses[-1].entities.get("products") == told_before \
                         and len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:
                     # ... and a clause that only named it ("My blue earbuds") asked nothing itself.
@@ -1943,7 +1949,9 @@ def _swap_ruled_out_for_the_range(text: str) -> bool:
     anything, just curious what smaller sizes u got")?"""
     from csagent.grounding.frame import asks_another_item, asks_the_stores_range
 
-    return bool(_A_SWAP.search(text)) and not asks_another_item(text) and asks_the_stores_range(text)
+    # (not a swap asked on a condition: "if not can i swap it for the alexa one, same steel color")
+    return bool(_A_SWAP.search(text)) and not asks_another_item(text) and not CONDITIONAL.search(text) \
+        and asks_the_stores_range(text)
 
 
 # What a question about a gift card's balance may first read as, and its words.

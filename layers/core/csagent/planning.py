@@ -1039,7 +1039,8 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
         elif intent in ACTION_INTENTS and entities.get("asks_for_change") is False \
                 and (entities.get("settled") or (entities.get("question") and (
                     entities.get("target_named") or _orders_its_product_fits(entities)
-                    or (entities.get("undecided") and asks_another_item(text)))
+                    or (entities.get("undecided") and asks_another_item(text)
+                        and not _status_rules_out(intent, entities)))
                     and not is_hypothetical(text))):
             # "can I swap my sneakers for the size 11?" when no size 11 is available: that is the
             # answer (with what is available instead, when something is: "can u bump em up to a 9?");

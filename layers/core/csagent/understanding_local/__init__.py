@@ -502,11 +502,12 @@ class LocalUnderstanding:
                     and len(before := told_before or talked_about) == 1:
                 # "My blue earbuds, can I use them for swimming?": "them", "it", "that" are the one
                 # product the clause before named; so is a question that names none ("... And how
-                # many hours is the battery?"). A question of the store's range carries the product,
-                # not the version told before ("... 2L is kinda huge ... what smaller sizes u got").
-                from csagent.grounding.frame import asks_the_stores_range
+                # many hours is the battery?"). A question of which versions it comes in carries the
+                # product, not the version told before ("I have a black desk lamp ... what other
+                # colours it comes in"); "those exact ones in a 12?" keeps it.
+                from csagent.grounding.frame import asks_the_range
 
-                pointed = {**before[0], "options": {}} if asks_the_stores_range(piece) else before[0]
+                pointed = {**before[0], "options": {}} if asks_the_range(piece) else before[0]
                 entities["products"] = [_carried(pointed, piece, catalogue or [])]
                 if clauses and clauses[-1].entities.get("products") == told_before \
                         and len(clauses[-1].text.split()) < TOPIC_WORDS and "?" not in clauses[-1].text:

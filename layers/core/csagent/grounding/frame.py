@@ -1238,9 +1238,13 @@ def _dimensions_of(line: Line, variants: Mapping[str, Sequence[Variant]]) -> dic
 def owns_as_described(mention: Any, view: CustomerView) -> bool:
     """Does one of the customer's items of the mentioned product have every option the mention
     names?"""
-    return any(x.product_id == mention.product_id
-               and all(x.options.get(k) == v for k, v in mention.options.items())
-               for o in view.orders for x in o.lines)
+    return bool(lines_as_described(view, mention.product_id, mention.options))
+
+
+def lines_as_described(view: CustomerView, product_id: str, options: Mapping[str, Any]) -> list[Line]:
+    """The customer's items of the product with every one of `options` (all of them for none)."""
+    return [x for o in view.orders for x in o.lines
+            if x.product_id == product_id and all(x.options.get(k) == v for k, v in options.items())]
 
 
 # "the white earbuds", "those blue ones": a determiner at most three words before the item's name.

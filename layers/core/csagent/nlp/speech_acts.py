@@ -415,7 +415,12 @@ def _participle_of(word: str, verbs: set[str]) -> str | None:
     """The change verb a past participle is of ("touched", "changed", "cancelled", "canceled")."""
     if not word.endswith("ed") or len(word) < 5:
         return None
-    stem = word[:-2]
+    return _verb_of_stem(word[:-2], verbs)
+
+
+def _verb_of_stem(stem: str, verbs: set[str]) -> str | None:
+    """The verb an inflected form's stem is of: itself, with its "e" ("chang" -> "change"), or with
+    its last consonant single ("cancell" -> "cancel")."""
     for verb in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem):
         if verb in verbs:
             return verb
@@ -453,11 +458,7 @@ def _gerund_of(word: str, verbs: set[str]) -> str | None:
     """The change verb a gerund is of ("cancelling", "canceling", "returning", "changing")."""
     if not word.endswith("ing") or len(word) < 6:
         return None
-    stem = word[:-3]
-    for verb in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else stem):
-        if verb in verbs:
-            return verb
-    return None
+    return _verb_of_stem(word[:-3], verbs)
 
 
 _PARTS = re.compile(r"[,;:]\s+|\s+[-–—]+\s+")

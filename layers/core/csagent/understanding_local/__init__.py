@@ -1728,26 +1728,22 @@ def _tells_what_they_bought(piece: str, view: CustomerView,
     their items has, option for option? An option value their items of it lack, which the product
     comes in, is a wish ("yo the hiking boots i ordered r gonna be way too big, gotta size em down to
     a 10"; "the M one, can u bump it to an L")."""
-    from csagent.grounding.frame import asks_as_question, named_changes, owns_as_described
+    from csagent.grounding.frame import asks_as_question, lines_as_described, named_changes
     from csagent.grounding.options import find_option_values, tokens
-    from csagent.grounding.resolve import product_mentions
+    from csagent.grounding.resolve import option_dimensions, product_mentions
 
     if asks_as_question(piece) or not _TOLD_PURCHASE.search(piece) or named_changes(piece) \
             or _NAMES_A_SWAP.search(piece):
         return False  # ("keyboard i ordered - want clicky switches instead of tactile": a change)
     mentions = product_mentions(piece, view.products(), own=True)
-    if not mentions or not all(owns_as_described(m, view) for m in mentions):
+    described = [lines_as_described(view, m.product_id, m.options) for m in mentions]
+    if not mentions or not all(described):
         return False
-    for mention in mentions:
-        offered: dict[str, set[str]] = {}
-        for variant in (variants or {}).get(mention.product_id, ()):
-            for key, value in variant.options.items():
-                offered.setdefault(key, set()).add(value)
-        own = [x for o in view.orders for x in o.lines if x.product_id == mention.product_id
-               and all(x.options.get(k) == v for k, v in mention.options.items())]  # (those it describes)
+    toks = tokens(piece)
+    for mention, own in zip(mentions, described, strict=True):
+        offered = option_dimensions((variants or {}).get(mention.product_id, ()), own[0])
         # (a value after "to", "into" or "for", where a wish names what it becomes; not one only
         # mused about: "wondering if linear would've been better for gaming")
-        toks = tokens(piece)
         wished = [h for h in find_option_values(piece, offered)
                   if any(t in ("to", "into", "for") for t in toks[max(0, h.position - 3):h.position])]
         if any(all(x.options.get(h.key) != h.value for x in own) for h in wished):
@@ -1937,22 +1933,28 @@ _WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|wha
 _A_SWAP = re.compile(r"\b(?:swap|switch|exchange|trade|replacement)\w*\b", re.IGNORECASE)
 
 
+def _swap_ruled_out(text: str) -> bool:
+    """Does the clause name a swap only to rule it out ("not a swap", "not tryna swap it")?"""
+    from csagent.grounding.frame import asks_another_item
+
+    return bool(_A_SWAP.search(text)) and not asks_another_item(text)
+
+
 def _swap_ruled_out_for_money(text: str) -> bool:
     """Does the clause ask for money back and rule out the swap it names ("I want my money back, not a
     swap", "a refund, no exchange")?"""
-    from csagent.grounding.frame import asks_another_item, asks_money_back
+    from csagent.grounding.frame import asks_money_back
 
-    return asks_money_back(text) and bool(_A_SWAP.search(text)) and not asks_another_item(text)
+    return asks_money_back(text) and _swap_ruled_out(text)
 
 
 def _swap_ruled_out_for_the_range(text: str) -> bool:
     """Does the clause rule out the swap it names and ask what the store has ("not tryna swap it or
     anything, just curious what smaller sizes u got")?"""
-    from csagent.grounding.frame import asks_another_item, asks_the_stores_range
+    from csagent.grounding.frame import asks_the_stores_range
 
     # (not a swap asked on a condition: "if not can i swap it for the alexa one, same steel color")
-    return bool(_A_SWAP.search(text)) and not asks_another_item(text) and not CONDITIONAL.search(text) \
-        and asks_the_stores_range(text)
+    return _swap_ruled_out(text) and not CONDITIONAL.search(text) and asks_the_stores_range(text)
 
 
 # What a question about a gift card's balance may first read as, and its words.

@@ -333,16 +333,14 @@ def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
     every product it names with options is one of their items as it is), beside a clause that asks
     something, only says what the question is about; the question is answered, not the statement
     (which would list the black lamps)."""
+    from csagent.grounding.frame import lines_as_described
     from csagent.nlp.speech_acts import asks_for_change, asks_something
 
     if view is None or not any(c.intent not in PASSIVE_INTENTS and asks_something(c.text) for c in clauses):
         return clauses
 
     def owned(product: Mapping[str, Any]) -> bool:
-        options = product.get("options") or {}
-        return any(x.product_id == str(product.get("product_id"))
-                   and all(x.options.get(k) == v for k, v in options.items())
-                   for o in view.orders for x in o.lines)
+        return bool(lines_as_described(view, str(product.get("product_id")), product.get("options") or {}))
 
     def told(c: Clause) -> bool:
         products = c.entities.get("products") or []

@@ -4,6 +4,8 @@ to ...") that points at the customer's own thing (pure functions; no I/O)."""
 
 from __future__ import annotations
 
+import pytest
+
 from csagent.graph.nodes.route import _keeps_it_as_is
 from csagent.nlp.entities.questions import is_general_question
 from csagent.nlp.speech_acts import asks_for_change, keeps_as_is
@@ -120,3 +122,27 @@ def test_a_no_of_something_else_opens_no_refusal() -> None:
     assert not _opens_with_no("ngl i dont even use the smartwatch, wanna send it back lol")
     assert _opens_with_no("hmm no, leave it")
     assert _opens_with_no("no, don't change it")
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("i still want the skateboard in it changed to the 34 inch one", True),  # "still" inside "I want"
+    ("I also want the lamp sent back", True),
+    ("I still want it", False),  # keeping what was bought
+    ("如果我把那套化妆品退掉，能退给我多少钱？", False),  # a change supposed, what follows asked
+    ("要是我换成黑色的，要补多少钱？", False),
+    ("如果可以的话，能帮我取消吗？", True),  # "if possible" only softens the request
+])
+def test_a_change_asked_for_or_only_supposed(text: str, asks: bool) -> None:
+    assert asks_for_change(text) is asks
+
+
+@pytest.mark.parametrize(("text", "declines"), [
+    ("don't cancel my sunglasses order or anything, just swap the headphones in it", False),  # narrower
+    ("dont cancel it, only return the lamp", False),
+    ("don't cancel it, just tell me where it is", True),  # no other change asked
+    ("dont cancel it, i will return it later", True),  # told, not asked
+])
+def test_a_change_ruled_out_beside_another_asked_for(text: str, declines: bool) -> None:
+    from csagent.nlp.speech_acts import declines_change
+
+    assert declines_change(text) is declines

@@ -356,10 +356,14 @@ def test_a_yes_after_a_question_about_a_change_asks_for_it_with_what_the_yes_add
                                            "payment_method_id": "gift_card_5757768", "asks_for_change": True}
 
 
-@pytest.mark.parametrize(("text", "clause"), [  # no yes; a yes with another order
+@pytest.mark.parametrize(("text", "clause"), [  # no yes; a yes with another order; another change
     ("what's the weather", Clause(text="what's the weather", intent="out_of_scope", confidence=0.3)),
     ("ok and cancel #W2", Clause(text="ok and cancel #W2", intent="cancel_order", confidence=0.9,
                                  entities={"order_id": "#W2", "asks_for_change": True})),  # another order
+    # an item change saying what the item becomes, however it is worded
+    ("hmm ok. well the bottle changed to the 1L one", Clause(
+        text="well the bottle changed to the 1L one", intent="cancel_order", confidence=0.75,
+        entities={"order_id": "#W5703958", "item_ids": ["2439754078"], "new_item_ids": ["1"]})),
 ])
 def test_anything_but_a_yes_to_it_leaves_the_change_asked_about(text, clause):
     from csagent.understanding import asked_change, carry_out_asked_change

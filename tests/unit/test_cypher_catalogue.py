@@ -674,6 +674,39 @@ def test_an_option_value_said_in_other_units_words_is_the_value() -> None:
                         {"product_name": "garden hose", "option_value": "100ft", "option_key": "length"})
 
 
+def test_other_values_of_one_option_are_asked_among_versions_keeping_the_others_named() -> None:
+    # Given an office chair sold in several colours and two backrest heights
+    vocabulary = cc.StoreVocabulary(
+        products=("Office Chair",),
+        options={"Office Chair": (("color", "black"), ("color", "blue"), ("backrest height", "high-back"),
+                                  ("backrest height", "standard"))})
+    # When a question asks for other colours "with the same high back"
+    narrowed = cc.narrow_by_option("Does that office chair come in other colours with the same high back?",
+                                   vocabulary)
+    # Then the colours are asked, among the high-back versions (not the other backrest heights)
+    assert narrowed == ("product_option_values", {"product_name": "office chair", "option_key": "color",
+                                                  "held": "backrest height: high-back"})
+    # And a value named of the option asked is not kept ("the blue one in other colours")
+    assert cc.narrow_by_option("the blue office chair, does it come in different colors?", vocabulary) == (
+        "product_option_values", {"product_name": "office chair", "option_key": "color"})
+
+
+def test_of_two_values_of_one_option_the_one_not_the_customers_own_is_asked() -> None:
+    # Given a thermostat whose compatibility is one of three assistants, named by everyday words
+    vocabulary = cc.StoreVocabulary(
+        products=("Smart Thermostat",),
+        options={"Smart Thermostat": (("compatibility", "amazon alexa"), ("compatibility", "apple homekit"),
+                                      ("compatibility", "google assistant"))})
+    question = "the alexa thermostat I have - does it come in a homekit version?"
+    # When it is narrowed with the customer's own thermostat (Alexa), then without
+    # Then the HomeKit versions are asked: the value they do not have, named by its everyday word
+    assert cc.narrow_by_option(question, vocabulary, own=["Amazon Alexa"]) == (
+        "variants_by_option", {"product_name": "thermostat", "option_value": "apple homekit",
+                               "option_key": "compatibility"})
+    narrowed = cc.narrow_by_option("the thermostat in google?", vocabulary)
+    assert narrowed is not None and narrowed[1]["option_value"] == "google assistant"
+
+
 def test_a_question_naming_no_option_of_the_product_is_not_narrowed() -> None:
     # Given a product question that names none of the product's options
     # When it is narrowed
@@ -697,7 +730,7 @@ def test_run_answers_a_product_question_below_the_threshold_when_it_names_an_opt
     # Then the option's values are looked up for that product
     assert result.status is TaskStatus.SUCCESS and result.data is not None
     assert result.data.template_id == "product_option_values"
-    assert result.data.params == {"product_name": "gamingmouse", "option_key": "sensor type"}
+    assert result.data.params == {"product_name": "gamingmouse", "option_key": "sensor type", "held": ""}
 
 
 def test_a_question_naming_a_product_is_not_answered_with_a_store_wide_template(

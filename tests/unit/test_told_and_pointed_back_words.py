@@ -32,6 +32,20 @@ def test_a_product_word_naming_an_option_of_the_next_describes_it(text: str, nam
     assert [m.name for m in product_mentions(text, _CATALOGUE)] == names
 
 
+@pytest.mark.parametrize(("text", "options"), [
+    ("does the fleece bed come in other colours?", {"material": "fleece"}),
+    ("do you have the pet bed in fleece?", {"material": "fleece"}),
+    ("my laptop backpack has a broken strap", {"compartment": "laptop"}),
+])
+def test_the_product_word_describing_another_is_that_products_option(text: str,
+                                                                      options: dict[str, str]) -> None:
+    # Given a product word that is an option value of the product named beside it
+    # When the products are read
+    # Then the one described holds that option
+    [mention] = product_mentions(text, _CATALOGUE)
+    assert mention.options == options
+
+
 @pytest.mark.parametrize(("text", "asks"), [
     ("k which one's still comin", True),
     ("cool cool what about the lamp", True),

@@ -321,6 +321,10 @@ def _eligibility(kind: str) -> Callable[[CatalogueData, str], str]:
         name = f"{kind}_{'yes' if row.eligible else 'no'}"
         if not row.eligible and str(row.status or "").startswith("pending ("):
             name = f"{kind}_modified"  # "pending (item modified)": changed once, so no more
+        elif not row.eligible and row.status == "pending" and _has_template(f"{name}_pending", lang):
+            # (a pending order's items can still be changed, once: "would I still be able to change
+            # the hose afterwards?")
+            name = f"{name}_pending"
         return render(name, lang, order_id=row.order_id or "", status=_status(row.status, lang),
                       address=_address_line(row) if row.address1 else "")
     return describe
@@ -577,8 +581,11 @@ def _product_option_keys(data: CatalogueData, lang: str) -> str:
 
 def _product_option_values(data: CatalogueData, lang: str) -> str:
     """ "The Electric Kettle comes with these capacity options: 1L, 1.5L and 2L. ... these material
-    options: ...": each option asked about (`option_key`, several joined by '|'), in the order asked."""
+    options: ...": each option asked about (`option_key`, several joined by '|'), in the order asked;
+    "With backrest height high-back, the Office Chair comes in these color options: ..." among the
+    versions keeping the options `held`."""
     asked = [k for k in str(data.params.get("option_key") or "").split(OPTION_KEYS_SEPARATOR) if k]
+    held = [pair.replace(": ", " ") for pair in str(data.params.get("held") or "").split("|") if pair]
     sentences = []
     for product, rows in _by_product(data.rows_as(OptionValueRow), _product_name).items():
         by_key: dict[str, list[OptionValueRow]] = {}
@@ -586,8 +593,9 @@ def _product_option_values(data: CatalogueData, lang: str) -> str:
             by_key.setdefault(str(row.option_key or (asked[0] if asked else "")).lower(), []).append(row)
         for key in sorted(by_key, key=lambda k: asked.index(k) if k in asked else len(asked)):
             ordered = sorted(by_key[key], key=lambda r: _natural_key(r.value or ""))
-            name = "product_option_values_plural" if _plural(product) else "product_option_values"
-            text = render(name, lang, product=product, key=key,
+            name = "product_option_values_held" if held else \
+                "product_option_values_plural" if _plural(product) else "product_option_values"
+            text = render(name, lang, product=product, key=key, held=join_items(held, lang),
                           values=join_items([str(r.value) for r in ordered], lang))
             sold_out = [str(r.value) for r in ordered if not r.available_variants]
             if sold_out:

@@ -60,7 +60,7 @@ WRITE_REQUESTS: tuple[WriteRequest, ...] = (
         proposes=("return_items",), statuses=("delivered",), about=("return_eligibility", "order_items"),
         description="propose returning items of a delivered order (needs the order id)",
         restated_by=("change_items",), money_about="order_payments",
-        verbs=("return", "send back", "give back", "bring back"),
+        verbs=("return", "send back", "give back", "bring back", "take back"),
         zh_verbs=("退货", "退掉", "退了", "退回去", "退一下", "退给", "只退", "想退", "要退")),
     WriteRequest(
         intent="change_items", action="change_items",

@@ -487,7 +487,10 @@ def carry_out_asked_change(text: str, understanding: Understanding,
                 and not entities.get("grounded"):
             return None  # "yes, and cancel #W2": another order named
         if clause.intent in WRITE_INTENTS and clause.intent not in restated \
-                and clause.confidence >= NEW_REQUEST_CONFIDENCE and entities.get("asks_for_change"):
+                and clause.confidence >= NEW_REQUEST_CONFIDENCE \
+                and (entities.get("asks_for_change") or entities.get("new_item_ids")):
+            # (so is an item change saying what the item becomes: "hmm ok. well i still want the
+            # skateboard in it changed to the 34 inch one" after "can I still cancel it later?")
             return None
         if has_question_mark(clause.text) and clause.intent in CATALOGUE_INTENTS | {"warranty"} \
                 and not named_changes(clause.text):

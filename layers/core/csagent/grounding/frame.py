@@ -487,7 +487,8 @@ MAX_LISTED = 4
 READS = frozenset({"order_status", "tracking", "order_items", "refund_status"})
 # "my other order", "the other one", "another order": not the one the conversation was about.
 _ANOTHER_ORDER = re.compile(
-    r"\b(?:other|another)\s+(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
+    r"\b(?:other|another)\s+(?:(?:pending|processed|shipped|delivered|cancell?ed|open|undelivered)\s+)?"
+    r"(?:order|one|purchase|package)\b|\bthe other\b\s*(?:[.,;!?]|$)", re.IGNORECASE
 )
 # "the other" just before a product's name ("and the other clock", "my other black kettle").
 _OTHER_BEFORE = re.compile(r"\bother\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
@@ -666,6 +667,11 @@ def _order_by_status(
         # "tracking # for #W9958106" ... "address it ships to?": the order just talked about, even
         # when its status does not allow what is asked (the planner then says so); so is what a
         # Chinese follow-up leaves unsaid ("我的吸尘器发货了没有？" ... "那还能取消吗？").
+        return _one_order(entities, recent, order="the order we talked about", by="conversation")
+    if recent and view.order(recent) is not None and not _ANOTHER_ORDER.search(text) \
+            and not _PLURAL_ORDERS.search(text) and statuses_described(text) and statuses_asked_about(text):
+        # "why 2 hoses in #W1" ... "my bad. shipped yet?": whether the order just talked about has
+        # the status is asked; the words describe no other order.
         return _one_order(entities, recent, order="the order we talked about", by="conversation")
     if recent and _ANOTHER_ORDER.search(text) and not _PLURAL_ORDERS.search(text):
         # "... and has my other order shipped?": the one order besides the one talked about, whatever
@@ -1290,9 +1296,10 @@ def purchase_intent(intent: str, runner_up: str | None, text: str, view: Custome
     if intent in _ORDER_FACTS and _THE_STORE_HAS.search(text) and not _POSSESSIVE.search(text):
         # "Which t-shirt in size S you have now?": what the store has, not what the customer does
         return "product_availability"
-    if intent in CATALOGUE_WISHES and _names_the_stores_product(text, view):
+    if intent in CATALOGUE_WISHES and (_names_the_stores_product(text, view) or _only_new_ones(text, view)):
         # "I'm thinking of getting my husband a pair of your sunglasses": the store's product, however
-        # many pairs they bought before ("my" is the husband's)
+        # many pairs they bought before ("my" is the husband's); so is "My teenager wants a new
+        # phone": one to buy, not the one they have
         return intent
     if not _POSSESSIVE.search(text):
         if intent in CATALOGUE_WISHES | {"warranty", "policy_question"} and _ORDER_PROGRESS.search(text) \
@@ -1350,6 +1357,17 @@ _NOT_OF_THEIR_ITEM = (_THE_STORE_HAS, _OTHER_VERSIONS, _ORDER_PROGRESS)
 
 
 _YOUR_BEFORE = re.compile(r"\b(?:your|ur|you guys'?|y'?all'?s?)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+
+
+# A product to be bought, not one they have: "a new phone", "another kettle", "a second one".
+_A_NEW_ONE_BEFORE = re.compile(
+    r"\b(?:(?:a|an)\s+(?:new|second|spare|extra|brand new)|another)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+
+
+def _only_new_ones(text: str, view: CustomerView) -> bool:
+    """Is every product of theirs the words name one to be bought ("my teenager wants a new phone")?"""
+    mentions = product_mentions(text, view.products(), own=True)
+    return bool(mentions) and all(_A_NEW_ONE_BEFORE.search(text[: m.span[0]]) for m in mentions)
 
 
 def _names_the_stores_product(text: str, view: CustomerView) -> bool:
@@ -1791,8 +1809,10 @@ def address_intent(intent: str, text: str, view: CustomerView | None, *, order_n
         in_message = bool(message) and (bool(ORDER_ID_RE.search(message)) or names_a_purchase(message, view))
         # ("Could you make that my default address? And is my tablet order already going there?":
         # an order another clause names is not what "my default address" is)
-        about_account = _THE_ACCOUNT.search(text) and not (names_order or order_named) \
-            and (not in_message or _MAKE_IT_THE_DEFAULT.search(text))
+        # ("My order #W1 is already going to the new place (...). Could you make that my default
+        # address on the account too?": what the default becomes, said so, whichever order is named)
+        about_account = bool(_MAKE_IT_THE_DEFAULT.search(text)) or (
+            _THE_ACCOUNT.search(text) and not (names_order or order_named) and not in_message)
         # ("The address on my account is wrong. It's 12 Desert Willow Road, Phoenix, AZ 85016. Fix
         # it.": the account another clause speaks of, in a message naming no order of theirs)
         of_the_account = bool(message) and bool(_THE_ACCOUNT.search(message)) and not in_message \

@@ -126,34 +126,53 @@ def product_mentions(text: str, products: Sequence[Mapping[str, Any]], *, own: b
 
 
 def _without_modifiers(text: str, mentions: list[Any], products: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """The mentions without a product word that only describes the product named right after it,
-    as one of its option values: "the fleece bed" is the Pet Bed in fleece, "my laptop backpack"
-    the Backpack with a laptop compartment, not a Fleece Jacket or a Laptop besides."""
+    """The mentions without a product word that only describes another product named beside it, as
+    one of its option values, that option added to it: "the fleece bed" and "the pet bed in fleece"
+    are the Pet Bed in fleece, "my laptop backpack" the Backpack with a laptop compartment, not a
+    Fleece Jacket or a Laptop besides."""
     by_id = {str(p["product_id"]): p for p in products}
-    values: dict[str, set[str]] = {}  # (read only for a product named right after another: a hot path)
+    options: dict[str, dict[str, tuple[str, str]]] = {}  # (read only for neighbouring mentions)
 
-    def values_of(product_id: str) -> set[str]:
-        if product_id not in values:
-            values[product_id] = _option_values_of(by_id[product_id]) if product_id in by_id else set()
-        return values[product_id]
+    def option_named(product_id: str, word: str) -> tuple[str, str] | None:
+        if product_id not in options:
+            options[product_id] = _options_by_value(by_id[product_id]) if product_id in by_id else {}
+        return options[product_id].get(word.lower())
 
-    def describes_the_next(m: Any) -> bool:
-        return any(n.span[0] > m.span[1] and not text[m.span[1]:n.span[0]].strip(" -")
-                   and m.surface.lower() in values_of(n.product_id) for n in mentions)
+    described: dict[int, dict[str, str]] = {}
+    dropped: set[int] = set()
+    for i, m in enumerate(mentions):
+        for j, n in enumerate(mentions):
+            if n.span[0] > m.span[1] and not text[m.span[1]:n.span[0]].strip(" -"):
+                described_one = j  # "the fleece bed"
+            elif m.span[0] > n.span[1] and _IN_BETWEEN.fullmatch(text[n.span[1]:m.span[0]]):
+                described_one = j  # "the pet bed in fleece"
+            else:
+                continue
+            option = option_named(n.product_id, m.surface)
+            if option is not None:
+                dropped.add(i)
+                described.setdefault(described_one, {}).setdefault(*option)
+                break
+    return [replace(m, options={**described[i], **m.options}) if i in described else m
+            for i, m in enumerate(mentions) if i not in dropped]
 
-    return [m for m in mentions if not describes_the_next(m)]
+
+# The words between a product and an option value of it named after it ("the pet bed in fleece").
+_IN_BETWEEN = re.compile(r"\s+(?:in|with|w/?|made of)\s+(?:an?\s+)?", re.IGNORECASE)
 
 
-def _option_values_of(product: Mapping[str, Any]) -> set[str]:
-    """Every option value of a product, lower-cased, in either shape a product comes in: the
-    catalogue's (`variants`: item id -> `{options: {key: value}}`) or an order's (`options`: key ->
-    [values])."""
-    found: set[str] = set()
+def _options_by_value(product: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """{value lower-cased: (option, value as the catalogue spells it)} of a product, in either shape a
+    product comes in: the catalogue's (`variants`: item id -> `{options: {key: value}}`) or an order's
+    (`options`: key -> [values])."""
+    found: dict[str, tuple[str, str]] = {}
     variants = product.get("variants") or {}
     for variant in variants.values() if isinstance(variants, Mapping) else variants:
-        found.update(str(v).lower() for v in ((variant or {}).get("options") or {}).values())
-    for value in (product.get("options") or {}).values():
-        found.update(str(v).lower() for v in (value if isinstance(value, list) else [value]))
+        for key, value in ((variant or {}).get("options") or {}).items():
+            found.setdefault(str(value).lower(), (str(key), str(value)))
+    for key, value in (product.get("options") or {}).items():
+        for v in value if isinstance(value, list) else [value]:
+            found.setdefault(str(v).lower(), (str(key), str(v)))
     return found
 
 
@@ -378,8 +397,9 @@ A_DIFFERENCE = re.compile(r"\b(?:difference|diff)\b|差价", re.IGNORECASE)
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|lower[- ]priced|costs? less)\b", re.IGNORECASE)
 # Where a fallback begins: "if there's no black one, then white", "size 10, otherwise 11",
 # "leather, then suede", "black or navy". A part that names no other option value adds nothing.
-_FALLBACK = re.compile(r"\b(?:if|otherwise|failing that|or else|else|in case)\b|,?\s*\bthen\b|\bor\b",
-                       re.IGNORECASE)
+# ("or anything", "or whatever", "or so" only trail off: "don't cancel it or anything, just swap ...")
+_FALLBACK = re.compile(r"\b(?:if|otherwise|failing that|or else|else|in case)\b|,?\s*\bthen\b"
+                       r"|\bor\b(?!\s+(?:anything|something|whatever|so|smth|sth)\b)", re.IGNORECASE)
 _CONDITION_FAILS = re.compile(
     r"\b(?:no|not|none|out of stock|unavailable|sold out|can'?t|cannot)\b|n't\b", re.IGNORECASE
 )
@@ -485,6 +505,12 @@ def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     if not hits:
         return None
     first, last = hits[0].position, hits[-1].position
+    leading = [i for i in range(max(0, first - 3), first) if toks[i] in _TARGET_PIVOTS
+               and not _CHANGE_VERBS & set(toks[i + 1:i + 3]) and toks[i - 1:i] != ["want"]]
+    if leading:
+        # "changed to the 2 liter one, same ceramic for gas": the wish begins before anything is
+        # described, and a "for" inside it is no pivot
+        return leading[-1]
     # A pivot with nothing named after it ("..., PayPal for the difference") ends no description;
     # nor does one that leads to the change verb ("I'd like to exchange ..."), nor the verb itself
     # when its object is described before "for" ("exchange the medium one with the laptop sleeve

@@ -186,7 +186,15 @@ def statuses_asked_about(text: str) -> bool:
     statement of it with a question tagged on asks: "the desk lamp, that one's already out the
     door, right?")"""
     return (bool(_YES_NO_OPENING.search(text)) and not _DESCRIBES_AN_ORDER.search(text)) \
-        or bool(_TAG_QUESTION.search(text))
+        or bool(_TAG_QUESTION.search(text)) \
+        or (bool(_ASKED_BY_YET.search(text)) and not _WHICH.search(text)
+            and not _DESCRIBES_AN_ORDER.search(text))
+
+
+# A yes-or-no question said without its verb ("shipped yet?", "delivered already?"); "which ones
+# haven't shipped yet?" asks which orders have the status, and says which it means.
+_ASKED_BY_YET = re.compile(r"\b(?:yet|already|by now)\s*\?+\W*$", re.IGNORECASE)
+_WHICH = re.compile(r"\b(?:which|what|who|any)\b", re.IGNORECASE)
 
 
 # "says delivered", "is showing delivered", "tracking say it is delivered", "marked as delivered".

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -43,7 +44,7 @@ def _has(words: list[str], phrases: list[list[str]], denied: frozenset[str] = fr
 
 # Adverbs that may sit inside a request phrase ("I just want", "I really need", "I'd actually like").
 _FILLERS = frozenset({"just", "really", "simply", "actually", "honestly", "kinda", "seriously", "literally",
-                      "truly", "rly", "much", "definitely", "totally"})
+                      "truly", "rly", "much", "definitely", "totally", "still", "also"})
 
 # A wish denied is no request: "I don't want to lose it", "I do not want to wait".
 _DENIED = frozenset({"dont", "not", "never", "doesnt", "didnt", "wont", "cant"})
@@ -322,6 +323,8 @@ def _asks_for_change_zh(text: str) -> bool:
         return False  # "HEPA滤网多久需要换一次？": how often the filter needs replacing, asked
     if _declines_change_zh(text):
         return False  # "不过先别取消，先告诉我那个订单一共多少钱": the cancellation ruled out
+    if _supposes_own_change_zh(text) and any(m in text for m in lexicon["zh_asking"]):
+        return False  # "如果我把那套化妆品退掉，能退给我多少钱？": what would follow, asked
     if any(m in text for m in lexicon["zh_request"]):
         return True
     if any(m in text for m in lexicon["zh_asking"]):
@@ -341,6 +344,16 @@ def _declines_change_zh(text: str) -> bool:
         return False
     return any(text.find(verb, m.end(), m.end() + 4) >= 0 for m in _ZH_NOT.finditer(text)
                for verb in _lexicon()["zh_verbs"])
+
+
+# A condition whose subject is the customer ("如果我把…退掉", "要是我换成…"): a change supposed.
+_ZH_SUPPOSED = re.compile(r"(?:如果|假如|要是|假设)(?:我|我们)([^，,。？?！!]*)")
+
+
+def _supposes_own_change_zh(text: str) -> bool:
+    """Does a Chinese condition suppose a change the customer makes ("如果我把那套化妆品退掉")? Not
+    "如果可以的话" (if possible), which only softens a request."""
+    return any(names_change_verb_zh(m.group(1)) for m in _ZH_SUPPOSED.finditer(text))
 
 
 def names_change_verb_zh(text: str) -> bool:
@@ -392,7 +405,10 @@ def declines_change(text: str) -> bool:
             j -= 1
             negated = [n for n in lexicon["negation"] if n and words[max(0, j - len(n)):j] == n]
         if negated and not (j - len(negated[0]) > 0 and words[j - len(negated[0]) - 1] == "if"):
-            return True  # (not "If not, please cancel": the negation is the condition's, "if not shipped")
+            # (not "If not, please cancel": the negation is the condition's, "if not shipped"; nor
+            # when another change is asked after it: "don't cancel my sunglasses order or anything,
+            # just swap the headphones in it")
+            return not _another_change_after(words, i, lexicon)
         if gerund is not None and j > 0 and words[j - 1] == "no":
             return True  # "no cancelling" (but "no, cancel it" asks for it)
         if [word] in lexicon["change_verbs"] and not _CONDITION.search(text):
@@ -401,6 +417,18 @@ def declines_change(text: str) -> bool:
             # with the phone")
             return False
     return False
+
+
+def _another_change_after(words: list[str], i: int, lexicon: Mapping[str, Any]) -> bool:
+    """Is another change than the one at `i` asked for after it, narrowed ("..., just swap the
+    headphones", "only return the lamp", "please exchange it instead")? ("dont cancel it, i will
+    return it later" tells, and asks nothing.)"""
+    return any([w] in lexicon["change_verbs"] and w != words[i]
+               and (_NARROWING & set(words[max(0, k - 2):k]) or "instead" in words[k + 1:k + 6])
+               for k, w in enumerate(words) if k > i)
+
+
+_NARROWING = frozenset({"just", "only", "please", "pls", "simply"})
 
 
 def _participle_unwanted(words: list[str], i: int) -> bool:
@@ -462,6 +490,7 @@ def _gerund_of(word: str, verbs: set[str]) -> str | None:
 
 
 _PARTS = re.compile(r"[,;:]\s+|\s+[-–—]+\s+")
+_PARTS_KEPT = re.compile(r"([,;:]\s+|\s+[-–—]+\s+)")  # (the same cuts, each kept between its parts)
 _COURTESY = (["please"], ["pls"], ["plz"])
 _RELATIVES = frozenset({"which", "where", "when", "who", "whom", "whose", "why"})
 _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})
@@ -487,12 +516,15 @@ def asks_something(text: str) -> bool:
     if not words:
         return False
     # a question may open after a comma too ("moving next week, can the phone order go to ..."),
-    # where a wh-word that can open a relative clause opens none ("I live in Chicago, where ...")
-    for i, part in enumerate(_PARTS.split(text)):
-        start = _words(part)
+    # where a wh-word that can open a relative clause opens none ("I live in Chicago, where ..."),
+    # and after a colon, where it does ("I wanted to check: which versions of that phone are in stock")
+    parts = _PARTS_KEPT.split(text)
+    for i in range(0, len(parts), 2):
+        start = _words(parts[i])
         while start and start[0] in _BEFORE_A_QUESTION:  # ("k which one's still comin")
             start = start[1:]
-        if start and (i == 0 or start[0] not in _RELATIVES) \
+        after_colon = i > 0 and parts[i - 1].strip() == ":"
+        if start and (i == 0 or after_colon or start[0] not in _RELATIVES) \
                 and any(start[: len(p)] == p for p in lexicon["interrogative"] if p):
             return True
     # (a wish denied asks nothing: "I have little money on it and I don't want to lose it")

@@ -40,6 +40,7 @@ from csagent.understanding import (
     HANDOFF_INTENTS,
     ITEM_REQUESTS,
     MIN_CLAUSE_CONFIDENCE,
+    ORDER_GROUNDING,
     ORDER_READ_INTENTS,
     OUT_OF_SCOPE_DOUBT,
     PASSIVE_INTENTS,
@@ -69,6 +70,7 @@ from csagent.understanding_local.folds import (
     TOLD_BEFORE_ADVICE,
     advice_asks_folded,
     consequences_folded,
+    named_then_asked_folded,
     possibility_asks_folded,
     requests_after_statements,
     with_fallbacks_folded,
@@ -78,6 +80,7 @@ from csagent.understanding_local.passes import (
     address_of_the_order_change,
     bare_verb_of_a_payment,
     payment_details_folded,
+    preferences_folded,
     reasons_folded,
     told_cancelled,
     without_account_facts_told,
@@ -308,6 +311,7 @@ class LocalUnderstanding:
         predictions = requests_after_statements(pieces, predictions, self.classifier)
         pieces, predictions = possibility_asks_folded(pieces, predictions)
         pieces, predictions, advice_asked = advice_asks_folded(pieces, predictions)
+        pieces, predictions = named_then_asked_folded(pieces, predictions, catalogue or [])
         message = extract_entities(text)
         message_orders = message.order_ids
         view = self._customer_view(state.get("customer_id")) if self._customer_view else None
@@ -548,6 +552,12 @@ class LocalUnderstanding:
                 and products and intent not in WRITE_INTENTS and not follows_up else None
             if follows_up:
                 intent = str(last_question)  # "where's my grill order?" … "and the tablet one?"
+                of_an_order = (state.get("memory") or {}).get("last_order_question")
+                if of_an_order and intent not in ORDER_READ_INTENTS \
+                        and (found.order_ids or len({m.lower() for m in own_named}) > 1):
+                    # "n the one w the makeup kit n the watch, same deal?": an order named (by its id,
+                    # or by two of its items), so the last question asked of an order
+                    intent = str(of_an_order)
             elif question_before and intent != question_before and is_elliptical(
                     piece, [p.surface for p in products]
                     + [str(v) for p in products for v in p.options.values()]):
@@ -627,6 +637,8 @@ class LocalUnderstanding:
                 except Exception:  # noqa: BLE001 - grounding refines; without it the words decide
                     logger.exception("grounding failed; the clause is read from its words alone")
                 grounded_to_store = grounded_to_store or key_asked  # (the product just talked about)
+                if intent in ADDRESS_CHANGES and not found.addresses and state.get("pending_actions"):
+                    intent, entities = _default_to_the_address_proposed(intent, piece, entities, state)
                 if index in advice_asked and entities.get("documents_first"):
                     intent = "product_info"  # (advice about their own one: still its documents')
                 if entities.get("address_named"):
@@ -820,7 +832,7 @@ class LocalUnderstanding:
         clauses = payment_details_folded(
             without_ruled_out_changes(reasons_folded(without_changes_told_as_done(clauses))))
         clauses = without_wishes_asked_about(clauses, catalogue or [])
-        clauses = without_purchases_told(clauses, view)
+        clauses = preferences_folded(without_purchases_told(clauses, view))
         clauses = without_account_facts_told(clauses)
         clauses = bare_verb_of_a_payment(clauses)
         clauses = address_of_the_order_change(clauses)
@@ -1691,6 +1703,24 @@ _SOMETHING_WRONG = re.compile(
     r"|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|wasn'?t|never|but|except|however)\b", re.IGNORECASE)
 
 
+def _default_to_the_address_proposed(intent: str, piece: str, entities: dict[str, Any],
+                                     state: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """ "And change the address on my account to that too while you're at it.", while an order's new
+    address waits for a yes: the account's default address becomes the one proposed (not the one
+    the account or the order has now)."""
+    from csagent.grounding.frame import makes_it_the_default
+
+    proposed = [p.proposal.args.get("address") for p in pending_actions(state)
+                if p.action == "change_order_address" and p.proposal.args.get("address")]
+    if not proposed or not makes_it_the_default(piece):
+        return intent, entities
+    from csagent.grounding.asking import QUESTION_KEYS
+
+    kept = {k: v for k, v in entities.items()
+            if k not in {*ORDER_GROUNDING, *QUESTION_KEYS, "order_id", "order_ids", "already_ships_there"}}
+    return "update_default_address", {**kept, "address": dict(proposed[-1] or {}), "asks_for_change": True}
+
+
 def _praise_told(entities: Mapping[str, Any]) -> tuple[str, dict[str, Any], bool]:
     """A clause of praise, as `_grounded` gives it back: small talk, asking nothing, keeping only the
     products it names, which "it" and "that backpack" in the next clause point back at ("... it's
@@ -2195,9 +2225,10 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     if intent == "cancel_order" and told_cancelled(text) \
             and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"
-    if intent == "change_items" and _swap_ruled_out_for_money(text):
-        # "I just want my money back on the boots, not a swap": the item change is ruled out, the
-        # money back asked for
+    if intent == "change_items" and (_swap_ruled_out_for_money(text) or (
+            _swap_ruled_out(text) and "return_request" in named_changes(text))):
+        # "I just want my money back on the boots, not a swap", "I'm not playing swap games with you,
+        # just take them back": the item change is ruled out, the money back (the return) asked for
         return "return_request"
     if intent == "change_items" and _swap_ruled_out_for_the_range(text):
         # "not tryna swap it or anything, just curious what smaller sizes u got": the swap ruled out,

@@ -88,7 +88,7 @@ def with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picke
     carry what that reading finds."""
     from csagent.grounding.asking import QUESTION_KEYS
     from csagent.grounding.frame import ground
-    from csagent.grounding.resolve import product_mentions
+    from csagent.grounding.resolve import identifying_order, product_mentions
 
     asked = str(waiting.get("text") or "")
     if waiting.get("intent") not in ITEM_REQUESTS or not asked:
@@ -101,9 +101,17 @@ def with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picke
     # of the order takes the product that picked the order as its item.
     names_items = chosen is not None and bool(product_mentions(asked, chosen.products()))
     answer = text
-    for mention in sorted(product_mentions(text, catalogue or view.products()), key=lambda m: -m.span[0]):
-        if mention.product_id not in shared and names_items:  # "the one with the smartphone": which order
-            answer = answer[: mention.span[0]] + answer[mention.span[1]:]
+    mentions = product_mentions(text, catalogue or view.products())
+    # ("the one from #W9126675, the order with the helmet and the toothbrush": which order, whatever
+    # the request named)
+    describing = identifying_order(text, mentions)
+    for mention in sorted(mentions, key=lambda m: -m.span[0]):
+        if (mention.product_id not in shared and names_items) or mention in describing:
+            answer = answer[: mention.span[0]] + answer[mention.span[1]:]  # "the one with the smartphone"
+    if chosen is not None and not names_items and mentions and len(describing) == len(mentions) and shared:
+        # "I'd like to return one of them" (the two smart watches) -> "the one with the helmet": the
+        # product the listed orders were found by is the request's
+        asked = f"{asked} ({', '.join(x.name for x in chosen.lines if x.product_id in shared)})"
     try:
         found = ground(str(waiting["intent"]), f"{asked} {answer}", {"order_id": picked}, view, variants,
                        f"{asked} {answer}")

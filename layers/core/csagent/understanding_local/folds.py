@@ -1,12 +1,13 @@
 """Pieces of a message joined before they are read: a fallback, a consequence, a possibility asked, a
-request after a statement, a request for advice, each with the clause it belongs to.
+request after a statement, a request for advice, a thing named then asked about, each with the
+clause it belongs to.
 
 Part of the local understanding (`csagent.understanding_local`, whose reader calls these)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -192,3 +193,30 @@ TOLD_BEFORE_ADVICE = frozenset({"product_info", "product_availability", "order_i
 _ASKS_WHAT_COMES_OF_IT = re.compile(
     r"\b(?:how much|get back|money|refund\w*|how (?:long|quickly|soon|fast)|when)\b"
     r"|多少钱|退多少|退到|多久|什么时候", re.IGNORECASE)
+
+
+# Words pointing back at the thing just named ("Has that even left yet?", "is it waterproof?").
+_POINTS_BACK_AT_IT = re.compile(r"\b(?:it|its|it's|that|this|they|them|those|these)\b", re.IGNORECASE)
+
+
+def named_then_asked_folded(pieces: list[str], predictions: list[Any],
+                            catalogue: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[Any]]:
+    """ "Fine. And my bike then? Has that even left yet?": a piece that only names a thing, as a
+    follow-up does ("and my bike then?"), and the question after it pointing back at it ask one
+    question of that thing; they join, read as the question (not as the last question again)."""
+    from csagent.grounding.frame import asks_as_question
+    from csagent.grounding.resolve import product_mentions
+    from csagent.nlp.speech_acts import is_elliptical
+
+    texts: list[str] = []
+    kept: list[Any] = []
+    for piece, prediction in zip(pieces, predictions, strict=True):
+        if texts and _POINTS_BACK_AT_IT.search(piece) and asks_as_question(piece) \
+                and not product_mentions(piece, catalogue):
+            named = product_mentions(texts[-1], catalogue)
+            if named and is_elliptical(texts[-1], [m.surface for m in named]):
+                texts[-1], kept[-1] = f"{texts[-1]} {piece}", prediction
+                continue
+        texts.append(piece)
+        kept.append(prediction)
+    return texts, kept

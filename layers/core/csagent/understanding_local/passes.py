@@ -1,6 +1,6 @@
 """Clauses kept, folded or dropped once read: doubted readings, changes told as done, reasons and
 payment details that belong to the request beside them, changes ruled out, wishes asked about,
-account facts told.
+account facts told, purchases told, preferences told after a product question.
 
 Part of the local understanding (`csagent.understanding_local`, whose reader calls these)."""
 
@@ -308,8 +308,9 @@ _ACCOUNT_NOUNS = re.compile(r"\b(?:account|address|addy|e-?mail|card|payment|pay
 def without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
     """ "ugh i moved last week. it needs to go to 1200 Ocean Drive, ...": a statement read as a
     question about the account that asks nothing and names nothing of it (no email, address,
-    payment method or order) tells what happened, beside a clause that asks; that clause is the
-    request, and the account is not described back."""
+    payment method or order), or as a question about an order naming none, tells what happened,
+    beside a clause that asks; that clause is the request, and the account (or which order) is not
+    described back (or asked)."""
     from csagent.nlp.speech_acts import asks_for_change, asks_something
 
     def asks(c: Clause) -> bool:
@@ -317,9 +318,12 @@ def without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
 
     def told(c: Clause) -> bool:  # (naming what the account holds it is about it: "My account still has my
         # old address. The right one is 40 Quarry Lane, ...")
-        return c.intent == "account_info" and not asks(c) and not _ACCOUNT_NOUNS.search(c.text) \
-            and not any(c.entities.get(k) for k in ("order_id", "address", "email", "payment_method_id",
-                                                    "products"))
+        # (so is a remark read as a question about an order that names none: "I moved and nobody
+        # told me this would be a problem", beside the address changes asked)
+        return (c.intent == "account_info" and not _ACCOUNT_NOUNS.search(c.text)
+                or c.intent in ORDER_READ_INTENTS and not has_question_mark(c.text)) and not asks(c) \
+            and not any(c.entities.get(k) for k in ("order_id", "order_ids", "address", "email",
+                                                    "payment_method_id", "products"))
 
     if not any(told(c) for c in clauses) or not any(not told(c) and asks(c) for c in clauses):
         return clauses
@@ -329,11 +333,14 @@ CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECAS
 
 def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
     """ "I have a black desk lamp on order and I'm wondering what other colours that lamp comes in":
-    a statement of what the customer bought, read as a catalogue question (it asks nothing, and
+    a statement of what the customer bought, read as a catalogue question or a change it names no
+    verb of ("I ordered one of your office chairs last week. ...") (it asks nothing, and
     every product it names with options is one of their items as it is), beside a clause that asks
     something, only says what the question is about; the question is answered, not the statement
     (which would list the black lamps)."""
-    from csagent.grounding.frame import lines_as_described
+    from csagent.grounding.frame import lines_as_described, named_changes
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+    from csagent.nlp.reasons import find_cancel_reason
     from csagent.nlp.speech_acts import asks_for_change, asks_something
 
     if view is None or not any(c.intent not in PASSIVE_INTENTS and asks_something(c.text) for c in clauses):
@@ -342,11 +349,48 @@ def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
     def owned(product: Mapping[str, Any]) -> bool:
         return bool(lines_as_described(view, str(product.get("product_id")), product.get("options") or {}))
 
-    def told(c: Clause) -> bool:
+    def told(c: Clause) -> bool:  # (read as a change, it names none: "I ordered one of your office chairs")
         products = c.entities.get("products") or []
-        return c.intent in CATALOGUE_INTENTS and bool(products) and not asks_something(c.text) \
+        # (not one naming its order, which the request beside it may need: "W3611574 has 2 espresso
+        # machines. only wanted the 19 bar one. cancel the other")
+        return (c.intent in CATALOGUE_INTENTS or (c.intent in WRITE_INTENTS and not named_changes(c.text)
+                                                   and find_cancel_reason(c.text) is None
+                                                   and not ORDER_ID_RE.search(c.text))) \
+            and bool(products) and not asks_something(c.text) \
             and not asks_for_change(c.text) and not has_question_mark(c.text) \
             and all(owned(p) for p in products)
 
     kept = [c for c in clauses if not told(c)]
     return kept if any(c.intent not in PASSIVE_INTENTS for c in kept) else clauses
+
+
+def preferences_folded(clauses: list[Clause]) -> list[Clause]:
+    """ "does the fabric office chair come in other colours? I want to stay with fabric": a statement
+    after a question about a product, of that product (carried, or named again) and asking nothing,
+    that names options of it keeps them: they join the question's product (the versions it asks
+    about keep them), and the statement is not answered on its own."""
+    from csagent.grounding.frame import asks_as_question
+    from csagent.nlp.speech_acts import asks_for_change, asks_something
+
+    def told(c: Clause) -> bool:  # ("I want to stay with fabric" wants, but asks no question and no change)
+        return c.intent in CATALOGUE_INTENTS and not asks_as_question(c.text) \
+            and not asks_for_change(c.text) \
+            and not has_question_mark(c.text) and bool(c.entities.get("products")) \
+            and all(p.get("options") for p in c.entities["products"])
+
+    out: list[Clause] = []
+    for clause in clauses:
+        before = out[-1] if out else None
+        asked = {str(p.get("product_id")): p for p in (before.entities.get("products") or [])} \
+            if before is not None and before.intent in CATALOGUE_INTENTS and asks_something(before.text) \
+            else {}
+        products = clause.entities.get("products") or []
+        if before is None or not asked or not told(clause) \
+                or not all(str(p.get("product_id")) in asked for p in products):
+            out.append(clause)
+            continue
+        kept = {str(p.get("product_id")): p.get("options") or {} for p in products}
+        joined = [{**p, "options": {**kept.get(str(p.get("product_id")), {}), **(p.get("options") or {})}}
+                  for p in asked.values()]
+        out[-1] = replace(before, entities={**before.entities, "products": joined})
+    return out

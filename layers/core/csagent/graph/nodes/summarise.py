@@ -44,7 +44,7 @@ from csagent.replies import (
     render,
 )
 from csagent.resilience.faults import crash_point
-from csagent.understanding import FOLLOW_UP_INTENTS, asked_change
+from csagent.understanding import FOLLOW_UP_INTENTS, ORDER_READ_INTENTS, asked_change
 
 PROMPT = "summariser"
 CATEGORY = {
@@ -366,6 +366,10 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
                         "last_change": None if proposals else asked_change(state.get("clauses") or [])}
     asked = [c for c in state.get("clauses") or [] if c.get("intent") in FOLLOW_UP_INTENTS]
     if asked and not proposals:
+        # (and the last asked of an order: "did the laptop refund go thru? how much was it" ... "n the
+        # one w the makeup kit n the watch, same deal?" asks the refund again, of that order)
+        of_orders = [c.get("intent") for c in asked if c.get("intent") in ORDER_READ_INTENTS]
         update["memory"] = {**update.get("memory", {}), "last_question": asked[-1].get("intent"),
-                            "last_question_text": asked[-1].get("text", "")}
+                            "last_question_text": asked[-1].get("text", ""),
+                            "last_order_question": of_orders[-1] if of_orders else None}
     return update

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -235,11 +235,14 @@ def _find_option_keys(question: str, keys: set[str]) -> list[str]:
     return sorted(found, key=lambda k: found[k][0])[:MAX_OPTION_KEYS]
 
 
-def _wished_option_value(question: str, values: set[str]) -> str | None:
+def _wished_option_value(question: str, values: set[str], own: Iterable[str] = ()) -> str | None:
     """The option value the question names, those after its last contrast word first ("the smart
-    watch I got is black but i want a gold one": gold is wished, black is what they have)."""
+    watch I got is black but i want a gold one": gold is wished, black is what they have), then one
+    other than the customer's `own` ("the alexa thermostat - does it come in a homekit version?")."""
     contrast = max((m.end() for m in _CONTRAST.finditer(question)), default=0)
+    others = {v for v in values if v.lower() not in {o.lower() for o in own}}
     return (_find_option_value(question[contrast:], values) if contrast else None) \
+        or (_find_option_value(question, others) if others != values else None) \
         or _find_option_value(question, values)
 
 
@@ -256,6 +259,14 @@ def _find_option_value(question: str, values: set[str]) -> str | None:
         said = tokens(value)
         if said and any(words[i:i + len(said)] == said for i in range(len(words) - len(said) + 1)):
             return value
+    # and by an everyday word for it (`grounding.options.synonyms`: "homekit" is Apple HomeKit)
+    from csagent.grounding.options import synonyms
+
+    for value in sorted(values, key=len, reverse=True):
+        for word in synonyms().get(value.lower(), []):
+            said = tokens(word)
+            if said and any(words[i:i + len(said)] == said for i in range(len(words) - len(said) + 1)):
+                return value
     return None
 
 
@@ -342,18 +353,51 @@ _RULED_OUT = re.compile(r"\b(?:not|no|isn'?t|aren'?t|except|besides|other than|i
 _CONTRAST = re.compile(r"\b(?:but|instead|rather|although|though)\b", re.IGNORECASE)
 
 
+# "other" / "different" / "more" just before an option's name: that option's other values are asked.
+_OTHER_BEFORE_KEY = re.compile(r"\b(?:other|another|different|else|more)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+
+
+def other_options_asked(question: str, keys: set[str]) -> list[str]:
+    """The options whose other values the question asks, named right after "other" ("any other
+    colours", "different sizes", "other skin tones too"), in the order it names them."""
+    lowered = _BRITISH.sub("color", question.lower())
+    found = _option_keys_named(question, keys)
+    return sorted((k for k, (at, _) in found.items() if _OTHER_BEFORE_KEY.search(lowered[:at])),
+                  key=lambda k: found[k][0])
+
+
 def sets_aside(question: str, value: str) -> bool:
     """Does the question ask for values other than `value` (ruled out just before it, or "other" /
     "another" asked), not for versions in it?"""
+    return bool(_OTHER_VALUES.search(question)) or sets_aside_by_words(question, value)
+
+
+def held_options(question: str, pairs: Sequence[tuple[str, str]], besides: Sequence[str]) -> str:
+    """The options the question keeps while it asks others (`besides`), as a filter ("backrest
+    height: high-back"): one value named of each other option, not ruled out."""
+    named: dict[str, list[str]] = {}
+    for key, value in pairs:
+        if key not in besides and value.lower() not in _AMBIGUOUS_VALUES \
+                and _find_option_value(question, {value}) and not sets_aside_by_words(question, value):
+            named.setdefault(key, []).append(value)
+    return "|".join(f"{k}: {v[0]}".lower() for k, v in named.items() if len(v) == 1)
+
+
+def sets_aside_by_words(question: str, value: str) -> bool:
+    """Is `value` ruled out just before it ("not blue", "other than the 5 ft")?"""
     at = question.lower().find(value.lower())
-    return bool(_OTHER_VALUES.search(question)) or (at >= 0 and bool(_RULED_OUT.search(question[:at])))
+    return at >= 0 and bool(_RULED_OUT.search(question[:at]))
 
 
 def narrow_by_option(question: str, vocabulary: StoreVocabulary,
-                     given: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]] | None:
+                     given: Mapping[str, Any] | None = None,
+                     own: Iterable[str] = ()) -> tuple[str, dict[str, Any]] | None:
     """(template id, parameters) when the question names a product and one of ITS options: a value
     ("in wood", "in 5K", "size 11") -> variants_by_option; an option name ("which sensor types",
-    "pressure options", "which sizes and materials") -> product_option_values. None otherwise."""
+    "pressure options", "which sizes and materials") -> product_option_values; other values of an
+    option ("in other colours") -> product_option_values among the versions keeping the values
+    named. None otherwise. Of two values of one option, the one not among the customer's `own`
+    (the grounded product's) is asked."""
     given = dict(given or {})
     product = given.get("product_name")
     if not isinstance(product, str) or not product.strip():
@@ -363,7 +407,14 @@ def narrow_by_option(question: str, vocabulary: StoreVocabulary,
     pairs = vocabulary.options_for(product)
     if not product or not pairs:
         return None
-    value = _wished_option_value(question, {v for _, v in pairs} - _AMBIGUOUS_VALUES)
+    others = other_options_asked(question, {k for k, _ in pairs})
+    if others:
+        # "does that chair come in other colours with the same high back?": the colours are asked,
+        # among the versions keeping the options named.
+        params = {"product_name": product, "option_key": OPTION_KEYS_SEPARATOR.join(others)}
+        held = held_options(question, pairs, others)
+        return "product_option_values", {**params, "held": held} if held else params
+    value = _wished_option_value(question, {v for _, v in pairs} - _AMBIGUOUS_VALUES, own)
     if value:
         keys = {k for k, v in pairs if v == value}
         if len(keys) == 1 and sets_aside(question, value):

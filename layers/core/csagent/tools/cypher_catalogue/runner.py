@@ -10,12 +10,12 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from csagent.domain.models import ErrorType, Task, ToolResult
 from csagent.domain.task_args import PredefinedCypherArgs, ProductRef
-from csagent.domain.template_rows import VariantRow
+from csagent.domain.template_rows import OPTION_KEYS_SEPARATOR, VariantRow
 from csagent.domain.tool_data import CatalogueData
 from csagent.grounding.comparatives import may_rank, rank_versions
 from csagent.nlp.gloss import english_query
@@ -156,7 +156,8 @@ def _lacks_required(template: QueryTemplate, params: Mapping[str, Any]) -> bool:
 
 
 def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVocabulary,
-              params: Mapping[str, Any], matcher: TemplateMatcher) -> TemplateMatch | None:
+              params: Mapping[str, Any], matcher: TemplateMatcher,
+              own: Mapping[str, str] | None = None) -> TemplateMatch | None:
     """The match, narrowed to an option template when the question names one of the product's
     options (`narrow_by_option`). Also answers a product question that ranked a product template
     first but fell short of the threshold ("which sensor types can I choose from?")."""
@@ -171,7 +172,7 @@ def _narrowed(matched: TemplateMatch | None, question: str, vocabulary: StoreVoc
         base = TemplateMatch(matcher.catalogue.get(top_id), top_score, 0.0, None, -1.0, top_text)  # type: ignore[arg-type]
     else:
         base = matched
-    narrowed = narrow_by_option(question, vocabulary, given=params)
+    narrowed = narrow_by_option(question, vocabulary, given=params, own=(own or {}).values())
     if narrowed is None:
         return matched
     if matched is not None and matched.template.id == "variants_by_option" \
@@ -303,12 +304,26 @@ def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Tas
     options as the catalogue spells them travel with the rows for the reply."""
     params = product.filter_params()
     result = run_template("variants_with_options", params, ctx, task, catalogue=catalogue)
-    grounded = {"name": product.name, "options": dict(product.options)}
+    rows = result.data.rows_as(VariantRow) if isinstance(result.data, CatalogueData) else []
+    spelt = {str(v).lower(): str(v) for row in rows[:1] for v in (row.options or {}).values()}
+    grounded = {"name": product.name,
+                "options": {k: spelt.get(v.lower(), v) for k, v in product.options.items()}}
     if result.error is not None and result.error.type == ErrorType.NO_RESULTS:
         return ToolResult.ok(task, {"template_id": "variants_with_options", "scope": "catalogue",
                                     "params": params, "rows": [], "row_count": 0,
                                     "truncated": False, "product": grounded})
     return result.with_data(product=grounded) if result.data is not None else result
+
+
+def _holding(params: Mapping[str, Any], subject: GroundedProduct) -> dict[str, Any]:
+    """The option values asked (`product_option_values`) among the versions keeping the grounded
+    product's other options ("does the fleece bed come in other colours?": the fleece ones'), with
+    those the question named."""
+    asked = set(str(params.get("option_key") or "").lower().split(OPTION_KEYS_SEPARATOR))
+    held = dict(pair.split(": ", 1) for pair in str(params.get("held") or "").split("|") if ": " in pair)
+    held.update({k.lower(): v.lower() for k, v in subject.options.items()
+                 if k.lower() not in asked and k.lower() not in held})
+    return {**params, "held": "|".join(f"{k}: {v}" for k, v in held.items())}
 
 
 #: Templates whose answer the fallback already gives (the overview holds status, carrier, tracking).
@@ -389,9 +404,18 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             # "is that size in stock in stainless steel?": the option is one of the product the
             # conversation is about.
             narrowing = {**params, "product_name": context.name}
-        narrowed = _narrowed(matched, question, vocabulary, narrowing, matcher)
+        narrowed = _narrowed(matched, question, vocabulary, narrowing, matcher,
+                             own=product.options if product is not None else None)
         key = narrowed.narrowed.get("option_key") if narrowed is not None and narrowed.narrowed else None
         fixed = str(product.options.get(key) or "").lower() if key and product is not None else ""
+        asked = narrowed.narrowed if narrowed is not None and narrowed.template.id == "variants_by_option" \
+            else None
+        wished = str((asked or {}).get("option_value") or "")
+        if product is not None and key and fixed and wished and wished.lower() != fixed:
+            # "the alexa thermostat - does it come in a homekit version?": the version asked is
+            # theirs with the other value (the versions with its options, below).
+            product = replace(product, options={**product.options, str(key): wished})
+            fixed = wished.lower()
         sets_its_value_aside = narrowed is not None and narrowed.template.id == "product_option_values" \
             and bool(fixed) and sets_aside(question, fixed)
         if fixed in {"", "yes", "no"} or sets_its_value_aside:
@@ -446,6 +470,8 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             params = {**params, "product_name": subject.name}
             extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
         merged = {**extracted, **{k: v for k, v in params.items() if v is not None}}
+        if matched.template.id == "product_option_values" and subject is not None:
+            merged = _holding(merged, subject)
         if _lacks_required(matched.template, merged) and matched.runner_up:
             # "which product has the most variants?" reads like the per-product variants question but
             # names no product: the runner-up, when it is close enough and answerable, fits better.

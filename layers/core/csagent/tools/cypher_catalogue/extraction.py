@@ -246,6 +246,11 @@ def _wished_option_value(question: str, values: set[str], own: Iterable[str] = (
         or _find_option_value(question, values)
 
 
+def names_option_value(question: str, value: str) -> bool:
+    """Do the question's words name `value` (as written, in other units, or by an everyday word)?"""
+    return _find_option_value(question, {value}) is not None
+
+
 def _find_option_value(question: str, values: set[str]) -> str | None:
     lowered = question.lower()
     for value in sorted(values, key=len, reverse=True):

@@ -25,6 +25,7 @@ from csagent.tools.cypher_catalogue.extraction import (
     StoreVocabulary,
     entity_pattern,
     extract_params,
+    names_option_value,
     narrow_by_option,
     sets_aside,
     store_vocabulary,
@@ -315,14 +316,15 @@ def _versions_with_options(product: GroundedProduct, ctx: ToolContext, task: Tas
     return result.with_data(product=grounded) if result.data is not None else result
 
 
-def _holding(params: Mapping[str, Any], subject: GroundedProduct) -> dict[str, Any]:
+def _holding(params: Mapping[str, Any], subject: GroundedProduct, question: str) -> dict[str, Any]:
     """The option values asked (`product_option_values`) among the versions keeping the grounded
-    product's other options ("does the fleece bed come in other colours?": the fleece ones'), with
-    those the question named."""
+    product's other options the question's words name ("does the fleece bed come in other colours?":
+    the fleece ones'), with those the question named. Options carried from what was said before
+    ("I ordered the gray canvas sneakers in an 8 ... If not what sizes are there?") keep nothing."""
     asked = set(str(params.get("option_key") or "").lower().split(OPTION_KEYS_SEPARATOR))
     held = dict(pair.split(": ", 1) for pair in str(params.get("held") or "").split("|") if ": " in pair)
     held.update({k.lower(): v.lower() for k, v in subject.options.items()
-                 if k.lower() not in asked and k.lower() not in held})
+                 if k.lower() not in asked and k.lower() not in held and names_option_value(question, v)})
     return {**params, "held": "|".join(f"{k}: {v}" for k, v in held.items())}
 
 
@@ -471,7 +473,7 @@ def run(task: Task, ctx: ToolContext) -> ToolResult:
             extracted = extract_params(matched.template, question, vocabulary=vocabulary, given=params)
         merged = {**extracted, **{k: v for k, v in params.items() if v is not None}}
         if matched.template.id == "product_option_values" and subject is not None:
-            merged = _holding(merged, subject)
+            merged = _holding(merged, subject, question)
         if _lacks_required(matched.template, merged) and matched.runner_up:
             # "which product has the most variants?" reads like the per-product variants question but
             # names no product: the runner-up, when it is close enough and answerable, fits better.

@@ -555,3 +555,19 @@ def test_a_yes_naming_only_the_item_proposed_is_consent(text: str, first_reading
     paying = {"order_id": ORDER, "payment_method_id": "paypal_1", "asks_for_change": True}
     understood = _understood((first, first_reading, 0.45, {}), (second, "change_payment", 0.75, paying))
     assert consent_to_pending(text, understood, _one_item_change(summary)) == answer
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    # "yes, only change this one, confirm": read as some request of that order
+    ("对，只改这一个，确认。", "yes"),
+    ("yes, and change the address of that order too", None),  # another change of it, asked for
+])
+def test_a_yes_beside_a_clause_naming_only_the_proposals_order(text: str, answer: str | None) -> None:
+    from csagent.understanding import consent_to_pending
+
+    pending = _proposed_change("paypal_1", "Price difference: $7.78 is refunded to your PayPal account.")
+    entities = {"order_id": ORDER, "order_status": "pending", "grounded_orders": [ORDER],
+                "grounded": {"order": "the order we talked about", "by": "conversation"}}
+    said = Understanding("knowledge_and_actions", "change_order_address", 0.75, clauses=(
+        Clause(text=text, intent="change_order_address", confidence=0.75, entities=entities),))
+    assert consent_to_pending(text, said, pending, reader=lambda _t: None) == answer

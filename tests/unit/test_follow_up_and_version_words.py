@@ -112,3 +112,39 @@ def test_a_purchase_told_beside_a_question_is_the_scene(text: str, told: bool, m
                       entities={"products": [chair]})
     kept = without_purchases_told([statement, question], object())
     assert (statement not in kept) is told
+
+
+@pytest.mark.parametrize(("text", "filtered"), [
+    ("can u list all my orders tell me which ones havent shipped yet", False),  # all, each with its status
+    ("which orders havent shipped yet", True),
+])
+def test_every_order_asked_then_which_lists_them_all(text: str, filtered: bool) -> None:
+    from csagent.planning import _status_filter
+
+    assert bool(_status_filter(text)) is filtered
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("I'm not after a swap, just take them back please", "return_request"),
+    ("if not can i swap it for the alexa one, same steel color", "change_items"),  # (read without failing)
+])
+def test_a_swap_ruled_out_beside_the_item_taken_back_is_a_return(text: str, read: str) -> None:
+    from csagent.understanding_local import reconsider_intent
+
+    assert reconsider_intent("change_items", None, text, {}, names_order=False) == read
+
+
+def test_a_wish_then_whether_a_change_is_possible_asks_for_that_change() -> None:
+    from csagent.understanding_local.passes import wishes_asked_if_possible
+
+    wish = Clause(text="My wife want white color, same size", intent="change_items", confidence=0.75,
+                  entities={"order_id": "#W1", "item_ids": ["1"], "new_item_ids": ["2"],
+                            "payment_method_id": "paypal_1"})
+    asked = Clause(text="Is possible to change before you send?", intent="policy_question", confidence=0.6,
+                   entities={})
+    pays = Clause(text="Pay with my paypal if more expensive", intent="change_payment", confidence=0.7,
+                  entities={"order_id": "#W1", "payment_method_id": "paypal_1", "asks_for_change": True})
+    [clause] = wishes_asked_if_possible([wish, asked, pays])
+    assert clause.text == wish.text and clause.entities["asks_for_change"] is True
+    # without the question, the wish stays told
+    assert wishes_asked_if_possible([wish, pays]) == [wish, pays]

@@ -293,6 +293,8 @@ def still_asked(missing: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for m in missing if not m.get("settles")]
 
 
+# Every order asked for, then which of them have a status: the whole list, each with its status.
+_ALL_THEN_WHICH = re.compile(r"\b(?:all|every)\b[^.?!]{0,20}?\borders?\b[^.?!]*?\bwhich\b", re.IGNORECASE)
 # Words that add to a list rather than narrow it: "including the cancelled ones", "as well as".
 _INCLUDING = re.compile(r"\b(?:including|incl|inclusive of|as well as|even the)\b", re.IGNORECASE)
 
@@ -303,8 +305,10 @@ def _status_filter(text: str) -> dict[str, str]:
     none."""
     from csagent.grounding.status import STORE_STATUSES, statuses_described
 
-    if _INCLUDING.search(text):
-        return {}  # "list every order, including any old or cancelled ones": all of them
+    if _INCLUDING.search(text) or _ALL_THEN_WHICH.search(text):
+        # "list every order, including any old or cancelled ones": all of them; so "list all my
+        # orders and tell me which ones havent shipped yet", each listed with its status
+        return {}
     statuses = statuses_described(text) or ()
     others = [s for s in STORE_STATUSES if s not in statuses]
     if len(statuses) >= 3 and len(others) == 1:

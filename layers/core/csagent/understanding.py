@@ -14,7 +14,7 @@ from typing import Any
 from csagent.domain.actions import PendingAction
 from csagent.nlp.confirmation import Answer, classify_confirmation, contradicts, lean
 from csagent.nlp.script import has_question_mark, sentences
-from csagent.nlp.speech_acts import asks_something, keeps_as_is, weighs_a_change
+from csagent.nlp.speech_acts import asks_for_change, asks_something, keeps_as_is, weighs_a_change
 from csagent.requests import ACTION_INTENTS, RESTATES, WRITE_INTENTS
 
 
@@ -285,7 +285,9 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
                     and (clause.intent not in WRITE_INTENTS
                          or clause.entities.get("asks_for_change") is False)) \
                 or (answer == "yes" and not any(entities.values()) and clause.intent in _MAY_ONLY_TELL
-                    and not asks_something(clause.text)):
+                    and not asks_something(clause.text)) \
+                or (answer == "yes" and _only_the_proposals_order(entities, proposed_orders)
+                    and not has_question_mark(clause.text) and not asks_for_change(clause.text)):
             # (the model read the whole reply as an answer: "yes, just do it already"; "no no, leave
             # it as it is then", "ok sure, leave everything else as is" ask for no change of their own;
             # "Yes, just the one kettle. Please go ahead" names nothing new and asks nothing)
@@ -293,6 +295,14 @@ def consent_to_pending(text: str, understanding: Understanding, pending: Sequenc
         if clause.confidence >= NEW_REQUEST_CONFIDENCE:
             return None
     return answer
+
+
+def _only_the_proposals_order(entities: Mapping[str, Any], proposed_orders: Collection[str]) -> bool:
+    """Does a clause beside a yes name nothing but the order the proposal is about ("对，只改这一个，确认"
+    after an item change of that order: only this one changed, read as some request of that order)?"""
+    named = {k for k, v in entities.items() if v}
+    return bool(entities.get("order_id")) and str(entities["order_id"]) in proposed_orders \
+        and named <= {"order_id", "order_status", *ORDER_GROUNDING}
 
 
 #: Readings of a clause beside a yes that, asking nothing and naming nothing, only tell.

@@ -51,6 +51,11 @@ def test_lists_addresses_and_shared_objects_stay_whole(text: str) -> None:
      ["hello i need help", "my order hasnt arrived", "i want a refund"]),
     ("Can you check order W1234567; I also need my address changed",
      ["Can you check order W1234567", "I also need my address changed"]),
+    # (a longer preamble ending in a colon is no request of its own)
+    ("Two quick questions about my blender: could you give me its tracking number, and could you tell me "
+     "how long its warranty is?",
+     ["Two quick questions about my blender: could you give me its tracking number",
+      "could you tell me how long its warranty is?"]),
 ])
 def test_english_connectors_split_between_requests(text: str, expected: list[str]) -> None:
     # Given two requests joined by a sentence end, ";", "and", "also" or "plus"

@@ -69,7 +69,8 @@ _NARROWING = re.compile(r"(?:but\s+|and\s+)?not\s+(?:the|a|an|my|this|that|on|to
                         r"[^,;:]*$", re.IGNORECASE)
 _DECIMAL = re.compile(r"\d\.\d")
 # A short announcement before the requests (four words at most): "Two things, please:", "quick one -".
-_PREAMBLE = re.compile(r"^\s*((?:[\w'’]+[\s,]*){1,4}?)\s*(?::|\s[-–—]\s)\s*")
+# (a colon may end a longer one: "Two quick questions about my robot vacuum: could you ...")
+_PREAMBLE = re.compile(r"^\s*((?:[\w'’]+[\s,]*){1,8}?)\s*:\s*|^\s*((?:[\w'’]+[\s,]*){1,4}?)\s*\s[-–—]\s\s*")
 # Sentence ends: punctuation, and in chat an emoji between two sentences ("hasn't arrived yet but
 # I like to be prepared 😊 how long is the warranty on it"). (Pictographs, dingbats and symbols.) So is
 # a typed smiley: "hiii how r u today :) quick q, can i take the earbuds swimming?"
@@ -329,7 +330,7 @@ def _after_preamble(text: str) -> str:
     """ "Two things, please: where is my order": what follows a colon (or dash) that ends the
     preamble; the text itself when there is none."""
     m = _PREAMBLE.match(text)
-    return text[m.end():] if m and not _is_request(m.group(1)) else text
+    return text[m.end():] if m and not _is_request(m.group(1) or m.group(2)) else text
 
 
 def _soft_cuts(text: str, a: int, b: int, mask: list[bool]) -> list[int]:

@@ -83,6 +83,7 @@ from csagent.understanding_local.passes import (
     preferences_folded,
     reasons_folded,
     told_cancelled,
+    wishes_asked_if_possible,
     without_account_facts_told,
     without_changes_told_as_done,
     without_doubted_readings,
@@ -784,8 +785,25 @@ class LocalUnderstanding:
                 # orders ...?": read unsurely as a complaint, naming nothing that went wrong; beside
                 # a request it is a remark (so is a doubted hand-off)
                 doubted.add(len(clauses))
+            if intent in {OUT_OF_SCOPE, "smalltalk"} and clauses and not products \
+                    and asks_as_question(piece) and _POINTS_BACK.search(piece) \
+                    and not asks_as_question(clauses[-1].text) \
+                    and (named := [c for c in clauses if c.entities.get("products")]):
+                # "The yoga mat I ordered is natural rubber. I have allergy for latex, is this a problem
+                # for me?": what "this" points back at is what the statements before it told, of the
+                # product they named; its documents are asked, with those words
+                intent, confidence = "product_info", max(confidence, GROUNDED_CONFIDENCE)
+                entities["products"] = [_carried(named[-1].entities["products"][0], piece, catalogue or [])]
+                entities["told"] = " ".join(pieces[max(0, index - 2):index])  # (what it told, in its words)
+                entities["documents_first"] = True
+                if not clauses[-1].entities.get("products") and clauses[-1].intent in CATALOGUE_INTENTS:
+                    # ("I have allergy for latex": told, not asked on its own)
+                    vouched.pop(len(clauses) - 1, None)
+                    doubted.discard(len(clauses) - 1)
+                    clauses.pop()
             if intent in KNOWLEDGE_ABOUT_WHAT_HAPPENED and clauses and not products \
-                    and asks_as_question(piece) and (_POINTS_BACK.search(piece) or intent == "warranty") \
+                    and not entities.get("told") and asks_as_question(piece) \
+                    and (_POINTS_BACK.search(piece) or intent == "warranty") \
                     and clauses[-1].entities.get("products") and not asks_as_question(clauses[-1].text):
                 # "my dog ate a corner off the pet bed 💀 does the warranty cover that": "that" is
                 # what the statement before it told, which the documents are asked with; so is what
@@ -832,7 +850,7 @@ class LocalUnderstanding:
         clauses = payment_details_folded(
             without_ruled_out_changes(reasons_folded(without_changes_told_as_done(clauses))))
         clauses = without_wishes_asked_about(clauses, catalogue or [])
-        clauses = preferences_folded(without_purchases_told(clauses, view))
+        clauses = wishes_asked_if_possible(preferences_folded(without_purchases_told(clauses, view)))
         clauses = without_account_facts_told(clauses)
         clauses = bare_verb_of_a_payment(clauses)
         clauses = address_of_the_order_change(clauses)
@@ -1346,6 +1364,7 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         address_intent,
         adds_or_removes_an_item,
         asks_an_items_option,
+        asks_another_item,
         asks_as_question,
         asks_the_stores_range,
         change_intent,
@@ -1472,6 +1491,13 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         for p in entities.get("products") or [])  # (none named in the clause's own words)
     read_as = change_intent(purchase_intent(intent, runner_up, piece, view, about_a_product=about_a_product),
                             piece, view, text if points_back else "")
+    if read_as == "change_items" and intent != "change_items" \
+            and _tells_what_they_bought(piece, view, variants) and not asks_another_item(text):
+        # "The yoga mat I ordered is natural rubber.": what they have, told (read as a wish once its
+        # purchase was found), in a message asking for no other item; it sets the scene, its product
+        # what "this" after it points back at. (Beside a change asked, "The tea kettle I order, it
+        # is for gas. My husband want induction ... Is possible to change?", the change reads it.)
+        return _praise_told(entities)
     if read_as == "policy_question" and runner_up in ADDRESS_CHANGES \
             and (recent or entities.get("order_id")) and _POINTS_AT_IT.search(piece) \
             and names_address_change(piece) and asks_for_change(piece):
@@ -1722,9 +1748,9 @@ def _default_to_the_address_proposed(intent: str, piece: str, entities: dict[str
 
 
 def _praise_told(entities: Mapping[str, Any]) -> tuple[str, dict[str, Any], bool]:
-    """A clause of praise, as `_grounded` gives it back: small talk, asking nothing, keeping only the
-    products it names, which "it" and "that backpack" in the next clause point back at ("... it's
-    been great. What other colors does that backpack come in?")."""
+    """A clause of praise (or of what they have), as `_grounded` gives it back: small talk, asking
+    nothing, keeping only the products it names, which "it" and "that backpack" in the next clause
+    point back at ("... it's been great. What other colors does that backpack come in?")."""
     return "smalltalk", {k: v for k, v in entities.items() if k == "products"}, False
 
 
@@ -1961,6 +1987,13 @@ MONEY_READ_AS_REFUND = frozenset({"order_status", "order_items", "policy_questio
 _WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|what's|which|where|when|how)\b",
                          re.IGNORECASE)
 _A_SWAP = re.compile(r"\b(?:swap|switch|exchange|trade|replacement)\w*\b", re.IGNORECASE)
+
+
+def _named_changes(text: str) -> list[str]:
+    """`grounding.frame.named_changes`, imported where it is used (the grounding reads this module)."""
+    from csagent.grounding.frame import named_changes
+
+    return named_changes(text)
 
 
 def _swap_ruled_out(text: str) -> bool:
@@ -2226,7 +2259,7 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
             and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"
     if intent == "change_items" and (_swap_ruled_out_for_money(text) or (
-            _swap_ruled_out(text) and "return_request" in named_changes(text))):
+            _swap_ruled_out(text) and "return_request" in _named_changes(text))):
         # "I just want my money back on the boots, not a swap", "I'm not playing swap games with you,
         # just take them back": the item change is ruled out, the money back (the return) asked for
         return "return_request"

@@ -353,7 +353,10 @@ def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
         products = c.entities.get("products") or []
         # (not one naming its order, which the request beside it may need: "W3611574 has 2 espresso
         # machines. only wanted the 19 bar one. cancel the other")
-        return (c.intent in CATALOGUE_INTENTS or (c.intent in WRITE_INTENTS and not named_changes(c.text)
+        # (not an item change, which the message's other clauses may say: "The tea kettle I order, it
+        # is for gas. My husband want induction ... Is possible to change?")
+        return (c.intent in CATALOGUE_INTENTS or (c.intent in WRITE_INTENTS - ITEM_REQUESTS
+                                                   and not named_changes(c.text)
                                                    and find_cancel_reason(c.text) is None
                                                    and not ORDER_ID_RE.search(c.text))) \
             and bool(products) and not asks_something(c.text) \
@@ -393,4 +396,41 @@ def preferences_folded(clauses: list[Clause]) -> list[Clause]:
         joined = [{**p, "options": {**kept.get(str(p.get("product_id")), {}), **(p.get("options") or {})}}
                   for p in asked.values()]
         out[-1] = replace(before, entities={**before.entities, "products": joined})
+    return out
+
+
+# Whether a change can be made, asked ("Is possible to change before you send?", "can you swap it?").
+_POSSIBLE_TO_CHANGE = re.compile(
+    r"\b(?:(?:is|it'?s|would it be)\s+(?:it\s+)?possible|can\s+(?:you|u|i|we)|could\s+(?:you|u|i|we))\b"
+    r"[^.?!]{0,30}?\b(?:change|swap|switch|exchange)\b", re.IGNORECASE)
+# What a payment said beside an item change pays: the difference ("if more expensive", "for the diff").
+_PAYS_THE_DIFFERENCE = re.compile(r"\b(?:if|when)\b[^.?!]{0,20}\b(?:more|expensive|costs?|pricier)\b"
+                                  r"|\b(?:difference|diff|extra)\b", re.IGNORECASE)
+
+
+def wishes_asked_if_possible(clauses: list[Clause]) -> list[Clause]:
+    """ "The electric kettle I order, it is black. My wife want white color, same size. Is possible to
+    change before you send? Pay with my paypal if more expensive.": an item change told as a wish,
+    its new item found, then whether a change is possible asked (naming nothing of its own), asks
+    for that change; the question is that request, and the payment said for the difference (the
+    change's own method) is its detail, not a payment change."""
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+
+    wishes = [c for c in clauses if c.intent == "change_items" and c.entities.get("new_item_ids")
+              and not c.entities.get("asks_for_change")]
+    asking = [c for c in clauses if c not in wishes and c.intent not in WRITE_INTENTS - {"change_items"}
+              and _POSSIBLE_TO_CHANGE.search(c.text) and not c.entities.get("products")
+              and not ORDER_ID_RE.search(c.text)]
+    if len(wishes) != 1 or not asking:
+        return clauses
+    wish = wishes[0]
+    method = wish.entities.get("payment_method_id")
+    out: list[Clause] = []
+    for clause in clauses:
+        if clause in asking or (clause.intent == "change_payment" and method
+                                and clause.entities.get("payment_method_id") == method
+                                and _PAYS_THE_DIFFERENCE.search(clause.text)):
+            continue
+        out.append(replace(clause, entities={**clause.entities, "asks_for_change": True})
+                   if clause is wish else clause)
     return out

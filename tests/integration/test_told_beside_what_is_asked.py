@@ -2,10 +2,11 @@
 (issue 12): a statement of what their item is and of a condition, then "is that an issue?" (the
 item's documents, asked with what was told); every order asked for, then which of them have a
 status (all listed, each with its status); two questions after a long preamble ending in a colon
-(each answered); and two controls, which passed before this stop's changes too (development
-conversations in those words did not): an item change told as a wish, then whether a change is
-possible asked (that change, paid as said), and the yes to an item change said with "only change
-this one" in Chinese.
+(each answered); what was paid, asked in Chinese beside the one order a message names (that
+order's total, not the account's spending); and two controls, which passed before this stop's
+changes too (development conversations in those words did not): an item change told as a wish,
+then whether a change is possible asked (that change, paid as said), and the yes to an item change
+said with "only change this one" in Chinese.
 
 The messages are written for these tests (none is a development conversation's)."""
 
@@ -75,3 +76,10 @@ def test_a_wish_then_whether_a_change_is_possible_proposes_that_change(tau_api: 
                    "size. Is possible to change before you send? Pay with gift card if more expensive")
     assert turn["status"] == "awaiting_confirmation", turn
     assert "induction" in _text(turn) and "104.82" in _text(turn), _text(turn)
+
+
+def test_what_was_paid_beside_the_one_order_named_is_that_orders_total(tau_api: Any) -> None:
+    _, _, client = tau_api
+    # sofia_davis_2103: #W2541482 was paid 5636.25; the account's spending counts two orders
+    [turn] = turns(client, "sofia_davis_2103", "订单#W2541482里有什么？一共付了多少钱？")
+    assert "5636.25" in _text(turn), _text(turn)

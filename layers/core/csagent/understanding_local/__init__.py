@@ -1454,8 +1454,13 @@ def _grounded(intent: str, runner_up: str | None, piece: str, text: str, entitie
         intent, grounded_to_store = "order_status", True
     # (an account question too: "i see 2 charges from u guys on my mastercard, 822.50 and 4249.91")
     complains_of_amounts = intent in {"complaint", "account_info"} and bool(amounts(piece))
+    # ("订单#W4514908里都有什么东西？一共付了多少钱？": what was paid, asked beside the one order the
+    # message names by its id, is that order's total, not the account's spending)
+    total_of_the_order = intent == "account_info" and bool(_WHAT_WAS_PAID.search(piece)) \
+        and len(set(NEAR_ORDER_ID.findall(text))) == 1 and not _ALL_OF_THEM.search(piece)
     if entities.get("order_id") and intent in {"account_info", "out_of_scope"} and (
-            complains_of_amounts or (asks_as_question(piece) and asks_which_orders(piece))):
+            complains_of_amounts or total_of_the_order
+            or (asks_as_question(piece) and asks_which_orders(piece))):
         # "I see 6305.19 from you guys on my card statement. For which things is that?": the order
         # the amount picked, its charge told and what it holds asked, not the account's profile
         # (theirs: the guard keeps a flagged sentence naming it, `grounded_in_customer_data`)
@@ -1989,13 +1994,6 @@ _WH_OPENING = re.compile(r"\W*(?:(?:and|so|ok|okay|hey|hi)\W+)?(?:what|whats|wha
 _A_SWAP = re.compile(r"\b(?:swap|switch|exchange|trade|replacement)\w*\b", re.IGNORECASE)
 
 
-def _named_changes(text: str) -> list[str]:
-    """`grounding.frame.named_changes`, imported where it is used (the grounding reads this module)."""
-    from csagent.grounding.frame import named_changes
-
-    return named_changes(text)
-
-
 def _swap_ruled_out(text: str) -> bool:
     """Does the clause name a swap only to rule it out ("not a swap", "not tryna swap it")?"""
     from csagent.grounding.frame import asks_another_item
@@ -2042,6 +2040,11 @@ _CHANGE_SUPPOSED = re.compile(
     r"\b(?:if|when|once|in case)\s+(?:i|we)\s+(?:do\s+|did\s+|were\s+to\s+)?(cancel|return|exchange|swap)"
     r"(?:l?ed|ing)?\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"\bhow much\b", re.IGNORECASE)
+# What was paid asked ("how much did I pay", "一共付了多少钱", "花了多少钱"), and words of every order or the
+# account ("所有订单", "all my orders", "in total on my account").
+_WHAT_WAS_PAID = re.compile(
+    r"\bhow much\b[^.?!]{0,30}\b(?:pay|paid|spend|spent|cost)\b|(?:付|花|消费)了?多少钱?", re.IGNORECASE)
+_ALL_OF_THEM = re.compile(r"\b(?:all|every|each|account|orders)\b|所有|全部|每个|账户|账号", re.IGNORECASE)
 # What a clause about money on a cancelled order is read as, whatever its words first read as ("there
 # is a 399.04 charge on my visa for #W1 and I CANCELLED that order"): the order's refund answers it.
 _MONEY_ON_A_CANCELLED_ORDER = frozenset({"complaint", "change_payment", *MONEY_READ_AS_REFUND})
@@ -2227,6 +2230,7 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     - A warranty reading of a question asking how often ("how often I should be replacing it?"):
       a product question (its upkeep, which its pages say); a warranty's term is no frequency.
     """
+    from csagent.grounding.frame import named_changes
     from csagent.nlp.entities.questions import is_general_question, mentions_catalogue, opens_question
     from csagent.nlp.script import has_ideographs
     from csagent.nlp.speech_acts import ZH_HOW_OFTEN, asks_for_change, is_hypothetical
@@ -2237,15 +2241,12 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
     address = entities.get("address") or {}
     if intent == "change_payment":
         from csagent.grounding.facts import names_a_price_difference
-        from csagent.grounding.frame import named_changes
 
         if names_a_price_difference(text) and "change_items" in named_changes(text):
             # "我想换成同样M号、蓝色，但是高通风的那款，差价用礼品卡付", "swap it for the blue one, the
             # difference on PayPal": the item change, and how its difference is paid
             return "change_items"
     if intent in ITEM_REQUESTS and has_ideographs(text):
-        from csagent.grounding.frame import named_changes
-
         if ZH_HOW_OFTEN.search(text):
             # "HEPA滤网多久需要换一次？" (how often does the filter need replacing?): how the product
             # is looked after, which its pages answer; no change of the order
@@ -2259,7 +2260,7 @@ def reconsider_intent(intent: str, runner_up: str | None, text: str, entities: M
             and (runner_up == "refund_status" or MONEY_CAME_BACK.search(text)):
         return "refund_status"
     if intent == "change_items" and (_swap_ruled_out_for_money(text) or (
-            _swap_ruled_out(text) and "return_request" in _named_changes(text))):
+            _swap_ruled_out(text) and "return_request" in named_changes(text))):
         # "I just want my money back on the boots, not a swap", "I'm not playing swap games with you,
         # just take them back": the item change is ruled out, the money back (the return) asked for
         return "return_request"

@@ -63,6 +63,7 @@ def owner_params() -> dict[str, Any]:
             "item_id": "6469567736", "options": "material: glass|color: blue",
             "status": "processed", "also_status": "delivered",
             "not_status": "cancelled", "option_key": "color", "option_value": "blue",
+            "held": "material: glass",
             "category": "home and kitchen", "max_price": 50}
 
 

@@ -501,7 +501,8 @@ def option_dimensions(variants: Sequence[Variant], line: Line) -> dict[str, list
 
 def _pivot(toks: Sequence[str], hits: Sequence[OptionHit]) -> int | None:
     """Where the description of the item ends and the wish begins: the first pivot word ("to",
-    "for", "instead", "want" ...) after the first option named."""
+    "for", "instead", "want" ...) after the first option named, or a "to" / "for" / "into" just
+    before it when nothing is described first ("changed to the 2 liter one, same ceramic for gas")."""
     if not hits:
         return None
     first, last = hits[0].position, hits[-1].position

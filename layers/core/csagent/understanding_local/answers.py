@@ -84,8 +84,10 @@ def with_request_reread(clauses: list[Clause], waiting: Mapping[str, Any], picke
     ("the other one, just in gold"). A product that tells the listed orders apart only said which
     order was meant and is not part of the request; one they all hold is what the request is about
     ("the other one, where the tablet's on its own"), and so is one picked for a request that named
-    no item ("I'd like to send something back" -> "the espresso machine!"). The answer's clauses
-    carry what that reading finds."""
+    no item ("I'd like to send something back" -> "the espresso machine!"). Products the answer
+    names as what the order holds ("the order with the helmet and the toothbrush") only say which
+    order; a request that named no item ("return one of them") is then about the product the orders
+    were listed by. The answer's clauses carry what that reading finds."""
     from csagent.grounding.asking import QUESTION_KEYS
     from csagent.grounding.frame import ground
     from csagent.grounding.resolve import identifying_order, product_mentions

@@ -328,6 +328,8 @@ def without_account_facts_told(clauses: list[Clause]) -> list[Clause]:
     if not any(told(c) for c in clauses) or not any(not told(c) and asks(c) for c in clauses):
         return clauses
     return [c for c in clauses if not told(c)]
+# The same again, of something else: "... too", "... as well", "also ...".
+_THE_SAME_AGAIN = re.compile(r"\b(?:too|as well|also)\b", re.IGNORECASE)
 CONDITIONAL = re.compile(r"\b(?:if|would|in case)\b|如果|的话", re.IGNORECASE)
 
 
@@ -338,7 +340,7 @@ def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
     every product it names with options is one of their items as it is), beside a clause that asks
     something, only says what the question is about; the question is answered, not the statement
     (which would list the black lamps)."""
-    from csagent.grounding.frame import lines_as_described, named_changes
+    from csagent.grounding.frame import lines_as_described, named_changes, points_at_another_order
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.reasons import find_cancel_reason
     from csagent.nlp.speech_acts import asks_for_change, asks_something
@@ -355,10 +357,14 @@ def without_purchases_told(clauses: list[Clause], view: Any) -> list[Clause]:
         # machines. only wanted the 19 bar one. cancel the other")
         # (not an item change, which the message's other clauses may say: "The tea kettle I order, it
         # is for gas. My husband want induction ... Is possible to change?")
+        # (nor the same change of another order: "Cancel #W1 please. And the other order with a perfume
+        # in it too.")
         return (c.intent in CATALOGUE_INTENTS or (c.intent in WRITE_INTENTS - ITEM_REQUESTS
                                                    and not named_changes(c.text)
                                                    and find_cancel_reason(c.text) is None
-                                                   and not ORDER_ID_RE.search(c.text))) \
+                                                   and not ORDER_ID_RE.search(c.text)
+                                                   and not _THE_SAME_AGAIN.search(c.text)
+                                                   and not points_at_another_order(c.text))) \
             and bool(products) and not asks_something(c.text) \
             and not asks_for_change(c.text) and not has_question_mark(c.text) \
             and all(owned(p) for p in products)

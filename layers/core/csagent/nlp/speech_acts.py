@@ -490,7 +490,7 @@ def _gerund_of(word: str, verbs: set[str]) -> str | None:
 
 
 _PARTS = re.compile(r"[,;:]\s+|\s+[-–—]+\s+")
-_PARTS_KEPT = re.compile(r"([,;:]\s+|\s+[-–—]+\s+)")  # (the same cuts, each kept between its parts)
+_PARTS_KEPT = re.compile(f"({_PARTS.pattern})")  # (the same cuts, each kept between its parts)
 _COURTESY = (["please"], ["pls"], ["plz"])
 _RELATIVES = frozenset({"which", "where", "when", "who", "whom", "whose", "why"})
 _OPENERS = frozenset({"so", "and", "also", "hi", "hey", "hello", "ok", "okay", "please"})

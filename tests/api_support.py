@@ -35,3 +35,8 @@ def say_each(client: Any, customer: str, *texts: str, prefix: str = "turn") -> l
     """The turns `texts`, one after another in a new session named `prefix-...`: each turn's body."""
     session = new_session(prefix)
     return [say(client, customer, session, text) for text in texts]
+
+
+def reply_text(turn: dict[str, Any]) -> str:
+    """The text of one turn's reply (`say`'s body), empty when it has none."""
+    return str((turn.get("reply") or {}).get("text") or "")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from api_support import reply_text as _text
 from api_support import say_each
 
 pytestmark = pytest.mark.integration
@@ -24,10 +25,6 @@ pytestmark = pytest.mark.integration
 
 def turns(client: Any, customer: str, *texts: str) -> list[dict[str, Any]]:
     return say_each(client, customer, *texts, prefix="few-words")
-
-
-def _text(turn: dict[str, Any]) -> str:
-    return str((turn.get("reply") or {}).get("text") or "")
 
 
 def test_a_status_asked_without_its_verb_is_of_the_order_just_talked_about(tau_api: Any) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from api_support import reply_text as _text
 from api_support import say_each
 
 pytestmark = pytest.mark.integration
@@ -22,10 +23,6 @@ pytestmark = pytest.mark.integration
 
 def turns(client: Any, customer: str, *texts: str) -> list[dict[str, Any]]:
     return say_each(client, customer, *texts, prefix="told-asked")
-
-
-def _text(turn: dict[str, Any]) -> str:
-    return str((turn.get("reply") or {}).get("text") or "")
 
 
 def test_what_is_told_of_an_item_then_is_that_an_issue_asks_its_documents(tau_api: Any) -> None:

@@ -156,6 +156,9 @@ class _Builder:
     #: first left out when the turn's tasks are too many (`trimmed`).
     telling: bool = False
     told: set[str] = field(default_factory=set)
+    #: Does the message ask a price or a price difference in any of its clauses ("... exchange it for
+    #: the 30-50 lb version? And what would the price difference be?")?
+    price_asked: bool = False
 
     def add(self, task_type: str, tool: str, args: Mapping[str, Any],
             depends_on: tuple[str, ...] = (), notes: TaskNotes | None = None) -> str | None:
@@ -749,6 +752,11 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     # rule rules out is explained once, and the clause beside it asks nothing more.
     explained = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("not_an_option_change")}
+    from csagent.grounding.facts import names_a_price_difference
+
+    # (in the clauses as read, before a question of the difference is folded into its change)
+    b.price_asked = any(_HOW_MUCH.search(c.get("text", "")) or names_a_price_difference(c.get("text", ""))
+                        for c in clauses)
     context = dict(memory)  # "that one" in a later clause is the product an earlier clause named
     read_before: str | None = None  # the one order the last order read of this message was about
     said: set[tuple[str, Any]] = set()  # the changes asked for so far, by (intent, order)
@@ -1190,6 +1198,13 @@ def _plan_question_about_a_change(b: _Builder, intent: str, text: str, entities:
             notes["return_preview"] = True
         b.add(template, PREDEFINED, {"template_id": template, "params": {"order_id": order_id}},
               notes=TaskNotes(**notes))
+    if intent == "change_items" and b.price_asked:
+        # "Would it be possible to exchange it for the 30-50 lb version ... and what would the price
+        # difference be? I haven't decided yet": the price of each version wished for, beside the
+        # order's items and their prices (asked about, nothing proposed)
+        for item_id in entities.get("new_item_ids") or []:
+            b.add("product_info", PREDEFINED,
+                  {"template_id": "variant_price", "params": {"item_id": item_id}})
     if intent == "change_payment":
         from csagent.grounding.resolve import names_a_gift_card
 
@@ -1233,7 +1248,8 @@ def _asks_the_documents(text: str, documents_know: Callable[[str], bool]) -> boo
     return asks_as_question(text) and documents_know(text)
 
 
-_HOW_MUCH = re.compile(r"\b(?:how much|get back|money back|refund\w*|money (?:\w+ ){0,3}back)\b"
+_HOW_MUCH = re.compile(r"\b(?:how much|get back|money back|refund\w*|money (?:\w+ ){0,3}back"
+                       r"|get (?:the |my )?(?:whole |full |entire )?(?:amount|sum|total|price) back)\b"
                        r"|多少钱|退多少|退回多少|退款", re.IGNORECASE)
 _WHEN = re.compile(r"\b(when|how (?:long|quickly|soon|fast|many days))\b", re.IGNORECASE)
 _HOW_LONG = re.compile(r"\bhow (?:long|quickly|soon|fast|many (?:business )?days)\b|多久|多长时间|几天",

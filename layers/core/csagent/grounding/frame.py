@@ -1872,6 +1872,20 @@ def asks_money_back(text: str) -> bool:
     return any(not _RULED_OUT_BEFORE.search(text[: m.start()]) for m in MONEY_BACK_ASKED.finditer(text))
 
 
+def names_a_return(text: str) -> bool:
+    """Do the words name a return: the word in any form ("return", "the return", "returned"), its
+    other verbs ("send it back", "退货"), the item sent back in other words ("ship them back to you")
+    or money back ("I want a refund", "the money put back on my PayPal")? Not one ruled out ("I want
+    a replacement, not a refund"; "I'm not asking for a return right now")."""
+    return any(not _RULED_OUT_BEFORE.search(text[: m.start()]) for m in _RETURN_WORD.finditer(text)) \
+        or "return_request" in named_changes(text) or bool(_SENDS_IT_BACK.search(text)) \
+        or asks_money_back(text) or (has_ideographs(text) and "退" in text)
+
+
+# A return or money back named in any form ("the return", "returned", "money put back on my PayPal").
+_RETURN_WORD = re.compile(r"\breturn\w*|\bmoney\b[^.?!]{0,30}\bback\b|\brefund\w*", re.IGNORECASE)
+
+
 def asks_another_item(text: str) -> bool:
     """Do the words ask for another item instead ("swap it", "send me the right one"), a word no
     negation just before rules out ("it's not worth the hassle of a swap")?"""

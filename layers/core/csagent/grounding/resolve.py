@@ -651,7 +651,9 @@ def choose_variant(
     cheaper: bool = False,
 ) -> ItemChange:
     """The variant of the line's product with the `wanted` options that keeps most of the others;
-    with `cheaper`, only one priced below the item ("if it's cheaper, switch me")."""
+    with `cheaper`, only one priced below the item ("if it's cheaper, switch me"). When the closest
+    keeps no more than half of the options the wish leaves alone and others are there, which one is
+    asked (none is picked that changes much of what nobody asked to change)."""
     fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
     shown = [f"{k}: {val}" if val in ("yes", "no") else val for k, val in wanted.items()]
     if not fitting:
@@ -681,6 +683,14 @@ def choose_variant(
     best = max(kept.values())
     # (listed cheapest first, whatever order the catalogue read returned them in)
     top = sorted((v for v in available if kept[v.item_id] == best), key=lambda v: (v.price, v.item_id))
+    unasked = sum(1 for k in line.options if k not in wanted)  # the options the wish leaves as they are
+    if len(top) == 1 and 2 * best <= unasked and unasked and len(available) > 1:
+        # "can i exchange it for a L?" of a navy XL full-zip jacket no L comes in navy: the closest L
+        # keeps no more than half of what nobody asked to change (black and full-zip, or red and
+        # half-zip), so which is asked, the closest first, rather than one picked for them. (A red
+        # L cotton v-neck tee wished in XXL becomes the red XXL cotton crew neck: most is kept.)
+        listed = sorted(available, key=lambda v: (-kept[v.item_id], v.price, v.item_id))
+        return ItemChange(line, None, phrase("change_several_fit", product=line.name), options=tuple(listed))
     if len(top) == 1:
         return ItemChange(line, top[0])
     return ItemChange(line, None, phrase("change_several_fit", product=line.name), options=tuple(top))

@@ -116,6 +116,9 @@ class TurnSignals:
     node_budget_exceeded: bool = False
     #: The statuses of the orders the clauses were grounded to (a claim is about a delivered one).
     order_statuses: tuple[str, ...] = ()
+    #: A clause asks for a remedy only the store's team runs, as the understanding step read it
+    #: (`staff_remedy_asked`).
+    staff_remedy: bool = False
 
 
 @dataclass(frozen=True)
@@ -318,7 +321,15 @@ def staff_process_in_turn(text: str, clauses: Sequence[Mapping[str, Any]]) -> bo
     """`staff_process_asked` of a message and its clauses (`text`, `entities`) as the understanding
     step read them."""
     clause_texts = [str(c.get("text") or "") for c in clauses]
-    return staff_process_asked([text], clause_texts, order_statuses_of(clauses))
+    return staff_remedy_asked(clauses) \
+        or staff_process_asked([text], clause_texts, order_statuses_of(clauses))
+
+
+def staff_remedy_asked(clauses: Iterable[Mapping[str, Any]]) -> bool:
+    """Did the understanding step read a demand for a remedy that is no return, and one only the
+    store's team runs (`understanding_local.passes.returns_named_by_their_words`: "I don't want my
+    money back, I want a replacement machine that actually works")?"""
+    return any((c.get("entities") or {}).get("staff_remedy") for c in clauses)
 
 
 def order_statuses_of(clauses: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
@@ -473,6 +484,7 @@ def signals_from_state(state: Mapping[str, Any]) -> TurnSignals:
         frustrated_turns_before=int(state.get("frustrated_turns") or 0),
         node_budget_exceeded=bool(state.get("budget_exceeded") or trace.get("budget_exceeded")),
         order_statuses=order_statuses_of(clauses),
+        staff_remedy=staff_remedy_asked(clauses),
     )
 
 
@@ -509,8 +521,8 @@ def evaluate(signals: TurnSignals, policy: TriggerPolicy = DEFAULT_POLICY) -> Ha
     failed = any(o.status == "failed" and o.error_type != "business_rule_violation" for o in signals.outcomes)
     fired = {
         HandoffReason.EXPLICIT_REQUEST: asked,
-        HandoffReason.STAFF_PROCESS: staff_process_asked(signals.texts, signals.clause_texts,
-                                                         signals.order_statuses),
+        HandoffReason.STAFF_PROCESS: signals.staff_remedy or staff_process_asked(
+            signals.texts, signals.clause_texts, signals.order_statuses),
         # A rule that blocks is explained, not escalated: the conflict goes to a person only when
         # the customer asks for one or insists, never on its own.
         HandoffReason.BUSINESS_RULE_CONFLICT: blocked and (asked or insists),

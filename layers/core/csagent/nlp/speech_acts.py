@@ -298,9 +298,18 @@ _VERBS_OF_A_THING = frozenset({"come", "fit", "work", "have", "run", "support", 
 
 
 def weighs_a_change(text: str) -> bool:
-    """Does the text only weigh a change ("Before I decide, how much would I get back?")? Said in
-    answer to a question about a request, it holds that request back: asked about, not for."""
-    return not has_ideographs(text) and _hedges(_words(text))
+    """Does the text only weigh a change ("Before I decide, how much would I get back?", "在考虑要不要
+    退")? Said in answer to a question about a request, it holds that request back: asked about, not
+    for."""
+    if has_ideographs(text):
+        return bool(_ZH_WEIGHS.search(text))
+    return _hedges(_words(text))
+
+
+# A change weighed in Chinese: considering whether ("在考虑要不要退", "考虑一下"), not decided ("还没决定",
+# "没想好"), hesitating ("犹豫"), only asking ("只是问问", "先问问").
+_ZH_WEIGHS = re.compile(
+    r"考虑(?:要不要|是否|一下|看看)|还在考虑|还没(?:有)?(?:决定|想好)|没想好|犹豫|只是问(?:问|一下)|先问(?:问|一下)|随便问问|就问(?:问|一下)")
 
 
 def _hedges(words: list[str]) -> bool:
@@ -404,6 +413,12 @@ def declines_change(text: str) -> bool:
         while not negated and j > 0 and words[j - 1] in gap and i - j < 4:
             j -= 1
             negated = [n for n in lexicon["negation"] if n and words[max(0, j - len(n)):j] == n]
+        if negated and _wanted_before(words[: j - len(negated[0])]):
+            return False  # "I just want my money back on the boots, not a swap": asks for the other
+        if negated and negated[0] == ["not"] and gerund is None and j - 1 > 0 \
+                and words[j - 2] in _STATE_VERBS:
+            # "tell me which of my orders are not send yet": what the orders are, not a change ruled out
+            continue
         if negated and not (j - len(negated[0]) > 0 and words[j - len(negated[0]) - 1] == "if"):
             # (not "If not, please cancel": the negation is the condition's, "if not shipped"; nor
             # when another change is asked after it: "don't cancel my sunglasses order or anything,
@@ -417,6 +432,26 @@ def declines_change(text: str) -> bool:
             # with the phone")
             return False
     return False
+
+
+# Verbs before a negation that make what follows a state ("are not send yet", "has not shipped").
+_STATE_VERBS = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "its", "theyre"})
+# Words that open a new thought, after which a wish said before no longer sets a negation against it.
+_NEW_THOUGHT = frozenset({"so", "because", "but", "then", "and", "cause", "since"})
+# A wish of the customer's own ("I just want my money back", "I'd rather have a new one").
+_WISHES_OF_THEIR_OWN = [["i", "want"], ["i", "wanna"], ["i", "would", "like"], ["id", "like"], ["i", "need"],
+                        ["i", "just", "want"], ["i", "only", "want"], ["i", "really", "want"],
+                        ["i", "prefer"], ["id", "rather"], ["i", "would", "rather"]]
+
+
+def _wanted_before(words: list[str]) -> bool:
+    """Do the words just before a negation ask for something else ("I just want my money back on the
+    boots, not a swap", "I want a replacement, not a refund")? A wish of the customer's own, not
+    denied, at most eight words before it and not in a sentence of its own ("I want to measure my head
+    again before, so don't do it now")."""
+    near = words[-10:]
+    cut = max((k + 1 for k, w in enumerate(near) if w in _NEW_THOUGHT), default=0)
+    return _has(near[cut:], _WISHES_OF_THEIR_OWN, _DENIED)
 
 
 def _another_change_after(words: list[str], i: int, lexicon: Mapping[str, Any]) -> bool:

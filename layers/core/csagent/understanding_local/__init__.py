@@ -79,9 +79,12 @@ from csagent.understanding_local.passes import (
     CONDITIONAL,
     address_of_the_order_change,
     bare_verb_of_a_payment,
+    changes_held_back,
+    changes_priced_first,
     payment_details_folded,
     preferences_folded,
     reasons_folded,
+    returns_named_by_their_words,
     told_cancelled,
     wishes_asked_if_possible,
     without_account_facts_told,
@@ -587,6 +590,14 @@ class LocalUnderstanding:
                 # "other parts?", "rust on the grates covered?").
                 intent, follows_up = str(last_question), True
                 piece = f"{memory_text} {piece}".strip()
+            of_the_last = (state.get("memory") or {}).get("last_order_question")
+            if picked and waiting is None and not follows_up and of_the_last and len(pieces) == 1 \
+                    and intent not in WRITE_INTENTS and (not asks_something(piece) or float(
+                        getattr(prediction, "probability", 0.0) or 0.0) < MAJORITY):
+                # "is my kettle shipped yet", answered for both kettle orders ... "the electric one,
+                # its going to my aunt in san antonio": one of them picked, in words that ask nothing
+                # else (or nothing sure); the question asked of them, of that one
+                intent, follows_up = str(of_the_last), True
             if view is not None and intent in GENERAL_QUESTION_INTENTS and not follows_up \
                     and prediction.intent in ORDER_BOUND_INTENTS and names_a_purchase(piece, view):
                 # "the tracking number for the order with the tablet": general in its words, but the
@@ -854,6 +865,9 @@ class LocalUnderstanding:
         clauses = without_account_facts_told(clauses)
         clauses = bare_verb_of_a_payment(clauses)
         clauses = address_of_the_order_change(clauses)
+        if not state.get("pending_actions") and not state.get("awaiting"):
+            clauses = returns_named_by_their_words(changes_held_back(clauses), text)
+            clauses = changes_priced_first(clauses, text, view)
         if picked and waiting is not None and view is not None:
             clauses = with_request_reread(clauses, waiting, picked, text, view, variants, catalogue)
         if view is not None:

@@ -30,9 +30,10 @@ def answered_candidate(text: str, state: Mapping[str, Any], view: Any,
                         ) -> tuple[str | None, Mapping[str, Any] | None]:
     """The order id of the candidate the customer picks, when the last turn listed several ("You
     have 2 orders with the kettle: ..." -> "the delivered one"), and the request that waited for it.
-    An item change asked back about ("the bottle in stainless steel, black is not available right
-    now. Available: ...") is answered by options its items come in ("then the red stainless steel
-    one, please"): its order is the one known."""
+    Orders the last turn answered for without asking (`last_orders` in memory) are picked among the
+    same way, with no request waiting. An item change asked back about ("the bottle in stainless
+    steel, black is not available right now. Available: ...") is answered by options its items come
+    in ("then the red stainless steel one, please"): its order is the one known."""
     from csagent.grounding.frame import pick_candidate
     from csagent.grounding.resolve import names_option_of, names_option_offered, product_mentions
     from csagent.nlp.speech_acts import asks_something
@@ -55,6 +56,12 @@ def answered_candidate(text: str, state: Mapping[str, Any], view: Any,
         chosen = pick_candidate(text, candidates)
         if chosen is not None:
             return str(chosen.order_id), waiting
+    answered = [] if state.get("awaiting") else (state.get("memory") or {}).get("last_orders") or []
+    # (nothing asked, but the last turn answered for several orders: "is my kettle shipped yet" ...
+    # "the electric one, its going to my aunt in san antonio" is one of those)
+    chosen = pick_candidate(text, [o for o in (view.order(i) for i in answered) if o is not None])
+    if chosen is not None:
+        return str(chosen.order_id), None
     return None, None
 
 

@@ -1,6 +1,7 @@
 """Clauses kept, folded or dropped once read: doubted readings, changes told as done, reasons and
 payment details that belong to the request beside them, changes ruled out, wishes asked about,
-account facts told, purchases told, preferences told after a product question.
+account facts told, purchases told, preferences told after a product question; changes held back
+by a hedge or by a question of their price, and returns no word of the message names.
 
 Part of the local understanding (`csagent.understanding_local`, whose reader calls these)."""
 
@@ -440,3 +441,92 @@ def wishes_asked_if_possible(clauses: list[Clause]) -> list[Clause]:
         out.append(replace(clause, entities={**clause.entities, "asks_for_change": True})
                    if clause is wish else clause)
     return out
+
+
+def returns_named_by_their_words(clauses: list[Clause], text: str) -> list[Clause]:
+    """A return sends the item back for the money: a message whose words name neither ("The garden
+    hose ... is already leaking at the connector. This is junk and I want it dealt with", "I don't
+    want my money back, I want a replacement machine that actually works. Sort it out.") asks for a
+    remedy, not a return, whatever the model read its demand as; proposing a return would be a write
+    nobody asked for. The demand stays a complaint about the same order (`remedy_asked`: what the
+    hand-off looks at when the remedy is one only the store's team runs), and the reply gives the
+    order's facts and the remedies the policy allows. Only of a message read afresh (the caller's
+    to say): "the white ones", answering which item to return, names none either.
+
+    When the model of staff processes (`nlp.staff_process`) reads the message as one more likely than
+    not (a replacement of what came broken, a claim), the remedy is the team's (`staff_remedy`: a
+    person takes it over once the turn is answered). Its own threshold (`STAFF_MIN_PROBABILITY`) is
+    for any message; here the customer has demanded a remedy and named no return, which leaves few
+    others."""
+    from csagent.grounding.frame import names_a_return
+    from csagent.nlp.staff_process import get_staff_reader
+
+    if not any(c.intent == "return_request" and c.entities.get("asks_for_change") for c in clauses) \
+            or names_a_return(text):
+        return clauses
+    reading = get_staff_reader().read_or_none(text)
+    staff = reading is not None and reading[0] == "staff" and reading[1] > 0.5
+    return [replace(c, intent="complaint", entities={
+        **{k: v for k, v in c.entities.items() if k not in ("asks_for_change", "item_ids")},
+        "remedy_asked": True, **({"staff_remedy": True} if staff else {})})
+        if c.intent == "return_request" and c.entities.get("asks_for_change") else c for c in clauses]
+
+
+# Words that point a hedge at something else than the change beside it ("still thinking about the
+# rest"): it holds that back, not what was asked.
+_POINTS_ELSEWHERE = re.compile(r"\b(?:rest|other|others|another|else)\b", re.IGNORECASE)
+
+
+def changes_held_back(clauses: list[Clause]) -> list[Clause]:
+    """ "Would it be possible to exchange it for the 30-50 lb version ...? ... I haven't decided yet,
+    I'm just gathering information.", "It is still possible to return it? I only ask, I not decide
+    yet.": a sentence that only weighs a change (`nlp.speech_acts.weighs_a_change`), naming nothing of
+    its own (no product, no order, not "the rest"), or a change weighed in its own words ("在考虑要不要
+    退"), holds back every change the message asks for; each is asked about, and answered, not
+    proposed. A change asked beside a hedge about something else
+    ("Cancel the kettle order. Still thinking about the rest.") is not held back."""
+    from csagent.nlp.entities.identifiers import ORDER_ID_RE
+    from csagent.nlp.speech_acts import weighs_a_change
+
+    def hedge(c: Clause) -> bool:  # (or the change weighed in its own words: "在考虑要不要退")
+        return weighs_a_change(c.text) and (c.intent in WRITE_INTENTS or (
+            not c.entities.get("products") and not ORDER_ID_RE.search(c.text)
+            and not _POINTS_ELSEWHERE.search(c.text)))
+
+    if not any(hedge(c) for c in clauses):
+        return clauses
+    return [replace(c, entities={**c.entities, "asks_for_change": False})
+            if c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") is not False else c
+            for c in clauses]
+
+
+# A question of what a change would cost ("And what would the price difference be?", "how much more
+# is it?").
+_COST_ASKED = re.compile(
+    r"\b(?:how much|what(?:'s| is| would| will)? (?:be )?the (?:price |cost )?difference"
+    r"|(?:price|cost) difference|what (?:would|will|does) (?:it|that|this|the \w+) cost)\b|差价|多少钱",
+    re.IGNORECASE)
+
+
+def changes_priced_first(clauses: list[Clause], text: str, view: Any) -> list[Clause]:
+    """ "Would it be possible to swap it for the 55-75 lb version before it ships? And what would the
+    price difference be?": an item change asked whether it can be done, beside a question of what it
+    would cost, and no word of how the customer would pay, is asked about: the price of the version
+    asked for is the answer, and the change waits for their word ("ok let's do it, put the
+    difference on my Visa"). Named with its payment ("... PayPal for any difference") or asked
+    outright ("swap it for the 55-75 lb one"), it is asked for."""
+    from csagent.grounding.frame import asks_as_question
+    from csagent.grounding.resolve import resolve_payment
+
+    if view is None or not any(_COST_ASKED.search(c.text) and asks_as_question(c.text) for c in clauses):
+        return clauses
+
+    def asked_whether(c: Clause) -> bool:
+        return c.intent == "change_items" and c.entities.get("asks_for_change") is True \
+            and asks_as_question(c.text)
+
+    if not any(asked_whether(c) for c in clauses) or resolve_payment(text, view).named:
+        return clauses
+    return [replace(c, entities={**c.entities, "asks_for_change": False})
+            if c.intent == "change_items" and c.entities.get("asks_for_change") else c for c in clauses]
+

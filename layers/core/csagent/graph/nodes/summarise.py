@@ -122,6 +122,15 @@ def last_order_id(tasks: list[Task], results: Mapping[str, TaskResult]) -> str |
     return None
 
 
+def orders_answered(tasks: list[Task], results: Mapping[str, TaskResult]) -> list[str]:
+    """The orders this turn's answered tasks were each about, in order, when they were several ("is
+    my kettle shipped yet" answered for both kettle orders): "the electric one" in the next turn
+    picks one of them. One or none: empty (`last_order_id` keeps that one)."""
+    ids = list(dict.fromkeys(str(t.order_id) for t in tasks
+                             if t.order_id and _answered(results.get(t.task_id))))
+    return ids if len(ids) > 1 else []
+
+
 def the_one_order_named(clauses: list[dict[str, Any]]) -> str | None:
     """The one order of the customer's this turn's clauses named when no task read one ("W2403075 -
     if cancelled, gift card refund instant?", answered from the store's pages ... "ok cancel it"):
@@ -356,6 +365,7 @@ def summarise(state: State, runtime: Runtime[GraphDeps]) -> dict[str, Any]:
     if order_id:
         update["memory"] = {"last_order_id": order_id,
                             "last_products": products_named_in(state.get("clauses") or [], order_id)}
+    update["memory"] = {**update.get("memory", {}), "last_orders": orders_answered(tasks, results)}
     answered = any(_answered(r) for r in results.values())
     product = last_product(tasks, results) \
         or (one_product_named(state.get("clauses") or []) if answered else None)

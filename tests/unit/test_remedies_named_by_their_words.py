@@ -10,8 +10,8 @@ import pytest
 from csagent.domain.models import Task, TaskResult, TaskStatus
 from csagent.graph.nodes.summarise import orders_answered
 from csagent.grounding.frame import names_a_return
-from csagent.grounding.model import Line, Variant
-from csagent.grounding.resolve import choose_variant
+from csagent.grounding.model import Line, OrderView, Variant
+from csagent.grounding.resolve import ItemChange, choose_variant, resolve_item_changes
 from csagent.handoff.triggers import HandoffReason, TurnSignals, evaluate, signals_from_state
 from csagent.nlp.speech_acts import declines_change
 from csagent.understanding import Clause
@@ -94,6 +94,7 @@ def test_a_hedge_about_something_else_holds_back_nothing() -> None:
     ("I just want my money back on the boots, not a swap", False),  # asks for the other
     ("I want a replacement, not a refund", False),
     ("I want to measure my head again before, so don't do it now please", True),
+    ("please tell me which of my orders are not send yet", False),  # what they are, not a change
 ])
 def test_a_change_ruled_out_as_a_noun_and_a_wish_before_the_negation(text: str, declines: bool) -> None:
     assert declines_change(text) is declines
@@ -130,3 +131,23 @@ def test_the_orders_answered_together_are_kept_for_the_next_turn() -> None:
                                 status=TaskStatus.SUCCESS) for t in tasks}
     assert orders_answered(tasks, ok) == ["#W1", "#W2"]
     assert orders_answered(tasks[:1], ok) == []
+
+
+def _tee_changes(wish: str) -> ItemChange:
+    tee = Line(item_id="red-l", product_id="tee", name="T-Shirt", price=46.66,
+               options={"color": "red", "size": "L", "material": "cotton", "style": "v-neck"})
+    variants = {"tee": (Variant("red-l", dict(tee.options), 46.66, True),
+                        Variant("red-xxl", {"color": "red", "size": "XXL", "material": "polyester",
+                                            "style": "crew neck"}, 46.85, True),
+                        Variant("black-xxl", {"color": "black", "size": "XXL", "material": "cotton",
+                                              "style": "crew neck"}, 53.27, True))}
+    [change] = resolve_item_changes(wish, OrderView("#W1", "delivered", (tee,), "card_1"), variants).changes
+    return change
+
+
+def test_what_the_message_calls_the_item_picks_among_the_versions_that_change_much() -> None:
+    # Each XXL keeps one of the three options left alone: which one is asked, unless the message
+    # calls the tee by one of them ("the red tee")
+    assert _tee_changes("can i swap the tee for an XXL?").new is None
+    picked = _tee_changes("the red tee is too tight, can i swap it for an XXL?").new
+    assert picked is not None and picked.item_id == "red-xxl"

@@ -259,7 +259,8 @@ def test_a_clause_that_keeps_things_as_they_are(text: str, keeps: bool) -> None:
     ("the white helmet. Before I decide, what would I get back?", True),
     ("I haven't decided yet, how much is the refund?", True),
     ("the white helmet, go ahead and return it", False),
-    ("我还没决定", False),  # (English words only)
+    ("我还没决定", True),  # (Chinese by its own phrases: "还没决定", "在考虑要不要")
+    ("好的，帮我退掉", False),
 ])
 def test_an_answer_that_holds_the_decision_back_only_weighs_the_change(text: str, weighs: bool) -> None:
     assert weighs_a_change(text) is weighs

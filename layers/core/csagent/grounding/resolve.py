@@ -885,6 +885,17 @@ def resolve_item_changes(
                      if same and all(v.options.get(k) == x for k, x in same.items())]
             if len(named) == 1:
                 choice = ItemChange(line, named[0])
+        if choice.new is None and len(choice.options) > 1:
+            # (or what the message calls their item by, when one version keeps it: "change the
+            # fantasy puzzle to the 1000 piece one" is the 1000-piece fantasy puzzle, whatever its
+            # difficulty; "the red tee ... XXL" the red one)
+            said = set(tokens(text))
+            described = {k: x for k, x in line.options.items()
+                         if k not in wanted and tokens(x) and set(tokens(x)) <= said}
+            named = [v for v in choice.options
+                     if described and all(v.options.get(k) == x for k, x in described.items())]
+            if len(named) == 1:
+                choice = ItemChange(line, named[0])
         unavailable = choice.new is None and not choice.options
         for other in _other_wishes(wish, line, dims) if unavailable and not alternatives else ():
             fits = choose_variant(line, product_variants, {**held, **other}, cheapest, cheaper)

@@ -6,6 +6,7 @@ Part of the local understanding (`csagent.understanding_local`, whose reader cal
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -22,6 +23,10 @@ def _lines_of(order: Any, entities: Mapping[str, Any]) -> list[Any]:
     """The order's lines a waiting request names (all of them when it names none yet)."""
     named = set(entities.get("item_ids") or ())
     return [x for x in order.lines if x.item_id in named] or list(order.lines)
+
+
+# A question of which one ("which one of those has the espresso machine in it?").
+_ASKS_WHICH = re.compile(r"\bwhich\b|哪(?:个|一个|笔|张)", re.IGNORECASE)
 
 
 def answered_candidate(text: str, state: Mapping[str, Any], view: Any,
@@ -56,9 +61,11 @@ def answered_candidate(text: str, state: Mapping[str, Any], view: Any,
         chosen = pick_candidate(text, candidates)
         if chosen is not None:
             return str(chosen.order_id), waiting
-    answered = [] if state.get("awaiting") else (state.get("memory") or {}).get("last_orders") or []
+    answered = [] if state.get("awaiting") or _ASKS_WHICH.search(text) \
+        else (state.get("memory") or {}).get("last_orders") or []
     # (nothing asked, but the last turn answered for several orders: "is my kettle shipped yet" ...
-    # "the electric one, its going to my aunt in san antonio" is one of those)
+    # "the electric one, its going to my aunt in san antonio" is one of those; "which one of those
+    # has the espresso machine in it?" asks which, and is answered so)
     chosen = pick_candidate(text, [o for o in (view.order(i) for i in answered) if o is not None])
     if chosen is not None:
         return str(chosen.order_id), None

@@ -477,14 +477,21 @@ def returns_named_by_their_words(clauses: list[Clause], text: str) -> list[Claus
 _POINTS_ELSEWHERE = re.compile(r"\b(?:rest|other|others|another|else)\b", re.IGNORECASE)
 
 
+# A change said as only maybe wanted ("I want maybe change my running shoes to the white ones").
+_MAYBE = re.compile(r"\b(?:maybe|perhaps|possibly)\b|也许|可能", re.IGNORECASE)
+
+
 def changes_held_back(clauses: list[Clause]) -> list[Clause]:
     """ "Would it be possible to exchange it for the 30-50 lb version ...? ... I haven't decided yet,
     I'm just gathering information.", "It is still possible to return it? I only ask, I not decide
     yet.": a sentence that only weighs a change (`nlp.speech_acts.weighs_a_change`), naming nothing of
     its own (no product, no order, not "the rest"), or a change weighed in its own words ("在考虑要不要
-    退"), holds back every change the message asks for; each is asked about, and answered, not
-    proposed. A change asked beside a hedge about something else
+    退"), holds back the changes the message asks whether it can have (or only maybe wants); each is
+    asked about, and answered, not proposed. One said outright stays asked for ("I was wondering
+    whether I could return the vacuum cleaner ... If so, please put the money back on the card I
+    used."), and so does a change asked beside a hedge about something else
     ("Cancel the kettle order. Still thinking about the rest.") is not held back."""
+    from csagent.grounding.frame import asks_as_question
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.speech_acts import weighs_a_change
 
@@ -493,11 +500,13 @@ def changes_held_back(clauses: list[Clause]) -> list[Clause]:
             not c.entities.get("products") and not ORDER_ID_RE.search(c.text)
             and not _POINTS_ELSEWHERE.search(c.text)))
 
+    def held(c: Clause) -> bool:  # (not one said outright: "If so, please put the money back on my card")
+        return c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") is not False and (
+            asks_as_question(c.text) or weighs_a_change(c.text) or bool(_MAYBE.search(c.text)))
+
     if not any(hedge(c) for c in clauses):
         return clauses
-    return [replace(c, entities={**c.entities, "asks_for_change": False})
-            if c.intent in WRITE_INTENTS and c.entities.get("asks_for_change") is not False else c
-            for c in clauses]
+    return [replace(c, entities={**c.entities, "asks_for_change": False}) if held(c) else c for c in clauses]
 
 
 # A question of what a change would cost ("And what would the price difference be?", "how much more

@@ -740,6 +740,7 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     tells whether the store's documents answer a question asked almost in these words
     (`knowledge.asked`; None: never asked, a question about a change gets the order's facts alone).
     Over `max_tasks`, a statement's tasks are left out before a question's (`_Builder.trimmed`)."""
+    from csagent.grounding.facts import names_a_price_difference
     from csagent.grounding.frame import asks_another_item
     from csagent.nlp.speech_acts import asks_something, is_hypothetical
 
@@ -752,8 +753,6 @@ def plan_tasks(clauses: list[dict[str, Any]], *, max_tasks: int = 5,
     # rule rules out is explained once, and the clause beside it asks nothing more.
     explained = {(c.get("intent"), (c.get("entities") or {}).get("order_id")) for c in expanded
                  if (c.get("entities") or {}).get("not_an_option_change")}
-    from csagent.grounding.facts import names_a_price_difference
-
     # (in the clauses as read, before a question of the difference is folded into its change)
     b.price_asked = any(_HOW_MUCH.search(c.get("text", "")) or names_a_price_difference(c.get("text", ""))
                         for c in clauses)

@@ -445,7 +445,7 @@ def _says_the_proposals_method(text: str, pending: Sequence[PendingAction]) -> b
 
 # What a question about a change keeps for a later "ok, do it" (`memory["last_change"]`).
 # (an item change keeps what the items become: "would it be possible to swap it for the 55-75 lb
-# version? what would the difference be?" ... "ok let's do it, put the difference on my Visa")
+# version? what would the difference be?" ... "ok go ahead with that")
 KEPT_FOR_A_LATER_YES = ("order_id", "item_ids", "new_item_ids", "item_action", "reason", "payment_method_id",
                         "address")
 # What an "ok, do it" may add to the change it carries out ("refund onto my gift card").

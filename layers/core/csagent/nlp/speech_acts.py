@@ -447,7 +447,7 @@ _WISHES_OF_THEIR_OWN = [["i", "want"], ["i", "wanna"], ["i", "would", "like"], [
 def _wanted_before(words: list[str]) -> bool:
     """Do the words just before a negation ask for something else ("I just want my money back on the
     boots, not a swap", "I want a replacement, not a refund")? A wish of the customer's own, not
-    denied, at most eight words before it and not in a sentence of its own ("I want to measure my head
+    denied, among the ten words before it and not in a thought of its own ("I want to measure my head
     again before, so don't do it now")."""
     near = words[-10:]
     cut = max((k + 1 for k, w in enumerate(near) if w in _NEW_THOUGHT), default=0)

@@ -489,8 +489,8 @@ def changes_held_back(clauses: list[Clause]) -> list[Clause]:
     退"), holds back the changes the message asks whether it can have (or only maybe wants); each is
     asked about, and answered, not proposed. One said outright stays asked for ("I was wondering
     whether I could return the vacuum cleaner ... If so, please put the money back on the card I
-    used."), and so does a change asked beside a hedge about something else
-    ("Cancel the kettle order. Still thinking about the rest.") is not held back."""
+    used."), and so does a change beside a hedge about something else ("Cancel the kettle order.
+    Still thinking about the rest.")."""
     from csagent.grounding.frame import asks_as_question
     from csagent.nlp.entities.identifiers import ORDER_ID_RE
     from csagent.nlp.speech_acts import weighs_a_change
@@ -521,8 +521,8 @@ def changes_priced_first(clauses: list[Clause], text: str, view: Any) -> list[Cl
     """ "Would it be possible to swap it for the 55-75 lb version before it ships? And what would the
     price difference be?": an item change asked whether it can be done, beside a question of what it
     would cost, and no word of how the customer would pay, is asked about: the price of the version
-    asked for is the answer, and the change waits for their word ("ok let's do it, put the
-    difference on my Visa"). Named with its payment ("... PayPal for any difference") or asked
+    asked for is the answer, and the change waits for their word ("ok go ahead with that"). Named
+    with its payment ("... PayPal for any difference") or asked
     outright ("swap it for the 55-75 lb one"), it is asked for."""
     from csagent.grounding.frame import asks_as_question
     from csagent.grounding.resolve import resolve_payment

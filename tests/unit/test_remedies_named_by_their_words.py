@@ -107,7 +107,8 @@ def _line(options: dict[str, str]) -> Line:
 def test_a_new_size_that_changes_half_of_the_rest_asks_which() -> None:
     variants = [Variant("black-l", {"size": "L", "color": "black", "zipper": "full"}, 159.92, True),
                 Variant("red-l", {"size": "L", "color": "red", "zipper": "half"}, 153.18, True)]
-    change = choose_variant(_line({"size": "XL", "color": "navy", "zipper": "full"}), variants, {"size": "L"})
+    change = choose_variant(_line({"size": "XL", "color": "navy", "zipper": "full"}), variants, {"size": "L"},
+                            ask_when_far=True)
     assert change.new is None and [v.item_id for v in change.options] == ["black-l", "red-l"]
 
 
@@ -117,7 +118,7 @@ def test_a_new_size_that_keeps_most_of_the_rest_is_that_one() -> None:
                 Variant("black-xxl", {"size": "XXL", "color": "black", "material": "cotton", "style": "crew"},
                         53.27, True)]
     line = _line({"size": "L", "color": "red", "material": "cotton", "style": "v-neck"})
-    change = choose_variant(line, variants, {"size": "XXL"})
+    change = choose_variant(line, variants, {"size": "XXL"}, ask_when_far=True)
     assert change.new is not None and change.new.item_id == "red-xxl"
 
 

@@ -648,12 +648,13 @@ def _line_fit(line: Line, segment: str, hits: Sequence[OptionHit]) -> int:
 
 def choose_variant(
     line: Line, variants: Sequence[Variant], wanted: Mapping[str, str], cheapest: bool = False,
-    cheaper: bool = False,
+    cheaper: bool = False, *, ask_when_far: bool = False,
 ) -> ItemChange:
     """The variant of the line's product with the `wanted` options that keeps most of the others;
-    with `cheaper`, only one priced below the item ("if it's cheaper, switch me"). When the closest
-    keeps no more than half of the options the wish leaves alone and others are there, which one is
-    asked (none is picked that changes much of what nobody asked to change)."""
+    with `cheaper`, only one priced below the item ("if it's cheaper, switch me"). With
+    `ask_when_far` (a wish as said, no preference of what to keep), when the closest keeps no more
+    than half of the options the wish leaves alone and others are there, which one is asked (none is
+    picked that changes much of what nobody asked to change)."""
     fitting = [v for v in variants if all(v.options.get(k) == val for k, val in wanted.items())]
     shown = [f"{k}: {val}" if val in ("yes", "no") else val for k, val in wanted.items()]
     if not fitting:
@@ -684,7 +685,7 @@ def choose_variant(
     # (listed cheapest first, whatever order the catalogue read returned them in)
     top = sorted((v for v in available if kept[v.item_id] == best), key=lambda v: (v.price, v.item_id))
     unasked = sum(1 for k in line.options if k not in wanted)  # the options the wish leaves as they are
-    if len(top) == 1 and 2 * best <= unasked and unasked and len(available) > 1:
+    if ask_when_far and len(top) == 1 and 2 * best <= unasked and unasked and len(available) > 1:
         # "can i exchange it for a L?" of a navy XL full-zip jacket no L comes in navy: the closest L
         # keeps no more than half of what nobody asked to change (black and full-zip, or red and
         # half-zip), so which is asked, the closest first, rather than one picked for them. (A red
@@ -877,7 +878,7 @@ def resolve_item_changes(
         held = {**{k: line.options[k] for k in by_name if k in line.options},
                 **_named_as_it_is(wish, line, hits)}
         choice = next((c for c in kept if c.new is not None), None) or choose_variant(
-            line, product_variants, {**held, **wanted}, cheapest, cheaper)
+            line, product_variants, {**held, **wanted}, cheapest, cheaper, ask_when_far=True)
         if choice.new is None and len(choice.options) > 1:
             # Several versions fit what changes; the one with what the wish also named as it is.
             same = _named_as_it_is(wish, line, hits)

@@ -22,10 +22,11 @@ import pytest
 from api_support import reply_text as _text
 from api_support import say_each
 
+from csagent.requests import REQUEST_OF
+
 pytestmark = pytest.mark.integration
 
-WRITES = {"cancel_order", "return_items", "exchange_items", "modify_items", "change_payment",
-          "change_order_address", "update_default_address"}
+WRITES = frozenset(REQUEST_OF)  # every write a request can propose
 
 
 def turns(client: Any, customer: str, *texts: str) -> list[dict[str, Any]]:

@@ -685,16 +685,15 @@ def choose_variant(
     # (listed cheapest first, whatever order the catalogue read returned them in)
     top = sorted((v for v in available if kept[v.item_id] == best), key=lambda v: (v.price, v.item_id))
     unasked = sum(1 for k in line.options if k not in wanted)  # the options the wish leaves as they are
-    if ask_when_far and len(top) == 1 and 2 * best <= unasked and unasked and len(available) > 1:
-        # "can i exchange it for a L?" of a navy XL full-zip jacket no L comes in navy: the closest L
-        # keeps no more than half of what nobody asked to change (black and full-zip, or red and
-        # half-zip), so which is asked, the closest first, rather than one picked for them. (A red
-        # L cotton v-neck tee wished in XXL becomes the red XXL cotton crew neck: most is kept.)
-        listed = sorted(available, key=lambda v: (-kept[v.item_id], v.price, v.item_id))
-        return ItemChange(line, None, phrase("change_several_fit", product=line.name), options=tuple(listed))
-    if len(top) == 1:
+    # "can i exchange it for a L?" of a navy XL full-zip jacket no L comes in navy: the closest L keeps
+    # no more than half of what nobody asked to change (black and full-zip, or red and half-zip), so
+    # which is asked, every one listed, the closest first, rather than one picked for them. (A red L
+    # cotton v-neck tee wished in XXL becomes the red XXL cotton crew neck: most is kept.)
+    far = ask_when_far and unasked > 0 and 2 * best <= unasked and len(available) > 1
+    if len(top) == 1 and not far:
         return ItemChange(line, top[0])
-    return ItemChange(line, None, phrase("change_several_fit", product=line.name), options=tuple(top))
+    listed = sorted(available, key=lambda v: (-kept[v.item_id], v.price, v.item_id)) if far else top
+    return ItemChange(line, None, phrase("change_several_fit", product=line.name), options=tuple(listed))
 
 
 _ARROW = re.compile(r"\s*(?:->|→|=>|-->)\s*")

@@ -448,8 +448,7 @@ def returns_named_by_their_words(clauses: list[Clause], text: str) -> list[Claus
     hose ... is already leaking at the connector. This is junk and I want it dealt with", "I don't
     want my money back, I want a replacement machine that actually works. Sort it out.") asks for a
     remedy, not a return, whatever the model read its demand as; proposing a return would be a write
-    nobody asked for. The demand stays a complaint about the same order (`remedy_asked`: what the
-    hand-off looks at when the remedy is one only the store's team runs), and the reply gives the
+    nobody asked for. The demand stays a complaint about the same order, and the reply gives the
     order's facts and the remedies the policy allows. Only of a message read afresh (the caller's
     to say): "the white ones", answering which item to return, names none either.
 
@@ -468,7 +467,7 @@ def returns_named_by_their_words(clauses: list[Clause], text: str) -> list[Claus
     staff = reading is not None and reading[0] == "staff" and reading[1] > 0.5
     return [replace(c, intent="complaint", entities={
         **{k: v for k, v in c.entities.items() if k not in ("asks_for_change", "item_ids")},
-        "remedy_asked": True, **({"staff_remedy": True} if staff else {})})
+        **({"staff_remedy": True} if staff else {})})
         if c.intent == "return_request" and c.entities.get("asks_for_change") else c for c in clauses]
 
 
